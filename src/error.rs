@@ -1,0 +1,76 @@
+//! The one error type of the library. Every variant carries the context a user needs to
+//! find the cause: time, mode and guard for simulation failures; file, key and value for
+//! input failures.
+
+use std::path::PathBuf;
+
+/// Failures inside a model's leaf code (flow, reset, outputs).
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ModelError {
+    /// A linear system the model must solve (constraint matrix, impact law) is singular.
+    #[error("singular linear system in {what} (pivot {pivot:e})")]
+    Singular { what: String, pivot: f64 },
+    /// Any other model-specific failure.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Every error the library returns.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("grazing event: guard '{guard}' in mode '{mode}' at t = {t}: its rate along the flow |dg/dt| = {rate:e} is below {threshold:e}, so the event time is not differentiable there")]
+    Grazing {
+        t: f64,
+        mode: String,
+        guard: String,
+        rate: f64,
+        threshold: f64,
+    },
+    #[error("Zeno behaviour: more than max_events = {max_events} events by t = {t} (mode '{mode}', last guard '{guard}'); raise max_events if the events are genuine")]
+    Zeno {
+        t: f64,
+        mode: String,
+        guard: String,
+        max_events: usize,
+    },
+    #[error("step-size underflow at t = {t} in mode '{mode}': step {h:e} is below the minimum {h_min:e}")]
+    StepSizeUnderflow {
+        t: f64,
+        mode: String,
+        h: f64,
+        h_min: f64,
+    },
+    #[error("non-finite value in {what} at t = {t} in mode '{mode}'")]
+    NonFinite { t: f64, mode: String, what: String },
+    #[error("model failure at t = {t} in mode '{mode}': {source}")]
+    Model {
+        t: f64,
+        mode: String,
+        #[source]
+        source: ModelError,
+    },
+    #[error("implicit integrator: Newton iteration did not converge at t = {t} in mode '{mode}' even with step {h:e}")]
+    NewtonFailure { t: f64, mode: String, h: f64 },
+    #[error("too many steps ({max_steps}) by t = {t} in mode '{mode}'")]
+    TooManySteps {
+        t: f64,
+        mode: String,
+        max_steps: usize,
+    },
+    #[error("{file}: {message}")]
+    Problem { file: PathBuf, message: String },
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    #[error("optimizer: {0}")]
+    Optimizer(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("plotting {path}: {message}")]
+    Plot { path: PathBuf, message: String },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
