@@ -1,0 +1,171 @@
+//! Typed cost terms over named outputs (theory.md §1):
+//! `ψ = ∫ L dt + Φ(x(tf)) + Σ_events E(t_e, x⁻)`. Running terms become quadrature states
+//! `ż = L` (so their jumps at events need no code of their own); a vector ψ is a list of
+//! [`Objective`]s, each a sum of terms.
+
+use crate::integrate::Trajectory;
+use crate::model::Scalar;
+use std::sync::Arc;
+
+/// A reference run that a tracking term follows: its trajectory and the parameter vector
+/// θ = (p, c) it was made with.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub trajectory: Trajectory<f64>,
+    pub theta: Vec<f64>,
+}
+
+/// One term of an objective. Outputs and guards are indices into the system's lists.
+#[derive(Debug, Clone)]
+pub enum Term {
+    /// `∫ w·y dt`
+    Integral { output: usize, weight: f64 },
+    /// `∫ w·(y − target)² dt`
+    IntegralSquared {
+        output: usize,
+        target: f64,
+        weight: f64,
+    },
+    /// `∫ w·(y − y_ref(t))² dt`, with y_ref the same output along a reference run.
+    Track {
+        output: usize,
+        weight: f64,
+        reference: Arc<Reference>,
+    },
+    /// `∫ w·Σ_j u_j² dt` (control effort).
+    Effort { weight: f64 },
+    /// `w·y(tf)`
+    Terminal { output: usize, weight: f64 },
+    /// `w·(y(tf) − target)²`
+    TerminalSquared {
+        output: usize,
+        target: f64,
+        weight: f64,
+    },
+    /// `w·t_e` of the `occurrence`-th (1-based) firing of `guard`.
+    EventTime {
+        guard: usize,
+        occurrence: usize,
+        weight: f64,
+    },
+    /// `w·(t_e − target)²` of the `occurrence`-th firing of `guard`.
+    EventTimeSquared {
+        guard: usize,
+        occurrence: usize,
+        target: f64,
+        weight: f64,
+    },
+    /// `w·(y(t_e, x⁻) − target)²`: an output just before the `occurrence`-th firing.
+    EventOutputSquared {
+        guard: usize,
+        occurrence: usize,
+        output: usize,
+        target: f64,
+        weight: f64,
+    },
+}
+
+impl Term {
+    /// Whether the term is an integral (a quadrature state).
+    pub fn is_running(&self) -> bool {
+        matches!(
+            self,
+            Term::Integral { .. }
+                | Term::IntegralSquared { .. }
+                | Term::Track { .. }
+                | Term::Effort { .. }
+        )
+    }
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Term::Terminal { .. } | Term::TerminalSquared { .. })
+    }
+    /// (guard, occurrence) of an event term.
+    pub fn event(&self) -> Option<(usize, usize)> {
+        match *self {
+            Term::EventTime {
+                guard, occurrence, ..
+            }
+            | Term::EventTimeSquared {
+                guard, occurrence, ..
+            }
+            | Term::EventOutputSquared {
+                guard, occurrence, ..
+            } => Some((guard, occurrence)),
+            _ => None,
+        }
+    }
+
+    /// The integrand `L` from the outputs `y`, controls `u` and, for tracking, `y_ref`.
+    pub fn running<D: Scalar>(&self, y: &[D], u: &[D], y_ref: f64) -> D {
+        match *self {
+            Term::Integral { output, weight } => y[output] * weight,
+            Term::IntegralSquared {
+                output,
+                target,
+                weight,
+            } => {
+                let d = y[output] - target;
+                d * d * weight
+            }
+            Term::Track { output, weight, .. } => {
+                let d = y[output] - y_ref;
+                d * d * weight
+            }
+            Term::Effort { weight } => u.iter().fold(D::zero(), |s, &v| s + v * v) * weight,
+            _ => D::zero(),
+        }
+    }
+
+    /// The terminal value `Φ` from the outputs at tf.
+    pub fn terminal<D: Scalar>(&self, y: &[D]) -> D {
+        match *self {
+            Term::Terminal { output, weight } => y[output] * weight,
+            Term::TerminalSquared {
+                output,
+                target,
+                weight,
+            } => {
+                let d = y[output] - target;
+                d * d * weight
+            }
+            _ => D::zero(),
+        }
+    }
+
+    /// The event value `E` from the event time and the outputs just before it.
+    pub fn event_value<D: Scalar>(&self, t: D, y: &[D]) -> D {
+        match *self {
+            Term::EventTime { weight, .. } => t * weight,
+            Term::EventTimeSquared { target, weight, .. } => {
+                let d = t - target;
+                d * d * weight
+            }
+            Term::EventOutputSquared {
+                output,
+                target,
+                weight,
+                ..
+            } => {
+                let d = y[output] - target;
+                d * d * weight
+            }
+            _ => D::zero(),
+        }
+    }
+}
+
+/// A named scalar cost: the sum of its terms.
+#[derive(Debug, Clone)]
+pub struct Objective {
+    pub name: String,
+    pub terms: Vec<Term>,
+}
+
+impl Objective {
+    pub fn new(name: &str, terms: Vec<Term>) -> Self {
+        Objective {
+            name: name.to_string(),
+            terms,
+        }
+    }
+}

@@ -8,6 +8,7 @@ pub mod model;
 pub mod integrate;
 pub mod sensitivity;
 pub mod cost;
+pub mod setup;
 pub mod control;
 pub mod multibody;
 pub mod systems;

@@ -10,8 +10,19 @@ use num_dual::{Dual64, DualNum};
 
 /// The scalar the model leaf code and the integrators are generic over: `f64` or a
 /// num-dual number with `f64` as its primitive (e.g. [`Dual64`]).
-pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {}
-impl<T: DualNum<Primitive = f64> + Copy + Send + Sync> Scalar for T {}
+pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {
+    /// The first derivative part (0 for `f64`): lets the integrators control the error of
+    /// a dual run's derivative as well as its value.
+    fn eps_part(&self) -> f64 {
+        0.0
+    }
+}
+impl Scalar for f64 {}
+impl Scalar for Dual64 {
+    fn eps_part(&self) -> f64 {
+        self.eps
+    }
+}
 
 /// Lifts an `f64` into the scalar type.
 #[inline]

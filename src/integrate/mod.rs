@@ -1,0 +1,14 @@
+//! Integrators with dense output, step control and event location; the hybrid loop.
+
+pub mod dense;
+pub mod hybrid;
+pub mod options;
+pub mod smooth;
+pub mod stepper;
+pub mod tableau;
+pub mod trajectory;
+
+pub use dense::DenseStep;
+pub use options::{EventOptions, SolverOptions};
+pub use stepper::{Method, NewtonJacobian, OdeRhs, Tolerances};
+pub use trajectory::{EventRecord, Segment, Stats, Trajectory};

@@ -1,0 +1,30 @@
+//! Planar constrained multibody dynamics in natural coordinates (theory.md §5; seed 000 §3).
+//!
+//! - [`param`]: [`ParamRef`], a mechanism number that is a constant or a design parameter.
+//! - [`bodies`]: points, uniform bars and point masses (mass matrix, gravity loads).
+//! - [`forces`]: springs, dampers, gravity.
+//! - [`constraints`]: distance, point-on-line and point-fixed constraints (`Φ`, `Φ_q`, `Φ̇`,
+//!   `(Φ_q v)_q v`).
+//! - [`dynamics`]: the index-1 (Baumgarte) and penalty formulations.
+//! - [`impacts`]: kinematic reversal, inelastic impact with a change of constraints, Newton
+//!   restitution.
+//! - [`mechanism`]: [`Mechanism`], the assembly of all of the above.
+//!
+//! Everything is generic over [`crate::model::Scalar`], so a model built from these parts
+//! has exact Jacobians (through the linear solves of [`crate::linalg`]).
+
+pub mod bodies;
+pub mod constraints;
+pub mod dynamics;
+pub mod forces;
+pub mod impacts;
+pub mod mechanism;
+pub mod param;
+
+pub use bodies::{Bar, Point, PointMass};
+pub use constraints::{Constraint, ConstraintEval};
+pub use dynamics::{Accel, Dynamics, Formulation};
+pub use forces::{Damper, Spring};
+pub use impacts::{dependent_velocities, inelastic_impact, kinematic_reversal, newton_restitution};
+pub use mechanism::Mechanism;
+pub use param::ParamRef;

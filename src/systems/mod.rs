@@ -1,0 +1,6 @@
+//! Built-in systems.
+pub mod bouncing_ball;
+pub mod five_bar;
+pub mod impact_pendulum;
+pub mod locking_pendulum;
+pub mod switched;

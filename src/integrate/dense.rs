@@ -1,0 +1,122 @@
+//! Dense output of one accepted step, in the form of Hairer's DOPRI5 (`rcont1..5`):
+//!
+//!   y(t0 + θh) = r1 + θ (r2 + (1−θ) (r3 + θ (r4 + (1−θ) r5)))
+//!
+//! With r5 = 0 this is the cubic Hermite interpolant through (y0, h f0) and (y1, h f1),
+//! which the implicit method uses; DOPRI5 fills r5 from its stages (4th-order extension).
+
+use crate::model::Scalar;
+
+/// One accepted step `[t0, t0 + h]` and its interpolant (h may be negative: backward runs).
+#[derive(Debug, Clone)]
+pub struct DenseStep<D> {
+    pub t0: D,
+    pub h: D,
+    dim: usize,
+    /// r1..r5, each `dim` long, concatenated.
+    coef: Vec<D>,
+}
+
+impl<D: Scalar> DenseStep<D> {
+    /// Builds the interpolant from the step's end values, slopes and the 5th coefficient.
+    /// `r5 = None` gives the cubic Hermite interpolant.
+    pub fn new(t0: D, h: D, y0: &[D], y1: &[D], f0: &[D], f1: &[D], r5: Option<&[D]>) -> Self {
+        let n = y0.len();
+        let mut coef = Vec::with_capacity(5 * n);
+        coef.extend_from_slice(y0);
+        for i in 0..n {
+            coef.push(y1[i] - y0[i]);
+        }
+        for i in 0..n {
+            let r2 = y1[i] - y0[i];
+            coef.push(h * f0[i] - r2);
+        }
+        for i in 0..n {
+            let r2 = y1[i] - y0[i];
+            let r3 = h * f0[i] - r2;
+            coef.push(r2 - h * f1[i] - r3);
+        }
+        match r5 {
+            Some(r) => coef.extend_from_slice(r),
+            None => coef.extend(std::iter::repeat_n(D::zero(), n)),
+        }
+        DenseStep {
+            t0,
+            h,
+            dim: n,
+            coef,
+        }
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// End time of the step.
+    pub fn t1(&self) -> D {
+        self.t0 + self.h
+    }
+
+    /// Value at the normalised time θ ∈ [0, 1].
+    pub fn eval_theta(&self, th: D, out: &mut [D]) {
+        let n = self.dim;
+        let one = D::one();
+        let c = &self.coef;
+        for i in 0..n {
+            out[i] = c[i]
+                + th * (c[n + i]
+                    + (one - th) * (c[2 * n + i] + th * (c[3 * n + i] + (one - th) * c[4 * n + i])));
+        }
+    }
+
+    /// Value at time t (real).
+    pub fn eval(&self, t: f64, out: &mut [D]) {
+        let th = (D::from(t) - self.t0) / self.h;
+        self.eval_theta(th, out)
+    }
+
+    /// Time derivative dy/dt of the interpolant at θ.
+    pub fn eval_derivative_theta(&self, th: D, out: &mut [D]) {
+        // p(θ) = r1 + θ A(θ), A = r2 + (1−θ) B, B = r3 + θ C, C = r4 + (1−θ) r5
+        let n = self.dim;
+        let one = D::one();
+        let c = &self.coef;
+        for i in 0..n {
+            let r5 = c[4 * n + i];
+            let cc = c[3 * n + i] + (one - th) * r5;
+            let dc = -r5;
+            let b = c[2 * n + i] + th * cc;
+            let db = cc + th * dc;
+            let a = c[n + i] + (one - th) * b;
+            let da = -b + (one - th) * db;
+            out[i] = (a + th * da) / self.h;
+        }
+    }
+
+    /// Real parts of this step (for root finding on the real trajectory).
+    pub fn real(&self) -> DenseStep<f64> {
+        DenseStep {
+            t0: self.t0.re(),
+            h: self.h.re(),
+            dim: self.dim,
+            coef: self.coef.iter().map(|v| v.re()).collect(),
+        }
+    }
+}
+
+impl<D: Scalar> DenseStep<D> {
+    /// The interpolant of the first `m` components only.
+    pub fn project(&self, m: usize) -> DenseStep<D> {
+        let n = self.dim;
+        let mut coef = Vec::with_capacity(5 * m);
+        for r in 0..5 {
+            coef.extend_from_slice(&self.coef[r * n..r * n + m]);
+        }
+        DenseStep {
+            t0: self.t0,
+            h: self.h,
+            dim: m,
+            coef,
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Small option structs with documented defaults.
+
+use super::stepper::{Method, Tolerances};
+
+/// Integrator settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SolverOptions {
+    /// Integration method. Default: Dormand–Prince 5(4).
+    pub method: Method,
+    /// Relative tolerance. Default 1e-8 (a gradient to ~1e-6 relative on smooth problems).
+    pub rtol: f64,
+    /// Absolute tolerance. Default 1e-10.
+    pub atol: f64,
+    /// Largest step. Default: unbounded.
+    pub h_max: f64,
+    /// Step budget for one run. Default 10⁶ (a guard against runaway runs, not a tuning knob).
+    pub max_steps: usize,
+}
+
+impl Default for SolverOptions {
+    fn default() -> Self {
+        SolverOptions {
+            method: Method::Dopri5,
+            rtol: 1e-8,
+            atol: 1e-10,
+            h_max: f64::INFINITY,
+            max_steps: 1_000_000,
+        }
+    }
+}
+
+impl SolverOptions {
+    pub fn tolerances(&self) -> Tolerances {
+        Tolerances {
+            rtol: self.rtol,
+            atol: self.atol,
+        }
+    }
+}
+
+/// Event handling settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EventOptions {
+    /// More events than this in one run is reported as Zeno behaviour. Default 1000.
+    pub max_events: usize,
+    /// An event whose guard rate |ġ| is below `grazing_tol · (1 + |g_t| + ‖g_x‖‖f‖)` is
+    /// grazing (theory.md §1). Default 1e-9: at that rate the event-time sensitivity
+    /// 1/ġ amplifies errors by ~1e9, beyond any useful gradient.
+    pub grazing_tol: f64,
+    /// Crossings of several guards within `simultaneous_tol · max(1, |t|)` of each other
+    /// form one simultaneous event (theory.md §7). Default 1e-10.
+    pub simultaneous_tol: f64,
+    /// A guard with |g| ≤ `zero_tol` at the start of a segment (t0, or right after a
+    /// reset) is masked until it leaves zero. Default 1e-12.
+    pub zero_tol: f64,
+}
+
+impl Default for EventOptions {
+    fn default() -> Self {
+        EventOptions {
+            max_events: 1000,
+            grazing_tol: 1e-9,
+            simultaneous_tol: 1e-10,
+            zero_tol: 1e-12,
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Integration of a smooth ODE between two times, forward or backward, with no events:
+//! the adjoint's backward pass over one segment.
+
+use super::options::SolverOptions;
+use super::stepper::{initial_step, try_step, Attempt, Controller, OdeRhs};
+use super::trajectory::Stats;
+use crate::error::ModelError;
+use crate::model::Scalar;
+
+/// Why a smooth integration stopped early.
+#[derive(Debug)]
+pub enum SmoothError {
+    Model { t: f64, source: ModelError },
+    Underflow { t: f64, h: f64 },
+    NonFinite { t: f64 },
+    TooManySteps { t: f64 },
+}
+
+/// Integrates `ẏ = F(t, y)` from `ta` to `tb` (tb < ta integrates backward). Returns the
+/// end value. `h0` is a suggested first step magnitude (None: the automatic guess).
+pub fn integrate_smooth<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R,
+    ta: f64,
+    tb: f64,
+    y0: &[D],
+    sopt: &SolverOptions,
+    h0: Option<f64>,
+    stats: &mut Stats,
+) -> Result<(Vec<D>, f64), SmoothError> {
+    let tol = sopt.tolerances();
+    let dir = if tb >= ta { 1.0 } else { -1.0 };
+    let n = y0.len();
+    let mut t = ta;
+    let mut y = y0.to_vec();
+    if (tb - ta).abs() <= 16.0 * f64::EPSILON * ta.abs().max(1.0) {
+        return Ok((y, h0.unwrap_or(0.0)));
+    }
+    let mut f0 = vec![D::zero(); n];
+    rhs.eval(D::from(t), &y, &mut f0)
+        .map_err(|e| SmoothError::Model { t, source: e })?;
+    stats.rhs_evals += 1;
+    let mut h = match h0 {
+        Some(h) if h > 0.0 => h,
+        _ => initial_step(rhs, sopt.method, D::from(t), &y, &f0, &tol, dir, sopt.h_max)
+            .map_err(|e| SmoothError::Model { t, source: e })?,
+    };
+    let mut ctrl = Controller::new(sopt.method);
+    let mut taken = 0usize;
+    loop {
+        h = h.min(sopt.h_max);
+        let remaining = (tb - t).abs();
+        let h_min = 16.0 * f64::EPSILON * t.abs().max(1.0);
+        let last = h >= remaining * (1.0 - 1e-12) || remaining <= h_min;
+        let hs = if last { tb - t } else { dir * h };
+        if !last && h < h_min {
+            return Err(SmoothError::Underflow { t, h });
+        }
+        taken += 1;
+        if taken > sopt.max_steps {
+            return Err(SmoothError::TooManySteps { t });
+        }
+        let att = try_step(sopt.method, rhs, D::from(t), &y, &f0, D::from(hs), &tol)
+            .map_err(|e| SmoothError::Model { t, source: e })?;
+        match att {
+            Attempt::NewtonFailed { evals } => {
+                stats.rhs_evals += evals;
+                stats.rejected += 1;
+                h = hs.abs() * 0.25;
+                if h < h_min {
+                    return Err(SmoothError::Underflow { t, h });
+                }
+            }
+            Attempt::Done {
+                y1, f1, err, evals, ..
+            } => {
+                stats.rhs_evals += evals;
+                if !(err <= 1.0) || !y1.iter().all(|v| v.re().is_finite()) {
+                    stats.rejected += 1;
+                    if !y1.iter().all(|v| v.re().is_finite()) && hs.abs() <= h_min {
+                        return Err(SmoothError::NonFinite { t });
+                    }
+                    h = hs.abs() * ctrl.reject(err);
+                    if hs.abs() <= h_min {
+                        return Err(SmoothError::Underflow { t, h: hs.abs() });
+                    }
+                    continue;
+                }
+                stats.steps += 1;
+                let fac = ctrl.accept(err);
+                y = y1;
+                f0 = f1;
+                if last {
+                    return Ok((y, hs.abs() * fac));
+                }
+                t += hs;
+                h = hs.abs() * fac;
+            }
+        }
+    }
+}

@@ -1,0 +1,429 @@
+//! One step of each integrator, the error norm, the PI step-size controller and the
+//! starting step. Generic over the scalar so that a whole simulation can run in dual
+//! numbers; step-size decisions use real parts only, so a dual run takes exactly the steps
+//! of the `f64` run.
+
+use super::dense::DenseStep;
+use super::tableau::{dopri5, Sdirk3};
+use crate::error::ModelError;
+use crate::model::Scalar;
+use nalgebra::DMatrix;
+
+/// A right-hand side `ẏ = F(t, y)` as the integrators see it.
+pub trait OdeRhs<D: Scalar> {
+    fn dim(&self) -> usize;
+    fn eval(&self, t: D, y: &[D], dy: &mut [D]) -> Result<(), ModelError>;
+    /// The Jacobian `∂F/∂y` (real parts) for the Newton iteration of implicit methods.
+    fn newton_jacobian(&self, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError>;
+}
+
+/// The Newton Jacobian, in the block form that sensitivity systems have:
+/// `blockdiag(A, A, …, A, 0)` with `copies` copies of the square block `A` followed by
+/// `rest` components with zero Jacobian (quadratures). The coupling of sensitivity columns
+/// to the state through second derivatives is left out (simplified Newton).
+#[derive(Debug, Clone)]
+pub struct NewtonJacobian {
+    pub block: DMatrix<f64>,
+    pub copies: usize,
+    pub rest: usize,
+}
+
+/// The integration methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Dormand–Prince 5(4), explicit, 4th-order dense output. The default: non-stiff problems.
+    #[default]
+    Dopri5,
+    /// Alexander's L-stable SDIRK 3(2) with the exact Jacobian and cubic Hermite dense
+    /// output: stiff problems (penalty contact, stiff springs).
+    Sdirk3,
+}
+
+impl Method {
+    /// Order of the error estimate + 1 (the exponent base of the controller).
+    pub fn error_order(self) -> usize {
+        match self {
+            Method::Dopri5 => dopri5::EMBEDDED_ORDER + 1,
+            Method::Sdirk3 => Sdirk3::EMBEDDED_ORDER + 1,
+        }
+    }
+    pub fn order(self) -> usize {
+        match self {
+            Method::Dopri5 => dopri5::ORDER,
+            Method::Sdirk3 => Sdirk3::ORDER,
+        }
+    }
+}
+
+/// Error tolerances: component i is weighted by `atol + rtol·max(|y0_i|, |y1_i|)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerances {
+    pub rtol: f64,
+    pub atol: f64,
+}
+
+impl Tolerances {
+    /// RMS norm of `e` weighted by the tolerances (Hairer, Nørsett & Wanner I, (II.4.11)).
+    pub fn norm<D: Scalar>(&self, e: &[f64], y0: &[D], y1: &[D]) -> f64 {
+        if e.is_empty() {
+            return 0.0;
+        }
+        let mut s = 0.0;
+        for i in 0..e.len() {
+            let sc = self.atol + self.rtol * y0[i].re().abs().max(y1[i].re().abs());
+            let r = e[i] / sc;
+            s += r * r;
+        }
+        (s / e.len() as f64).sqrt()
+    }
+}
+
+/// The result of trying one step.
+pub enum Attempt<D> {
+    /// The step was computed; `err` is its weighted error norm (accept when ≤ 1).
+    Done {
+        y1: Vec<D>,
+        f1: Vec<D>,
+        err: f64,
+        dense: DenseStep<D>,
+        evals: usize,
+    },
+    /// The implicit stage equations did not converge: retry with a smaller step.
+    NewtonFailed { evals: usize },
+}
+
+/// Tries one step of `method` from `(t, y)` with slope `f0 = F(t, y)` and step `h`.
+pub fn try_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    method: Method,
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+) -> Result<Attempt<D>, ModelError> {
+    match method {
+        Method::Dopri5 => dopri5_step(rhs, t, y, f0, h, tol),
+        Method::Sdirk3 => sdirk3_step(rhs, t, y, f0, h, tol),
+    }
+}
+
+fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+) -> Result<Attempt<D>, ModelError> {
+    use dopri5::{A, B, C, D as DD, E};
+    let n = y.len();
+    let mut k: Vec<Vec<D>> = Vec::with_capacity(7);
+    k.push(f0.to_vec());
+    let mut ys = vec![D::zero(); n];
+    for s in 1..7 {
+        for i in 0..n {
+            let mut acc = D::zero();
+            for (j, kj) in k.iter().enumerate() {
+                let a = A[s][j];
+                if a != 0.0 {
+                    acc += kj[i] * a;
+                }
+            }
+            ys[i] = y[i] + h * acc;
+        }
+        let mut ks = vec![D::zero(); n];
+        rhs.eval(t + h * C[s], &ys, &mut ks)?;
+        k.push(ks);
+    }
+    // Stage 7 was evaluated at y1 (FSAL): ys holds y1.
+    let y1 = ys;
+    let hr = h.re();
+    let mut e = vec![0.0; n];
+    for (i, ei) in e.iter_mut().enumerate() {
+        let mut acc = 0.0;
+        for s in 0..7 {
+            acc += E[s] * k[s][i].re();
+        }
+        *ei = hr * acc;
+    }
+    let _ = B;
+    let mut err = tol.norm(&e, y, &y1);
+    if D::NDERIV > 0 {
+        err = err.max(derivative_error(tol, hr, &E, &k, y, &y1));
+    }
+    let mut r5 = vec![D::zero(); n];
+    for (i, r) in r5.iter_mut().enumerate() {
+        let mut acc = D::zero();
+        for s in 0..7 {
+            if DD[s] != 0.0 {
+                acc += k[s][i] * DD[s];
+            }
+        }
+        *r = h * acc;
+    }
+    let f1 = k.pop().expect("seven stages");
+    let dense = DenseStep::new(t, h, y, &y1, f0, &f1, Some(&r5));
+    Ok(Attempt::Done {
+        y1,
+        f1,
+        err,
+        dense,
+        evals: 6,
+    })
+}
+
+/// The weighted error norm of the derivative parts of a dual run (the same embedded
+/// estimate applied to the derivative), so that the witness's derivative is as accurate
+/// as the tolerances ask (the analogue of including S in the direct method's error test).
+fn derivative_error<D: Scalar>(tol: &Tolerances, h: f64, e: &[f64], k: &[Vec<D>], y0: &[D], y1: &[D]) -> f64 {
+    let n = y0.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        let mut acc = 0.0;
+        for (es, ks) in e.iter().zip(k) {
+            acc += es * ks[i].eps_part();
+        }
+        let sc = tol.atol + tol.rtol * y0[i].eps_part().abs().max(y1[i].eps_part().abs());
+        let r = h * acc / sc;
+        s += r * r;
+    }
+    if n == 0 {
+        0.0
+    } else {
+        (s / n as f64).sqrt()
+    }
+}
+
+/// LU factors of the Newton matrix `I − hγ A` of one block: `P (I − hγA) = L U`.
+/// The matrix is real; the substitutions are generic, so dual parts are solved exactly.
+struct NewtonLu {
+    l: DMatrix<f64>,
+    u: DMatrix<f64>,
+    perm: Vec<usize>,
+    m: usize,
+    copies: usize,
+}
+
+impl NewtonLu {
+    fn new(j: &NewtonJacobian, hg: f64) -> Option<Self> {
+        let m = j.block.nrows();
+        let mat = DMatrix::<f64>::identity(m, m) - j.block.clone() * hg;
+        let lu = mat.lu();
+        if !lu.is_invertible() {
+            return None;
+        }
+        let mut idx = nalgebra::DVector::from_fn(m, |i, _| i as f64);
+        lu.p().permute_rows(&mut idx);
+        Some(NewtonLu {
+            l: lu.l(),
+            u: lu.u(),
+            perm: idx.iter().map(|&i| i as usize).collect(),
+            m,
+            copies: j.copies,
+        })
+    }
+
+    /// Applies `blockdiag((I − hγA)⁻¹, …, I)` to `r` in place.
+    fn solve<D: Scalar>(&self, r: &mut [D]) {
+        let m = self.m;
+        let mut x = vec![D::zero(); m];
+        for c in 0..self.copies {
+            let blk = &mut r[c * m..(c + 1) * m];
+            for i in 0..m {
+                x[i] = blk[self.perm[i]];
+            }
+            for i in 0..m {
+                for j in 0..i {
+                    let xj = x[j];
+                    x[i] -= xj * self.l[(i, j)];
+                }
+            }
+            for i in (0..m).rev() {
+                for j in i + 1..m {
+                    let xj = x[j];
+                    x[i] -= xj * self.u[(i, j)];
+                }
+                x[i] /= self.u[(i, i)];
+            }
+            blk.copy_from_slice(&x);
+        }
+    }
+}
+
+/// Newton iteration limit per stage; convergence is declared when the weighted norm of
+/// the update is below `NEWTON_TOL` (tight, so that derivatives through the stages are
+/// accurate: Hairer & Wanner II, §IV.8 use κ·tol with κ ≈ 0.01–0.1; we are stricter).
+const NEWTON_MAX_ITER: usize = 12;
+const NEWTON_TOL: f64 = 1e-6;
+
+fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+) -> Result<Attempt<D>, ModelError> {
+    let m = Sdirk3::new();
+    let n = y.len();
+    let hr = h.re();
+    let yr: Vec<f64> = y.iter().map(|v| v.re()).collect();
+    let jac = rhs.newton_jacobian(t.re(), &yr)?;
+    let mut evals = 0;
+    let lu = match NewtonLu::new(&jac, hr * m.gamma) {
+        Some(lu) => lu,
+        None => return Ok(Attempt::NewtonFailed { evals }),
+    };
+    let mut ks: Vec<Vec<D>> = Vec::with_capacity(3);
+    let mut ycur = y.to_vec();
+    for s in 0..3 {
+        // base = y + h Σ_{j<s} a_sj k_j ; solve Y = base + hγ F(t + c_s h, Y)
+        let mut base = y.to_vec();
+        for (j, kj) in ks.iter().enumerate() {
+            let a = m.a[s][j];
+            for i in 0..n {
+                base[i] += h * kj[i] * a;
+            }
+        }
+        // predictor: the previous stage value
+        let ts = t + h * m.c[s];
+        let mut fy = vec![D::zero(); n];
+        let mut converged = false;
+        let mut last_norm = f64::INFINITY;
+        for _ in 0..NEWTON_MAX_ITER {
+            rhs.eval(ts, &ycur, &mut fy)?;
+            evals += 1;
+            let mut r: Vec<D> = (0..n)
+                .map(|i| base[i] + h * fy[i] * m.gamma - ycur[i])
+                .collect();
+            lu.solve(&mut r);
+            let dr: Vec<f64> = r.iter().map(|v| v.re()).collect();
+            let nrm = tol.norm(&dr, &ycur, &ycur);
+            for i in 0..n {
+                ycur[i] += r[i];
+            }
+            if !nrm.is_finite() || nrm > 2.0 * last_norm && nrm > 1.0 {
+                return Ok(Attempt::NewtonFailed { evals });
+            }
+            last_norm = nrm;
+            if nrm < NEWTON_TOL {
+                converged = true;
+                break;
+            }
+        }
+        if !converged {
+            return Ok(Attempt::NewtonFailed { evals });
+        }
+        rhs.eval(ts, &ycur, &mut fy)?;
+        evals += 1;
+        ks.push(fy);
+    }
+    // stiffly accurate: y1 = last stage value
+    let y1 = ycur;
+    let f1 = ks[2].clone();
+    let mut e: Vec<D> = (0..n)
+        .map(|i| {
+            let mut acc = D::zero();
+            for s in 0..3 {
+                acc += ks[s][i] * (m.b[s] - m.b_hat[s]);
+            }
+            h * acc
+        })
+        .collect();
+    // Filter the estimate through (I − hγJ)⁻¹ (Hairer & Wanner II, (IV.8.20)) so that it
+    // stays bounded on stiff components.
+    lu.solve(&mut e);
+    let er: Vec<f64> = e.iter().map(|v| v.re()).collect();
+    let err = tol.norm(&er, y, &y1);
+    let dense = DenseStep::new(t, h, y, &y1, f0, &f1, None);
+    Ok(Attempt::Done {
+        y1,
+        f1,
+        err,
+        dense,
+        evals,
+    })
+}
+
+/// PI step-size controller (Gustafsson 1991; Hairer & Wanner II, (IV.2.43)):
+/// `h_new = h · clamp(fac · err^(−α) · err_prev^β, facmin, facmax)` with α = 0.7/q,
+/// β = 0.4/q, q the error order + 1, safety fac = 0.9, facmin = 0.2, facmax = 5
+/// (facmax = 1 right after a rejection).
+#[derive(Debug, Clone)]
+pub struct Controller {
+    alpha: f64,
+    beta: f64,
+    err_prev: f64,
+    rejected_last: bool,
+}
+
+impl Controller {
+    pub fn new(method: Method) -> Self {
+        let q = method.error_order() as f64;
+        Controller {
+            alpha: 0.7 / q,
+            beta: 0.4 / q,
+            err_prev: 1e-4,
+            rejected_last: false,
+        }
+    }
+
+    /// Factor for the next step after an accepted step with error `err`.
+    pub fn accept(&mut self, err: f64) -> f64 {
+        let e = err.max(1e-10);
+        let mut fac = 0.9 * e.powf(-self.alpha) * self.err_prev.powf(self.beta);
+        let facmax = if self.rejected_last { 1.0 } else { 5.0 };
+        fac = fac.clamp(0.2, facmax);
+        self.err_prev = e;
+        self.rejected_last = false;
+        fac
+    }
+
+    /// Factor for retrying after a rejected step.
+    pub fn reject(&mut self, err: f64) -> f64 {
+        self.rejected_last = true;
+        if !err.is_finite() {
+            return 0.25;
+        }
+        (0.9 * err.powf(-self.alpha)).clamp(0.2, 0.9)
+    }
+}
+
+/// A starting step (Hairer, Nørsett & Wanner I, §II.4, "Starting step size"):
+/// h0 = 0.01 ‖y‖/‖f‖, then balanced against a second derivative estimate.
+pub fn initial_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R,
+    method: Method,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    tol: &Tolerances,
+    dir: f64,
+    h_max: f64,
+) -> Result<f64, ModelError> {
+    let n = y.len();
+    let f0r: Vec<f64> = f0.iter().map(|v| v.re()).collect();
+    let yr: Vec<f64> = y.iter().map(|v| v.re()).collect();
+    let d0 = tol.norm(&yr, y, y);
+    let d1 = tol.norm(&f0r, y, y);
+    let mut h0 = if d0 < 1e-5 || d1 < 1e-5 {
+        1e-6
+    } else {
+        0.01 * d0 / d1
+    };
+    h0 = h0.min(h_max);
+    let y1: Vec<D> = (0..n).map(|i| y[i] + f0[i] * (dir * h0)).collect();
+    let mut f1 = vec![D::zero(); n];
+    rhs.eval(t + D::from(dir * h0), &y1, &mut f1)?;
+    let df: Vec<f64> = (0..n).map(|i| (f1[i].re() - f0r[i]) / h0).collect();
+    let d2 = tol.norm(&df, y, y);
+    let p = (method.order() + 1) as f64;
+    let h1 = if d1.max(d2) <= 1e-15 {
+        (h0 * 1e-3).max(1e-6)
+    } else {
+        (0.01 / d1.max(d2)).powf(1.0 / p)
+    };
+    Ok((100.0 * h0).min(h1).min(h_max))
+}

@@ -1,0 +1,129 @@
+//! What a simulation returns: segments of dense output between boundaries (events and
+//! breakpoints), and the event records — the tape the adjoint replays.
+
+use super::dense::DenseStep;
+use crate::model::Scalar;
+
+/// A smooth piece of the trajectory in one mode, `[t_start, t_end]`, inside the breakpoint
+/// interval `[t_lo, t_hi]` (control-grid nodes and other fixed times are breakpoints).
+#[derive(Debug, Clone)]
+pub struct Segment<D> {
+    pub mode: usize,
+    pub t_start: D,
+    pub t_end: D,
+    pub t_lo: f64,
+    pub t_hi: f64,
+    /// Accepted steps in time order; the last one may reach past `t_end` (an event cut it).
+    pub steps: Vec<DenseStep<D>>,
+    /// Indices (into the trajectory's events) of the events at this segment's end.
+    pub end_events: Vec<usize>,
+}
+
+impl<D: Scalar> Segment<D> {
+    /// The state at time t (real) from the dense output. `t` is clamped into the segment.
+    pub fn state_at(&self, t: f64, out: &mut [D]) {
+        let ts = self.t_start.re();
+        let te = self.t_end.re();
+        let (lo, hi) = if ts <= te { (ts, te) } else { (te, ts) };
+        let t = t.clamp(lo, hi);
+        let forward = ts <= te;
+        // binary search for the last step with t0 <= t (in the direction of integration)
+        let steps = &self.steps;
+        let idx = if forward {
+            steps.partition_point(|s| s.t0.re() <= t).saturating_sub(1)
+        } else {
+            steps.partition_point(|s| s.t0.re() >= t).saturating_sub(1)
+        };
+        steps[idx].eval(t, out)
+    }
+}
+
+/// One event: the instant, which guard, the modes, and the state on both sides.
+#[derive(Debug, Clone)]
+pub struct EventRecord<D> {
+    pub t: D,
+    pub guard: usize,
+    pub mode_before: usize,
+    pub mode_after: usize,
+    pub y_minus: Vec<D>,
+    pub y_plus: Vec<D>,
+    /// Events with the same group id happened at one instant (a simultaneous event).
+    pub group: usize,
+    /// The event ended the simulation.
+    pub terminal: bool,
+}
+
+/// Counters of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub steps: usize,
+    pub rejected: usize,
+    pub rhs_evals: usize,
+    pub events: usize,
+}
+
+impl std::ops::AddAssign for Stats {
+    fn add_assign(&mut self, o: Stats) {
+        self.steps += o.steps;
+        self.rejected += o.rejected;
+        self.rhs_evals += o.rhs_evals;
+        self.events += o.events;
+    }
+}
+
+/// A whole run.
+#[derive(Debug, Clone)]
+pub struct Trajectory<D = f64> {
+    pub segments: Vec<Segment<D>>,
+    pub events: Vec<EventRecord<D>>,
+    pub stats: Stats,
+    pub t0: f64,
+    pub t_final: D,
+    pub y_final: Vec<D>,
+    pub mode_final: usize,
+}
+
+impl<D: Scalar> Trajectory<D> {
+    /// Index of the segment containing t; at a boundary, `prefer_left` picks the segment
+    /// that ends there.
+    pub fn segment_index(&self, t: f64, prefer_left: bool) -> usize {
+        let n = self.segments.len();
+        for (i, s) in self.segments.iter().enumerate() {
+            let (a, b) = (s.t_start.re(), s.t_end.re());
+            if t < b || (t == b && prefer_left) || i + 1 == n {
+                if t >= a || i == 0 {
+                    return i;
+                }
+            }
+        }
+        n - 1
+    }
+
+    /// Samples every step end (and segment starts), with `per_step` extra interior points
+    /// per step: `(time, segment index, state)`. Event instants appear twice (before and
+    /// after), from the two segments that meet there.
+    pub fn samples(&self, per_step: usize) -> Vec<(f64, usize, Vec<D>)> {
+        let mut out = Vec::new();
+        for (si, seg) in self.segments.iter().enumerate() {
+            let dim = self.y_final.len();
+            let te = seg.t_end.re();
+            let ts = seg.t_start.re();
+            let mut buf = vec![D::zero(); dim];
+            seg.state_at(ts, &mut buf);
+            out.push((ts, si, buf.clone()));
+            for st in &seg.steps {
+                let t0 = st.t0.re();
+                let t1 = st.t1().re().min(te);
+                for j in 1..=per_step + 1 {
+                    let t = t0 + (t1 - t0) * j as f64 / (per_step + 1) as f64;
+                    if t <= ts || t > te {
+                        continue;
+                    }
+                    st.eval(t, &mut buf);
+                    out.push((t, si, buf.clone()));
+                }
+            }
+        }
+        out
+    }
+}

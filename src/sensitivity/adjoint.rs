@@ -1,0 +1,216 @@
+//! The continuous adjoint (theory.md §4; seed 000 (18)–(25)): λ and μ integrated backward
+//! over each smooth segment on the forward run's dense output, with the transposed jump
+//! at every event. The adjoint never integrates across an event time.
+//!
+//! Cost: one backward pass per objective, each step needing `F_X`, `F_p` and `F_u` (one
+//! dual pass per state, parameter and control channel); the control coefficients enter
+//! only through the few active in the current control interval, so K coefficients add
+//! O(active) work per step.
+
+use super::jump::Jump;
+use super::{located, term_jacobian};
+use crate::error::{Error, ModelError};
+use crate::integrate::hybrid::Ctx;
+use crate::integrate::smooth::{integrate_smooth, SmoothError};
+use crate::integrate::{NewtonJacobian, OdeRhs, Segment, Stats, Trajectory};
+use crate::model::HybridSystem;
+use crate::setup::Setup;
+use nalgebra::{DMatrix, DVector};
+
+/// The backward system on one segment: `(λ, μ_p, μ_active)`, with
+/// `λ̇ = −F_Xᵀλ`, `μ̇_p = −F_pᵀλ`, `μ̇_{j,a} = −φ_a(t) F_{u_j}ᵀλ` (running costs are in F
+/// through the quadrature states, so `L_x` enters via `λ_z`).
+struct AdjointRhs<'r, 's, 'a, S: HybridSystem> {
+    setup: &'s Setup<'a, S>,
+    seg: &'r Segment<f64>,
+    ctx: Ctx,
+    theta: &'r [f64],
+    n_active: usize,
+}
+
+impl<S: HybridSystem> AdjointRhs<'_, '_, '_, S> {
+    fn x_at(&self, t: f64) -> Vec<f64> {
+        let mut x = vec![0.0; self.setup.n()];
+        self.seg.state_at(t, &mut x);
+        x
+    }
+}
+
+impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
+    fn dim(&self) -> usize {
+        self.setup.n() + self.setup.np() + self.setup.nu() * self.n_active
+    }
+    fn eval(&self, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
+        let n = self.setup.n();
+        let np = self.setup.np();
+        let x = self.x_at(t);
+        let j = self.setup.flow_jacobian(&self.ctx, t, &x, self.theta)?;
+        let lam = DVector::from_column_slice(&y[..n]);
+        let dl = -(j.fx.tr_mul(&lam));
+        dy[..n].copy_from_slice(dl.as_slice());
+        let dm = -(j.fp.tr_mul(&lam));
+        dy[n..n + np].copy_from_slice(dm.as_slice());
+        if let Some(act) = &j.active {
+            let fu_l = j.fu.tr_mul(&lam);
+            for ch in 0..self.setup.nu() {
+                for a in 0..act.n {
+                    dy[n + np + ch * self.n_active + a] = -act.w[a] * fu_l[ch];
+                }
+            }
+        }
+        Ok(())
+    }
+    fn newton_jacobian(&self, t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
+        let x = self.x_at(t);
+        let j = self.setup.flow_jacobian(&self.ctx, t, &x, self.theta)?;
+        Ok(NewtonJacobian {
+            block: -j.fx.transpose(),
+            copies: 1,
+            rest: self.setup.np() + self.setup.nu() * self.n_active,
+        })
+    }
+}
+
+fn smooth_error<S: HybridSystem>(setup: &Setup<'_, S>, mode: usize, e: SmoothError) -> Error {
+    let m = setup.dims.mode_name(mode);
+    match e {
+        SmoothError::Model { t, source } => Error::Model { t, mode: m, source },
+        SmoothError::Underflow { t, h } => Error::StepSizeUnderflow {
+            t,
+            mode: m,
+            h,
+            h_min: 16.0 * f64::EPSILON * t.abs().max(1.0),
+        },
+        SmoothError::NonFinite { t } => Error::NonFinite {
+            t,
+            mode: m,
+            what: "adjoint".into(),
+        },
+        SmoothError::TooManySteps { t } => Error::TooManySteps {
+            t,
+            mode: m,
+            max_steps: setup.solver.max_steps,
+        },
+    }
+}
+
+/// dψ_i/dθ for every objective by the adjoint, from a forward run `traj` of X at θ.
+pub fn adjoint_gradients<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    traj: &Trajectory,
+    theta: &[f64],
+) -> Result<(Vec<Vec<f64>>, Stats), Error> {
+    let n = setup.n();
+    let nx = setup.nx();
+    let np = setup.np();
+    let nth = setup.ntheta();
+    let mut stats = Stats::default();
+    // Jumps are shared by all objectives: build them once.
+    let mut jumps: Vec<Jump> = Vec::with_capacity(traj.events.len());
+    for (i, e) in traj.events.iter().enumerate() {
+        let ctx = super::forward::event_ctx(traj, i);
+        jumps.push(
+            Jump::at(setup, &ctx, e.guard, e.t, &e.y_minus, theta, e.terminal)
+                .map_err(located(setup, e.t, ctx.mode))?,
+        );
+    }
+    let terminal_event = traj.events.last().filter(|e| e.terminal).map(|_| traj.events.len() - 1);
+    let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..np])
+        .map_err(located(setup, setup.t0, 0))?;
+    let mut out = Vec::with_capacity(setup.objectives.len());
+    for (oi, obj) in setup.objectives.iter().enumerate() {
+        // terminal conditions λ(tf) = Φ_Xᵀ (+1 on own quadratures), μ(tf) = Φ_θᵀ
+        let mut lam = DVector::zeros(n);
+        let mut mu = DVector::zeros(nth);
+        for (z, _) in setup.running_of(oi) {
+            lam[nx + z] = 1.0;
+        }
+        // event-cost contributions c per event index
+        let mut ecost: Vec<Option<(DVector<f64>, DVector<f64>)>> = vec![None; traj.events.len()];
+        let mut add_c = |i: usize, c: (DVector<f64>, DVector<f64>)| match &mut ecost[i] {
+            Some((a, b)) => {
+                *a += c.0;
+                *b += c.1;
+            }
+            slot => *slot = Some(c),
+        };
+        for term in &obj.terms {
+            if term.is_terminal() {
+                match terminal_event {
+                    Some(i) => {
+                        let e = &traj.events[i];
+                        let ctx = super::forward::event_ctx(traj, i);
+                        let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, true)?;
+                        add_c(i, jumps[i].event_cost(&tj));
+                    }
+                    None => {
+                        let seg = traj.segments.last().expect("a segment");
+                        let ctx = Ctx {
+                            mode: traj.mode_final,
+                            t_lo: seg.t_lo,
+                            t_hi: seg.t_hi,
+                        };
+                        let tj = term_jacobian(setup, term, &ctx, traj.t_final, &traj.y_final, theta, true)?;
+                        lam += &tj.x;
+                        mu += &tj.theta;
+                    }
+                }
+            }
+            if let Some((guard, occ)) = term.event() {
+                let (i, ctx) = setup.find_event(traj, guard, occ)?;
+                let e = &traj.events[i];
+                let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, false)?;
+                add_c(i, jumps[i].event_cost(&tj));
+            }
+        }
+        let mut h_carry: Option<f64> = None;
+        for seg in traj.segments.iter().rev() {
+            for &i in seg.end_events.iter().rev() {
+                let (l2, m2) = jumps[i].adjoint(&lam, &mu, ecost[i].as_ref());
+                lam = l2;
+                mu = m2;
+            }
+            let ctx = Ctx {
+                mode: seg.mode,
+                t_lo: seg.t_lo,
+                t_hi: seg.t_hi,
+            };
+            let n_active = match (&setup.controls, setup.control_interval(&ctx)) {
+                (Some(g), Some(iv)) => g.active::<f64>(iv, seg.t_start).n,
+                _ => 0,
+            };
+            let rhs = AdjointRhs {
+                setup,
+                seg,
+                ctx,
+                theta,
+                n_active,
+            };
+            let mut y0 = lam.as_slice().to_vec();
+            y0.extend(std::iter::repeat_n(0.0, np + setup.nu() * n_active));
+            let (y1, h) = integrate_smooth(&rhs, seg.t_end, seg.t_start, &y0, &setup.solver, h_carry, &mut stats)
+                .map_err(|e| smooth_error(setup, seg.mode, e))?;
+            h_carry = Some(h);
+            lam.copy_from_slice(&y1[..n]);
+            for k in 0..np {
+                mu[k] += y1[n + k];
+            }
+            if n_active > 0 {
+                let g = setup.controls.as_ref().expect("controls");
+                let iv = setup.control_interval(&ctx).expect("interval");
+                let act = g.active::<f64>(iv, seg.t_start);
+                for ch in 0..setup.nu() {
+                    for a in 0..act.n {
+                        mu[setup.control_column(ch, act.idx[a])] += y1[n + np + ch * n_active + a];
+                    }
+                }
+            }
+        }
+        // dψ/dθ = λ(t0)ᵀ dX0/dθ + μ(t0)
+        let mut dx0t = DMatrix::zeros(n, nth);
+        dx0t.view_mut((0, 0), (nx, np)).copy_from(&dx0);
+        let g = dx0t.tr_mul(&lam) + mu;
+        out.push(g.as_slice().to_vec());
+    }
+    Ok((out, stats))
+}

@@ -1,0 +1,233 @@
+//! Forward (direct) sensitivities: `Ṡ = F_X S + F_θ` integrated with X (theory.md §2), and
+//! the jump `S⁺ = Ξ S⁻ + Ξ_θ` at every event (§3), through the same hybrid loop as a
+//! plain simulation. Error control covers S too, so its accuracy follows the tolerances.
+
+use super::jump::Jump;
+use super::{located, term_jacobian, EventSensitivity};
+use crate::error::{Error, ModelError};
+use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
+use crate::integrate::{NewtonJacobian, Segment, Trajectory};
+use crate::model::{Direction, HybridSystem};
+#[allow(unused_imports)]
+use crate::setup::{guard_meta, Setup};
+use nalgebra::DMatrix;
+
+/// X together with S (column-major, n×nθ), as one integrated vector.
+pub struct SensRhs<'s, 'a, S: HybridSystem> {
+    pub setup: &'s Setup<'a, S>,
+    pub theta: Vec<f64>,
+}
+
+impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
+    guard_meta!();
+    fn dim(&self) -> usize {
+        self.setup.n() * (1 + self.setup.ntheta())
+    }
+    fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
+        let n = self.setup.n();
+        let nth = self.setup.ntheta();
+        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
+        dy[..n].copy_from_slice(j.f.as_slice());
+        let s = DMatrix::from_column_slice(n, nth, &y[n..]);
+        let sd = &j.fx * s + self.setup.f_theta(&j);
+        dy[n..].copy_from_slice(sd.as_slice());
+        Ok(())
+    }
+    fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
+        let n = self.setup.n();
+        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
+        Ok(NewtonJacobian {
+            block: j.fx,
+            copies: 1 + self.setup.ntheta(),
+            rest: 0,
+        })
+    }
+    fn guard(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64]) -> f64 {
+        self.setup.guard_value(ctx, k, t, &y[..self.setup.n()], &self.theta)
+    }
+    fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate {
+        let n = self.setup.n();
+        self.setup.guard_rate(ctx, k, t, &y[..n], &v[..n], &self.theta)
+    }
+    fn event(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: f64,
+        y: &[f64],
+        terminal: bool,
+    ) -> Result<(usize, Vec<f64>), ModelError> {
+        let n = self.setup.n();
+        let nth = self.setup.ntheta();
+        let jump = Jump::at(self.setup, ctx, k, t, &y[..n], &self.theta, terminal)?;
+        let s_minus = DMatrix::from_column_slice(n, nth, &y[n..]);
+        let s_plus = jump.forward(&s_minus);
+        let mut out = jump.x_plus.as_slice().to_vec();
+        out.extend_from_slice(s_plus.as_slice());
+        Ok((jump.mode_after, out))
+    }
+}
+
+/// The result of a forward-sensitivity run.
+pub struct ForwardResult {
+    /// The trajectory of (X, S).
+    pub trajectory: Trajectory,
+    pub values: Vec<f64>,
+    pub gradients: Vec<Vec<f64>>,
+    pub events: Vec<EventSensitivity>,
+}
+
+impl ForwardResult {
+    /// The trajectory of X alone (the first n components).
+    pub fn state_trajectory(&self, n: usize) -> Trajectory {
+        let tr = &self.trajectory;
+        let cut = |v: &Vec<f64>| v[..n].to_vec();
+        Trajectory {
+            segments: tr
+                .segments
+                .iter()
+                .map(|s| Segment {
+                    mode: s.mode,
+                    t_start: s.t_start,
+                    t_end: s.t_end,
+                    t_lo: s.t_lo,
+                    t_hi: s.t_hi,
+                    steps: s.steps.iter().map(|d| d.project(n)).collect(),
+                    end_events: s.end_events.clone(),
+                })
+                .collect(),
+            events: tr
+                .events
+                .iter()
+                .map(|e| crate::integrate::EventRecord {
+                    y_minus: cut(&e.y_minus),
+                    y_plus: cut(&e.y_plus),
+                    ..e.clone()
+                })
+                .collect(),
+            stats: tr.stats,
+            t0: tr.t0,
+            t_final: tr.t_final,
+            y_final: cut(&tr.y_final),
+            mode_final: tr.mode_final,
+        }
+    }
+
+    /// S(t) at a time, from the dense output (n×nθ).
+    pub fn sensitivity_at(&self, n: usize, nth: usize, t: f64, prefer_left: bool) -> DMatrix<f64> {
+        let si = self.trajectory.segment_index(t, prefer_left);
+        let mut y = vec![0.0; n * (1 + nth)];
+        self.trajectory.segments[si].state_at(t, &mut y);
+        DMatrix::from_column_slice(n, nth, &y[n..])
+    }
+}
+
+/// The context (mode, breakpoint interval) just before event `i` of a trajectory.
+pub fn event_ctx<D>(traj: &Trajectory<D>, i: usize) -> Ctx {
+    let seg = traj
+        .segments
+        .iter()
+        .find(|s| s.end_events.contains(&i))
+        .expect("every event ends a segment");
+    Ctx {
+        mode: traj.events[i].mode_before,
+        t_lo: seg.t_lo,
+        t_hi: seg.t_hi,
+    }
+}
+
+/// Runs X and S together and assembles dψ/dθ = Z(tf) + Φ_X S(tf) + Φ_θ + Σ E-terms.
+pub fn forward_sensitivity<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+) -> Result<ForwardResult, Error> {
+    setup.check_theta(theta.len())?;
+    let n = setup.n();
+    let nx = setup.nx();
+    let nth = setup.ntheta();
+    let (m0, x0) = setup.initial(theta).map_err(located(setup, setup.t0, 0))?;
+    let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..setup.np()])
+        .map_err(located(setup, setup.t0, m0))?;
+    let mut s0 = DMatrix::zeros(n, nth);
+    s0.view_mut((0, 0), (nx, setup.np())).copy_from(&dx0);
+    let mut y0 = x0.clone();
+    y0.extend_from_slice(s0.as_slice());
+    let rhs = SensRhs {
+        setup,
+        theta: theta.to_vec(),
+    };
+    let traj = simulate_hybrid(&rhs, y0, m0, &setup.breakpoints(), &setup.solver, &setup.events)?;
+    // event reports (τ) from the tape with the one jump formula
+    let mut events = Vec::with_capacity(traj.events.len());
+    let mut jumps = Vec::with_capacity(traj.events.len());
+    for (i, e) in traj.events.iter().enumerate() {
+        let ctx = event_ctx(&traj, i);
+        let jump = Jump::at(setup, &ctx, e.guard, e.t, &e.y_minus[..n], theta, e.terminal)
+            .map_err(located(setup, e.t, ctx.mode))?;
+        let s_minus = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
+        events.push(EventSensitivity {
+            t: e.t,
+            guard: e.guard,
+            mode_before: e.mode_before,
+            mode_after: e.mode_after,
+            group: e.group,
+            tau: jump.tau(&s_minus).as_slice().to_vec(),
+        });
+        jumps.push((jump, s_minus, ctx));
+    }
+    let xtraj_final: Vec<f64> = traj.y_final[..n].to_vec();
+    let s_f = DMatrix::from_column_slice(n, nth, &traj.y_final[n..]);
+    // values from the X part
+    let state_only = ForwardResult {
+        trajectory: traj,
+        values: vec![],
+        gradients: vec![],
+        events,
+    };
+    let xt = state_only.state_trajectory(n);
+    let values = setup.objective_values(&xt, theta)?;
+    let terminal_event = xt.events.last().filter(|e| e.terminal).map(|_| xt.events.len() - 1);
+    let mut gradients = Vec::new();
+    for (oi, obj) in setup.objectives.iter().enumerate() {
+        let mut g = nalgebra::DVector::zeros(nth);
+        for (z, _) in setup.running_of(oi) {
+            g += s_f.row(nx + z).transpose();
+        }
+        for term in &obj.terms {
+            if term.is_terminal() {
+                match terminal_event {
+                    Some(i) => {
+                        let (jump, s_minus, ctx) = &jumps[i];
+                        let e = &xt.events[i];
+                        let tj = term_jacobian(setup, term, ctx, e.t, &e.y_minus, theta, true)?;
+                        g += jump.event_cost_forward(&tj, s_minus);
+                    }
+                    None => {
+                        let seg = xt.segments.last().expect("a segment");
+                        let ctx = Ctx {
+                            mode: xt.mode_final,
+                            t_lo: seg.t_lo,
+                            t_hi: seg.t_hi,
+                        };
+                        let tj = term_jacobian(setup, term, &ctx, xt.t_final, &xtraj_final, theta, true)?;
+                        g += s_f.transpose() * &tj.x + &tj.theta;
+                    }
+                }
+            }
+            if let Some((guard, occ)) = term.event() {
+                let (i, ctx) = setup.find_event(&xt, guard, occ)?;
+                let e = &xt.events[i];
+                let (jump, s_minus, _) = &jumps[i];
+                let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, false)?;
+                g += jump.event_cost_forward(&tj, s_minus);
+            }
+        }
+        gradients.push(g.as_slice().to_vec());
+    }
+    Ok(ForwardResult {
+        values,
+        gradients,
+        ..state_only
+    })
+}
+

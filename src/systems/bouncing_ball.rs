@@ -1,0 +1,224 @@
+//! The bouncing ball with linear drag (reference-models §1): state (y, v), flow
+//! `ẏ = v, v̇ = −g − c v`, guard `y = 0` falling, reset `v⁺ = −e v⁻`.
+//! Parameters (g, e, c, y0, v0). The restitution e enters only through the reset (R_p).
+
+use crate::error::ModelError;
+use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BouncingBall;
+
+impl BouncingBall {
+    pub const PARAMS: [&'static str; 5] = ["g", "e", "c", "y0", "v0"];
+    /// The shipped problem's values (issue: problems/bouncing_ball.toml).
+    pub fn default_params() -> Vec<f64> {
+        vec![9.81, 0.8, 0.1, 1.0, 0.0]
+    }
+}
+
+impl HybridSystem for BouncingBall {
+    fn state_names(&self) -> Vec<String> {
+        vec!["y".into(), "v".into()]
+    }
+    fn param_names(&self) -> Vec<String> {
+        Self::PARAMS.iter().map(|s| s.to_string()).collect()
+    }
+    fn guards(&self) -> Vec<GuardInfo> {
+        vec![GuardInfo::new("ground", Direction::Falling)]
+    }
+    fn output_names(&self) -> Vec<String> {
+        vec!["y".into(), "v".into(), "energy".into()]
+    }
+    fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
+        Ok(vec![p[3], p[4]])
+    }
+    fn flow<D: Scalar>(&self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D]) -> Result<(), ModelError> {
+        dx[0] = x[1];
+        dx[1] = -p[0] - p[2] * x[1];
+        Ok(())
+    }
+    fn guard<D: Scalar>(&self, _m: usize, _k: usize, _t: D, x: &[D], _u: &[D], _p: &[D]) -> D {
+        x[0]
+    }
+    fn reset<D: Scalar>(&self, m: usize, _k: usize, _t: D, x: &[D], p: &[D]) -> Result<(usize, Vec<D>), ModelError> {
+        Ok((m, vec![x[0], -p[1] * x[1]]))
+    }
+    fn outputs<D: Scalar>(&self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D]) -> Result<(), ModelError> {
+        out[0] = x[0];
+        out[1] = x[1];
+        out[2] = p[0] * x[0] + x[1] * x[1] * 0.5;
+        Ok(())
+    }
+}
+
+/// A ball pushed by a vertical thrust control `u(t)` (acceleration), same impacts:
+/// `v̇ = −g − c v + u`. Parameters (g, e, c, y0, v0).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThrustBall;
+
+impl HybridSystem for ThrustBall {
+    fn state_names(&self) -> Vec<String> {
+        BouncingBall.state_names()
+    }
+    fn param_names(&self) -> Vec<String> {
+        BouncingBall.param_names()
+    }
+    fn control_names(&self) -> Vec<String> {
+        vec!["thrust".into()]
+    }
+    fn guards(&self) -> Vec<GuardInfo> {
+        BouncingBall.guards()
+    }
+    fn output_names(&self) -> Vec<String> {
+        vec!["y".into(), "v".into(), "energy".into(), "thrust".into()]
+    }
+    fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
+        BouncingBall.initial_state(p)
+    }
+    fn flow<D: Scalar>(&self, m: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D]) -> Result<(), ModelError> {
+        BouncingBall.flow(m, t, x, u, p, dx)?;
+        dx[1] += u[0];
+        Ok(())
+    }
+    fn guard<D: Scalar>(&self, m: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D {
+        BouncingBall.guard(m, k, t, x, u, p)
+    }
+    fn reset<D: Scalar>(&self, m: usize, k: usize, t: D, x: &[D], p: &[D]) -> Result<(usize, Vec<D>), ModelError> {
+        BouncingBall.reset(m, k, t, x, p)
+    }
+    fn outputs<D: Scalar>(&self, m: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D]) -> Result<(), ModelError> {
+        BouncingBall.outputs(m, t, x, u, p, &mut out[..3])?;
+        out[3] = u[0];
+        Ok(())
+    }
+}
+
+/// Semi-analytic oracle for the ball (reference-models §1), generic over the scalar so that
+/// dual numbers differentiate it: flights in closed form, impact times by Newton's method
+/// (converged in `f64`, then one Newton step in the scalar type: the implicit-function
+/// derivative). Independent of the integrators and of the jump formula.
+pub mod oracle {
+    use crate::model::Scalar;
+
+    /// y(s), v(s) of a flight from (y_a, v_a): with φ₁ = (1 − e^{−cs})/c and
+    /// φ₂ = (cs − 1 + e^{−cs})/c², `v = v_a e^{−cs} − g φ₁`, `y = y_a + v_a φ₁ − g φ₂`
+    /// (the closed form of reference-models §1, written without cancellation; c = 0 gives
+    /// the parabola).
+    pub fn flight<D: Scalar>(g: D, c: D, ya: D, va: D, s: D) -> (D, D) {
+        let x = c * s;
+        let (phi1, phi2) = if x.re().abs() < 0.5 {
+            // series: φ₁ = s Σ (−x)^k/(k+1)!, φ₂ = s² Σ (−x)^k/(k+2)!
+            let (mut a1, mut a2) = (D::zero(), D::zero());
+            let mut term = D::one(); // (−x)^k
+            let mut f1 = 1.0; // (k+1)!
+            let mut f2 = 2.0; // (k+2)!
+            for k in 0..30 {
+                a1 += term / f1;
+                a2 += term / f2;
+                term = -term * x;
+                f1 *= (k + 2) as f64;
+                f2 *= (k + 3) as f64;
+            }
+            (s * a1, s * s * a2)
+        } else {
+            let em = (-x).exp_m1();
+            (-em / c, (x + em) / (c * c))
+        };
+        (ya + va * phi1 - g * phi2, va * (D::one() - c * phi1) - g * phi1)
+    }
+
+    /// Gauss–Legendre nodes and weights on [0, 1] (Newton on P_n; n = 16).
+    fn gauss_legendre() -> Vec<(f64, f64)> {
+        let n = 16;
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut x = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
+            let mut dp = 1.0;
+            for _ in 0..100 {
+                let (mut p0, mut p1) = (1.0, x);
+                for k in 2..=n {
+                    let p2 = ((2 * k - 1) as f64 * x * p1 - (k - 1) as f64 * p0) / k as f64;
+                    p0 = p1;
+                    p1 = p2;
+                }
+                dp = n as f64 * (x * p1 - p0) / (x * x - 1.0);
+                let dx = p1 / dp;
+                x -= dx;
+                if dx.abs() < 1e-16 {
+                    break;
+                }
+            }
+            out.push((0.5 * (1.0 - x), 1.0 / ((1.0 - x * x) * dp * dp)));
+        }
+        out
+    }
+
+    /// ∫₀^S y(s)² ds of a flight by composite 16-point Gauss–Legendre on the closed-form
+    /// y(s) (8 panels: exact to round-off for these analytic integrands).
+    pub fn flight_y2<D: Scalar>(g: D, c: D, ya: D, va: D, s: D) -> D {
+        let gl = gauss_legendre();
+        let panels = 8;
+        let mut acc = D::zero();
+        for k in 0..panels {
+            for &(x, w) in &gl {
+                let si = s * ((k as f64 + x) / panels as f64);
+                let (y, _) = flight(g, c, ya, va, si);
+                acc += y * y * w;
+            }
+        }
+        acc * s / panels as f64
+    }
+
+    /// Duration of the flight from (y_a, v_a) until y = 0 (the positive root).
+    pub fn flight_time<D: Scalar>(g: D, c: D, ya: D, va: D) -> D {
+        let (gr, cr, yr, vr) = (g.re(), c.re(), ya.re(), va.re());
+        // start from the drag-free root, then Newton in f64
+        let mut s = (vr + (vr * vr + 2.0 * gr * yr).sqrt()) / gr;
+        if yr == 0.0 {
+            s = 2.0 * vr / gr;
+        }
+        for _ in 0..100 {
+            let (y, v) = flight(gr, cr, yr, vr, s);
+            let ds = y / v;
+            s -= ds;
+            if ds.abs() <= 1e-16 * s.abs() {
+                break;
+            }
+        }
+        // one Newton step in D carries the derivative
+        let sd = D::from(s);
+        let (y, v) = flight(g, c, ya, va, sd);
+        sd - y / v
+    }
+
+    /// Impact times in (0, t_end] and the state at t_end. `p` = (g, e, c, y0, v0).
+    pub fn run<D: Scalar>(p: &[D], t_end: f64) -> (Vec<D>, D, D, D) {
+        let (g, e, c) = (p[0], p[1], p[2]);
+        let (mut ya, mut va) = (p[3], p[4]);
+        let mut t = D::zero();
+        let mut impacts = Vec::new();
+        let mut y2 = D::zero();
+        loop {
+            let s = flight_time(g, c, ya, va);
+            if (t + s).re() > t_end {
+                let rest = D::from(t_end) - t;
+                y2 += flight_y2(g, c, ya, va, rest);
+                let (y, v) = flight(g, c, ya, va, rest);
+                return (impacts, y2, y, v);
+            }
+            y2 += flight_y2(g, c, ya, va, s);
+            let (_, v) = flight(g, c, ya, va, s);
+            t += s;
+            impacts.push(t);
+            ya = D::zero();
+            va = -e * v;
+        }
+    }
+
+    /// ψ = ∫₀^T y² dt + (y(T) − y_target)² + w_v v(T)² (the shipped problem's cost).
+    pub fn cost<D: Scalar>(p: &[D], t_end: f64, y_target: f64, w_v: f64) -> D {
+        let (_, y2, y, v) = run(p, t_end);
+        let d = y - y_target;
+        y2 + d * d + v * v * w_v
+    }
+}
