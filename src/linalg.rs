@@ -21,7 +21,10 @@ pub fn solve_in_place<D: Scalar>(
 ) -> Result<(), ModelError> {
     debug_assert_eq!(a.len(), n * n);
     debug_assert_eq!(b.len(), n * m);
-    let scale = a.iter().fold(0.0f64, |s, v| s.max(v.re().abs())).max(1e-300);
+    let scale = a
+        .iter()
+        .fold(0.0f64, |s, v| s.max(v.re().abs()))
+        .max(1e-300);
     for k in 0..n {
         let mut piv = k;
         let mut best = a[k * n + k].re().abs();
@@ -95,7 +98,13 @@ mod tests {
         let f = |s: f64| solve(2, &[2.0 + s, 1.0, 1.0, 3.0], &[1.0, 2.0], "t").unwrap();
         let s = Dual64::new(0.3, 1.0);
         let one = Dual64::from(1.0);
-        let x = solve(2, &[Dual64::from(2.0) + s, one, one, Dual64::from(3.0)], &[one, Dual64::from(2.0)], "t").unwrap();
+        let x = solve(
+            2,
+            &[Dual64::from(2.0) + s, one, one, Dual64::from(3.0)],
+            &[one, Dual64::from(2.0)],
+            "t",
+        )
+        .unwrap();
         let h = 1e-6;
         for i in 0..2 {
             let fd = (f(0.3 + h)[i] - f(0.3 - h)[i]) / (2.0 * h);

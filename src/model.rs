@@ -181,7 +181,10 @@ impl Dims {
         self.controls.len()
     }
     pub fn mode_name(&self, m: usize) -> String {
-        self.modes.get(m).cloned().unwrap_or_else(|| format!("#{m}"))
+        self.modes
+            .get(m)
+            .cloned()
+            .unwrap_or_else(|| format!("#{m}"))
     }
     pub fn guard_name(&self, k: usize) -> String {
         self.guards

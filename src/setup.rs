@@ -267,9 +267,14 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let u = self.controls_at(ctx, t, theta);
         let n = self.n();
         let nx = self.nx();
-        let jac = jacobian_of(n, t, &xx[..nx], &u, &theta[..self.np()], |t, x, u, p, out| {
-            self.flow_u(ctx, t, x, u, p, out)
-        })?;
+        let jac = jacobian_of(
+            n,
+            t,
+            &xx[..nx],
+            &u,
+            &theta[..self.np()],
+            |t, x, u, p, out| self.flow_u(ctx, t, x, u, p, out),
+        )?;
         let mut fx = DMatrix::zeros(n, n);
         fx.columns_mut(0, nx).copy_from(&jac.x);
         let active = match (&self.controls, self.control_interval(ctx)) {
@@ -362,10 +367,17 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         theta: &[f64],
     ) -> Result<ScalarJac, ModelError> {
         let u = self.controls_at(ctx, t, theta);
-        let j = jacobian_of(1, t, &xx[..self.nx()], &u, &theta[..self.np()], |t, x, u, p, o| {
-            o[0] = self.sys.guard(ctx.mode, k, t, x, u, p);
-            Ok(())
-        })?;
+        let j = jacobian_of(
+            1,
+            t,
+            &xx[..self.nx()],
+            &u,
+            &theta[..self.np()],
+            |t, x, u, p, o| {
+                o[0] = self.sys.guard(ctx.mode, k, t, x, u, p);
+                Ok(())
+            },
+        )?;
         Ok(self.lift_scalar(
             ctx,
             t,
@@ -388,9 +400,14 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     ) -> Result<Vec<ScalarJac>, ModelError> {
         let u = self.controls_at(ctx, t, theta);
         let ny = self.dims.outputs.len();
-        let j = jacobian_of(ny, t, &xx[..self.nx()], &u, &theta[..self.np()], |t, x, u, p, o| {
-            self.sys.outputs(ctx.mode, t, x, u, p, o)
-        })?;
+        let j = jacobian_of(
+            ny,
+            t,
+            &xx[..self.nx()],
+            &u,
+            &theta[..self.np()],
+            |t, x, u, p, o| self.sys.outputs(ctx.mode, t, x, u, p, o),
+        )?;
         Ok((0..ny)
             .map(|i| {
                 self.lift_scalar(
@@ -417,9 +434,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         theta: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let nx = self.nx();
-        let (m2, mut xp) = self
-            .sys
-            .reset(mode, k, t, &xx[..nx], &theta[..self.np()])?;
+        let (m2, mut xp) = self.sys.reset(mode, k, t, &xx[..nx], &theta[..self.np()])?;
         if xp.len() != nx {
             return Err(ModelError::Other(format!(
                 "reset of guard {k} returned {} values for {nx} states",
@@ -441,15 +456,8 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     ) -> Result<ResetJac, ModelError> {
         let nx = self.nx();
         let n = self.n();
-        let (m2, j) = crate::model::reset_jacobian(
-            self.sys,
-            nx,
-            mode,
-            k,
-            t,
-            &xx[..nx],
-            &theta[..self.np()],
-        )?;
+        let (m2, j) =
+            crate::model::reset_jacobian(self.sys, nx, mode, k, t, &xx[..nx], &theta[..self.np()])?;
         let mut xp = DVector::zeros(n);
         let mut rt = DVector::zeros(n);
         let mut rx = DMatrix::identity(n, n);
@@ -502,7 +510,14 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let uf = self.controls_at(&ctx_f, tf, theta);
         let mut yf = vec![D::zero(); ny];
         self.sys
-            .outputs(mode_f, tf, &yf_state[..nx], &uf, &theta[..self.np()], &mut yf)
+            .outputs(
+                mode_f,
+                tf,
+                &yf_state[..nx],
+                &uf,
+                &theta[..self.np()],
+                &mut yf,
+            )
             .map_err(|e| crate::error::Error::Model {
                 t: tf.re(),
                 mode: self.dims.mode_name(mode_f),
@@ -523,7 +538,14 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                     let u = self.controls_at(&ctx, e.t, theta);
                     let mut y = vec![D::zero(); ny];
                     self.sys
-                        .outputs(e.mode_before, e.t, &e.y_minus[..nx], &u, &theta[..self.np()], &mut y)
+                        .outputs(
+                            e.mode_before,
+                            e.t,
+                            &e.y_minus[..nx],
+                            &u,
+                            &theta[..self.np()],
+                            &mut y,
+                        )
                         .map_err(|er| crate::error::Error::Model {
                             t: e.t.re(),
                             mode: self.dims.mode_name(e.mode_before),
@@ -573,7 +595,15 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     }
 
     /// ġ = G_t + G_X·v at real values, with its scale (for the grazing test).
-    pub fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, xx: &[f64], v: &[f64], theta: &[f64]) -> GuardRate {
+    pub fn guard_rate(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: f64,
+        xx: &[f64],
+        v: &[f64],
+        theta: &[f64],
+    ) -> GuardRate {
         let td = Dual64::new(t, 1.0);
         let xd: Vec<Dual64> = xx.iter().zip(v).map(|(&a, &b)| Dual64::new(a, b)).collect();
         let thd: Vec<Dual64> = theta.iter().map(|&a| Dual64::from(a)).collect();
@@ -693,7 +723,10 @@ impl<S: HybridSystem, D: Scalar> HybridRhs<D> for Plain<'_, '_, S, D> {
 
 impl<S: HybridSystem> Setup<'_, S> {
     /// Simulates X from t0 to t_end (or a terminal event) at θ.
-    pub fn simulate(&self, theta: &[f64]) -> Result<crate::integrate::Trajectory, crate::error::Error> {
+    pub fn simulate(
+        &self,
+        theta: &[f64],
+    ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
         self.simulate_generic(theta.to_vec())
     }
 
@@ -703,11 +736,13 @@ impl<S: HybridSystem> Setup<'_, S> {
         theta: Vec<D>,
     ) -> Result<crate::integrate::Trajectory<D>, crate::error::Error> {
         self.check_theta(theta.len())?;
-        let (m0, x0) = self.initial(&theta).map_err(|e| crate::error::Error::Model {
-            t: self.t0,
-            mode: "initial".into(),
-            source: e,
-        })?;
+        let (m0, x0) = self
+            .initial(&theta)
+            .map_err(|e| crate::error::Error::Model {
+                t: self.t0,
+                mode: "initial".into(),
+                source: e,
+            })?;
         let plain = Plain::new(self, theta);
         crate::integrate::hybrid::simulate_hybrid(
             &plain,

@@ -8,9 +8,21 @@ fn setup(sys: &BouncingBall, tol: f64) -> Setup<'_, BouncingBall> {
     let obj = Objective::new(
         "psi",
         vec![
-            Term::IntegralSquared { output: 0, target: 0.0, weight: 1.0 },
-            Term::TerminalSquared { output: 0, target: 0.1, weight: 1.0 },
-            Term::TerminalSquared { output: 1, target: 0.0, weight: 0.1 },
+            Term::IntegralSquared {
+                output: 0,
+                target: 0.0,
+                weight: 1.0,
+            },
+            Term::TerminalSquared {
+                output: 0,
+                target: 0.1,
+                weight: 1.0,
+            },
+            Term::TerminalSquared {
+                output: 1,
+                target: 0.0,
+                weight: 0.1,
+            },
         ],
     );
     let mut s = Setup::new(sys, 0.0, 3.0, None, vec![obj]);
@@ -23,7 +35,11 @@ fn oracle_grad(p: &[f64]) -> (f64, Vec<f64>, Vec<Vec<f64>>) {
     let mut g = vec![0.0; 5];
     let mut taus: Vec<Vec<f64>> = Vec::new();
     for j in 0..5 {
-        let pd: Vec<Dual64> = p.iter().enumerate().map(|(i, &v)| Dual64::new(v, if i == j { 1.0 } else { 0.0 })).collect();
+        let pd: Vec<Dual64> = p
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Dual64::new(v, if i == j { 1.0 } else { 0.0 }))
+            .collect();
         g[j] = oracle::cost(&pd, 3.0, 0.1, 0.1).eps;
         let (imp, ..) = oracle::run(&pd, 3.0);
         if taus.is_empty() {
@@ -37,7 +53,12 @@ fn oracle_grad(p: &[f64]) -> (f64, Vec<f64>, Vec<Vec<f64>>) {
 }
 
 fn rel(a: &[f64], b: &[f64]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    let num: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt();
     let den: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt().max(1e-300);
     num / den
 }
@@ -51,9 +72,16 @@ fn check(p: &[f64]) {
     let du = dual::dual_gradients(&s, p).unwrap();
     let fd = evaluate(&s, p, GradientMethod::Fd).unwrap();
     println!("psi {} oracle {}", adj.values[0], psi_o);
-    println!("adjoint {:?}\ndirect  {:?}\ndual    {:?}\nfd      {:?}\noracle  {:?}", adj.gradients[0], fw.gradients[0], du.gradients[0], fd.gradients[0], g_o);
+    println!(
+        "adjoint {:?}\ndirect  {:?}\ndual    {:?}\nfd      {:?}\noracle  {:?}",
+        adj.gradients[0], fw.gradients[0], du.gradients[0], fd.gradients[0], g_o
+    );
     assert!((adj.values[0] - psi_o).abs() <= 1e-8 * psi_o.abs());
-    for (name, g) in [("adjoint", &adj.gradients[0]), ("direct", &fw.gradients[0]), ("dual", &du.gradients[0])] {
+    for (name, g) in [
+        ("adjoint", &adj.gradients[0]),
+        ("direct", &fw.gradients[0]),
+        ("dual", &du.gradients[0]),
+    ] {
         let r = rel(g, &g_o);
         println!("{name} vs oracle: {r:e}");
         assert!(r <= 1e-8, "{name} {r:e}");
@@ -65,7 +93,10 @@ fn check(p: &[f64]) {
     for (k, e) in fw.events.iter().enumerate() {
         let r1 = rel(&e.tau, &tau_o[k]);
         let r2 = rel(&du.event_tau[k], &tau_o[k]);
-        assert!(r1 <= 1e-8 && r2 <= 1e-8, "event {k}: direct {r1:e} dual {r2:e}");
+        assert!(
+            r1 <= 1e-8 && r2 <= 1e-8,
+            "event {k}: direct {r1:e} dual {r2:e}"
+        );
     }
 }
 

@@ -65,7 +65,8 @@ impl<D: Scalar> DenseStep<D> {
         for i in 0..n {
             out[i] = c[i]
                 + th * (c[n + i]
-                    + (one - th) * (c[2 * n + i] + th * (c[3 * n + i] + (one - th) * c[4 * n + i])));
+                    + (one - th)
+                        * (c[2 * n + i] + th * (c[3 * n + i] + (one - th) * c[4 * n + i])));
         }
     }
 

@@ -205,7 +205,11 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             watches = (0..sys.n_guards())
                 .map(|k| {
                     let active = sys.guard_active(mode, k);
-                    let g = if active { sys.guard(&ctx, k, t, &y).re() } else { 0.0 };
+                    let g = if active {
+                        sys.guard(&ctx, k, t, &y).re()
+                    } else {
+                        0.0
+                    };
                     Watch {
                         active,
                         masked: active && g.abs() <= eopt.zero_tol,
@@ -488,7 +492,12 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 }
             }
             group_id += 1;
-            let first_ev = events.len() - events.iter().rev().take_while(|e| e.group == group_id - 1).count();
+            let first_ev = events.len()
+                - events
+                    .iter()
+                    .rev()
+                    .take_while(|e| e.group == group_id - 1)
+                    .count();
             if let Some(s) = segments.last_mut() {
                 s.end_events = (first_ev..events.len()).collect();
             }

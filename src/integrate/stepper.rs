@@ -177,7 +177,14 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
 /// The weighted error norm of the derivative parts of a dual run (the same embedded
 /// estimate applied to the derivative), so that the witness's derivative is as accurate
 /// as the tolerances ask (the analogue of including S in the direct method's error test).
-fn derivative_error<D: Scalar>(tol: &Tolerances, h: f64, e: &[f64], k: &[Vec<D>], y0: &[D], y1: &[D]) -> f64 {
+fn derivative_error<D: Scalar>(
+    tol: &Tolerances,
+    h: f64,
+    e: &[f64],
+    k: &[Vec<D>],
+    y0: &[D],
+    y1: &[D],
+) -> f64 {
     let n = y0.len();
     let mut s = 0.0;
     for i in 0..n {

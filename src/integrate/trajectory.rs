@@ -90,10 +90,8 @@ impl<D: Scalar> Trajectory<D> {
         let n = self.segments.len();
         for (i, s) in self.segments.iter().enumerate() {
             let (a, b) = (s.t_start.re(), s.t_end.re());
-            if t < b || (t == b && prefer_left) || i + 1 == n {
-                if t >= a || i == 0 {
-                    return i;
-                }
+            if (t < b || (t == b && prefer_left) || i + 1 == n) && (t >= a || i == 0) {
+                return i;
             }
         }
         n - 1

@@ -114,7 +114,11 @@ pub fn adjoint_gradients<S: HybridSystem>(
                 .map_err(located(setup, e.t, ctx.mode))?,
         );
     }
-    let terminal_event = traj.events.last().filter(|e| e.terminal).map(|_| traj.events.len() - 1);
+    let terminal_event = traj
+        .events
+        .last()
+        .filter(|e| e.terminal)
+        .map(|_| traj.events.len() - 1);
     let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..np])
         .map_err(located(setup, setup.t0, 0))?;
     let mut out = Vec::with_capacity(setup.objectives.len());
@@ -150,7 +154,15 @@ pub fn adjoint_gradients<S: HybridSystem>(
                             t_lo: seg.t_lo,
                             t_hi: seg.t_hi,
                         };
-                        let tj = term_jacobian(setup, term, &ctx, traj.t_final, &traj.y_final, theta, true)?;
+                        let tj = term_jacobian(
+                            setup,
+                            term,
+                            &ctx,
+                            traj.t_final,
+                            &traj.y_final,
+                            theta,
+                            true,
+                        )?;
                         lam += &tj.x;
                         mu += &tj.theta;
                     }
@@ -188,8 +200,16 @@ pub fn adjoint_gradients<S: HybridSystem>(
             };
             let mut y0 = lam.as_slice().to_vec();
             y0.extend(std::iter::repeat_n(0.0, np + setup.nu() * n_active));
-            let (y1, h) = integrate_smooth(&rhs, seg.t_end, seg.t_start, &y0, &setup.solver, h_carry, &mut stats)
-                .map_err(|e| smooth_error(setup, seg.mode, e))?;
+            let (y1, h) = integrate_smooth(
+                &rhs,
+                seg.t_end,
+                seg.t_start,
+                &y0,
+                &setup.solver,
+                h_carry,
+                &mut stats,
+            )
+            .map_err(|e| smooth_error(setup, seg.mode, e))?;
             h_carry = Some(h);
             lam.copy_from_slice(&y1[..n]);
             for k in 0..np {

@@ -21,14 +21,18 @@ pub struct DualResult {
 }
 
 /// Runs one dual simulation per component of θ (in parallel).
-pub fn dual_gradients<S: HybridSystem>(setup: &Setup<'_, S>, theta: &[f64]) -> Result<DualResult, Error> {
+pub fn dual_gradients<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+) -> Result<DualResult, Error> {
     if setup.solver.method != Method::Dopri5 {
         return Err(Error::Invalid(
             "the dual witness runs the explicit integrator only (method = \"dopri5\")".into(),
         ));
     }
     let nth = theta.len();
-    let cols: Vec<Result<(Vec<f64>, Vec<f64>), Error>> = (0..nth)
+    type Column = Result<(Vec<f64>, Vec<f64>), Error>;
+    let cols: Vec<Column> = (0..nth)
         .into_par_iter()
         .map(|j| {
             let th: Vec<Dual64> = theta

@@ -39,7 +39,11 @@ pub fn fd_gradients<S: HybridSystem>(
             let mut tm = theta.to_vec();
             tm[j] -= h;
             let (vp, vm) = (eval(&tp)?, eval(&tm)?);
-            Ok(vp.iter().zip(&vm).map(|(a, b)| (a - b) / (2.0 * h)).collect())
+            Ok(vp
+                .iter()
+                .zip(&vm)
+                .map(|(a, b)| (a - b) / (2.0 * h))
+                .collect())
         })
         .collect();
     let mut grads = vec![vec![0.0; nth]; setup.objectives.len()];

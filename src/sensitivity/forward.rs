@@ -43,11 +43,13 @@ impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
         })
     }
     fn guard(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64]) -> f64 {
-        self.setup.guard_value(ctx, k, t, &y[..self.setup.n()], &self.theta)
+        self.setup
+            .guard_value(ctx, k, t, &y[..self.setup.n()], &self.theta)
     }
     fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate {
         let n = self.setup.n();
-        self.setup.guard_rate(ctx, k, t, &y[..n], &v[..n], &self.theta)
+        self.setup
+            .guard_rate(ctx, k, t, &y[..n], &v[..n], &self.theta)
     }
     fn event(
         &self,
@@ -156,14 +158,29 @@ pub fn forward_sensitivity<S: HybridSystem>(
         setup,
         theta: theta.to_vec(),
     };
-    let traj = simulate_hybrid(&rhs, y0, m0, &setup.breakpoints(), &setup.solver, &setup.events)?;
+    let traj = simulate_hybrid(
+        &rhs,
+        y0,
+        m0,
+        &setup.breakpoints(),
+        &setup.solver,
+        &setup.events,
+    )?;
     // event reports (τ) from the tape with the one jump formula
     let mut events = Vec::with_capacity(traj.events.len());
     let mut jumps = Vec::with_capacity(traj.events.len());
     for (i, e) in traj.events.iter().enumerate() {
         let ctx = event_ctx(&traj, i);
-        let jump = Jump::at(setup, &ctx, e.guard, e.t, &e.y_minus[..n], theta, e.terminal)
-            .map_err(located(setup, e.t, ctx.mode))?;
+        let jump = Jump::at(
+            setup,
+            &ctx,
+            e.guard,
+            e.t,
+            &e.y_minus[..n],
+            theta,
+            e.terminal,
+        )
+        .map_err(located(setup, e.t, ctx.mode))?;
         let s_minus = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
         events.push(EventSensitivity {
             t: e.t,
@@ -186,7 +203,11 @@ pub fn forward_sensitivity<S: HybridSystem>(
     };
     let xt = state_only.state_trajectory(n);
     let values = setup.objective_values(&xt, theta)?;
-    let terminal_event = xt.events.last().filter(|e| e.terminal).map(|_| xt.events.len() - 1);
+    let terminal_event = xt
+        .events
+        .last()
+        .filter(|e| e.terminal)
+        .map(|_| xt.events.len() - 1);
     let mut gradients = Vec::new();
     for (oi, obj) in setup.objectives.iter().enumerate() {
         let mut g = nalgebra::DVector::zeros(nth);
@@ -209,7 +230,15 @@ pub fn forward_sensitivity<S: HybridSystem>(
                             t_lo: seg.t_lo,
                             t_hi: seg.t_hi,
                         };
-                        let tj = term_jacobian(setup, term, &ctx, xt.t_final, &xtraj_final, theta, true)?;
+                        let tj = term_jacobian(
+                            setup,
+                            term,
+                            &ctx,
+                            xt.t_final,
+                            &xtraj_final,
+                            theta,
+                            true,
+                        )?;
                         g += s_f.transpose() * &tj.x + &tj.theta;
                     }
                 }
@@ -230,4 +259,3 @@ pub fn forward_sensitivity<S: HybridSystem>(
         ..state_only
     })
 }
-

@@ -32,7 +32,15 @@ impl HybridSystem for BouncingBall {
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[3], p[4]])
     }
-    fn flow<D: Scalar>(&self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D]) -> Result<(), ModelError> {
+    fn flow<D: Scalar>(
+        &self,
+        _m: usize,
+        _t: D,
+        x: &[D],
+        _u: &[D],
+        p: &[D],
+        dx: &mut [D],
+    ) -> Result<(), ModelError> {
         dx[0] = x[1];
         dx[1] = -p[0] - p[2] * x[1];
         Ok(())
@@ -40,10 +48,25 @@ impl HybridSystem for BouncingBall {
     fn guard<D: Scalar>(&self, _m: usize, _k: usize, _t: D, x: &[D], _u: &[D], _p: &[D]) -> D {
         x[0]
     }
-    fn reset<D: Scalar>(&self, m: usize, _k: usize, _t: D, x: &[D], p: &[D]) -> Result<(usize, Vec<D>), ModelError> {
+    fn reset<D: Scalar>(
+        &self,
+        m: usize,
+        _k: usize,
+        _t: D,
+        x: &[D],
+        p: &[D],
+    ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((m, vec![x[0], -p[1] * x[1]]))
     }
-    fn outputs<D: Scalar>(&self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D]) -> Result<(), ModelError> {
+    fn outputs<D: Scalar>(
+        &self,
+        _m: usize,
+        _t: D,
+        x: &[D],
+        _u: &[D],
+        p: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
         out[0] = x[0];
         out[1] = x[1];
         out[2] = p[0] * x[0] + x[1] * x[1] * 0.5;
@@ -75,7 +98,15 @@ impl HybridSystem for ThrustBall {
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         BouncingBall.initial_state(p)
     }
-    fn flow<D: Scalar>(&self, m: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D]) -> Result<(), ModelError> {
+    fn flow<D: Scalar>(
+        &self,
+        m: usize,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        dx: &mut [D],
+    ) -> Result<(), ModelError> {
         BouncingBall.flow(m, t, x, u, p, dx)?;
         dx[1] += u[0];
         Ok(())
@@ -83,10 +114,25 @@ impl HybridSystem for ThrustBall {
     fn guard<D: Scalar>(&self, m: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D {
         BouncingBall.guard(m, k, t, x, u, p)
     }
-    fn reset<D: Scalar>(&self, m: usize, k: usize, t: D, x: &[D], p: &[D]) -> Result<(usize, Vec<D>), ModelError> {
+    fn reset<D: Scalar>(
+        &self,
+        m: usize,
+        k: usize,
+        t: D,
+        x: &[D],
+        p: &[D],
+    ) -> Result<(usize, Vec<D>), ModelError> {
         BouncingBall.reset(m, k, t, x, p)
     }
-    fn outputs<D: Scalar>(&self, m: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D]) -> Result<(), ModelError> {
+    fn outputs<D: Scalar>(
+        &self,
+        m: usize,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
         BouncingBall.outputs(m, t, x, u, p, &mut out[..3])?;
         out[3] = u[0];
         Ok(())
@@ -124,7 +170,10 @@ pub mod oracle {
             let em = (-x).exp_m1();
             (-em / c, (x + em) / (c * c))
         };
-        (ya + va * phi1 - g * phi2, va * (D::one() - c * phi1) - g * phi1)
+        (
+            ya + va * phi1 - g * phi2,
+            va * (D::one() - c * phi1) - g * phi1,
+        )
     }
 
     /// Gauss–Legendre nodes and weights on [0, 1] (Newton on P_n; n = 16).

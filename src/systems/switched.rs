@@ -23,10 +23,12 @@ impl HybridSystem for SwitchedLinear {
         vec!["x1".into(), "x2".into()]
     }
     fn param_names(&self) -> Vec<String> {
-        ["k_left", "k_right", "d_left", "d_right", "f", "x1_0", "x2_0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        [
+            "k_left", "k_right", "d_left", "d_right", "f", "x1_0", "x2_0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     }
     fn mode_names(&self) -> Vec<String> {
         vec!["left".into(), "right".into()]
@@ -49,7 +51,15 @@ impl HybridSystem for SwitchedLinear {
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[5], p[6]])
     }
-    fn flow<D: Scalar>(&self, m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D]) -> Result<(), ModelError> {
+    fn flow<D: Scalar>(
+        &self,
+        m: usize,
+        _t: D,
+        x: &[D],
+        _u: &[D],
+        p: &[D],
+        dx: &mut [D],
+    ) -> Result<(), ModelError> {
         let (k, d) = if m == 0 { (p[0], p[2]) } else { (p[1], p[3]) };
         dx[0] = x[1];
         dx[1] = -k * x[0] - d * x[1] + p[4];
@@ -58,10 +68,25 @@ impl HybridSystem for SwitchedLinear {
     fn guard<D: Scalar>(&self, _m: usize, _k: usize, _t: D, x: &[D], _u: &[D], _p: &[D]) -> D {
         x[0]
     }
-    fn reset<D: Scalar>(&self, m: usize, _k: usize, _t: D, x: &[D], _p: &[D]) -> Result<(usize, Vec<D>), ModelError> {
+    fn reset<D: Scalar>(
+        &self,
+        m: usize,
+        _k: usize,
+        _t: D,
+        x: &[D],
+        _p: &[D],
+    ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((1 - m, x.to_vec()))
     }
-    fn outputs<D: Scalar>(&self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D]) -> Result<(), ModelError> {
+    fn outputs<D: Scalar>(
+        &self,
+        _m: usize,
+        _t: D,
+        x: &[D],
+        _u: &[D],
+        _p: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
         out[0] = x[0];
         out[1] = x[1];
         Ok(())
