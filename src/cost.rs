@@ -96,7 +96,7 @@ impl Term {
     }
 
     /// The integrand `L` from the outputs `y`, controls `u` and, for tracking, `y_ref`.
-    pub fn running<D: Scalar>(&self, y: &[D], u: &[D], y_ref: f64) -> D {
+    pub fn running<D: Scalar>(&self, y: &[D], u: &[D], y_ref: D) -> D {
         match *self {
             Term::Integral { output, weight } => y[output] * weight,
             Term::IntegralSquared {

@@ -33,6 +33,8 @@ pub enum Error {
         guard: String,
         max_events: usize,
     },
+    #[error("guard '{guard}' crosses again immediately after its own reset at t = {t} in mode '{mode}': the state sticks to the guard surface (Zeno behaviour, or a resting contact the model has no mode for)")]
+    Sticking { t: f64, mode: String, guard: String },
     #[error("step-size underflow at t = {t} in mode '{mode}': step {h:e} is below the minimum {h_min:e}")]
     StepSizeUnderflow {
         t: f64,

@@ -20,6 +20,7 @@ pub mod optimize;
 pub mod plot;
 pub mod problem;
 pub mod report;
+pub mod artifacts;
 pub mod sensitivity;
 pub mod setup;
 pub mod systems;

@@ -1,1 +1,610 @@
-fn main() {}
+//! The `hybridopt` command line: a thin layer over the library.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use hybridopt::artifacts::{self, trajectory_table, Table};
+use hybridopt::optimize::{optimize, OptimizeResult};
+use hybridopt::plot::{write_figure, LineKind};
+use hybridopt::problem::{Problem, SolverKind};
+use hybridopt::report::Staging;
+use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
+use hybridopt::systems::builtin::Builtin;
+use hybridopt::setup::Setup;
+use serde_json::{json, Map, Value};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "hybridopt",
+    version,
+    about = "Optimize hybrid dynamical systems with exact sensitivities through events"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum MethodArg {
+    Adjoint,
+    Direct,
+    Fd,
+    Dual,
+    All,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SolverArg {
+    Lbfgs,
+    Gd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OptGradientArg {
+    Adjoint,
+    Direct,
+    Fd,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a problem: trajectory CSV and a plot of the outputs with events marked.
+    Simulate {
+        /// The problem file (TOML).
+        problem: PathBuf,
+        /// Output folder (default: results/simulate/<problem name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override a parameter value: NAME=VALUE (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cost and gradient by parameter name, with the event list and τ = dt_e/dθ.
+    Gradient {
+        /// The problem file (TOML).
+        problem: PathBuf,
+        /// Gradient method; `all` compares every method.
+        #[arg(long, value_enum, default_value = "adjoint")]
+        method: MethodArg,
+        /// Override a parameter value: NAME=VALUE (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Relative tolerance (overrides the file).
+        #[arg(long)]
+        rtol: Option<f64>,
+        /// Absolute tolerance (overrides the file).
+        #[arg(long)]
+        atol: Option<f64>,
+        /// Timings are medians over this many runs.
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Write a sensitivity plot (forward sensitivities of the plotted outputs) here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Optimize the parameters marked `optimize = true` and all control coefficients.
+    Optimize {
+        /// The problem file (TOML).
+        problem: PathBuf,
+        /// Output folder (default: results/<problem name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Solver (default: from the file, else lbfgs).
+        #[arg(long, value_enum)]
+        solver: Option<SolverArg>,
+        /// Gradient method (default: from the file, else adjoint).
+        #[arg(long, value_enum)]
+        gradient: Option<OptGradientArg>,
+        /// Iteration limit (default: from the file, else 100).
+        #[arg(long)]
+        max_iters: Option<u64>,
+        /// Override a parameter's start value: NAME=VALUE (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// No progress output.
+        #[arg(long)]
+        quiet: bool,
+        /// Print the summary JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// B-derivative at a simultaneous crossing (seed 003, Algorithm 2.1) from a JSON case.
+    Bderiv {
+        /// The case file (JSON: normals, fields, directions).
+        case: PathBuf,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn load(path: &Path, params: &[String]) -> Result<Problem> {
+    let mut p = Problem::load(path)?;
+    for kv in params {
+        let Some((k, v)) = kv.split_once('=') else {
+            bail!("--param {kv}: expected NAME=VALUE, e.g. --param e=0.85");
+        };
+        let v: f64 = v
+            .trim()
+            .parse()
+            .with_context(|| format!("--param {kv}: `{v}` is not a number"))?;
+        p.set_param(k.trim(), v)?;
+    }
+    Ok(p)
+}
+
+fn stats_json(s: &hybridopt::integrate::Stats) -> Value {
+    json!({"steps": s.steps, "rejected": s.rejected, "events": s.events, "rhs_evals": s.rhs_evals})
+}
+
+fn events_json(setup: &Setup<'_, Builtin>, traj: &hybridopt::integrate::Trajectory) -> Vec<Value> {
+    traj.events
+        .iter()
+        .map(|e| {
+            json!({"t": e.t, "guard": setup.dims.guard_name(e.guard),
+                   "mode_before": setup.dims.mode_name(e.mode_before),
+                   "mode_after": setup.dims.mode_name(e.mode_after)})
+        })
+        .collect()
+}
+
+fn constraints_json(tab: &Table) -> Option<Value> {
+    let p = tab.max_abs("phi_pos_max")?;
+    let v = tab.max_abs("phi_vel_max")?;
+    Some(json!({"position_max": p, "velocity_max": v}))
+}
+
+fn final_outputs(tab: &Table, names: &[String]) -> Map<String, Value> {
+    let last = tab.rows.nrows().saturating_sub(1);
+    names
+        .iter()
+        .filter_map(|n| {
+            let c = tab.header.iter().position(|h| h == n)?;
+            Some((n.clone(), json!(tab.rows[(last, c)])))
+        })
+        .collect()
+}
+
+fn plot_names(p: &Problem) -> Vec<String> {
+    p.plot_outputs.iter().map(|&i| p.dims.outputs[i].clone()).collect()
+}
+
+fn cmd_simulate(path: &Path, out: Option<PathBuf>, params: &[String], as_json: bool) -> Result<()> {
+    let p = load(path, params)?;
+    let setup = p.setup()?;
+    let theta = p.theta_values();
+    let traj = setup.simulate(&theta)?;
+    let tab = trajectory_table(&setup, &traj, &theta)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("results/simulate").join(&p.name));
+    let stage = Staging::new(&out)?;
+    stage.write_csv("trajectory.csv", &tab.header, &tab.rows)?;
+    let fig = artifacts::outputs_figure(
+        &format!("{}: simulation", p.name),
+        &plot_names(&p),
+        &[("trajectory", &tab, LineKind::Solid)],
+        artifacts::event_markers(&setup, &traj),
+    );
+    write_figure(&fig, &stage.path("trajectory.png"), Some(&stage.path("trajectory.svg")))?;
+    // The costs are reported, not required: a simulation whose cost is undefined (an
+    // event term's occurrence never happens) still runs, and says why.
+    let costs = match setup.objective_values(&traj, &theta) {
+        Ok(values) => Value::Object(
+            p.objective_names()
+                .iter()
+                .zip(&values)
+                .map(|(n, v)| (n.clone(), json!(v)))
+                .collect(),
+        ),
+        Err(e) => json!({"error": e.to_string()}),
+    };
+    let mut obj = json!({
+        "stats": stats_json(&traj.stats),
+        "events": events_json(&setup, &traj),
+        "final": {"t": traj.t_final, "outputs": final_outputs(&tab, &setup.dims.outputs)},
+        "costs": costs,
+    });
+    if let Some(c) = constraints_json(&tab) {
+        obj["constraints"] = c;
+    }
+    stage.write_json("simulation.json", &obj)?;
+    let dir = stage.commit()?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&obj)?);
+    } else {
+        println!(
+            "{}: t = {} → {}: {} steps ({} rejected), {} events",
+            p.name, p.t0, traj.t_final, traj.stats.steps, traj.stats.rejected, traj.stats.events
+        );
+        for e in &traj.events {
+            println!(
+                "  event t = {:.12}  guard {}  {} → {}",
+                e.t,
+                setup.dims.guard_name(e.guard),
+                setup.dims.mode_name(e.mode_before),
+                setup.dims.mode_name(e.mode_after)
+            );
+        }
+        println!("  costs: {}", obj["costs"]);
+        if let Some(c) = constraints_json(&tab) {
+            println!("  constraint residuals: |Φ| ≤ {}, |Φ̇| ≤ {}", c["position_max"], c["velocity_max"]);
+        }
+        println!("  wrote {}", dir.display());
+    }
+    Ok(())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let num = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    let den = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    if den == 0.0 {
+        num
+    } else {
+        num / den
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_gradient(
+    path: &Path,
+    method: MethodArg,
+    params: &[String],
+    rtol: Option<f64>,
+    atol: Option<f64>,
+    repeat: usize,
+    as_json: bool,
+    out: Option<PathBuf>,
+) -> Result<()> {
+    let mut p = load(path, params)?;
+    for (name, v) in [("--rtol", rtol), ("--atol", atol)] {
+        if let Some(v) = v {
+            if !(v > 0.0 && v < 1.0) {
+                bail!("{name} {v}: a tolerance must be in (0, 1)");
+            }
+        }
+    }
+    if let Some(r) = rtol {
+        p.solver.rtol = r;
+    }
+    if let Some(a) = atol {
+        p.solver.atol = a;
+    }
+    if repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let setup = p.setup()?;
+    let theta = p.theta_values();
+    let names = setup.theta_names();
+    let methods: Vec<GradientMethod> = match method {
+        MethodArg::Adjoint => vec![GradientMethod::Adjoint],
+        MethodArg::Direct => vec![GradientMethod::Direct],
+        MethodArg::Fd => vec![GradientMethod::Fd],
+        MethodArg::Dual => vec![GradientMethod::Dual],
+        MethodArg::All => GradientMethod::all().to_vec(),
+    };
+    // forward timing
+    let mut tf = Vec::new();
+    let mut traj = None;
+    for _ in 0..repeat {
+        let t0 = Instant::now();
+        let tr = setup.simulate(&theta)?;
+        tf.push(t0.elapsed().as_secs_f64());
+        traj = Some(tr);
+    }
+    let traj = traj.expect("ran");
+    let mut results = Vec::new();
+    for &m in &methods {
+        let mut times = Vec::new();
+        let mut ev = None;
+        for _ in 0..repeat {
+            let t0 = Instant::now();
+            let e = evaluate(&setup, &theta, m)?;
+            times.push(t0.elapsed().as_secs_f64());
+            ev = Some(e);
+        }
+        results.push((m, ev.expect("ran"), median(times)));
+    }
+    // event report with τ (from the direct method's tape)
+    let fw = forward::forward_sensitivity(&setup, &theta)?;
+    let main = &results[0];
+    let by_name = |g: &[f64]| -> Map<String, Value> {
+        names.iter().zip(g).map(|(n, v)| (n.clone(), json!(v))).collect()
+    };
+    let obj_names = p.objective_names();
+    let mut witnesses = Map::new();
+    for (m, ev, _) in &results {
+        witnesses.insert(m.name().to_string(), Value::Object(by_name(&ev.gradients[0])));
+    }
+    let events: Vec<Value> = fw
+        .events
+        .iter()
+        .map(|e| {
+            json!({"t": e.t, "guard": setup.dims.guard_name(e.guard),
+                   "mode_before": setup.dims.mode_name(e.mode_before),
+                   "mode_after": setup.dims.mode_name(e.mode_after),
+                   "dt_dp": by_name(&e.tau)})
+        })
+        .collect();
+    let objectives: Map<String, Value> = obj_names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), json!({"cost": main.1.values[i], "gradient": by_name(&main.1.gradients[i])})))
+        .collect();
+    let obj = json!({
+        "cost": main.1.values[0],
+        "gradient": by_name(&main.1.gradients[0]),
+        "witnesses": witnesses,
+        "objectives": objectives,
+        "events": events,
+        "timing": {"forward_s": median(tf.clone()), "gradient_s": main.2},
+        "stats": stats_json(&traj.stats),
+    });
+    if let Some(dir) = out {
+        let stage = Staging::new(&dir)?;
+        let fig = artifacts::sensitivity_figure(
+            &setup,
+            &fw,
+            &theta,
+            &p.plot_outputs,
+            &(0..setup.np()).collect::<Vec<_>>(),
+        )?;
+        write_figure(&fig, &stage.path("sensitivity.png"), Some(&stage.path("sensitivity.svg")))?;
+        stage.write_json("gradient.json", &obj)?;
+        stage.commit()?;
+    }
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&obj)?);
+        return Ok(());
+    }
+    println!("{}: ψ = {:.15e}  ({} steps, {} events)", p.name, main.1.values[0], traj.stats.steps, traj.stats.events);
+    for (i, n) in obj_names.iter().enumerate().skip(1) {
+        println!("  objective {n}: {:.15e}", main.1.values[i]);
+    }
+    let w = names.iter().map(|n| n.len()).max().unwrap_or(4).max(9);
+    print!("  {:w$}", "parameter");
+    for (m, _, _) in &results {
+        print!("  {:>22}", m.name());
+    }
+    println!();
+    for (j, n) in names.iter().enumerate() {
+        print!("  {n:w$}");
+        for (_, ev, _) in &results {
+            print!("  {:>22.15e}", ev.gradients[0][j]);
+        }
+        println!();
+    }
+    if results.len() > 1 {
+        let reference = &results[0].1.gradients[0];
+        println!("  relative difference to {}:", results[0].0.name());
+        for (m, ev, _) in results.iter().skip(1) {
+            println!("    {:8} {:.3e}", m.name(), rel_diff(&ev.gradients[0], reference));
+        }
+    }
+    println!("  timing (median of {repeat}): forward {:.3e} s", median(tf.clone()));
+    for (m, _, t) in &results {
+        println!("    {:8} {:.3e} s  ({:.2}× forward)", m.name(), t, t / median(tf.clone()));
+    }
+    println!("  events:");
+    for e in &fw.events {
+        let tau: Vec<String> = names.iter().zip(&e.tau).take(8).map(|(n, v)| format!("{n}: {v:.6e}")).collect();
+        println!("    t = {:.12}  {}  dt/dθ = {{{}}}", e.t, setup.dims.guard_name(e.guard), tau.join(", "));
+    }
+    Ok(())
+}
+
+fn summary_json(p: &Problem, setup: &Setup<'_, Builtin>, r: &OptimizeResult, solver: SolverKind) -> Value {
+    let names = setup.theta_names();
+    let by_name = |v: &[f64]| -> Map<String, Value> {
+        names.iter().zip(v).map(|(n, x)| (n.clone(), json!(x))).collect()
+    };
+    json!({
+        "problem": p.name,
+        "solver": solver.name(),
+        "gradient": p.optimizer.gradient.name(),
+        "termination": r.termination,
+        "outcome": r.outcome,
+        "converged": r.converged(),
+        "iterations": r.iterations,
+        "evaluations": r.evaluations,
+        "cost_evaluations": r.cost_calls,
+        "gradient_evaluations": r.gradient_calls,
+        "initial_cost": r.initial_cost,
+        "final_cost": r.final_cost,
+        "parameters_initial": by_name(&r.theta_initial),
+        "parameters_final": by_name(&r.theta_final),
+        "optimized": p.free_indices().iter().map(|&i| names[i].clone()).collect::<Vec<_>>(),
+        "final_gradient_norm": r.final_grad_norm,
+        "wall_time_s": r.wall_time_s,
+        "events": events_json(setup, &r.last.trajectory),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_optimize(
+    path: &Path,
+    out: Option<PathBuf>,
+    solver: Option<SolverArg>,
+    gradient: Option<OptGradientArg>,
+    max_iters: Option<u64>,
+    params: &[String],
+    quiet: bool,
+    as_json: bool,
+) -> Result<()> {
+    let mut p = load(path, params)?;
+    if let Some(s) = solver {
+        p.optimizer.solver = match s {
+            SolverArg::Lbfgs => SolverKind::Lbfgs,
+            SolverArg::Gd => SolverKind::Gd,
+        };
+    }
+    if let Some(g) = gradient {
+        p.optimizer.gradient = match g {
+            OptGradientArg::Adjoint => GradientMethod::Adjoint,
+            OptGradientArg::Direct => GradientMethod::Direct,
+            OptGradientArg::Fd => GradientMethod::Fd,
+        };
+    }
+    if let Some(n) = max_iters {
+        p.optimizer.max_iters = n;
+    }
+    let setup = p.setup()?;
+    let show = !quiet && std::io::stderr().is_terminal();
+    let bar = if show {
+        let b = indicatif::ProgressBar::new(p.optimizer.max_iters);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} iterations ({elapsed})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b.set_message(format!("optimizing {}", p.name));
+        Some(b)
+    } else {
+        None
+    };
+    let progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>> = bar.clone().map(|b| {
+        Arc::new(move |it: u64, _c: f64| b.set_position(it)) as Arc<dyn Fn(u64, f64) + Send + Sync>
+    });
+    let r = optimize(&setup, &p.theta, &p.optimizer, progress)?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let summary = summary_json(&p, &setup, &r, p.optimizer.solver);
+    // results folder, staged and swapped in atomically
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(&p.name));
+    let stage = Staging::new(&out)?;
+    stage.write_json("summary.json", &summary)?;
+    let names = setup.theta_names();
+    let mut header = vec!["iteration".to_string(), "cost".into(), "grad_norm".into(), "step".into()];
+    header.extend(names.iter().cloned());
+    let mut rows = ndarray::Array2::zeros((r.history.len(), header.len()));
+    for (i, h) in r.history.iter().enumerate() {
+        rows[(i, 0)] = h.iteration as f64;
+        rows[(i, 1)] = h.cost;
+        rows[(i, 2)] = h.grad_norm;
+        rows[(i, 3)] = h.step;
+        for (j, v) in h.theta.iter().enumerate() {
+            rows[(i, 4 + j)] = *v;
+        }
+    }
+    stage.write_csv("history.csv", &header, &rows)?;
+    let t_init = trajectory_table(&setup, &r.initial.trajectory, &r.theta_initial)?;
+    let t_final = trajectory_table(&setup, &r.last.trajectory, &r.theta_final)?;
+    stage.write_csv("trajectory_initial.csv", &t_init.header, &t_init.rows)?;
+    stage.write_csv("trajectory.csv", &t_final.header, &t_final.rows)?;
+    write_figure(
+        &artifacts::convergence_figure(&format!("{}: convergence", p.name), &r.history),
+        &stage.path("convergence.png"),
+        Some(&stage.path("convergence.svg")),
+    )?;
+    let mut names_plot = plot_names(&p);
+    names_plot.retain(|n| !setup.dims.controls.contains(n));
+    write_figure(
+        &artifacts::outputs_figure(
+            &format!("{}: initial vs optimized", p.name),
+            &names_plot,
+            &[("initial", &t_init, LineKind::Dashed), ("optimized", &t_final, LineKind::Solid)],
+            artifacts::event_markers(&setup, &r.last.trajectory),
+        ),
+        &stage.path("trajectory.png"),
+        Some(&stage.path("trajectory.svg")),
+    )?;
+    if !setup.dims.controls.is_empty() {
+        write_figure(
+            &artifacts::outputs_figure(
+                &format!("{}: controls", p.name),
+                &setup.dims.controls,
+                &[("initial", &t_init, LineKind::Dashed), ("optimized", &t_final, LineKind::Solid)],
+                vec![],
+            ),
+            &stage.path("controls.png"),
+            Some(&stage.path("controls.svg")),
+        )?;
+    }
+    let dir = stage.commit()?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "{}: {} ({}), {} iterations, {} evaluations, cost {:.6e} → {:.6e}, |grad| {:.3e}, {:.2} s",
+            p.name,
+            if r.converged() { "converged" } else { "NOT converged" },
+            r.termination,
+            r.iterations,
+            r.evaluations,
+            r.initial_cost,
+            r.final_cost,
+            r.final_grad_norm,
+            r.wall_time_s
+        );
+        for &i in p.free_indices().iter().take(12) {
+            println!("  {:>12} {:.10e} → {:.10e}", names[i], r.theta_initial[i], r.theta_final[i]);
+        }
+        if p.free_indices().len() > 12 {
+            println!("  … ({} optimized entries in all; see summary.json)", p.free_indices().len());
+        }
+        println!("  wrote {}", dir.display());
+    }
+    Ok(())
+}
+
+fn cmd_bderiv(path: &Path, as_json: bool) -> Result<()> {
+    let out = hybridopt::sensitivity::bderivative::run_case_file(path)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!("{}", hybridopt::sensitivity::bderivative::format_case_output(&out));
+    }
+    Ok(())
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Simulate {
+            problem,
+            out,
+            params,
+            json,
+        } => cmd_simulate(&problem, out, &params, json),
+        Command::Gradient {
+            problem,
+            method,
+            params,
+            rtol,
+            atol,
+            repeat,
+            json,
+            out,
+        } => cmd_gradient(&problem, method, &params, rtol, atol, repeat, json, out),
+        Command::Optimize {
+            problem,
+            out,
+            solver,
+            gradient,
+            max_iters,
+            params,
+            quiet,
+            json,
+        } => cmd_optimize(&problem, out, solver, gradient, max_iters, &params, quiet, json),
+        Command::Bderiv { case, json } => cmd_bderiv(&case, json),
+    }
+}

@@ -192,33 +192,40 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     }
 
     /// The reference output of a tracking term at time t (real).
-    fn reference_output(&self, term: &Term, ctx: &Ctx, t: f64) -> Result<f64, ModelError> {
+    /// Generic in t: in a dual run the time carries a derivative after an event, and
+    /// y_ref(t) must pass it on.
+    fn reference_output<D: Scalar>(&self, term: &Term, ctx: &Ctx, t: D) -> Result<D, ModelError> {
         let Term::Track {
             output, reference, ..
         } = term
         else {
-            return Ok(0.0);
+            return Ok(D::zero());
         };
         let tr = &reference.trajectory;
-        let prefer_left = t >= 0.5 * (ctx.t_lo + ctx.t_hi);
-        let si = tr.segment_index(t, prefer_left);
+        let tre = t.re();
+        let prefer_left = tre >= 0.5 * (ctx.t_lo + ctx.t_hi);
+        let si = tr.segment_index(tre, prefer_left);
         let seg = &tr.segments[si];
-        let mut xr = vec![0.0; tr.y_final.len()];
-        seg.state_at(t, &mut xr);
-        let u = self.controls_at(ctx, t, &reference.theta);
-        let mut y = vec![0.0; self.dims.outputs.len()];
-        self.sys.outputs(
-            seg.mode,
-            t,
-            &xr[..self.nx()],
-            &u,
-            &reference.theta[..self.np()],
-            &mut y,
-        )?;
+        let mut xr = vec![D::zero(); tr.y_final.len()];
+        seg.state_at_generic(t, &mut xr);
+        let thr: Vec<D> = reference.theta.iter().map(|&v| D::from(v)).collect();
+        let u = self.controls_at(ctx, t, &thr);
+        let mut y = vec![D::zero(); self.dims.outputs.len()];
+        self.sys
+            .outputs(seg.mode, t, &xr[..self.nx()], &u, &thr[..self.np()], &mut y)?;
         Ok(y[*output])
     }
 
-    /// `F(t, x, u, p) = (f, L_1, …)` with u an independent argument.
+    /// Reference outputs y_ref(t) of the running terms (0 for terms that track nothing).
+    fn reference_outputs<D: Scalar>(&self, ctx: &Ctx, t: D) -> Result<Vec<D>, ModelError> {
+        self.running
+            .iter()
+            .map(|&(o, term)| self.reference_output(&self.objectives[o].terms[term], ctx, t))
+            .collect()
+    }
+
+    /// `F(t, x, u, p) = (f, L_1, …)` with u an independent argument and the tracking
+    /// references given.
     fn flow_u<D: Scalar>(
         &self,
         ctx: &Ctx,
@@ -226,19 +233,81 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         x: &[D],
         u: &[D],
         p: &[D],
+        yref: &[D],
         out: &mut [D],
+    ) -> Result<(), ModelError> {
+        let mut y = Vec::new();
+        self.flow_u_scratch(ctx, t, x, u, p, yref, out, &mut y)
+    }
+
+    /// [`Self::flow_u`] with a reusable buffer for the outputs.
+    fn flow_u_scratch<D: Scalar>(
+        &self,
+        ctx: &Ctx,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        yref: &[D],
+        out: &mut [D],
+        y: &mut Vec<D>,
     ) -> Result<(), ModelError> {
         let nx = self.nx();
         self.sys.flow(ctx.mode, t, x, u, p, &mut out[..nx])?;
         if self.running.is_empty() {
             return Ok(());
         }
-        let mut y = vec![D::zero(); self.dims.outputs.len()];
-        self.sys.outputs(ctx.mode, t, x, u, p, &mut y)?;
+        y.clear();
+        y.resize(self.dims.outputs.len(), D::zero());
+        self.sys.outputs(ctx.mode, t, x, u, p, y)?;
         for (j, &(o, term)) in self.running.iter().enumerate() {
             let term = &self.objectives[o].terms[term];
-            let yref = self.reference_output(term, ctx, t.re())?;
-            out[nx + j] = term.running(&y, u, yref);
+            out[nx + j] = term.running(&y, u, yref[j]);
+        }
+        Ok(())
+    }
+
+    /// The vector–Jacobian products `λᵀF_x`, `λᵀF_u`, `λᵀF_p` at real values: one dual
+    /// pass per input with reused buffers (the adjoint's inner loop).
+    pub fn vjp(
+        &self,
+        ctx: &Ctx,
+        t: f64,
+        xx: &[f64],
+        theta: &[f64],
+        lam: &[f64],
+        out_x: &mut [f64],
+        out_u: &mut [f64],
+        out_p: &mut [f64],
+    ) -> Result<(), ModelError> {
+        let (nx, nu, np) = (self.nx(), self.nu(), self.np());
+        let u = self.controls_at(ctx, t, theta);
+        let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();
+        let yref = lift(&self.reference_outputs(ctx, t)?);
+        let mut xd = lift(&xx[..nx]);
+        let mut ud = lift(&u);
+        let mut pd = lift(&theta[..np]);
+        let mut out = vec![Dual64::from(0.0); self.n()];
+        let td = Dual64::from(t);
+        let mut scratch = Vec::new();
+        let mut pass = |xd: &[Dual64], ud: &[Dual64], pd: &[Dual64]| -> Result<f64, ModelError> {
+            self.flow_u_scratch(ctx, td, xd, ud, pd, &yref, &mut out, &mut scratch)?;
+            Ok(out.iter().zip(lam).map(|(o, l)| o.eps * l).sum())
+        };
+        for i in 0..nx {
+            xd[i].eps = 1.0;
+            out_x[i] = pass(&xd, &ud, &pd)?;
+            xd[i].eps = 0.0;
+        }
+        for i in 0..nu {
+            ud[i].eps = 1.0;
+            out_u[i] = pass(&xd, &ud, &pd)?;
+            ud[i].eps = 0.0;
+        }
+        for i in 0..np {
+            pd[i].eps = 1.0;
+            out_p[i] = pass(&xd, &ud, &pd)?;
+            pd[i].eps = 0.0;
         }
         Ok(())
     }
@@ -253,7 +322,8 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         out: &mut [D],
     ) -> Result<(), ModelError> {
         let u = self.controls_at(ctx, t, theta);
-        self.flow_u(ctx, t, &xx[..self.nx()], &u, &theta[..self.np()], out)
+        let yref = self.reference_outputs(ctx, t)?;
+        self.flow_u(ctx, t, &xx[..self.nx()], &u, &theta[..self.np()], &yref, out)
     }
 
     /// `F` and its Jacobians (exact, dual numbers) at real values.
@@ -267,13 +337,19 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let u = self.controls_at(ctx, t, theta);
         let n = self.n();
         let nx = self.nx();
+        // f_t is not used downstream, so the references enter as constants
+        let yref: Vec<Dual64> = self
+            .reference_outputs(ctx, t)?
+            .iter()
+            .map(|&v| Dual64::from(v))
+            .collect();
         let jac = jacobian_of(
             n,
             t,
             &xx[..nx],
             &u,
             &theta[..self.np()],
-            |t, x, u, p, out| self.flow_u(ctx, t, x, u, p, out),
+            |t, x, u, p, out| self.flow_u(ctx, t, x, u, p, &yref, out),
         )?;
         let mut fx = DMatrix::zeros(n, n);
         fx.columns_mut(0, nx).copy_from(&jac.x);

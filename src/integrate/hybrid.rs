@@ -81,8 +81,15 @@ fn finite<D: Scalar>(v: &[D]) -> bool {
 
 /// Locates the root of `g(θ)` in (0, 1] on the dense output (Illinois regula falsi with
 /// bisection safeguard), to a time resolution of a few ulps of t.
-fn locate_root<F: FnMut(f64) -> f64>(mut g: F, g0: f64, g1: f64, t0: f64, h: f64) -> f64 {
-    let (mut a, mut b) = (0.0f64, 1.0f64);
+fn locate_root<F: FnMut(f64) -> f64>(
+    mut g: F,
+    (a0, b0): (f64, f64),
+    g0: f64,
+    g1: f64,
+    t0: f64,
+    h: f64,
+) -> f64 {
+    let (mut a, mut b) = (a0, b0);
     let (mut ga, mut gb) = (g0, g1);
     let tscale = t0.abs().max((t0 + h).abs()).max(1.0);
     let mut side = 0i32;
@@ -138,6 +145,10 @@ fn locate_root<F: FnMut(f64) -> f64>(mut g: F, g0: f64, g1: f64, t0: f64, h: f64
     b
 }
 
+/// Guard samples per accepted step (interior points of the interpolant plus the end).
+pub const SUBSAMPLES: usize = 8;
+
+#[derive(Clone)]
 struct Watch {
     active: bool,
     masked: bool,
@@ -313,37 +324,81 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             let t1 = t + hd;
             let mut candidates: Vec<(f64, usize)> = Vec::new();
             let dense_re = dense.real();
+            // Each guard is sampled at SUBSAMPLES points of the step's interpolant, so that
+            // a guard that dips through zero and back inside one long step (a flight of
+            // the ball taken whole) is not missed; the first sub-interval with a crossing
+            // in the guard's direction holds the event.
+            let mut buf = vec![0.0; n];
+            let saved = watches.clone();
+            let mut sticky: Option<usize> = None;
             for (k, w) in watches.iter_mut().enumerate() {
                 if !w.active {
                     continue;
                 }
-                let g1 = sys.guard(&ctx, k, t1, &y1).re();
-                if !g1.is_finite() {
-                    return Err(Error::NonFinite {
-                        t: t1.re(),
+                let mut th_prev = 0.0;
+                for j in 1..=SUBSAMPLES {
+                    let th = j as f64 / SUBSAMPLES as f64;
+                    let gj = if j == SUBSAMPLES {
+                        sys.guard(&ctx, k, t1, &y1).re()
+                    } else {
+                        dense_re.eval_theta(th, &mut buf);
+                        sys_guard_re(sys, &ctx, k, dense_re.t0 + th * h_used, &buf)
+                    };
+                    if !gj.is_finite() {
+                        return Err(Error::NonFinite {
+                            t: dense_re.t0 + th * h_used,
+                            mode: sys.mode_name(mode),
+                            what: format!("guard '{}'", sys.guard_name(k)),
+                        });
+                    }
+                    if w.masked {
+                        if gj.abs() > eopt.zero_tol {
+                            // Leaving zero on the side the guard crosses to means it
+                            // crossed again within this sub-interval (a short bounce taken
+                            // whole) or sticks to the surface: retry with a smaller step.
+                            let wrong = match sys.guard_direction(k) {
+                                Direction::Falling => gj < 0.0,
+                                Direction::Rising => gj > 0.0,
+                                Direction::Either => false,
+                            };
+                            if wrong {
+                                sticky = Some(k);
+                                break;
+                            }
+                            w.masked = false;
+                            w.g_prev = gj;
+                        }
+                        th_prev = th;
+                        continue;
+                    }
+                    if sys.guard_direction(k).crosses(w.g_prev, gj) {
+                        let tr0 = dense_re.t0;
+                        let mut b2 = vec![0.0; n];
+                        let gfun = |x: f64| {
+                            dense_re.eval_theta(x, &mut b2);
+                            sys_guard_re(sys, &ctx, k, tr0 + x * h_used, &b2)
+                        };
+                        let root = locate_root(gfun, (th_prev, th), w.g_prev, gj, tr0, h_used);
+                        candidates.push((root, k));
+                        break;
+                    }
+                    w.g_prev = gj;
+                    th_prev = th;
+                }
+            }
+            if let Some(k) = sticky {
+                watches = saved;
+                let h_stick = 1e3 * h_min;
+                if h_used <= h_stick {
+                    return Err(Error::Sticking {
+                        t: t.re(),
                         mode: sys.mode_name(mode),
-                        what: format!("guard '{}'", sys.guard_name(k)),
+                        guard: sys.guard_name(k),
                     });
                 }
-                if w.masked {
-                    if g1.abs() > eopt.zero_tol {
-                        w.masked = false;
-                        w.g_prev = g1;
-                    }
-                    continue;
-                }
-                if sys.guard_direction(k).crosses(w.g_prev, g1) {
-                    let mut buf = vec![0.0; n];
-                    let tr0 = dense_re.t0;
-                    let gfun = |th: f64| {
-                        dense_re.eval_theta(th, &mut buf);
-                        sys_guard_re(sys, &ctx, k, tr0 + th * h_used, &buf)
-                    };
-                    let th = locate_root(gfun, w.g_prev, g1, tr0, h_used);
-                    candidates.push((th, k));
-                } else {
-                    w.g_prev = g1;
-                }
+                stats.rejected += 1;
+                h = (h_used / SUBSAMPLES as f64).max(h_stick * 0.5);
+                continue;
             }
             if candidates.is_empty() {
                 seg.steps.push(dense);
@@ -447,7 +502,9 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             let mut ycur = ye;
             let mut cur_mode = mode;
             for &k in &group {
-                let terminal = sys.guard_terminal(k);
+                let fired = events.iter().filter(|e| e.guard == k).count() + 1;
+                let terminal = sys.guard_terminal(k)
+                    || eopt.stop_after.is_some_and(|(g, n)| g == k && fired >= n);
                 let ectx = Ctx {
                     mode: cur_mode,
                     ..ctx

@@ -53,6 +53,9 @@ pub struct EventOptions {
     /// A guard with |g| ≤ `zero_tol` at the start of a segment (t0, or right after a
     /// reset) is masked until it leaves zero. Default 1e-12.
     pub zero_tol: f64,
+    /// End the run at the `n`-th firing of guard `k` (`Some((k, n))`): that event is
+    /// terminal, and the horizon becomes its time. Default: none.
+    pub stop_after: Option<(usize, usize)>,
 }
 
 impl Default for EventOptions {
@@ -62,6 +65,7 @@ impl Default for EventOptions {
             grazing_tol: 1e-9,
             simultaneous_tol: 1e-10,
             zero_tol: 1e-12,
+            stop_after: None,
         }
     }
 }

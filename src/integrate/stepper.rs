@@ -15,6 +15,11 @@ pub trait OdeRhs<D: Scalar> {
     fn eval(&self, t: D, y: &[D], dy: &mut [D]) -> Result<(), ModelError>;
     /// The Jacobian `∂F/∂y` (real parts) for the Newton iteration of implicit methods.
     fn newton_jacobian(&self, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError>;
+    /// How many leading components enter the error test (default: all). Pure quadratures
+    /// that nothing else depends on may be left out, as CVODES does by default.
+    fn error_dim(&self) -> usize {
+        self.dim()
+    }
 }
 
 /// The Newton Jacobian, in the block form that sensitivity systems have:
@@ -149,9 +154,10 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
         *ei = hr * acc;
     }
     let _ = B;
-    let mut err = tol.norm(&e, y, &y1);
+    let m = rhs.error_dim();
+    let mut err = tol.norm(&e[..m], &y[..m], &y1[..m]);
     if D::NDERIV > 0 {
-        err = err.max(derivative_error(tol, hr, &E, &k, y, &y1));
+        err = err.max(derivative_error(tol, hr, &E, &k, &y[..m], &y1[..m]));
     }
     let mut r5 = vec![D::zero(); n];
     for (i, r) in r5.iter_mut().enumerate() {
@@ -342,8 +348,9 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     // Filter the estimate through (I − hγJ)⁻¹ (Hairer & Wanner II, (IV.8.20)) so that it
     // stays bounded on stiff components.
     lu.solve(&mut e);
-    let er: Vec<f64> = e.iter().map(|v| v.re()).collect();
-    let err = tol.norm(&er, y, &y1);
+    let m = rhs.error_dim();
+    let er: Vec<f64> = e.iter().take(m).map(|v| v.re()).collect();
+    let err = tol.norm(&er, &y[..m], &y1[..m]);
     let dense = DenseStep::new(t, h, y, &y1, f0, &f1, None);
     Ok(Attempt::Done {
         y1,

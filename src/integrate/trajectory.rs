@@ -38,6 +38,37 @@ impl<D: Scalar> Segment<D> {
     }
 }
 
+impl Segment<f64> {
+    /// The state at a time given in any scalar (the dense output's coefficients are
+    /// real; a dual time carries dy/dt · ṫ).
+    pub fn state_at_generic<D: Scalar>(&self, t: D, out: &mut [D]) {
+        let mut tmp = vec![0.0; out.len()];
+        let tr = t.re();
+        let (ts, te) = (self.t_start, self.t_end);
+        let (lo, hi) = if ts <= te { (ts, te) } else { (te, ts) };
+        let tc = tr.clamp(lo, hi);
+        let idx = if ts <= te {
+            self.steps.partition_point(|s| s.t0 <= tc).saturating_sub(1)
+        } else {
+            self.steps.partition_point(|s| s.t0 >= tc).saturating_sub(1)
+        };
+        let st = &self.steps[idx];
+        st.eval(tc, &mut tmp);
+        if D::NDERIV == 0 {
+            for (o, v) in out.iter_mut().zip(&tmp) {
+                *o = D::from(*v);
+            }
+            return;
+        }
+        let mut dydt = vec![0.0; out.len()];
+        st.eval_derivative_theta((tc - st.t0) / st.h, &mut dydt);
+        let dt = t - tr;
+        for i in 0..out.len() {
+            out[i] = dt * dydt[i] + tmp[i];
+        }
+    }
+}
+
 /// One event: the instant, which guard, the modes, and the state on both sides.
 #[derive(Debug, Clone)]
 pub struct EventRecord<D> {

@@ -42,23 +42,35 @@ impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
     }
     fn eval(&self, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
         let n = self.setup.n();
-        let np = self.setup.np();
+        let (nx, np, nu) = (self.setup.nx(), self.setup.np(), self.setup.nu());
         let x = self.x_at(t);
-        let j = self.setup.flow_jacobian(&self.ctx, t, &x, self.theta)?;
-        let lam = DVector::from_column_slice(&y[..n]);
-        let dl = -(j.fx.tr_mul(&lam));
-        dy[..n].copy_from_slice(dl.as_slice());
-        let dm = -(j.fp.tr_mul(&lam));
-        dy[n..n + np].copy_from_slice(dm.as_slice());
-        if let Some(act) = &j.active {
-            let fu_l = j.fu.tr_mul(&lam);
-            for ch in 0..self.setup.nu() {
+        let mut lx = vec![0.0; nx];
+        let mut lu = vec![0.0; nu];
+        let mut lp = vec![0.0; np];
+        self.setup
+            .vjp(&self.ctx, t, &x, self.theta, &y[..n], &mut lx, &mut lu, &mut lp)?;
+        // λ̇ = −F_Xᵀλ (the quadrature columns of F_X are zero)
+        for i in 0..n {
+            dy[i] = if i < nx { -lx[i] } else { 0.0 };
+        }
+        for k in 0..np {
+            dy[n + k] = -lp[k];
+        }
+        if self.n_active > 0 {
+            let g = self.setup.controls.as_ref().expect("controls");
+            let iv = self.setup.control_interval(&self.ctx).expect("interval");
+            let act = g.active::<f64>(iv, t);
+            for ch in 0..nu {
                 for a in 0..act.n {
-                    dy[n + np + ch * self.n_active + a] = -act.w[a] * fu_l[ch];
+                    dy[n + np + ch * self.n_active + a] = -act.w[a] * lu[ch];
                 }
             }
         }
         Ok(())
+    }
+    /// λ only: μ is a quadrature of λ (its accuracy follows λ's).
+    fn error_dim(&self) -> usize {
+        self.setup.n()
     }
     fn newton_jacobian(&self, t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         let x = self.x_at(t);

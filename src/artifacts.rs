@@ -1,0 +1,223 @@
+//! What a run writes: trajectory tables, figures (outputs with events marked, convergence,
+//! controls, sensitivities) and the JSON summaries, built from library values.
+
+use crate::error::{Error, ModelError};
+use crate::integrate::hybrid::Ctx;
+use crate::integrate::Trajectory;
+use crate::model::HybridSystem;
+use crate::optimize::HistoryRow;
+use crate::plot::{Figure, LineKind, Marker, Panel, Series};
+use crate::sensitivity::forward::ForwardResult;
+use crate::setup::Setup;
+use ndarray::Array2;
+
+/// Samples of a trajectory: time, mode, states, outputs and controls.
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Array2<f64>,
+}
+
+/// Interior points per step in sampled tables and plots.
+pub const POINTS_PER_STEP: usize = 3;
+
+/// Tabulates a trajectory of X at θ: `t, mode, <states>, <outputs>, <controls>`.
+pub fn trajectory_table<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    traj: &Trajectory,
+    theta: &[f64],
+) -> Result<Table, Error> {
+    let d = &setup.dims;
+    let nx = setup.nx();
+    let mut header = vec!["t".to_string(), "mode".to_string()];
+    header.extend(d.states.iter().cloned());
+    header.extend(d.outputs.iter().cloned());
+    header.extend(d.controls.iter().cloned());
+    let samples = traj.samples(POINTS_PER_STEP);
+    let ncol = header.len();
+    let mut rows = Array2::zeros((samples.len(), ncol));
+    let mut y = vec![0.0; d.outputs.len()];
+    for (r, (t, si, x)) in samples.iter().enumerate() {
+        let seg = &traj.segments[*si];
+        let ctx = Ctx {
+            mode: seg.mode,
+            t_lo: seg.t_lo,
+            t_hi: seg.t_hi,
+        };
+        let u = setup.controls_at(&ctx, *t, theta);
+        setup
+            .sys
+            .outputs(seg.mode, *t, &x[..nx], &u, &theta[..setup.np()], &mut y)
+            .map_err(|e: ModelError| Error::Model {
+                t: *t,
+                mode: d.mode_name(seg.mode),
+                source: e,
+            })?;
+        let mut c = 0;
+        rows[(r, c)] = *t;
+        c += 1;
+        rows[(r, c)] = seg.mode as f64;
+        c += 1;
+        for v in &x[..nx] {
+            rows[(r, c)] = *v;
+            c += 1;
+        }
+        for v in &y {
+            rows[(r, c)] = *v;
+            c += 1;
+        }
+        for v in &u {
+            rows[(r, c)] = *v;
+            c += 1;
+        }
+    }
+    Ok(Table { header, rows })
+}
+
+impl Table {
+    pub fn column(&self, name: &str) -> Option<Vec<f64>> {
+        let i = self.header.iter().position(|h| h == name)?;
+        Some(self.rows.column(i).to_vec())
+    }
+    /// Largest |value| of a column.
+    pub fn max_abs(&self, name: &str) -> Option<f64> {
+        self.column(name)
+            .map(|c| c.iter().fold(0.0f64, |m, v| m.max(v.abs())))
+    }
+}
+
+/// Event markers of a trajectory (label: guard name).
+pub fn event_markers<S: HybridSystem>(setup: &Setup<'_, S>, traj: &Trajectory) -> Vec<Marker> {
+    traj.events
+        .iter()
+        .map(|e| Marker::new(e.t, Some(setup.dims.guard_name(e.guard))))
+        .collect()
+}
+
+/// Outputs vs time, one panel per output, for one or more labelled runs.
+pub fn outputs_figure(
+    title: &str,
+    outputs: &[String],
+    runs: &[(&str, &Table, LineKind)],
+    markers: Vec<Marker>,
+) -> Figure {
+    let panels = outputs
+        .iter()
+        .map(|o| Panel {
+            title: o.clone(),
+            y_label: o.clone(),
+            series: runs
+                .iter()
+                .filter_map(|(label, tab, kind)| {
+                    Some(Series::new(*label, tab.column("t")?, tab.column(o)?, *kind))
+                })
+                .collect(),
+            log_y: false,
+        })
+        .collect();
+    Figure {
+        title: title.to_string(),
+        x_label: "t".into(),
+        panels,
+        markers,
+    }
+}
+
+/// Cost and gradient norm vs iteration, log scale.
+pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
+    let it: Vec<f64> = history.iter().map(|r| r.iteration as f64).collect();
+    Figure {
+        title: title.to_string(),
+        x_label: "iteration".into(),
+        panels: vec![
+            Panel {
+                title: "cost".into(),
+                y_label: "cost".into(),
+                series: vec![Series::new(
+                    "cost",
+                    it.clone(),
+                    history.iter().map(|r| r.cost).collect(),
+                    LineKind::Solid,
+                )],
+                log_y: true,
+            },
+            Panel {
+                title: "gradient norm".into(),
+                y_label: "|grad|".into(),
+                series: vec![Series::new(
+                    "|grad| (transformed variables)",
+                    it,
+                    history.iter().map(|r| r.grad_norm).collect(),
+                    LineKind::Solid,
+                )],
+                log_y: true,
+            },
+        ],
+        markers: vec![],
+    }
+}
+
+/// Sensitivities dy/dθ_j of the chosen outputs vs time, from a forward-sensitivity run:
+/// `dy/dθ = y_X S + y_θ` at every sample; one panel per output, one series per parameter.
+pub fn sensitivity_figure<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    fw: &ForwardResult,
+    theta: &[f64],
+    outputs: &[usize],
+    params: &[usize],
+) -> Result<Figure, Error> {
+    let n = setup.n();
+    let nth = setup.ntheta();
+    let samples = fw.trajectory.samples(POINTS_PER_STEP);
+    let mut series: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); params.len()]; outputs.len()];
+    let mut times = Vec::new();
+    for (t, si, y) in &samples {
+        let seg = &fw.trajectory.segments[*si];
+        let ctx = Ctx {
+            mode: seg.mode,
+            t_lo: seg.t_lo,
+            t_hi: seg.t_hi,
+        };
+        let jac = setup.output_jacobian(&ctx, *t, &y[..n], theta).map_err(|e| Error::Model {
+            t: *t,
+            mode: setup.dims.mode_name(seg.mode),
+            source: e,
+        })?;
+        let s = nalgebra::DMatrix::from_column_slice(n, nth, &y[n..]);
+        times.push(*t);
+        for (oi, &o) in outputs.iter().enumerate() {
+            let row = s.tr_mul(&jac[o].x) + &jac[o].theta;
+            for (pi, &p) in params.iter().enumerate() {
+                series[oi][pi].push(row[p]);
+            }
+        }
+    }
+    let names = setup.theta_names();
+    let panels = outputs
+        .iter()
+        .enumerate()
+        .map(|(oi, &o)| Panel {
+            title: format!("d{}/dθ", setup.dims.outputs[o]),
+            y_label: format!("d{}/dθ", setup.dims.outputs[o]),
+            series: params
+                .iter()
+                .enumerate()
+                .map(|(pi, &p)| {
+                    Series::new(
+                        names[p].clone(),
+                        times.clone(),
+                        series[oi][pi].clone(),
+                        LineKind::Solid,
+                    )
+                })
+                .collect(),
+            log_y: false,
+        })
+        .collect();
+    let xt = fw.state_trajectory(n);
+    Ok(Figure {
+        title: "forward sensitivities".into(),
+        x_label: "t".into(),
+        panels,
+        markers: event_markers(setup, &xt),
+    })
+}

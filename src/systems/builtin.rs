@@ -1,0 +1,133 @@
+//! The built-in systems behind one enum (static dispatch; the model trait has generic
+//! methods), so that the CLI and problem files can name them.
+
+use super::bouncing_ball::{BouncingBall, ThrustBall};
+use super::five_bar::FiveBar;
+use super::impact_pendulum::ImpactPendulum;
+use super::locking_pendulum::LockingPendulum;
+use super::switched::SwitchedLinear;
+use crate::error::ModelError;
+use crate::model::{GuardInfo, HybridSystem, Scalar};
+
+/// A built-in system, chosen by `[system] kind = "…"` in a problem file.
+#[derive(Debug, Clone)]
+pub enum Builtin {
+    BouncingBall(BouncingBall),
+    ThrustBall(ThrustBall),
+    SwitchedLinear(SwitchedLinear),
+    ImpactPendulum(ImpactPendulum),
+    FiveBar(Box<FiveBar>),
+    LockingPendulum(Box<LockingPendulum>),
+}
+
+/// The names accepted as `kind`.
+pub const KINDS: [&str; 6] = [
+    "bouncing_ball",
+    "thrust_ball",
+    "switched_linear",
+    "impact_pendulum",
+    "five_bar",
+    "locking_pendulum",
+];
+
+macro_rules! each {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            Builtin::BouncingBall($s) => $e,
+            Builtin::ThrustBall($s) => $e,
+            Builtin::SwitchedLinear($s) => $e,
+            Builtin::ImpactPendulum($s) => $e,
+            Builtin::FiveBar($s) => $e,
+            Builtin::LockingPendulum($s) => $e,
+        }
+    };
+}
+
+impl HybridSystem for Builtin {
+    fn state_names(&self) -> Vec<String> {
+        each!(self, s => s.state_names())
+    }
+    fn param_names(&self) -> Vec<String> {
+        each!(self, s => s.param_names())
+    }
+    fn control_names(&self) -> Vec<String> {
+        each!(self, s => s.control_names())
+    }
+    fn mode_names(&self) -> Vec<String> {
+        each!(self, s => s.mode_names())
+    }
+    fn guards(&self) -> Vec<GuardInfo> {
+        each!(self, s => s.guards())
+    }
+    fn guard_active(&self, mode: usize, k: usize) -> bool {
+        each!(self, s => s.guard_active(mode, k))
+    }
+    fn output_names(&self) -> Vec<String> {
+        each!(self, s => s.output_names())
+    }
+    fn initial_mode(&self, p: &[f64]) -> usize {
+        each!(self, s => s.initial_mode(p))
+    }
+    fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
+        each!(self, s => s.initial_state(p))
+    }
+    fn flow<D: Scalar>(&self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D]) -> Result<(), ModelError> {
+        each!(self, s => s.flow(mode, t, x, u, p, dx))
+    }
+    fn guard<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D {
+        each!(self, s => s.guard(mode, k, t, x, u, p))
+    }
+    fn reset<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], p: &[D]) -> Result<(usize, Vec<D>), ModelError> {
+        each!(self, s => s.reset(mode, k, t, x, p))
+    }
+    fn outputs<D: Scalar>(&self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D]) -> Result<(), ModelError> {
+        each!(self, s => s.outputs(mode, t, x, u, p, out))
+    }
+}
+
+impl Builtin {
+    /// Builds a system from its kind and its `[system]` table (without `kind`).
+    pub fn from_table(kind: &str, rest: toml::Table) -> Result<Builtin, String> {
+        let none = |name: &str, rest: &toml::Table| -> Result<(), String> {
+            match rest.keys().next() {
+                Some(k) => Err(format!("unknown key `{k}` in [system] for kind \"{name}\" (it takes no settings)")),
+                None => Ok(()),
+            }
+        };
+        let cfg = |rest: toml::Table| toml::Value::Table(rest);
+        Ok(match kind {
+            "bouncing_ball" => {
+                none(kind, &rest)?;
+                Builtin::BouncingBall(BouncingBall)
+            }
+            "thrust_ball" => {
+                none(kind, &rest)?;
+                Builtin::ThrustBall(ThrustBall)
+            }
+            "switched_linear" => {
+                none(kind, &rest)?;
+                Builtin::SwitchedLinear(SwitchedLinear)
+            }
+            "impact_pendulum" => {
+                none(kind, &rest)?;
+                Builtin::ImpactPendulum(ImpactPendulum)
+            }
+            "five_bar" => {
+                let c: super::five_bar::FiveBarConfig =
+                    cfg(rest).try_into().map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
+                Builtin::FiveBar(Box::new(FiveBar::new(c).map_err(|e| format!("[system]: {e}"))?))
+            }
+            "locking_pendulum" => {
+                let c: super::locking_pendulum::LockingPendulumConfig =
+                    cfg(rest).try_into().map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
+                Builtin::LockingPendulum(Box::new(LockingPendulum::new(c).map_err(|e| format!("[system]: {e}"))?))
+            }
+            other => {
+                return Err(format!(
+                    "unknown system kind \"{other}\"; valid kinds: {}",
+                    KINDS.join(", ")
+                ))
+            }
+        })
+    }
+}
