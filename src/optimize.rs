@@ -12,8 +12,10 @@ use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
 use crate::setup::Setup;
 use argmin::core::observers::{Observe, ObserverMode};
 use argmin::core::{
-    CostFunction, Executor, Gradient, IterState, State, TerminationReason, TerminationStatus, KV,
+    CostFunction, Executor, Gradient, IterState, Problem, Solver, State as _, TerminationReason,
+    TerminationStatus, KV,
 };
+use argmin::solver::linesearch::LineSearch;
 use argmin::solver::gradientdescent::SteepestDescent;
 use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
@@ -168,6 +170,49 @@ impl<S: HybridSystem> Gradient for Adapter<'_, '_, S> {
     }
 }
 
+/// argmin's steepest descent with the convergence tests it lacks (gradient norm and cost
+/// change, as L-BFGS has): each iteration delegates to `SteepestDescent`, then stores the
+/// gradient at the new point (a cache hit) so that the tests and the history can see it.
+#[derive(Clone)]
+struct Descent<L> {
+    inner: SteepestDescent<L>,
+    tol_grad: f64,
+    tol_cost: f64,
+}
+
+type State = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
+
+impl<O, L> Solver<O, State> for Descent<L>
+where
+    O: CostFunction<Param = Vec<f64>, Output = f64> + Gradient<Param = Vec<f64>, Gradient = Vec<f64>>,
+    L: Clone + LineSearch<Vec<f64>, f64> + Solver<O, State>,
+{
+    fn name(&self) -> &str {
+        "Steepest Descent (with convergence tests)"
+    }
+    fn next_iter(
+        &mut self,
+        problem: &mut Problem<O>,
+        state: State,
+    ) -> Result<(State, Option<KV>), argmin::core::Error> {
+        let (st, kv) = self.inner.next_iter(problem, state)?;
+        let p = st.get_param().cloned().unwrap_or_default();
+        let g = problem.gradient(&p)?;
+        Ok((st.gradient(g), kv))
+    }
+    fn terminate(&mut self, state: &State) -> TerminationStatus {
+        if let Some(g) = state.get_gradient() {
+            if g.iter().map(|v| v * v).sum::<f64>().sqrt() < self.tol_grad {
+                return TerminationStatus::Terminated(TerminationReason::SolverConverged);
+            }
+        }
+        if state.get_iter() > 0 && (state.get_prev_cost() - state.get_cost()).abs() < self.tol_cost {
+            return TerminationStatus::Terminated(TerminationReason::SolverConverged);
+        }
+        TerminationStatus::NotTerminated
+    }
+}
+
 /// Records the history (and drives an optional progress callback).
 struct Recorder {
     rows: Arc<Mutex<Vec<(u64, f64, f64, Vec<f64>)>>>,
@@ -299,7 +344,11 @@ pub fn optimize<S: HybridSystem>(
                 })
         }
         SolverKind::Gd => {
-            let solver = SteepestDescent::new(ls);
+            let solver = Descent {
+                inner: SteepestDescent::new(ls),
+                tol_grad: settings.tol_grad,
+                tol_cost: settings.tol_cost,
+            };
             Executor::new(adapter, solver)
                 .configure(|s| s.param(z0.clone()).max_iters(settings.max_iters))
                 .add_observer(recorder, ObserverMode::Always)
@@ -360,6 +409,10 @@ pub fn optimize<S: HybridSystem>(
     let mut history = Vec::new();
     let mut zprev: Option<Vec<f64>> = None;
     for (it, cost, gn, z) in rows.lock().expect("history").iter() {
+        if z.len() != free.len() {
+            // argmin leaves no parameter in the state of an iteration whose line search failed
+            continue;
+        }
         let step = zprev.as_ref().map_or(0.0, |zp| {
             zp.iter().zip(z).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt()
         });

@@ -271,13 +271,11 @@ fn piece_gradients_match_one_sided_fd_in_directions_inducing_their_order() {
             first1
         };
         let gd: Vec<f64> = piece.gradients.iter().map(|gr| dot(gr, dir)).collect();
-        for o in 0..2 {
+        for (dv, gv) in d.derivatives.iter().zip(&gd) {
             assert!(
-                rel(d.derivatives[o], gd[o]) < 1e-8,
-                "piece {:?}·δθ = {} but D = {}",
-                piece.guard_order,
-                gd[o],
-                d.derivatives[o]
+                rel(*dv, *gv) < 1e-8,
+                "piece {:?}·δθ = {gv} but D = {dv}",
+                piece.guard_order
             );
         }
         check_one_sided(&s, &th, dir, &gd, &format!("piece {:?}", piece.guard_order));
@@ -363,13 +361,13 @@ fn corner_pieces_equal_the_products_of_jumps_and_b_reduces_to_the_jump_for_one_s
     assert_eq!(corner.d(), n + nth + 1);
     for p in &ev.pieces {
         let m = saltation_for_order(corner, &p.order).unwrap();
-        let dx = (&m.view((0, 0), (n, n)) - &p.saltation).amax();
-        let dth = (&m.view((0, n), (n, nth)) - &p.saltation_theta).amax();
+        let dx = (m.view((0, 0), (n, n)) - &p.saltation).amax();
+        let dth = (m.view((0, n), (n, nth)) - &p.saltation_theta).amax();
         // the (θ, t) rows of the augmented piece are [0 | I]: θ and t pass unchanged
         let mut want = DMatrix::<f64>::zeros(nth + 1, n + nth + 1);
         want.view_mut((0, n), (nth + 1, nth + 1))
             .fill_with_identity();
-        let rest = (&m.view((n, 0), (nth + 1, n + nth + 1)) - want).amax();
+        let rest = (m.view((n, 0), (nth + 1, n + nth + 1)) - want).amax();
         println!(
             "order {:?}: corner vs jumps {dx:.1e} {dth:.1e}, (θ, t) rows {rest:.1e}",
             p.guard_order
@@ -551,8 +549,8 @@ fn parameter_and_time_dependent_guards_enter_the_corner() {
     let (n, nth) = (s.n(), s.ntheta());
     for p in &ev.pieces {
         let m = saltation_for_order(corner, &p.order).unwrap();
-        assert!((&m.view((0, 0), (n, n)) - &p.saltation).amax() < 1e-12);
-        assert!((&m.view((0, n), (n, nth)) - &p.saltation_theta).amax() < 1e-12);
+        assert!((m.view((0, 0), (n, n)) - &p.saltation).amax() < 1e-12);
+        assert!((m.view((0, n), (n, nth)) - &p.saltation_theta).amax() < 1e-12);
     }
     let psi = |t: &[f64]| {
         let tr = s.simulate(t).unwrap();
