@@ -55,6 +55,12 @@ pub enum Term {
         target: f64,
         weight: f64,
     },
+    /// `w·(θ_i − target)²`: a regularization on a parameter (or control coefficient).
+    ParameterSquared {
+        index: usize,
+        target: f64,
+        weight: f64,
+    },
     /// `w·(y(t_e, x⁻) − target)²`: an output just before the `occurrence`-th firing.
     EventOutputSquared {
         guard: usize,
@@ -129,6 +135,33 @@ impl Term {
                 d * d * weight
             }
             _ => D::zero(),
+        }
+    }
+
+    /// The value of a parameter term (0 for other kinds).
+    pub fn parameter_value<D: Scalar>(&self, theta: &[D]) -> D {
+        match *self {
+            Term::ParameterSquared {
+                index,
+                target,
+                weight,
+            } => {
+                let d = theta[index] - target;
+                d * d * weight
+            }
+            _ => D::zero(),
+        }
+    }
+
+    /// Adds the gradient of a parameter term to `g`.
+    pub fn add_parameter_gradient(&self, theta: &[f64], g: &mut [f64]) {
+        if let Term::ParameterSquared {
+            index,
+            target,
+            weight,
+        } = *self
+        {
+            g[index] += 2.0 * weight * (theta[index] - target);
         }
     }
 

@@ -59,6 +59,14 @@ pub enum Error {
         mode: String,
         max_steps: usize,
     },
+    #[error("a cost term needs occurrence {occurrence} of guard '{guard}', but it fired {fired} time(s) in [{t0}, {t1}]")]
+    MissingEvent {
+        guard: String,
+        occurrence: usize,
+        fired: usize,
+        t0: f64,
+        t1: f64,
+    },
     #[error("{file}: {message}")]
     Problem { file: PathBuf, message: String },
     #[error("invalid input: {0}")]
@@ -73,6 +81,18 @@ pub enum Error {
     },
     #[error("plotting {path}: {message}")]
     Plot { path: PathBuf, message: String },
+}
+
+impl Error {
+    /// Whether the error means the parameters left the region where the cost is defined
+    /// and differentiable (events that the cost needs disappear, grazing, sticking, Zeno):
+    /// an optimizer may back off from such a point.
+    pub fn is_domain_error(&self) -> bool {
+        matches!(
+            self,
+            Error::MissingEvent { .. } | Error::Grazing { .. } | Error::Sticking { .. } | Error::Zeno { .. }
+        )
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

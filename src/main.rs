@@ -427,6 +427,7 @@ fn summary_json(p: &Problem, setup: &Setup<'_, Builtin>, r: &OptimizeResult, sol
         "parameters_final": by_name(&r.theta_final),
         "optimized": p.free_indices().iter().map(|&i| names[i].clone()).collect::<Vec<_>>(),
         "final_gradient_norm": r.final_grad_norm,
+        "restarts": r.restarts,
         "wall_time_s": r.wall_time_s,
         "events": events_json(setup, &r.last.trajectory),
     })
@@ -548,6 +549,9 @@ fn cmd_optimize(
             r.final_grad_norm,
             r.wall_time_s
         );
+        for r in &r.restarts {
+            println!("  restarted the line search {r}");
+        }
         for &i in p.free_indices().iter().take(12) {
             println!("  {:>12} {:.10e} → {:.10e}", names[i], r.theta_initial[i], r.theta_final[i]);
         }

@@ -67,6 +67,8 @@ pub struct OptimizeResult {
     pub final_grad_norm: f64,
     pub wall_time_s: f64,
     pub history: Vec<HistoryRow>,
+    /// Line-search restarts after a trial point left the cost's domain (see [`MAX_RESTARTS`]).
+    pub restarts: Vec<String>,
     pub initial: Evaluation,
     pub last: Evaluation,
 }
@@ -112,6 +114,13 @@ impl<S: HybridSystem> Adapter<'_, '_, S> {
     }
 
     fn eval(&self, z: &[f64]) -> Result<(f64, Vec<f64>), Error> {
+        if z.len() != self.free.len() {
+            return Err(Error::Optimizer(format!(
+                "the solver passed {} variables, expected {}",
+                z.len(),
+                self.free.len()
+            )));
+        }
         if let Some(c) = self.cache.lock().expect("cache").as_ref() {
             if c.z == z {
                 return Ok((c.f, c.g.clone()));
@@ -217,6 +226,10 @@ where
 struct Recorder {
     rows: Arc<Mutex<Vec<(u64, f64, f64, Vec<f64>)>>>,
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    /// iterations of earlier (restarted) runs
+    offset: u64,
+    /// this run's cost scale relative to the recorded one
+    rescale: f64,
 }
 
 impl Observe<IterState<Vec<f64>, Vec<f64>, (), (), (), f64>> for Recorder {
@@ -230,16 +243,43 @@ impl Observe<IterState<Vec<f64>, Vec<f64>, (), (), (), f64>> for Recorder {
             .get_gradient()
             .map(|g| g.iter().map(|v| v * v).sum::<f64>().sqrt())
             .unwrap_or(f64::NAN);
-        self.rows
-            .lock()
-            .expect("history")
-            .push((state.get_iter(), state.get_cost(), gn, z));
+        let it = self.offset + state.get_iter();
+        self.rows.lock().expect("history").push((
+            it,
+            state.get_cost() * self.rescale,
+            gn * self.rescale,
+            z,
+        ));
         if let Some(p) = &self.progress {
-            p(state.get_iter(), state.get_cost());
+            p(it, state.get_cost());
         }
         Ok(())
     }
 }
+
+/// Line-search restarts after a trial point left the cost's domain (an event that the
+/// cost needs stopped happening, or grazing / sticking / Zeno appeared): at most this many,
+/// each from the last accepted iterate with the line search's largest step bounded (4 at
+/// the first restart, then divided by `RESTART_SHRINK` each time; unbounded before). Each
+/// is reported in [`OptimizeResult::restarts`]; other errors end the run at once.
+pub const MAX_RESTARTS: usize = 6;
+pub const RESTART_SHRINK: f64 = 4.0;
+
+fn next_step_max(s: f64) -> f64 {
+    if s.is_infinite() {
+        4.0
+    } else {
+        s / RESTART_SHRINK
+    }
+}
+
+type RunOut<A> = (
+    Option<A>,
+    Option<TerminationReason>,
+    Option<Vec<f64>>,
+    u64,
+    std::collections::HashMap<String, u64>,
+);
 
 /// Minimizes the first objective of `setup` over the entries of θ marked `optimize`.
 /// `progress(iteration, scaled cost)` is called after every iteration.
@@ -263,37 +303,27 @@ pub fn optimize<S: HybridSystem>(
         .enumerate()
         .map(|(i, &k)| transforms[i].to_z(base[k]))
         .collect();
-    let mut adapter = Adapter {
+    let error_slot: Arc<Mutex<Option<Error>>> = Arc::new(Mutex::new(None));
+    let eval_count = Arc::new(Mutex::new(0usize));
+    let make = |scale: f64| Adapter {
         setup,
         base: base.clone(),
         free: free.clone(),
-        transforms,
-        method: settings.gradient,
-        scale: 1.0,
-        cache: Mutex::new(None),
-        error: Arc::new(Mutex::new(None)),
-        evaluations: Arc::new(Mutex::new(0)),
-    };
-    let error_slot = adapter.error.clone();
-    let eval_count = adapter.evaluations.clone();
-    let rebuild = |scale: f64| Adapter {
-        setup,
-        base: base.clone(),
-        free: free.clone(),
-        transforms: free.iter().map(|&i| theta[i].transform).collect(),
+        transforms: transforms.clone(),
         method: settings.gradient,
         scale,
         cache: Mutex::new(None),
         error: error_slot.clone(),
         evaluations: eval_count.clone(),
     };
-    let (f0, g0) = adapter.eval(&z0)?;
-    let initial = adapter
+    let probe = make(1.0);
+    let (f0, g0) = probe.eval(&z0)?;
+    let initial = probe
         .cache
         .lock()
         .expect("cache")
-        .take()
-        .map(|c| c.eval)
+        .as_ref()
+        .map(|c| c.eval.clone())
         .expect("evaluated");
     let gnorm0 = g0.iter().map(|v| v * v).sum::<f64>().sqrt();
     if gnorm0 == 0.0 {
@@ -311,86 +341,155 @@ pub fn optimize<S: HybridSystem>(
             final_grad_norm: 0.0,
             wall_time_s: start.elapsed().as_secs_f64(),
             history: vec![],
+            restarts: vec![],
             last: initial.clone(),
             initial,
         });
     }
-    // Scale ψ so that the first trial step −∇ψ̃ has length `first_step` in z.
-    adapter.scale = gnorm0 / settings.first_step;
-    let rows = Arc::new(Mutex::new(vec![(0u64, f0 / adapter.scale, gnorm0 / adapter.scale, z0.clone())]));
-    let recorder = Recorder {
-        rows: rows.clone(),
-        progress,
-    };
-    let ls = MoreThuenteLineSearch::new();
-    let run = match settings.solver {
-        SolverKind::Lbfgs => {
-            let solver = LBFGS::new(ls, settings.memory)
-                .with_tolerance_grad(settings.tol_grad)
-                .and_then(|s| s.with_tolerance_cost(settings.tol_cost))
-                .map_err(|e| Error::Optimizer(e.to_string()))?;
-            Executor::new(adapter, solver)
-                .configure(|s| s.param(z0.clone()).max_iters(settings.max_iters))
-                .add_observer(recorder, ObserverMode::Always)
-                .timer(false)
-                .run()
-                .map(|r| {
-                    let st = r.state();
-                    let reason = st.get_termination_reason().cloned();
-                    let z = st.get_best_param().or(st.get_param()).cloned();
-                    let counts = st.get_func_counts().clone();
-                    let iters = st.get_iter();
-                    (r.problem.problem, reason, z, iters, counts)
-                })
-        }
-        SolverKind::Gd => {
-            let solver = Descent {
-                inner: SteepestDescent::new(ls),
-                tol_grad: settings.tol_grad,
-                tol_cost: settings.tol_cost,
-            };
-            Executor::new(adapter, solver)
-                .configure(|s| s.param(z0.clone()).max_iters(settings.max_iters))
-                .add_observer(recorder, ObserverMode::Always)
-                .timer(false)
-                .run()
-                .map(|r| {
-                    let st = r.state();
-                    let reason = st.get_termination_reason().cloned();
-                    let z = st.get_best_param().or(st.get_param()).cloned();
-                    let counts = st.get_func_counts().clone();
-                    let iters = st.get_iter();
-                    (r.problem.problem, reason, z, iters, counts)
-                })
-        }
-    };
+    // Scale ψ so that the first trial step −∇ψ̃ has length `first_step` in z; the scale
+    // stays fixed across restarts (so the convergence tests keep their meaning).
     let scale = gnorm0 / settings.first_step;
-    let run = run.map_err(|e| {
-        // an evaluation error may surface here too
-        match error_slot.lock().expect("error slot").take() {
-            Some(inner) => Error::Optimizer(format!("an evaluation failed: {inner}")),
-            None => Error::Optimizer(format!("argmin failed: {e}")),
+    let rows = Arc::new(Mutex::new(vec![(0u64, f0 / scale, gnorm0 / scale, z0.clone())]));
+    let mut restarts: Vec<String> = Vec::new();
+    let mut z_start = z0.clone();
+    let mut iter_offset = 0u64;
+    let mut total_counts: std::collections::HashMap<String, u64> = Default::default();
+    let step_shrink = 1.0;
+    let mut step_max = f64::INFINITY;
+    let (adapter, reason, zbest) = loop {
+        let mut adapter = make(scale);
+        // A restart begins with a shorter first step: scale the start point's gradient.
+        adapter.scale = scale / step_shrink;
+        let recorder = Recorder {
+            rows: rows.clone(),
+            progress: progress.clone(),
+            offset: iter_offset,
+            rescale: 1.0 / step_shrink,
+        };
+        let ls = MoreThuenteLineSearch::new()
+            .with_bounds(f64::EPSILON.sqrt(), step_max)
+            .map_err(|e| Error::Optimizer(e.to_string()))?;
+        let remaining = settings.max_iters.saturating_sub(iter_offset);
+        let run: Result<RunOut<Adapter<'_, '_, S>>, argmin::core::Error> = match settings.solver {
+            SolverKind::Lbfgs => {
+                let solver = LBFGS::new(ls, settings.memory)
+                    .with_tolerance_grad(settings.tol_grad * step_shrink)
+                    .and_then(|s| s.with_tolerance_cost(settings.tol_cost * step_shrink))
+                    .map_err(|e| Error::Optimizer(e.to_string()))?;
+                Executor::new(adapter, solver)
+                    .configure(|s| s.param(z_start.clone()).max_iters(remaining))
+                    .add_observer(recorder, ObserverMode::Always)
+                    .timer(false)
+                    .run()
+                    .map(|r| {
+                        let st = r.state();
+                        let reason = st.get_termination_reason().cloned();
+                        let z = st.get_best_param().or(st.get_param()).cloned();
+                        let counts = st.get_func_counts().clone();
+                        let iters = st.get_iter();
+                        (r.problem.problem, reason, z, iters, counts)
+                    })
+            }
+            SolverKind::Gd => {
+                let solver = Descent {
+                    inner: SteepestDescent::new(ls),
+                    tol_grad: settings.tol_grad * step_shrink,
+                    tol_cost: settings.tol_cost * step_shrink,
+                };
+                Executor::new(adapter, solver)
+                    .configure(|s| s.param(z_start.clone()).max_iters(remaining))
+                    .add_observer(recorder, ObserverMode::Always)
+                    .timer(false)
+                    .run()
+                    .map(|r| {
+                        let st = r.state();
+                        let reason = st.get_termination_reason().cloned();
+                        let z = st.get_best_param().or(st.get_param()).cloned();
+                        let counts = st.get_func_counts().clone();
+                        let iters = st.get_iter();
+                        (r.problem.problem, reason, z, iters, counts)
+                    })
+            }
+        };
+        let pending = error_slot.lock().expect("error slot").take();
+        let last_good = || {
+            rows.lock()
+                .expect("history")
+                .iter()
+                .rev()
+                .find(|r| r.3.len() == free.len())
+                .map(|r| (r.0, r.3.clone()))
+        };
+        let (adapter, reason, zbest, iterations, counts) = match run {
+            Ok(r) => r,
+            Err(e) => {
+                // steepest descent passes a failed line search up as an error
+                if let Some(inner) = pending {
+                    if inner.is_domain_error() && restarts.len() < MAX_RESTARTS {
+                        if let Some((it, z)) = last_good() {
+                            iter_offset = it;
+                            restarts.push(format!("after iteration {it}: {inner}"));
+                            z_start = z;
+                            step_max = next_step_max(step_max);
+                            continue;
+                        }
+                    }
+                    return Err(Error::Optimizer(format!("an evaluation failed: {inner}")));
+                }
+                return Err(Error::Optimizer(format!("argmin failed: {e}")));
+            }
+        };
+        iter_offset += iterations;
+        for (k, v) in counts {
+            *total_counts.entry(k).or_insert(0) += v;
         }
-    });
-    let (adapter, reason, zbest, iterations, counts) = run?;
-    // argmin drops the problem when its line search fails: rebuild it for the final point
-    let adapter = adapter.unwrap_or_else(|| rebuild(scale));
-    // An error raised at a trial point hides in the termination reason: surface it.
-    if let Some(e) = error_slot.lock().expect("error slot").take() {
-        return Err(Error::Optimizer(format!(
-            "an evaluation failed during the line search ({}): {e}",
-            reason.as_ref().map_or("no termination reason".to_string(), |r| r.text().to_string())
-        )));
-    }
+        // An error raised at a trial point hides in the termination reason: surface it,
+        // or restart from the last accepted iterate if it only left the cost's domain.
+        if let Some(e) = pending {
+            if e.is_domain_error() && restarts.len() < MAX_RESTARTS && iter_offset < settings.max_iters {
+                restarts.push(format!("after iteration {iter_offset}: {e}"));
+                if let Some((_, z)) = last_good() {
+                    z_start = z;
+                }
+                step_max = next_step_max(step_max);
+                continue;
+            }
+            return Err(Error::Optimizer(format!(
+                "an evaluation failed during the line search ({}){}: {e}",
+                reason.as_ref().map_or("no termination reason".to_string(), |r| r.text().to_string()),
+                if restarts.is_empty() {
+                    String::new()
+                } else {
+                    format!(" after {} restart(s)", restarts.len())
+                }
+            )));
+        }
+        // A stalled L-BFGS (its memory produced an ascent direction, or the line search
+        // found no acceptable step) gets one fresh start from its last iterate with the
+        // memory cleared; a second stall in a row ends the run.
+        if let Some(TerminationReason::SolverExit(msg)) = &reason {
+            let fresh = restarts.last().is_none_or(|r| !r.starts_with("stalled"));
+            if fresh && restarts.len() < MAX_RESTARTS && iter_offset < settings.max_iters {
+                if let Some((_, z)) = last_good() {
+                    restarts.push(format!("stalled after iteration {iter_offset} ({msg}): fresh start"));
+                    z_start = z;
+                    continue;
+                }
+            }
+        }
+        // argmin drops the problem when its line search fails: rebuild it then
+        break (adapter.unwrap_or_else(|| make(scale)), reason, zbest);
+    };
     let (outcome, termination) = match &reason {
         Some(TerminationReason::SolverConverged) => (Outcome::Converged, "solver converged".to_string()),
-        Some(TerminationReason::MaxItersReached) => (Outcome::MaxIterations, "maximum number of iterations reached".to_string()),
+        Some(TerminationReason::MaxItersReached) => {
+            (Outcome::MaxIterations, "maximum number of iterations reached".to_string())
+        }
         Some(TerminationReason::SolverExit(s)) => (Outcome::Stalled, s.clone()),
         Some(other) => (Outcome::Stalled, other.text().to_string()),
         None => (Outcome::Stalled, "no termination reason".to_string()),
     };
-    let _ = TerminationStatus::NotTerminated;
-    let zf = zbest.unwrap_or(z0);
+    let zf = zbest.unwrap_or(z_start);
     // the final point's evaluation (cached if it was the last one)
     adapter.eval(&zf)?;
     let last = adapter
@@ -416,8 +515,7 @@ pub fn optimize<S: HybridSystem>(
         let step = zprev.as_ref().map_or(0.0, |zp| {
             zp.iter().zip(z).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt()
         });
-        let (th, dxdz) = adapter.theta(z);
-        let _ = dxdz;
+        let (th, _) = adapter.theta(z);
         history.push(HistoryRow {
             iteration: *it,
             cost: cost * scale,
@@ -427,21 +525,22 @@ pub fn optimize<S: HybridSystem>(
         });
         zprev = Some(z.clone());
     }
-    let evaluations = *adapter.evaluations.lock().expect("count");
+    let evaluations = *eval_count.lock().expect("count");
     Ok(OptimizeResult {
         outcome,
         termination,
-        iterations,
+        iterations: iter_offset,
         evaluations,
-        cost_calls: counts.get("cost_count").copied().unwrap_or(0),
-        gradient_calls: counts.get("gradient_count").copied().unwrap_or(0),
-        initial_cost: f0 * 1.0,
+        cost_calls: total_counts.get("cost_count").copied().unwrap_or(0),
+        gradient_calls: total_counts.get("gradient_count").copied().unwrap_or(0),
+        initial_cost: f0,
         final_cost: last.values[0],
         theta_initial: base,
         theta_final,
         final_grad_norm,
         wall_time_s: start.elapsed().as_secs_f64(),
         history,
+        restarts,
         initial,
         last,
     })

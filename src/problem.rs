@@ -91,6 +91,7 @@ struct CostSpec {
     weight: Option<f64>,
     guard: Option<String>,
     occurrence: Option<usize>,
+    param: Option<String>,
     objective: Option<String>,
 }
 
@@ -266,6 +267,8 @@ pub struct CostEntry {
     pub weight: f64,
     pub guard: Option<usize>,
     pub occurrence: Option<usize>,
+    /// θ index of a `parameter_squared` term.
+    pub param: Option<usize>,
     pub objective: String,
 }
 
@@ -304,7 +307,8 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
     .or_else(|| text.lines().position(|l| l.contains(key)).map(|i| i + 1))
 }
 
-const COST_KINDS: [&str; 9] = [
+const COST_KINDS: [&str; 10] = [
+    "parameter_squared",
     "integral",
     "integral_squared",
     "track",
@@ -520,7 +524,8 @@ impl Problem {
         }
         let mut costs = Vec::new();
         for (i, c) in spec.cost.iter().enumerate() {
-            costs.push(Self::cost_entry(i, c, &dims, &perr)?);
+            let names: Vec<String> = theta.iter().map(|e| e.name.clone()).collect();
+            costs.push(Self::cost_entry(i, c, &dims, &names, &perr)?);
         }
         if costs.iter().any(|c| c.kind == "track") && spec.reference.is_none() {
             return Err(perr(
@@ -678,7 +683,13 @@ impl Problem {
         })
     }
 
-    fn cost_entry(i: usize, c: &CostSpec, dims: &Dims, perr: &dyn Fn(String) -> Error) -> Result<CostEntry, Error> {
+    fn cost_entry(
+        i: usize,
+        c: &CostSpec,
+        dims: &Dims,
+        theta_names: &[String],
+        perr: &dyn Fn(String) -> Error,
+    ) -> Result<CostEntry, Error> {
         let who = format!("[[cost]] #{} (kind \"{}\")", i + 1, c.kind);
         if !COST_KINDS.contains(&c.kind.as_str()) {
             return Err(perr(format!(
@@ -693,7 +704,10 @@ impl Problem {
             k,
             "integral" | "integral_squared" | "track" | "terminal" | "terminal_squared" | "event_output_squared"
         );
-        let needs_target = matches!(k, "integral_squared" | "terminal_squared" | "event_time_squared" | "event_output_squared");
+        let needs_target = matches!(
+            k,
+            "integral_squared" | "terminal_squared" | "event_time_squared" | "event_output_squared" | "parameter_squared"
+        );
         let needs_event = k.starts_with("event_");
         let check = |present: bool, needed: bool, key: &str| -> Result<(), Error> {
             match (present, needed) {
@@ -706,6 +720,16 @@ impl Problem {
         check(c.target.is_some(), needs_target, "target")?;
         check(c.guard.is_some(), needs_event, "guard")?;
         check(c.occurrence.is_some(), needs_event, "occurrence")?;
+        check(c.param.is_some(), k == "parameter_squared", "param")?;
+        let param = match &c.param {
+            Some(name) => Some(theta_names.iter().position(|n| n == name).ok_or_else(|| {
+                perr(format!(
+                    "{who}: param `{name}` is unknown; valid: {}",
+                    dims.params.join(", ")
+                ))
+            })?),
+            None => None,
+        };
         let output = match &c.output {
             Some(o) => Some(dims.output_index(o).ok_or_else(|| {
                 perr(format!(
@@ -746,6 +770,7 @@ impl Problem {
             weight,
             guard,
             occurrence: c.occurrence,
+            param,
             objective: c.objective.clone().unwrap_or_else(|| "cost".into()),
         })
     }
@@ -830,6 +855,11 @@ impl Problem {
                         reference: reference.clone().expect("reference"),
                     },
                     "effort" => Term::Effort { weight: w },
+                    "parameter_squared" => Term::ParameterSquared {
+                        index: c.param.unwrap(),
+                        target: c.target.unwrap(),
+                        weight: w,
+                    },
                     "terminal" => Term::Terminal {
                         output: c.output.unwrap(),
                         weight: w,

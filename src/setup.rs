@@ -605,6 +605,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                 v += traj.y_final[nx + z];
             }
             for term in &obj.terms {
+                v += term.parameter_value(theta);
                 if term.is_terminal() {
                     v += term.terminal(&yf);
                 }
@@ -662,12 +663,13 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                 }
             }
         }
-        Err(crate::error::Error::Invalid(format!(
-            "a cost term needs occurrence {occurrence} of guard '{}', but it fired {count} time(s) in [{}, {}]",
-            self.dims.guard_name(guard),
-            self.t0,
-            self.t_end
-        )))
+        Err(crate::error::Error::MissingEvent {
+            guard: self.dims.guard_name(guard),
+            occurrence,
+            fired: count,
+            t0: self.t0,
+            t1: self.t_end,
+        })
     }
 
     /// ġ = G_t + G_X·v at real values, with its scale (for the grazing test).

@@ -200,8 +200,10 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             _d: std::marker::PhantomData,
         };
         if breakpoints[bp] - t.re() <= 16.0 * f64::EPSILON * t.re().abs().max(1.0) {
-            // an event landed on the breakpoint: nothing left of this interval
-            t = D::from(breakpoints[bp]);
+            // an event landed on the breakpoint: nothing left of this interval. Keep the
+            // derivative part of t (a dual run's event time carries dt_e/dθ, which the
+            // flow after the event must see); only the real part snaps to the breakpoint.
+            t = t - D::from(t.re()) + D::from(breakpoints[bp]);
             bp += 1;
             continue 'segments;
         }
@@ -356,10 +358,20 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                             // Leaving zero on the side the guard crosses to means it
                             // crossed again within this sub-interval (a short bounce taken
                             // whole) or sticks to the surface: retry with a smaller step.
-                            let wrong = match sys.guard_direction(k) {
+                            // Unless the flow at the step's start already pointed that
+                            // way: then it merely moved on through the surface (an
+                            // identity reset or pure mode switch that keeps the guard
+                            // watched, or a start on the surface moving off it).
+                            let crossed_side = match sys.guard_direction(k) {
                                 Direction::Falling => gj < 0.0,
                                 Direction::Rising => gj > 0.0,
                                 Direction::Either => false,
+                            };
+                            let wrong = crossed_side && {
+                                let yr: Vec<f64> = y.iter().map(|v| v.re()).collect();
+                                let fr: Vec<f64> = f0.iter().map(|v| v.re()).collect();
+                                let rate = sys.guard_rate(&ctx, k, t.re(), &yr, &fr).rate;
+                                !(rate * gj > 0.0)
                             };
                             if wrong {
                                 sticky = Some(k);

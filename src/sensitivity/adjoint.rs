@@ -242,7 +242,11 @@ pub fn adjoint_gradients<S: HybridSystem>(
         let mut dx0t = DMatrix::zeros(n, nth);
         dx0t.view_mut((0, 0), (nx, np)).copy_from(&dx0);
         let g = dx0t.tr_mul(&lam) + mu;
-        out.push(g.as_slice().to_vec());
+        let mut g = g.as_slice().to_vec();
+        for term in &obj.terms {
+            term.add_parameter_gradient(theta, &mut g);
+        }
+        out.push(g);
     }
     Ok((out, stats))
 }

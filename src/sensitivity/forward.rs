@@ -251,7 +251,11 @@ pub fn forward_sensitivity<S: HybridSystem>(
                 g += jump.event_cost_forward(&tj, s_minus);
             }
         }
-        gradients.push(g.as_slice().to_vec());
+        let mut g = g.as_slice().to_vec();
+        for term in &obj.terms {
+            term.add_parameter_gradient(theta, &mut g);
+        }
+        gradients.push(g);
     }
     Ok(ForwardResult {
         values,
