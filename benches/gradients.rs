@@ -28,14 +28,32 @@ fn ball_objective() -> Objective {
     Objective::new(
         "psi",
         vec![
-            Term::IntegralSquared { output: 0, target: 0.0, weight: 1.0 },
-            Term::TerminalSquared { output: 0, target: 0.1, weight: 1.0 },
-            Term::TerminalSquared { output: 1, target: 0.0, weight: 0.1 },
+            Term::IntegralSquared {
+                output: 0,
+                target: 0.0,
+                weight: 1.0,
+            },
+            Term::TerminalSquared {
+                output: 0,
+                target: 0.1,
+                weight: 1.0,
+            },
+            Term::TerminalSquared {
+                output: 1,
+                target: 0.0,
+                weight: 0.1,
+            },
         ],
     )
 }
 
-fn table<S: HybridSystem>(label: &str, setup: &Setup<'_, S>, theta: &[f64], reps: usize, with_slow: bool) {
+fn table<S: HybridSystem>(
+    label: &str,
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+    reps: usize,
+    with_slow: bool,
+) {
     let tf = median_time(reps, || {
         setup.simulate(theta).unwrap();
     });
@@ -44,10 +62,20 @@ fn table<S: HybridSystem>(label: &str, setup: &Setup<'_, S>, theta: &[f64], reps
         adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
     });
     let (_, ast) = adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
-    println!("{label}: θ has {} entries; forward {} steps, adjoint backward {} steps", theta.len(), traj.stats.steps, ast.steps);
+    println!(
+        "{label}: θ has {} entries; forward {} steps, adjoint backward {} steps",
+        theta.len(),
+        traj.stats.steps,
+        ast.steps
+    );
     println!("  {:10} {:>12} {:>10}", "method", "time [s]", "/forward");
     println!("  {:10} {:>12.3e} {:>10.2}", "forward", tf, 1.0);
-    println!("  {:10} {:>12.3e} {:>10.2}   (backward pass alone)", "adj-back", tb, tb / tf);
+    println!(
+        "  {:10} {:>12.3e} {:>10.2}   (backward pass alone)",
+        "adj-back",
+        tb,
+        tb / tf
+    );
     let mut methods = vec![GradientMethod::Adjoint, GradientMethod::Direct];
     if with_slow {
         methods.push(GradientMethod::Dual);
@@ -71,15 +99,26 @@ fn main() {
     table("ball", &s, &theta, 201, true);
 
     println!();
-    println!("== thrust ball: parameters 5 + K control coefficients (piecewise constant), rtol 1e-8 ==");
-    println!("  {:>6} {:>12} {:>12} {:>12} {:>10} {:>10}", "nθ", "forward [s]", "adjoint [s]", "direct [s]", "adj/fwd", "dir/fwd");
+    println!(
+        "== thrust ball: parameters 5 + K control coefficients (piecewise constant), rtol 1e-8 =="
+    );
+    println!(
+        "  {:>6} {:>12} {:>12} {:>12} {:>10} {:>10}",
+        "nθ", "forward [s]", "adjoint [s]", "direct [s]", "adj/fwd", "dir/fwd"
+    );
     let tb = ThrustBall;
     let mut first: Option<(f64, f64)> = None;
     for k in [0usize, 5, 15, 45, 95] {
         let grid = if k == 0 {
             None
         } else {
-            Some(ControlGrid { basis: Basis::PiecewiseConstant, t0: 0.0, t1: 3.0, intervals: k, channels: 1 })
+            Some(ControlGrid {
+                basis: Basis::PiecewiseConstant,
+                t0: 0.0,
+                t1: 3.0,
+                intervals: k,
+                channels: 1,
+            })
         };
         // with no grid the control is absent (u = 0)
         let mut obj = ball_objective().terms;
@@ -103,6 +142,14 @@ fn main() {
         if first.is_none() {
             first = Some((ra, rd));
         }
-        println!("  {:>6} {:>12.3e} {:>12.3e} {:>12.3e} {:>10.2} {:>10.2}", theta.len(), tf, ta, td, ra, rd);
+        println!(
+            "  {:>6} {:>12.3e} {:>12.3e} {:>12.3e} {:>10.2} {:>10.2}",
+            theta.len(),
+            tf,
+            ta,
+            td,
+            ra,
+            rd
+        );
     }
 }

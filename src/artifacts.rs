@@ -177,11 +177,13 @@ pub fn sensitivity_figure<S: HybridSystem>(
             t_lo: seg.t_lo,
             t_hi: seg.t_hi,
         };
-        let jac = setup.output_jacobian(&ctx, *t, &y[..n], theta).map_err(|e| Error::Model {
-            t: *t,
-            mode: setup.dims.mode_name(seg.mode),
-            source: e,
-        })?;
+        let jac = setup
+            .output_jacobian(&ctx, *t, &y[..n], theta)
+            .map_err(|e| Error::Model {
+                t: *t,
+                mode: setup.dims.mode_name(seg.mode),
+                source: e,
+            })?;
         let s = nalgebra::DMatrix::from_column_slice(n, nth, &y[n..]);
         times.push(*t);
         for (oi, &o) in outputs.iter().enumerate() {
@@ -220,4 +222,102 @@ pub fn sensitivity_figure<S: HybridSystem>(
         panels,
         markers: event_markers(setup, &xt),
     })
+}
+
+/// The seed's Figs. 3–5 in form, for one objective: per parameter, the direct
+/// sensitivity of the running cost Z(t) = ∂z/∂p(t) (reaching dψ/dp at tf) and the adjoint
+/// μ_p(t) (reaching dψ/dp at t0 when x0 does not depend on p), with central FD at the end
+/// as a point. Returns the figure and the two tables.
+pub fn seed_figure<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    fw: &ForwardResult,
+    objective: usize,
+    mu: &crate::sensitivity::adjoint::MuHistory,
+    fd: &[f64],
+) -> (Figure, Table, Table) {
+    let n = setup.n();
+    let nx = setup.nx();
+    let np = setup.np();
+    let nth = setup.ntheta();
+    let zs: Vec<usize> = setup
+        .running_of(objective)
+        .iter()
+        .map(|(z, _)| *z)
+        .collect();
+    let samples = fw.trajectory.samples(POINTS_PER_STEP);
+    let mut z_rows = Array2::zeros((samples.len(), 1 + np));
+    for (r, (t, _, y)) in samples.iter().enumerate() {
+        z_rows[(r, 0)] = *t;
+        for p in 0..np {
+            let mut v = 0.0;
+            for &z in &zs {
+                v += y[n + p * n + nx + z];
+            }
+            z_rows[(r, 1 + p)] = v;
+        }
+    }
+    let _ = nth;
+    let mut mu_sorted: Vec<&(f64, Vec<f64>)> = mu.iter().collect();
+    mu_sorted.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    let mut mu_rows = Array2::zeros((mu_sorted.len(), 1 + np));
+    for (r, (t, m)) in mu_sorted.iter().enumerate() {
+        mu_rows[(r, 0)] = *t;
+        for p in 0..np {
+            mu_rows[(r, 1 + p)] = m[p];
+        }
+    }
+    let names = &setup.dims.params;
+    let mut header = vec!["t".to_string()];
+    header.extend(names.iter().cloned());
+    let ztab = Table {
+        header: header.clone(),
+        rows: z_rows,
+    };
+    let mtab = Table {
+        header,
+        rows: mu_rows,
+    };
+    let tf = fw.trajectory.t_final;
+    let t0 = setup.t0;
+    let panels = (0..np)
+        .map(|p| Panel {
+            title: format!("dψ/d{}", names[p]),
+            y_label: format!("dψ/d{}", names[p]),
+            series: vec![
+                Series::new(
+                    "direct Z(t)",
+                    ztab.column("t").unwrap(),
+                    ztab.rows.column(1 + p).to_vec(),
+                    LineKind::Solid,
+                ),
+                Series::new(
+                    "adjoint μ(t)",
+                    mtab.column("t").unwrap(),
+                    mtab.rows.column(1 + p).to_vec(),
+                    LineKind::Dashed,
+                ),
+                Series::new(
+                    "central FD",
+                    vec![tf, t0],
+                    vec![fd[p], fd[p]],
+                    LineKind::Points,
+                ),
+            ],
+            log_y: false,
+        })
+        .collect();
+    let xt = fw.state_trajectory(n);
+    (
+        Figure {
+            title: format!(
+                "{}: direct Z(t) and adjoint μ(t)",
+                setup.objectives[objective].name
+            ),
+            x_label: "t".into(),
+            panels,
+            markers: event_markers(setup, &xt),
+        },
+        ztab,
+        mtab,
+    )
 }

@@ -90,7 +90,10 @@ impl Error {
     pub fn is_domain_error(&self) -> bool {
         matches!(
             self,
-            Error::MissingEvent { .. } | Error::Grazing { .. } | Error::Sticking { .. } | Error::Zeno { .. }
+            Error::MissingEvent { .. }
+                | Error::Grazing { .. }
+                | Error::Sticking { .. }
+                | Error::Zeno { .. }
         )
     }
 }

@@ -9,6 +9,7 @@
     clippy::neg_cmp_op_on_partial_ord,
     clippy::too_many_arguments
 )]
+pub mod artifacts;
 pub mod control;
 pub mod cost;
 pub mod error;
@@ -20,7 +21,6 @@ pub mod optimize;
 pub mod plot;
 pub mod problem;
 pub mod report;
-pub mod artifacts;
 pub mod sensitivity;
 pub mod setup;
 pub mod systems;

@@ -8,8 +8,8 @@ use hybridopt::plot::{write_figure, LineKind};
 use hybridopt::problem::{Problem, SolverKind};
 use hybridopt::report::Staging;
 use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
-use hybridopt::systems::builtin::Builtin;
 use hybridopt::setup::Setup;
+use hybridopt::systems::builtin::Builtin;
 use serde_json::{json, Map, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -175,7 +175,10 @@ fn final_outputs(tab: &Table, names: &[String]) -> Map<String, Value> {
 }
 
 fn plot_names(p: &Problem) -> Vec<String> {
-    p.plot_outputs.iter().map(|&i| p.dims.outputs[i].clone()).collect()
+    p.plot_outputs
+        .iter()
+        .map(|&i| p.dims.outputs[i].clone())
+        .collect()
 }
 
 fn cmd_simulate(path: &Path, out: Option<PathBuf>, params: &[String], as_json: bool) -> Result<()> {
@@ -193,7 +196,11 @@ fn cmd_simulate(path: &Path, out: Option<PathBuf>, params: &[String], as_json: b
         &[("trajectory", &tab, LineKind::Solid)],
         artifacts::event_markers(&setup, &traj),
     );
-    write_figure(&fig, &stage.path("trajectory.png"), Some(&stage.path("trajectory.svg")))?;
+    write_figure(
+        &fig,
+        &stage.path("trajectory.png"),
+        Some(&stage.path("trajectory.svg")),
+    )?;
     // The costs are reported, not required: a simulation whose cost is undefined (an
     // event term's occurrence never happens) still runs, and says why.
     let costs = match setup.objective_values(&traj, &theta) {
@@ -235,7 +242,10 @@ fn cmd_simulate(path: &Path, out: Option<PathBuf>, params: &[String], as_json: b
         }
         println!("  costs: {}", obj["costs"]);
         if let Some(c) = constraints_json(&tab) {
-            println!("  constraint residuals: |Φ| ≤ {}, |Φ̇| ≤ {}", c["position_max"], c["velocity_max"]);
+            println!(
+                "  constraint residuals: |Φ| ≤ {}, |Φ̇| ≤ {}",
+                c["position_max"], c["velocity_max"]
+            );
         }
         println!("  wrote {}", dir.display());
     }
@@ -248,7 +258,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let num = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    let num = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt();
     let den = b.iter().map(|y| y * y).sum::<f64>().sqrt();
     if den == 0.0 {
         num
@@ -321,12 +336,19 @@ fn cmd_gradient(
     let fw = forward::forward_sensitivity(&setup, &theta)?;
     let main = &results[0];
     let by_name = |g: &[f64]| -> Map<String, Value> {
-        names.iter().zip(g).map(|(n, v)| (n.clone(), json!(v))).collect()
+        names
+            .iter()
+            .zip(g)
+            .map(|(n, v)| (n.clone(), json!(v)))
+            .collect()
     };
     let obj_names = p.objective_names();
     let mut witnesses = Map::new();
     for (m, ev, _) in &results {
-        witnesses.insert(m.name().to_string(), Value::Object(by_name(&ev.gradients[0])));
+        witnesses.insert(
+            m.name().to_string(),
+            Value::Object(by_name(&ev.gradients[0])),
+        );
     }
     let events: Vec<Value> = fw
         .events
@@ -341,7 +363,12 @@ fn cmd_gradient(
     let objectives: Map<String, Value> = obj_names
         .iter()
         .enumerate()
-        .map(|(i, n)| (n.clone(), json!({"cost": main.1.values[i], "gradient": by_name(&main.1.gradients[i])})))
+        .map(|(i, n)| {
+            (
+                n.clone(),
+                json!({"cost": main.1.values[i], "gradient": by_name(&main.1.gradients[i])}),
+            )
+        })
         .collect();
     let obj = json!({
         "cost": main.1.values[0],
@@ -361,7 +388,28 @@ fn cmd_gradient(
             &p.plot_outputs,
             &(0..setup.np()).collect::<Vec<_>>(),
         )?;
-        write_figure(&fig, &stage.path("sensitivity.png"), Some(&stage.path("sensitivity.svg")))?;
+        write_figure(
+            &fig,
+            &stage.path("sensitivity.png"),
+            Some(&stage.path("sensitivity.svg")),
+        )?;
+        // the seed's figures in form: Z(t), μ(t) and FD at the end, for every objective
+        let (_, hist) =
+            hybridopt::sensitivity::adjoint::adjoint_with_history(&setup, &traj, &theta)?;
+        let fd = match results.iter().find(|r| r.0 == GradientMethod::Fd) {
+            Some(r) => r.1.gradients.clone(),
+            None => hybridopt::sensitivity::fd::fd_gradients(&setup, &theta, Default::default())?,
+        };
+        for (i, name) in obj_names.iter().enumerate() {
+            let (fig, z, m) = artifacts::seed_figure(&setup, &fw, i, &hist[i], &fd[i]);
+            write_figure(
+                &fig,
+                &stage.path(&format!("seed_{name}.png")),
+                Some(&stage.path(&format!("seed_{name}.svg"))),
+            )?;
+            stage.write_csv(&format!("direct_Z_{name}.csv"), &z.header, &z.rows)?;
+            stage.write_csv(&format!("adjoint_mu_{name}.csv"), &m.header, &m.rows)?;
+        }
         stage.write_json("gradient.json", &obj)?;
         stage.commit()?;
     }
@@ -369,7 +417,10 @@ fn cmd_gradient(
         println!("{}", serde_json::to_string_pretty(&obj)?);
         return Ok(());
     }
-    println!("{}: ψ = {:.15e}  ({} steps, {} events)", p.name, main.1.values[0], traj.stats.steps, traj.stats.events);
+    println!(
+        "{}: ψ = {:.15e}  ({} steps, {} events)",
+        p.name, main.1.values[0], traj.stats.steps, traj.stats.events
+    );
     for (i, n) in obj_names.iter().enumerate().skip(1) {
         println!("  objective {n}: {:.15e}", main.1.values[i]);
     }
@@ -390,25 +441,56 @@ fn cmd_gradient(
         let reference = &results[0].1.gradients[0];
         println!("  relative difference to {}:", results[0].0.name());
         for (m, ev, _) in results.iter().skip(1) {
-            println!("    {:8} {:.3e}", m.name(), rel_diff(&ev.gradients[0], reference));
+            println!(
+                "    {:8} {:.3e}",
+                m.name(),
+                rel_diff(&ev.gradients[0], reference)
+            );
         }
     }
-    println!("  timing (median of {repeat}): forward {:.3e} s", median(tf.clone()));
+    println!(
+        "  timing (median of {repeat}): forward {:.3e} s",
+        median(tf.clone())
+    );
     for (m, _, t) in &results {
-        println!("    {:8} {:.3e} s  ({:.2}× forward)", m.name(), t, t / median(tf.clone()));
+        println!(
+            "    {:8} {:.3e} s  ({:.2}× forward)",
+            m.name(),
+            t,
+            t / median(tf.clone())
+        );
     }
     println!("  events:");
     for e in &fw.events {
-        let tau: Vec<String> = names.iter().zip(&e.tau).take(8).map(|(n, v)| format!("{n}: {v:.6e}")).collect();
-        println!("    t = {:.12}  {}  dt/dθ = {{{}}}", e.t, setup.dims.guard_name(e.guard), tau.join(", "));
+        let tau: Vec<String> = names
+            .iter()
+            .zip(&e.tau)
+            .take(8)
+            .map(|(n, v)| format!("{n}: {v:.6e}"))
+            .collect();
+        println!(
+            "    t = {:.12}  {}  dt/dθ = {{{}}}",
+            e.t,
+            setup.dims.guard_name(e.guard),
+            tau.join(", ")
+        );
     }
     Ok(())
 }
 
-fn summary_json(p: &Problem, setup: &Setup<'_, Builtin>, r: &OptimizeResult, solver: SolverKind) -> Value {
+fn summary_json(
+    p: &Problem,
+    setup: &Setup<'_, Builtin>,
+    r: &OptimizeResult,
+    solver: SolverKind,
+) -> Value {
     let names = setup.theta_names();
     let by_name = |v: &[f64]| -> Map<String, Value> {
-        names.iter().zip(v).map(|(n, x)| (n.clone(), json!(x))).collect()
+        names
+            .iter()
+            .zip(v)
+            .map(|(n, x)| (n.clone(), json!(x)))
+            .collect()
     };
     json!({
         "problem": p.name,
@@ -466,8 +548,10 @@ fn cmd_optimize(
     let bar = if show {
         let b = indicatif::ProgressBar::new(p.optimizer.max_iters);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} iterations ({elapsed})")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {pos}/{len} iterations ({elapsed})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         b.set_message(format!("optimizing {}", p.name));
         Some(b)
@@ -487,7 +571,12 @@ fn cmd_optimize(
     let stage = Staging::new(&out)?;
     stage.write_json("summary.json", &summary)?;
     let names = setup.theta_names();
-    let mut header = vec!["iteration".to_string(), "cost".into(), "grad_norm".into(), "step".into()];
+    let mut header = vec![
+        "iteration".to_string(),
+        "cost".into(),
+        "grad_norm".into(),
+        "step".into(),
+    ];
     header.extend(names.iter().cloned());
     let mut rows = ndarray::Array2::zeros((r.history.len(), header.len()));
     for (i, h) in r.history.iter().enumerate() {
@@ -515,7 +604,10 @@ fn cmd_optimize(
         &artifacts::outputs_figure(
             &format!("{}: initial vs optimized", p.name),
             &names_plot,
-            &[("initial", &t_init, LineKind::Dashed), ("optimized", &t_final, LineKind::Solid)],
+            &[
+                ("initial", &t_init, LineKind::Dashed),
+                ("optimized", &t_final, LineKind::Solid),
+            ],
             artifacts::event_markers(&setup, &r.last.trajectory),
         ),
         &stage.path("trajectory.png"),
@@ -526,7 +618,10 @@ fn cmd_optimize(
             &artifacts::outputs_figure(
                 &format!("{}: controls", p.name),
                 &setup.dims.controls,
-                &[("initial", &t_init, LineKind::Dashed), ("optimized", &t_final, LineKind::Solid)],
+                &[
+                    ("initial", &t_init, LineKind::Dashed),
+                    ("optimized", &t_final, LineKind::Solid),
+                ],
                 vec![],
             ),
             &stage.path("controls.png"),
@@ -553,10 +648,16 @@ fn cmd_optimize(
             println!("  restarted the line search {r}");
         }
         for &i in p.free_indices().iter().take(12) {
-            println!("  {:>12} {:.10e} → {:.10e}", names[i], r.theta_initial[i], r.theta_final[i]);
+            println!(
+                "  {:>12} {:.10e} → {:.10e}",
+                names[i], r.theta_initial[i], r.theta_final[i]
+            );
         }
         if p.free_indices().len() > 12 {
-            println!("  … ({} optimized entries in all; see summary.json)", p.free_indices().len());
+            println!(
+                "  … ({} optimized entries in all; see summary.json)",
+                p.free_indices().len()
+            );
         }
         println!("  wrote {}", dir.display());
     }
@@ -568,12 +669,22 @@ fn cmd_bderiv(path: &Path, as_json: bool) -> Result<()> {
     if as_json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!("{}", hybridopt::sensitivity::bderivative::format_case_output(&out));
+        print!(
+            "{}",
+            hybridopt::sensitivity::bderivative::format_case_output(&out)
+        );
     }
     Ok(())
 }
 
 fn main() {
+    // Die quietly on a closed pipe (`hybridopt … | head`) like other command-line tools,
+    // instead of panicking in println!.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
@@ -608,7 +719,9 @@ fn run(cli: Cli) -> Result<()> {
             params,
             quiet,
             json,
-        } => cmd_optimize(&problem, out, solver, gradient, max_iters, &params, quiet, json),
+        } => cmd_optimize(
+            &problem, out, solver, gradient, max_iters, &params, quiet, json,
+        ),
         Command::Bderiv { case, json } => cmd_bderiv(&case, json),
     }
 }

@@ -15,8 +15,8 @@ use argmin::core::{
     CostFunction, Executor, Gradient, IterState, Problem, Solver, State as _, TerminationReason,
     TerminationStatus, KV,
 };
-use argmin::solver::linesearch::LineSearch;
 use argmin::solver::gradientdescent::SteepestDescent;
+use argmin::solver::linesearch::LineSearch;
 use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 use std::sync::{Arc, Mutex};
@@ -193,7 +193,8 @@ type State = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
 
 impl<O, L> Solver<O, State> for Descent<L>
 where
-    O: CostFunction<Param = Vec<f64>, Output = f64> + Gradient<Param = Vec<f64>, Gradient = Vec<f64>>,
+    O: CostFunction<Param = Vec<f64>, Output = f64>
+        + Gradient<Param = Vec<f64>, Gradient = Vec<f64>>,
     L: Clone + LineSearch<Vec<f64>, f64> + Solver<O, State>,
 {
     fn name(&self) -> &str {
@@ -215,7 +216,8 @@ where
                 return TerminationStatus::Terminated(TerminationReason::SolverConverged);
             }
         }
-        if state.get_iter() > 0 && (state.get_prev_cost() - state.get_cost()).abs() < self.tol_cost {
+        if state.get_iter() > 0 && (state.get_prev_cost() - state.get_cost()).abs() < self.tol_cost
+        {
             return TerminationStatus::Terminated(TerminationReason::SolverConverged);
         }
         TerminationStatus::NotTerminated
@@ -349,7 +351,12 @@ pub fn optimize<S: HybridSystem>(
     // Scale ψ so that the first trial step −∇ψ̃ has length `first_step` in z; the scale
     // stays fixed across restarts (so the convergence tests keep their meaning).
     let scale = gnorm0 / settings.first_step;
-    let rows = Arc::new(Mutex::new(vec![(0u64, f0 / scale, gnorm0 / scale, z0.clone())]));
+    let rows = Arc::new(Mutex::new(vec![(
+        0u64,
+        f0 / scale,
+        gnorm0 / scale,
+        z0.clone(),
+    )]));
     let mut restarts: Vec<String> = Vec::new();
     let mut z_start = z0.clone();
     let mut iter_offset = 0u64;
@@ -446,7 +453,10 @@ pub fn optimize<S: HybridSystem>(
         // An error raised at a trial point hides in the termination reason: surface it,
         // or restart from the last accepted iterate if it only left the cost's domain.
         if let Some(e) = pending {
-            if e.is_domain_error() && restarts.len() < MAX_RESTARTS && iter_offset < settings.max_iters {
+            if e.is_domain_error()
+                && restarts.len() < MAX_RESTARTS
+                && iter_offset < settings.max_iters
+            {
                 restarts.push(format!("after iteration {iter_offset}: {e}"));
                 if let Some((_, z)) = last_good() {
                     z_start = z;
@@ -456,7 +466,11 @@ pub fn optimize<S: HybridSystem>(
             }
             return Err(Error::Optimizer(format!(
                 "an evaluation failed during the line search ({}){}: {e}",
-                reason.as_ref().map_or("no termination reason".to_string(), |r| r.text().to_string()),
+                reason
+                    .as_ref()
+                    .map_or("no termination reason".to_string(), |r| r
+                        .text()
+                        .to_string()),
                 if restarts.is_empty() {
                     String::new()
                 } else {
@@ -471,7 +485,9 @@ pub fn optimize<S: HybridSystem>(
             let fresh = restarts.last().is_none_or(|r| !r.starts_with("stalled"));
             if fresh && restarts.len() < MAX_RESTARTS && iter_offset < settings.max_iters {
                 if let Some((_, z)) = last_good() {
-                    restarts.push(format!("stalled after iteration {iter_offset} ({msg}): fresh start"));
+                    restarts.push(format!(
+                        "stalled after iteration {iter_offset} ({msg}): fresh start"
+                    ));
                     z_start = z;
                     continue;
                 }
@@ -481,10 +497,13 @@ pub fn optimize<S: HybridSystem>(
         break (adapter.unwrap_or_else(|| make(scale)), reason, zbest);
     };
     let (outcome, termination) = match &reason {
-        Some(TerminationReason::SolverConverged) => (Outcome::Converged, "solver converged".to_string()),
-        Some(TerminationReason::MaxItersReached) => {
-            (Outcome::MaxIterations, "maximum number of iterations reached".to_string())
+        Some(TerminationReason::SolverConverged) => {
+            (Outcome::Converged, "solver converged".to_string())
         }
+        Some(TerminationReason::MaxItersReached) => (
+            Outcome::MaxIterations,
+            "maximum number of iterations reached".to_string(),
+        ),
         Some(TerminationReason::SolverExit(s)) => (Outcome::Stalled, s.clone()),
         Some(other) => (Outcome::Stalled, other.text().to_string()),
         None => (Outcome::Stalled, "no termination reason".to_string()),
@@ -513,7 +532,11 @@ pub fn optimize<S: HybridSystem>(
             continue;
         }
         let step = zprev.as_ref().map_or(0.0, |zp| {
-            zp.iter().zip(z).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt()
+            zp.iter()
+                .zip(z)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                .sqrt()
         });
         let (th, _) = adapter.theta(z);
         history.push(HistoryRow {

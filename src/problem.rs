@@ -296,15 +296,13 @@ pub struct Problem {
 
 /// The line of the first occurrence of `key` as a TOML key in `text` (for messages).
 fn line_of(text: &str, key: &str) -> Option<usize> {
-    text.lines().position(|l| {
-        let t = l.trim_start();
-        t.starts_with(key)
-            && t[key.len()..]
-                .trim_start()
-                .starts_with(['=', '.', ' '])
-    })
-    .map(|i| i + 1)
-    .or_else(|| text.lines().position(|l| l.contains(key)).map(|i| i + 1))
+    text.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            t.starts_with(key) && t[key.len()..].trim_start().starts_with(['=', '.', ' '])
+        })
+        .map(|i| i + 1)
+        .or_else(|| text.lines().position(|l| l.contains(key)).map(|i| i + 1))
 }
 
 const COST_KINDS: [&str; 10] = [
@@ -336,14 +334,20 @@ impl Problem {
             file: path.to_path_buf(),
             message: m,
         };
-        let spec: FileSpec = toml::from_str(text).map_err(|e| perr(e.to_string().trim_end().to_string()))?;
+        let spec: FileSpec =
+            toml::from_str(text).map_err(|e| perr(e.to_string().trim_end().to_string()))?;
         let at = |key: &str| line_of(text, key).map_or(String::new(), |l| format!(" (line {l})"));
 
         // --- system ---
         let mut sys_table = spec.system.clone();
         let kind = match sys_table.remove("kind") {
             Some(toml::Value::String(s)) => s,
-            Some(other) => return Err(perr(format!("[system] kind must be a string, got {other}{}", at("kind")))),
+            Some(other) => {
+                return Err(perr(format!(
+                    "[system] kind must be a string, got {other}{}",
+                    at("kind")
+                )))
+            }
             None => {
                 return Err(perr(format!(
                     "[system] needs `kind`; valid kinds: {}",
@@ -404,7 +408,10 @@ impl Problem {
         }
         if let Some(h) = sim.h_max {
             if !(h > 0.0) {
-                return Err(perr(format!("[simulation] h_max = {h} must be positive{}", at("h_max"))));
+                return Err(perr(format!(
+                    "[simulation] h_max = {h} must be positive{}",
+                    at("h_max")
+                )));
             }
             solver.h_max = h;
         }
@@ -413,22 +420,36 @@ impl Problem {
         }
         if let Some(g) = sim.grazing_tol {
             if !(g >= 0.0) {
-                return Err(perr(format!("[simulation] grazing_tol = {g} must be ≥ 0{}", at("grazing_tol"))));
+                return Err(perr(format!(
+                    "[simulation] grazing_tol = {g} must be ≥ 0{}",
+                    at("grazing_tol")
+                )));
             }
             events.grazing_tol = g;
         }
 
         if let Some(st) = &sim.stop_after {
-            let k = dims.guards.iter().position(|g| g.name == st.guard).ok_or_else(|| {
-                perr(format!(
-                    "[simulation] stop_after: guard `{}` is unknown; valid guards: {}{}",
-                    st.guard,
-                    dims.guards.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(", "),
-                    at("stop_after")
-                ))
-            })?;
+            let k = dims
+                .guards
+                .iter()
+                .position(|g| g.name == st.guard)
+                .ok_or_else(|| {
+                    perr(format!(
+                        "[simulation] stop_after: guard `{}` is unknown; valid guards: {}{}",
+                        st.guard,
+                        dims.guards
+                            .iter()
+                            .map(|g| g.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        at("stop_after")
+                    ))
+                })?;
             if st.occurrence == 0 {
-                return Err(perr(format!("[simulation] stop_after: occurrence counts from 1{}", at("stop_after"))));
+                return Err(perr(format!(
+                    "[simulation] stop_after: occurrence counts from 1{}",
+                    at("stop_after")
+                )));
             }
             events.stop_after = Some((k, st.occurrence));
         }
@@ -467,7 +488,10 @@ impl Problem {
             }
             Some(cs) => {
                 if dims.controls.is_empty() {
-                    return Err(perr(format!("[controls]: system \"{kind}\" has no controls{}", at("[controls]"))));
+                    return Err(perr(format!(
+                        "[controls]: system \"{kind}\" has no controls{}",
+                        at("[controls]")
+                    )));
                 }
                 let basis = match cs.basis.as_str() {
                     "piecewise_constant" => Basis::PiecewiseConstant,
@@ -520,7 +544,9 @@ impl Problem {
 
         // --- costs ---
         if spec.cost.is_empty() {
-            return Err(perr("the file has no [[cost]] terms; at least one is needed".into()));
+            return Err(perr(
+                "the file has no [[cost]] terms; at least one is needed".into(),
+            ));
         }
         let mut costs = Vec::new();
         for (i, c) in spec.cost.iter().enumerate() {
@@ -571,14 +597,24 @@ impl Problem {
         }
         if let Some(m) = os.memory {
             if m == 0 {
-                return Err(perr(format!("[optimizer] memory must be ≥ 1{}", at("memory"))));
+                return Err(perr(format!(
+                    "[optimizer] memory must be ≥ 1{}",
+                    at("memory")
+                )));
             }
             optimizer.memory = m;
         }
-        for (key, v) in [("tol_grad", os.tol_grad), ("tol_cost", os.tol_cost), ("first_step", os.first_step)] {
+        for (key, v) in [
+            ("tol_grad", os.tol_grad),
+            ("tol_cost", os.tol_cost),
+            ("first_step", os.first_step),
+        ] {
             if let Some(v) = v {
                 if !(v >= 0.0) || !v.is_finite() {
-                    return Err(perr(format!("[optimizer] {key} = {v} must be a finite number ≥ 0{}", at(key))));
+                    return Err(perr(format!(
+                        "[optimizer] {key} = {v} must be a finite number ≥ 0{}",
+                        at(key)
+                    )));
                 }
             }
         }
@@ -590,7 +626,10 @@ impl Problem {
         }
         if let Some(v) = os.first_step {
             if v == 0.0 {
-                return Err(perr(format!("[optimizer] first_step must be > 0{}", at("first_step"))));
+                return Err(perr(format!(
+                    "[optimizer] first_step must be > 0{}",
+                    at("first_step")
+                )));
             }
             optimizer.first_step = v;
         }
@@ -641,19 +680,28 @@ impl Problem {
         perr: &dyn Fn(String) -> Error,
         at: &dyn Fn(&str) -> String,
     ) -> Result<ThetaEntry, Error> {
-        let bad = |m: String| perr(format!("parameter `{name}`: {m}{}", at(name.split('[').next().unwrap_or(name))));
+        let bad = |m: String| {
+            perr(format!(
+                "parameter `{name}`: {m}{}",
+                at(name.split('[').next().unwrap_or(name))
+            ))
+        };
         if !ps.value.is_finite() {
             return Err(bad(format!("value {} is not finite", ps.value)));
         }
         if let (Some(l), Some(u)) = (ps.lower, ps.upper) {
             if !(l < u) {
-                return Err(bad(format!("bounds are inverted or empty: lower = {l} must be below upper = {u}")));
+                return Err(bad(format!(
+                    "bounds are inverted or empty: lower = {l} must be below upper = {u}"
+                )));
             }
         }
         for (which, b) in [("lower", ps.lower), ("upper", ps.upper)] {
             if let Some(b) = b {
                 if !b.is_finite() {
-                    return Err(bad(format!("{which} bound {b} is not finite (omit it for no bound)")));
+                    return Err(bad(format!(
+                        "{which} bound {b} is not finite (omit it for no bound)"
+                    )));
                 }
             }
         }
@@ -702,11 +750,20 @@ impl Problem {
         let k = c.kind.as_str();
         let needs_output = matches!(
             k,
-            "integral" | "integral_squared" | "track" | "terminal" | "terminal_squared" | "event_output_squared"
+            "integral"
+                | "integral_squared"
+                | "track"
+                | "terminal"
+                | "terminal_squared"
+                | "event_output_squared"
         );
         let needs_target = matches!(
             k,
-            "integral_squared" | "terminal_squared" | "event_time_squared" | "event_output_squared" | "parameter_squared"
+            "integral_squared"
+                | "terminal_squared"
+                | "event_time_squared"
+                | "event_output_squared"
+                | "parameter_squared"
         );
         let needs_event = k.starts_with("event_");
         let check = |present: bool, needed: bool, key: &str| -> Result<(), Error> {
@@ -739,15 +796,22 @@ impl Problem {
             })?),
             None => None,
         };
-        let guard = match &c.guard {
-            Some(g) => Some(dims.guards.iter().position(|x| &x.name == g).ok_or_else(|| {
-                perr(format!(
-                    "{who}: guard `{g}` is unknown; valid guards: {}",
-                    dims.guards.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(", ")
-                ))
-            })?),
-            None => None,
-        };
+        let guard =
+            match &c.guard {
+                Some(g) => Some(dims.guards.iter().position(|x| &x.name == g).ok_or_else(
+                    || {
+                        perr(format!(
+                            "{who}: guard `{g}` is unknown; valid guards: {}",
+                            dims.guards
+                                .iter()
+                                .map(|g| g.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    },
+                )?),
+                None => None,
+            };
         if c.occurrence == Some(0) {
             return Err(perr(format!("{who}: occurrence counts from 1")));
         }
@@ -785,7 +849,9 @@ impl Problem {
             )));
         };
         if !value.is_finite() {
-            return Err(Error::Invalid(format!("--param {name}={value}: not a finite number")));
+            return Err(Error::Invalid(format!(
+                "--param {name}={value}: not a finite number"
+            )));
         }
         if e.lower.is_some_and(|l| !(value > l)) || e.upper.is_some_and(|u| !(value < u)) {
             return Err(Error::Invalid(format!(
@@ -816,7 +882,13 @@ impl Problem {
 
     /// The engine setup (runs the reference simulation of tracking terms).
     pub fn setup(&self) -> Result<Setup<'_, Builtin>, Error> {
-        let mut base = Setup::new(&self.system, self.t0, self.t_end, self.controls.clone(), vec![]);
+        let mut base = Setup::new(
+            &self.system,
+            self.t0,
+            self.t_end,
+            self.controls.clone(),
+            vec![],
+        );
         base.solver = self.solver;
         base.events = self.events;
         let reference = match &self.reference {
@@ -892,7 +964,13 @@ impl Problem {
             }
             objectives.push(Objective::new(&name, terms));
         }
-        let mut s = Setup::new(&self.system, self.t0, self.t_end, self.controls.clone(), objectives);
+        let mut s = Setup::new(
+            &self.system,
+            self.t0,
+            self.t_end,
+            self.controls.clone(),
+            objectives,
+        );
         s.solver = self.solver;
         s.events = self.events;
         Ok(s)
@@ -900,7 +978,9 @@ impl Problem {
 
     /// Indices of θ that are optimized.
     pub fn free_indices(&self) -> Vec<usize> {
-        (0..self.theta.len()).filter(|&i| self.theta[i].optimize).collect()
+        (0..self.theta.len())
+            .filter(|&i| self.theta[i].optimize)
+            .collect()
     }
 
     /// The system (for generic calls).

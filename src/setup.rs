@@ -323,7 +323,15 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     ) -> Result<(), ModelError> {
         let u = self.controls_at(ctx, t, theta);
         let yref = self.reference_outputs(ctx, t)?;
-        self.flow_u(ctx, t, &xx[..self.nx()], &u, &theta[..self.np()], &yref, out)
+        self.flow_u(
+            ctx,
+            t,
+            &xx[..self.nx()],
+            &u,
+            &theta[..self.np()],
+            &yref,
+            out,
+        )
     }
 
     /// `F` and its Jacobians (exact, dual numbers) at real values.

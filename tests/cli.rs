@@ -17,7 +17,11 @@ fn tmpdir(tag: &str) -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    bin().args(args).env("RUST_BACKTRACE", "0").output().expect("runs")
+    bin()
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("runs")
 }
 
 fn json(out: &Output) -> serde_json::Value {
@@ -31,11 +35,12 @@ fn json(out: &Output) -> serde_json::Value {
 }
 
 fn problems() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("problems"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("problems"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
     v.sort();
     v
 }
@@ -65,17 +70,44 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
         assert!(g["timing"]["forward_s"].as_f64().unwrap() > 0.0);
         assert!(g["stats"]["steps"].as_u64().unwrap() > 0);
         for solver in ["lbfgs", "gd"] {
-            let out = tmpdir(&format!("{}-{solver}", p.file_stem().unwrap().to_string_lossy()));
+            let out = tmpdir(&format!(
+                "{}-{solver}",
+                p.file_stem().unwrap().to_string_lossy()
+            ));
             let o = run(&[
-                "optimize", ps, "--solver", solver, "--quiet", "--json", "--out", out.to_str().unwrap(),
+                "optimize",
+                ps,
+                "--solver",
+                solver,
+                "--quiet",
+                "--json",
+                "--out",
+                out.to_str().unwrap(),
             ]);
             let s = json(&o);
-            assert!(s["final_cost"].as_f64().unwrap() <= s["initial_cost"].as_f64().unwrap() * (1.0 + 1e-12), "{ps} {solver}: cost rose");
-            for f in ["summary.json", "history.csv", "trajectory.csv", "trajectory_initial.csv", "convergence.png", "convergence.svg", "trajectory.png", "trajectory.svg"] {
+            assert!(
+                s["final_cost"].as_f64().unwrap()
+                    <= s["initial_cost"].as_f64().unwrap() * (1.0 + 1e-12),
+                "{ps} {solver}: cost rose"
+            );
+            for f in [
+                "summary.json",
+                "history.csv",
+                "trajectory.csv",
+                "trajectory_initial.csv",
+                "convergence.png",
+                "convergence.svg",
+                "trajectory.png",
+                "trajectory.svg",
+            ] {
                 assert!(out.join(f).exists(), "{ps} {solver}: {f} missing");
             }
             if solver == "lbfgs" {
-                assert_eq!(s["converged"], true, "{ps}: L-BFGS did not converge: {}", s["termination"]);
+                assert_eq!(
+                    s["converged"], true,
+                    "{ps}: L-BFGS did not converge: {}",
+                    s["termination"]
+                );
             }
         }
     }
@@ -105,7 +137,10 @@ fn impact_timing_reaches_the_closed_form() {
         ]));
         let v0 = s["parameters_final"]["v0"].as_f64().unwrap();
         let want = closed(9.81, e, y0, 2.0);
-        assert!(((v0 - want) / want).abs() <= 1e-6, "e={e} y0={y0}: {v0} vs {want}");
+        assert!(
+            ((v0 - want) / want).abs() <= 1e-6,
+            "e={e} y0={y0}: {v0} vs {want}"
+        );
         assert_eq!(s["converged"], true);
         assert!(s["iterations"].as_u64().unwrap() <= 30);
     }
@@ -115,7 +150,14 @@ fn impact_timing_reaches_the_closed_form() {
 fn identification_recovers_the_true_parameters() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/ball_identify.toml");
     let out = tmpdir("identify");
-    let s = json(&run(&["optimize", p.to_str().unwrap(), "--quiet", "--json", "--out", out.to_str().unwrap()]));
+    let s = json(&run(&[
+        "optimize",
+        p.to_str().unwrap(),
+        "--quiet",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     let e = s["parameters_final"]["e"].as_f64().unwrap();
     let c = s["parameters_final"]["c"].as_f64().unwrap();
     assert!(((e - 0.9) / 0.9).abs() <= 1e-6, "e = {e}");
@@ -128,7 +170,16 @@ fn adjoint_and_fd_lead_to_the_same_optimum() {
     let mut v = Vec::new();
     for g in ["adjoint", "fd"] {
         let out = tmpdir(&format!("same-{g}"));
-        let s = json(&run(&["optimize", p.to_str().unwrap(), "--gradient", g, "--quiet", "--json", "--out", out.to_str().unwrap()]));
+        let s = json(&run(&[
+            "optimize",
+            p.to_str().unwrap(),
+            "--gradient",
+            g,
+            "--quiet",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]));
         v.push(s["parameters_final"]["v0"].as_f64().unwrap());
     }
     assert!((v[0] - v[1]).abs() <= 1e-6 * v[0].abs(), "{v:?}");
@@ -138,14 +189,30 @@ fn adjoint_and_fd_lead_to_the_same_optimum() {
 fn simulate_and_gradient_json_shapes() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/bouncing_ball.toml");
     let out = tmpdir("sim");
-    let s = json(&run(&["simulate", p.to_str().unwrap(), "--json", "--out", out.to_str().unwrap()]));
+    let s = json(&run(&[
+        "simulate",
+        p.to_str().unwrap(),
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     assert_eq!(s["stats"]["events"], 7);
     assert_eq!(s["events"].as_array().unwrap().len(), 7);
     assert_eq!(s["events"][0]["guard"], "ground");
     assert!(s["final"]["outputs"]["y"].is_number());
     assert!((s["final"]["t"].as_f64().unwrap() - 3.0).abs() < 1e-12);
     assert!(out.join("trajectory.csv").exists() && out.join("trajectory.png").exists());
-    let g = json(&run(&["gradient", p.to_str().unwrap(), "--param", "e=0.85", "--param", "c=0.15", "--repeat", "3", "--json"]));
+    let g = json(&run(&[
+        "gradient",
+        p.to_str().unwrap(),
+        "--param",
+        "e=0.85",
+        "--param",
+        "c=0.15",
+        "--repeat",
+        "3",
+        "--json",
+    ]));
     assert!(g["cost"].is_number());
     assert_eq!(g["gradient"].as_object().unwrap().len(), 5);
     assert!(g["events"][0]["dt_dp"]["y0"].is_number());
@@ -157,7 +224,10 @@ fn expect_failure(args: &[&str], needle: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{args:?} succeeded");
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(err.contains(needle), "{args:?}: message {err:?} lacks {needle:?}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: message {err:?} lacks {needle:?}"
+    );
 }
 
 const GOOD: &str = r#"
@@ -183,45 +253,125 @@ target = 0.0
 fn bad_problem_files_are_rejected_clearly_and_write_nothing() {
     let dir = tmpdir("bad");
     let cases: Vec<(String, &str)> = vec![
-        (GOOD.replace("[simulation]", "[simulation]\nfoo = 1"), "unknown field `foo`"),
+        (
+            GOOD.replace("[simulation]", "[simulation]\nfoo = 1"),
+            "unknown field `foo`",
+        ),
         (GOOD.replace("t_end = 3.0", "t_end = \"three\""), "t_end"),
         (GOOD.replace("[[cost]]", "[[cost]"), "line"),
         (GOOD.replace("c  = { value = 0.1 }\n", ""), "missing `c`"),
-        (GOOD.replace("v0 = { value = 0.0, optimize = true }", "v0 = { value = 0.0, optimize = true, lower = 2.0, upper = 1.0 }"), "inverted"),
-        (GOOD.replace("v0 = { value = 0.0, optimize = true }", "v0 = { value = 5.0, optimize = true, lower = 0.0, upper = 1.0 }"), "outside its bounds"),
+        (
+            GOOD.replace(
+                "v0 = { value = 0.0, optimize = true }",
+                "v0 = { value = 0.0, optimize = true, lower = 2.0, upper = 1.0 }",
+            ),
+            "inverted",
+        ),
+        (
+            GOOD.replace(
+                "v0 = { value = 0.0, optimize = true }",
+                "v0 = { value = 5.0, optimize = true, lower = 0.0, upper = 1.0 }",
+            ),
+            "outside its bounds",
+        ),
         (GOOD.replace("rtol = 1e-8", "rtol = -1e-8"), "rtol"),
-        (GOOD.replace("output = \"y\"", "output = \"height\""), "output `height` is unknown"),
+        (
+            GOOD.replace("output = \"y\"", "output = \"height\""),
+            "output `height` is unknown",
+        ),
         (GOOD.replace("t_end = 3.0", "t_end = 0.0"), "t_end"),
-        (format!("{GOOD}\n[optimizer]\nsolver = \"newton\"\n"), "solver = \"newton\" is unknown"),
-        (GOOD.replace("kind = \"bouncing_ball\"", "kind = \"rocket\""), "unknown system kind"),
-        (GOOD.replace("g  = { value = 9.81 }", "g  = { value = 9.81 }\nmass = { value = 1.0 }"), "`mass` is not a parameter"),
+        (
+            format!("{GOOD}\n[optimizer]\nsolver = \"newton\"\n"),
+            "solver = \"newton\" is unknown",
+        ),
+        (
+            GOOD.replace("kind = \"bouncing_ball\"", "kind = \"rocket\""),
+            "unknown system kind",
+        ),
+        (
+            GOOD.replace(
+                "g  = { value = 9.81 }",
+                "g  = { value = 9.81 }\nmass = { value = 1.0 }",
+            ),
+            "`mass` is not a parameter",
+        ),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let f = dir.join(format!("bad{i}.toml"));
         std::fs::write(&f, text).unwrap();
         let out = dir.join(format!("out{i}"));
-        expect_failure(&["optimize", f.to_str().unwrap(), "--quiet", "--out", out.to_str().unwrap()], needle);
-        expect_failure(&["simulate", f.to_str().unwrap(), "--out", out.to_str().unwrap()], needle);
+        expect_failure(
+            &[
+                "optimize",
+                f.to_str().unwrap(),
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            needle,
+        );
+        expect_failure(
+            &[
+                "simulate",
+                f.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            needle,
+        );
         assert!(!out.exists(), "case {i}: results were written");
         // the file is named in the message
         let o = run(&["gradient", f.to_str().unwrap()]);
-        assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("bad{i}.toml")), "case {i}: file not named");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(&format!("bad{i}.toml")),
+            "case {i}: file not named"
+        );
     }
     // CLI-level errors
     let good = dir.join("good.toml");
     std::fs::write(&good, GOOD).unwrap();
-    expect_failure(&["gradient", dir.join("missing.toml").to_str().unwrap()], "missing.toml");
-    expect_failure(&["gradient", good.to_str().unwrap(), "--param", "mass=1"], "unknown parameter");
-    expect_failure(&["gradient", good.to_str().unwrap(), "--param", "e"], "NAME=VALUE");
-    expect_failure(&["gradient", good.to_str().unwrap(), "--param", "e=abc"], "not a number");
-    expect_failure(&["optimize", good.to_str().unwrap(), "--solver", "newton"], "newton");
+    expect_failure(
+        &["gradient", dir.join("missing.toml").to_str().unwrap()],
+        "missing.toml",
+    );
+    expect_failure(
+        &["gradient", good.to_str().unwrap(), "--param", "mass=1"],
+        "unknown parameter",
+    );
+    expect_failure(
+        &["gradient", good.to_str().unwrap(), "--param", "e"],
+        "NAME=VALUE",
+    );
+    expect_failure(
+        &["gradient", good.to_str().unwrap(), "--param", "e=abc"],
+        "not a number",
+    );
+    expect_failure(
+        &["optimize", good.to_str().unwrap(), "--solver", "newton"],
+        "newton",
+    );
     // an earlier good result survives a failed run
     let out = dir.join("keep");
-    let s = run(&["optimize", good.to_str().unwrap(), "--quiet", "--out", out.to_str().unwrap()]);
+    let s = run(&[
+        "optimize",
+        good.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(s.status.success());
     let before = std::fs::read(out.join("summary.json")).unwrap();
     let bad = dir.join("bad0.toml");
-    expect_failure(&["optimize", bad.to_str().unwrap(), "--quiet", "--out", out.to_str().unwrap()], "foo");
+    expect_failure(
+        &[
+            "optimize",
+            bad.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "foo",
+    );
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before);
 }
 

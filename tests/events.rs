@@ -568,7 +568,11 @@ fn terminal_event_time_and_its_derivative() {
             assert_eq!(traj.events.len(), 1);
             let e = &traj.events[0];
             assert!(e.terminal);
-            assert!((e.t - q).abs() <= 1e-13 * q.max(1.0), "{method:?}: T = {}", e.t);
+            assert!(
+                (e.t - q).abs() <= 1e-13 * q.max(1.0),
+                "{method:?}: T = {}",
+                e.t
+            );
             assert_eq!(traj.t_final, e.t, "the run ends at the terminal event");
             assert!((traj.y_final[0] - q).abs() <= 1e-13 * q.max(1.0));
             let methods: &[GradientMethod] = if method == Method::Dopri5 {
@@ -615,7 +619,11 @@ fn sawtooth_terminal_value_and_derivative() {
             assert!(e.y_plus[0] == 0.0);
         }
         for (m, v, g) in gradients_by(&s, &[p], &ALL) {
-            assert!((v - (1.0 - k * p)).abs() <= 1e-12, "{}: u(1) = {v}", m.name());
+            assert!(
+                (v - (1.0 - k * p)).abs() <= 1e-12,
+                "{}: u(1) = {v}",
+                m.name()
+            );
             let tol = if m == Fd { 1e-8 } else { 1e-12 };
             assert!(
                 (g[0] + k).abs() <= tol,
@@ -671,7 +679,12 @@ fn event_within_an_ulp_of_a_breakpoint() {
         for (m, v, g) in gradients_by(&s, &[0.6], &ALL) {
             assert!((v - 0.4).abs() < 1e-12, "bp {bp}: {} value {v}", m.name());
             let tol = if m == Fd { 1e-8 } else { 1e-12 };
-            assert!((g[0] + 1.0).abs() <= tol, "bp {bp}: {} gradient {}", m.name(), g[0]);
+            assert!(
+                (g[0] + 1.0).abs() <= tol,
+                "bp {bp}: {} gradient {}",
+                m.name(),
+                g[0]
+            );
         }
     }
     // (2) drag-free ball
@@ -688,11 +701,18 @@ fn event_within_an_ulp_of_a_breakpoint() {
         s.extra_breakpoints = vec![bp];
         let traj = s.simulate(&p).unwrap();
         assert_eq!(traj.events.len(), n_events, "bp {bp}: event count");
-        assert!((traj.events[0].t - t1).abs() <= 1e-14, "bp {bp}: first impact");
+        assert!(
+            (traj.events[0].t - t1).abs() <= 1e-14,
+            "bp {bp}: first impact"
+        );
         for ((m, v, g), (_, v0, g0)) in gradients_by(&s, &p, &EXACT).iter().zip(&reference) {
             let r = rel_l2(g, g0);
             worst = worst.max(r);
-            assert!((v - v0).abs() <= 1e-9 * v0.abs(), "bp {bp}: {} value", m.name());
+            assert!(
+                (v - v0).abs() <= 1e-9 * v0.abs(),
+                "bp {bp}: {} value",
+                m.name()
+            );
             assert!(r <= 1e-8, "bp {bp}: {} gradient changed by {r:e}", m.name());
         }
     }
@@ -751,7 +771,10 @@ fn event_within_an_ulp_of_a_control_node() {
         .zip(&after)
         .map(|(a, b)| a.2.iter().zip(&b.2).map(|(x, y)| 0.5 * (x + y)).collect())
         .collect();
-    assert!(rel_l2(&before[0].2, &after[0].2) < 1e-7, "not smooth at all");
+    assert!(
+        rel_l2(&before[0].2, &after[0].2) < 1e-7,
+        "not smooth at all"
+    );
     let mut worst = 0.0f64;
     for node in [
         ulps(t1, -1),
@@ -767,7 +790,11 @@ fn event_within_an_ulp_of_a_control_node() {
         for ((m, _, gr), gm) in grads.iter().zip(&mean) {
             let r = rel_l2(gr, gm);
             worst = worst.max(r);
-            assert!(r <= 1e-8, "node {node}: {} gradient changed by {r:e}", m.name());
+            assert!(
+                r <= 1e-8,
+                "node {node}: {} gradient changed by {r:e}",
+                m.name()
+            );
         }
     }
     println!("thrust ball: largest gradient change with a node at the impact: {worst:e}");
@@ -829,7 +856,11 @@ fn no_spurious_events_at_t0_or_after_a_reset() {
     tight(&mut s, 1e-10);
     let traj = s.simulate(&p).unwrap();
     assert_eq!(traj.events.len(), imp.len(), "ball from the ground");
-    assert!(traj.events[0].t > 0.5, "no event at t0: {}", traj.events[0].t);
+    assert!(
+        traj.events[0].t > 0.5,
+        "no event at t0: {}",
+        traj.events[0].t
+    );
     for (e, t) in traj.events.iter().zip(&imp) {
         assert!((e.t - t).abs() <= 1e-8, "impact {} vs oracle {t}", e.t);
     }
@@ -888,7 +919,9 @@ fn reset_only_parameter_sensitivity() {
 fn direction_filtering() {
     let pi = std::f64::consts::PI;
     let rising: Vec<f64> = (0..4).map(|k| pi / 6.0 + 2.0 * pi * k as f64).collect();
-    let falling: Vec<f64> = (0..3).map(|k| 5.0 * pi / 6.0 + 2.0 * pi * k as f64).collect();
+    let falling: Vec<f64> = (0..3)
+        .map(|k| 5.0 * pi / 6.0 + 2.0 * pi * k as f64)
+        .collect();
     let mut both: Vec<f64> = rising.iter().chain(&falling).copied().collect();
     both.sort_by(|a, b| a.partial_cmp(b).unwrap());
     for (dir, expect) in [
@@ -923,11 +956,12 @@ fn grazing_crossing_is_an_error() {
         );
         let s = Setup::new(&sys, 0.0, 2.0, None, vec![obj]);
         let check = |r: Result<(), Error>, what: &str| match r {
-            Err(Error::Grazing {
-                t, guard, rate, ..
-            }) => {
+            Err(Error::Grazing { t, guard, rate, .. }) => {
                 println!("{dir:?} {what}: grazing at t = {t}, rate {rate:e}");
-                assert!((t - 1.0).abs() < 1e-3, "{what}: grazing reported at t = {t}");
+                assert!(
+                    (t - 1.0).abs() < 1e-3,
+                    "{what}: grazing reported at t = {t}"
+                );
                 assert_eq!(guard, "flat");
             }
             Err(e) => panic!("{dir:?} {what}: expected a grazing error, got {e}"),
@@ -967,7 +1001,10 @@ fn zeno_ball_is_a_typed_error() {
             }) => {
                 assert_eq!(max_events, 20);
                 assert_eq!(guard, "ground");
-                assert!(t > 0.99 * t_zeno && t < t_zeno, "{what}: Zeno reported at t = {t}");
+                assert!(
+                    t > 0.99 * t_zeno && t < t_zeno,
+                    "{what}: Zeno reported at t = {t}"
+                );
             }
             Err(e) => panic!("{what}: expected Zeno, got {e}"),
             Ok(()) => panic!("{what}: a Zeno run returned Ok"),
@@ -1043,7 +1080,12 @@ fn event_location_accuracy() {
         assert!(err <= 1e-12 * q.max(1.0), "q = {q}: |t_e − q| = {err:e}");
     }
     let mut worst = 0.0f64;
-    for (g, y0, v0) in [(9.81, 1.0, 0.0), (9.81, 2.5, 3.0), (1.62, 0.3, -0.4), (9.81, 1e-3, 10.0)] {
+    for (g, y0, v0) in [
+        (9.81, 1.0, 0.0),
+        (9.81, 2.5, 3.0),
+        (1.62, 0.3, -0.4),
+        (9.81, 1e-3, 10.0),
+    ] {
         let mut s = Setup::new(&BouncingBall, 0.0, 50.0, None, no_objectives());
         tight(&mut s, 1e-12);
         s.events.max_events = 1;
@@ -1053,7 +1095,10 @@ fn event_location_accuracy() {
         let traj = s.simulate(&[g, 0.8, 0.0, y0, v0]).unwrap();
         let r = (traj.events[0].t - t1).abs() / t1;
         worst = worst.max(r);
-        assert!(r <= 1e-12, "(g, y0, v0) = ({g}, {y0}, {v0}): relative error {r:e}");
+        assert!(
+            r <= 1e-12,
+            "(g, y0, v0) = ({g}, {y0}, {v0}): relative error {r:e}"
+        );
     }
     println!("first impact: worst relative error {worst:e}");
 }

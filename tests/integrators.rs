@@ -155,7 +155,10 @@ fn fixed_step_error<R: OdeRhs<f64>>(
                 let mut f_check = vec![0.0; y.len()];
                 rhs.eval(t + h, &y1, &mut f_check).unwrap();
                 for (a, b) in f1.iter().zip(&f_check) {
-                    assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "f1 is not F(t1, y1)");
+                    assert!(
+                        (a - b).abs() <= 1e-9 * (1.0 + b.abs()),
+                        "f1 is not F(t1, y1)"
+                    );
                 }
                 y = y1;
                 f0 = f1;
@@ -196,7 +199,12 @@ fn dopri5_fixed_step_order_is_five() {
         ),
         (
             "oscillator",
-            order_of(Method::Dopri5, &Oscillator, Oscillator::exact, &[40, 80, 160, 320]),
+            order_of(
+                Method::Dopri5,
+                &Oscillator,
+                Oscillator::exact,
+                &[40, 80, 160, 320],
+            ),
         ),
     ] {
         println!("DOPRI5 {name}: errors {errs:?}, slope {slope:.3}");
@@ -208,7 +216,10 @@ fn dopri5_fixed_step_order_is_five() {
 fn sdirk3_fixed_step_order_is_three() {
     let ns = [10, 20, 40, 80, 160];
     for (name, (slope, errs)) in [
-        ("forced", order_of(Method::Sdirk3, &Forced, Forced::exact, &ns)),
+        (
+            "forced",
+            order_of(Method::Sdirk3, &Forced, Forced::exact, &ns),
+        ),
         (
             "oscillator",
             order_of(Method::Sdirk3, &Oscillator, Oscillator::exact, &ns),
@@ -251,26 +262,44 @@ fn dense_local_slope<R: OdeRhs<f64>>(method: Method, rhs: &R, exact: fn(f64) -> 
 #[test]
 fn dense_output_orders() {
     for (name, s) in [
-        ("forced", dense_local_slope(Method::Dopri5, &Forced, Forced::exact)),
+        (
+            "forced",
+            dense_local_slope(Method::Dopri5, &Forced, Forced::exact),
+        ),
         (
             "oscillator",
             dense_local_slope(Method::Dopri5, &Oscillator, Oscillator::exact),
         ),
     ] {
-        assert!(s >= 4.5, "DOPRI5 dense output ({name}) local order slope {s}");
+        assert!(
+            s >= 4.5,
+            "DOPRI5 dense output ({name}) local order slope {s}"
+        );
     }
     for (name, s) in [
-        ("forced", dense_local_slope(Method::Sdirk3, &Forced, Forced::exact)),
+        (
+            "forced",
+            dense_local_slope(Method::Sdirk3, &Forced, Forced::exact),
+        ),
         (
             "oscillator",
             dense_local_slope(Method::Sdirk3, &Oscillator, Oscillator::exact),
         ),
     ] {
-        assert!(s >= 3.5, "SDIRK3 Hermite dense output ({name}) local order slope {s}");
+        assert!(
+            s >= 3.5,
+            "SDIRK3 Hermite dense output ({name}) local order slope {s}"
+        );
     }
 }
 
-fn adaptive(method: Method, rtol: f64, rhs: &dyn OdeRhs<f64>, y0: &[f64], t_end: f64) -> (Vec<f64>, Stats) {
+fn adaptive(
+    method: Method,
+    rtol: f64,
+    rhs: &dyn OdeRhs<f64>,
+    y0: &[f64],
+    t_end: f64,
+) -> (Vec<f64>, Stats) {
     let sopt = SolverOptions {
         method,
         rtol,
@@ -298,15 +327,24 @@ fn adaptive_runs_follow_the_tolerance() {
                 "{method:?} rtol {rtol:e}: error {err:e}, steps {}, rejected {}",
                 stats.steps, stats.rejected
             );
-            assert!(err <= 10.0 * rtol, "{method:?}: error {err:e} at rtol {rtol:e}");
+            assert!(
+                err <= 10.0 * rtol,
+                "{method:?}: error {err:e} at rtol {rtol:e}"
+            );
             errs.push(err);
         }
         for w in errs.windows(2) {
-            assert!(w[1] < w[0], "{method:?}: error does not decrease with rtol: {errs:?}");
+            assert!(
+                w[1] < w[0],
+                "{method:?}: error does not decrease with rtol: {errs:?}"
+            );
         }
         let slope = loglog_slope(&rtols, &errs);
         println!("{method:?}: error vs rtol slope {slope:.3}");
-        assert!((0.75..=1.25).contains(&slope), "{method:?}: error ∝ rtol^{slope}");
+        assert!(
+            (0.75..=1.25).contains(&slope),
+            "{method:?}: error ∝ rtol^{slope}"
+        );
     }
 }
 

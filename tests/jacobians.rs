@@ -65,12 +65,13 @@ fn col(v: &DVector<f64>) -> DMatrix<f64> {
 }
 
 /// Splits a flat (t, x, u, p) vector.
-fn split<'a>(
-    v: &'a [f64],
-    nx: usize,
-    nu: usize,
-) -> (f64, &'a [f64], &'a [f64], &'a [f64]) {
-    (v[0], &v[1..1 + nx], &v[1 + nx..1 + nx + nu], &v[1 + nx + nu..])
+fn split<'a>(v: &'a [f64], nx: usize, nu: usize) -> (f64, &'a [f64], &'a [f64], &'a [f64]) {
+    (
+        v[0],
+        &v[1..1 + nx],
+        &v[1 + nx..1 + nx + nu],
+        &v[1 + nx + nu..],
+    )
 }
 
 /// Blocks (t, x, u, p) of a central-difference Jacobian over the flat vector.
@@ -115,7 +116,11 @@ fn check_point<S: HybridSystem>(
         sys.flow(mode, t, x, u, p, &mut dx).unwrap();
         dx
     };
-    assert_eq!(fj.value.as_slice(), f(&flat).as_slice(), "{name}: flow value");
+    assert_eq!(
+        fj.value.as_slice(),
+        f(&flat).as_slice(),
+        "{name}: flow value"
+    );
     let [ft, fx, fu, fp] = blocks(&fd_jac(&f, &flat), nx, nu, np);
     assert_close(&format!("{name} f_t"), &col(&fj.t), &ft);
     assert_close(&format!("{name} f_x"), &fj.x, &fx);
@@ -248,10 +253,7 @@ impl HybridSystem for ControlledGuard {
         vec!["u".into()]
     }
     fn guards(&self) -> Vec<hybridopt::GuardInfo> {
-        vec![hybridopt::GuardInfo::new(
-            "g",
-            hybridopt::Direction::Rising,
-        )]
+        vec![hybridopt::GuardInfo::new("g", hybridopt::Direction::Rising)]
     }
     fn output_names(&self) -> Vec<String> {
         vec!["xu".into(), "w".into()]
@@ -426,7 +428,11 @@ fn check_setup<S: HybridSystem>(sys: &S, p: &[f64], x: &[f64], effort_row: usize
                 &DMatrix::from_element(1, 1, o.t),
                 &yt.rows(i, 1).into_owned(),
             );
-            assert_close(&format!("{what} y{i}_X"), &row(&o.x), &yx.rows(i, 1).into_owned());
+            assert_close(
+                &format!("{what} y{i}_X"),
+                &row(&o.x),
+                &yx.rows(i, 1).into_owned(),
+            );
             assert_close(
                 &format!("{what} y{i}_θ"),
                 &row(&o.theta),

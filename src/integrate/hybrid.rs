@@ -153,6 +153,9 @@ struct Watch {
     active: bool,
     masked: bool,
     g_prev: f64,
+    /// For a masked guard: its rate ġ along the flow where it was masked (the segment
+    /// start), i.e. the side it is leaving zero towards.
+    start_rate: f64,
 }
 
 /// Integrates the hybrid system from `(t0, y0, mode0)` to the last breakpoint.
@@ -214,6 +217,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 what: "state".into(),
             });
         }
+        let fresh_watches = need_watch_init;
         if need_watch_init {
             watches = (0..sys.n_guards())
                 .map(|k| {
@@ -227,6 +231,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                         active,
                         masked: active && g.abs() <= eopt.zero_tol,
                         g_prev: g,
+                        start_rate: 0.0,
                     }
                 })
                 .collect();
@@ -242,6 +247,15 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 mode: sys.mode_name(mode),
                 what: "right-hand side".into(),
             });
+        }
+        if fresh_watches && watches.iter().any(|w| w.masked) {
+            let yr: Vec<f64> = y.iter().map(|v| v.re()).collect();
+            let fr: Vec<f64> = f0.iter().map(|v| v.re()).collect();
+            for (k, w) in watches.iter_mut().enumerate() {
+                if w.masked {
+                    w.start_rate = sys.guard_rate(&ctx, k, t.re(), &yr, &fr).rate;
+                }
+            }
         }
         let t_hi = breakpoints[bp];
         let mut h = match h_next {
@@ -358,8 +372,8 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                             // Leaving zero on the side the guard crosses to means it
                             // crossed again within this sub-interval (a short bounce taken
                             // whole) or sticks to the surface: retry with a smaller step.
-                            // Unless the flow at the step's start already pointed that
-                            // way: then it merely moved on through the surface (an
+                            // Unless the flow where the guard was masked already pointed
+                            // that way: then it merely moved on through the surface (an
                             // identity reset or pure mode switch that keeps the guard
                             // watched, or a start on the surface moving off it).
                             let crossed_side = match sys.guard_direction(k) {
@@ -367,12 +381,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                                 Direction::Rising => gj > 0.0,
                                 Direction::Either => false,
                             };
-                            let wrong = crossed_side && {
-                                let yr: Vec<f64> = y.iter().map(|v| v.re()).collect();
-                                let fr: Vec<f64> = f0.iter().map(|v| v.re()).collect();
-                                let rate = sys.guard_rate(&ctx, k, t.re(), &yr, &fr).rate;
-                                !(rate * gj > 0.0)
-                            };
+                            let wrong = crossed_side && !(w.start_rate * gj > 0.0);
                             if wrong {
                                 sticky = Some(k);
                                 break;

@@ -18,6 +18,7 @@ pub enum SmoothError {
 
 /// Integrates `ẏ = F(t, y)` from `ta` to `tb` (tb < ta integrates backward). Returns the
 /// end value. `h0` is a suggested first step magnitude (None: the automatic guess).
+/// `observe(t, y)` is called after every accepted step.
 pub fn integrate_smooth<D: Scalar, R: OdeRhs<D> + ?Sized>(
     rhs: &R,
     ta: f64,
@@ -26,6 +27,7 @@ pub fn integrate_smooth<D: Scalar, R: OdeRhs<D> + ?Sized>(
     sopt: &SolverOptions,
     h0: Option<f64>,
     stats: &mut Stats,
+    mut observe: Option<&mut dyn FnMut(f64, &[D])>,
 ) -> Result<(Vec<D>, f64), SmoothError> {
     let tol = sopt.tolerances();
     let dir = if tb >= ta { 1.0 } else { -1.0 };
@@ -89,6 +91,9 @@ pub fn integrate_smooth<D: Scalar, R: OdeRhs<D> + ?Sized>(
                 let fac = ctrl.accept(err);
                 y = y1;
                 f0 = f1;
+                if let Some(o) = observe.as_mut() {
+                    o(if last { tb } else { t + hs }, &y);
+                }
                 if last {
                     return Ok((y, hs.abs() * fac));
                 }

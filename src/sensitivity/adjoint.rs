@@ -47,8 +47,16 @@ impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
         let mut lx = vec![0.0; nx];
         let mut lu = vec![0.0; nu];
         let mut lp = vec![0.0; np];
-        self.setup
-            .vjp(&self.ctx, t, &x, self.theta, &y[..n], &mut lx, &mut lu, &mut lp)?;
+        self.setup.vjp(
+            &self.ctx,
+            t,
+            &x,
+            self.theta,
+            &y[..n],
+            &mut lx,
+            &mut lu,
+            &mut lp,
+        )?;
         // λ̇ = −F_Xᵀλ (the quadrature columns of F_X are zero)
         for i in 0..n {
             dy[i] = if i < nx { -lx[i] } else { 0.0 };
@@ -112,6 +120,30 @@ pub fn adjoint_gradients<S: HybridSystem>(
     traj: &Trajectory,
     theta: &[f64],
 ) -> Result<(Vec<Vec<f64>>, Stats), Error> {
+    adjoint_impl(setup, traj, theta, false).map(|(g, s, _)| (g, s))
+}
+
+/// The parameter adjoint μ_p(t) of every objective along the backward pass (the seed's
+/// λ_Γ(t), which reaches dψ/dp at t0 when x0 does not depend on p), at every accepted
+/// step: `(t, μ_p)` from tf down to t0.
+pub type MuHistory = Vec<(f64, Vec<f64>)>;
+
+/// Gradients together with the μ_p(t) histories of [`adjoint_gradients`].
+pub fn adjoint_with_history<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    traj: &Trajectory,
+    theta: &[f64],
+) -> Result<(Vec<Vec<f64>>, Vec<MuHistory>), Error> {
+    adjoint_impl(setup, traj, theta, true).map(|(g, _, h)| (g, h))
+}
+
+fn adjoint_impl<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    traj: &Trajectory,
+    theta: &[f64],
+    record: bool,
+) -> Result<(Vec<Vec<f64>>, Stats, Vec<MuHistory>), Error> {
+    let mut histories: Vec<MuHistory> = Vec::new();
     let n = setup.n();
     let nx = setup.nx();
     let np = setup.np();
@@ -188,6 +220,10 @@ pub fn adjoint_gradients<S: HybridSystem>(
             }
         }
         let mut h_carry: Option<f64> = None;
+        let mut hist: MuHistory = Vec::new();
+        if record {
+            hist.push((traj.t_final, mu.as_slice()[..np].to_vec()));
+        }
         for seg in traj.segments.iter().rev() {
             for &i in seg.end_events.iter().rev() {
                 let (l2, m2) = jumps[i].adjoint(&lam, &mu, ecost[i].as_ref());
@@ -212,6 +248,13 @@ pub fn adjoint_gradients<S: HybridSystem>(
             };
             let mut y0 = lam.as_slice().to_vec();
             y0.extend(std::iter::repeat_n(0.0, np + setup.nu() * n_active));
+            let mu_base: Vec<f64> = mu.as_slice()[..np].to_vec();
+            let mut rec = |t: f64, y: &[f64]| {
+                let m: Vec<f64> = (0..np).map(|k| mu_base[k] + y[n + k]).collect();
+                hist.push((t, m));
+            };
+            let observer: Option<&mut dyn FnMut(f64, &[f64])> =
+                if record { Some(&mut rec) } else { None };
             let (y1, h) = integrate_smooth(
                 &rhs,
                 seg.t_end,
@@ -220,6 +263,7 @@ pub fn adjoint_gradients<S: HybridSystem>(
                 &setup.solver,
                 h_carry,
                 &mut stats,
+                observer,
             )
             .map_err(|e| smooth_error(setup, seg.mode, e))?;
             h_carry = Some(h);
@@ -247,6 +291,7 @@ pub fn adjoint_gradients<S: HybridSystem>(
             term.add_parameter_gradient(theta, &mut g);
         }
         out.push(g);
+        histories.push(hist);
     }
-    Ok((out, stats))
+    Ok((out, stats, histories))
 }

@@ -22,7 +22,10 @@ pub struct FdOptions {
 
 impl Default for FdOptions {
     fn default() -> Self {
-        FdOptions { rel: 1e-4, order: 4 }
+        FdOptions {
+            rel: 1e-4,
+            order: 4,
+        }
     }
 }
 
@@ -48,7 +51,11 @@ pub fn fd_gradients<S: HybridSystem>(
             };
             let (vp, vm) = (at(1.0)?, at(-1.0)?);
             if opt.order == 2 {
-                return Ok(vp.iter().zip(&vm).map(|(a, b)| (a - b) / (2.0 * h)).collect());
+                return Ok(vp
+                    .iter()
+                    .zip(&vm)
+                    .map(|(a, b)| (a - b) / (2.0 * h))
+                    .collect());
             }
             let (vp2, vm2) = (at(2.0)?, at(-2.0)?);
             Ok((0..vp.len())

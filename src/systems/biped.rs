@@ -372,7 +372,11 @@ impl HybridSystem for Biped {
             return Err(ModelError::Other(format!("biped: no guard {k}")));
         }
         let bit = 1usize << (k / 2);
-        let next = if k.is_multiple_of(2) { mode | bit } else { mode & !bit };
+        let next = if k.is_multiple_of(2) {
+            mode | bit
+        } else {
+            mode & !bit
+        };
         Ok((next, x.to_vec()))
     }
 

@@ -71,16 +71,39 @@ impl HybridSystem for Builtin {
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         each!(self, s => s.initial_state(p))
     }
-    fn flow<D: Scalar>(&self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D]) -> Result<(), ModelError> {
+    fn flow<D: Scalar>(
+        &self,
+        mode: usize,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        dx: &mut [D],
+    ) -> Result<(), ModelError> {
         each!(self, s => s.flow(mode, t, x, u, p, dx))
     }
     fn guard<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D {
         each!(self, s => s.guard(mode, k, t, x, u, p))
     }
-    fn reset<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], p: &[D]) -> Result<(usize, Vec<D>), ModelError> {
+    fn reset<D: Scalar>(
+        &self,
+        mode: usize,
+        k: usize,
+        t: D,
+        x: &[D],
+        p: &[D],
+    ) -> Result<(usize, Vec<D>), ModelError> {
         each!(self, s => s.reset(mode, k, t, x, p))
     }
-    fn outputs<D: Scalar>(&self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D]) -> Result<(), ModelError> {
+    fn outputs<D: Scalar>(
+        &self,
+        mode: usize,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
         each!(self, s => s.outputs(mode, t, x, u, p, out))
     }
 }
@@ -90,7 +113,9 @@ impl Builtin {
     pub fn from_table(kind: &str, rest: toml::Table) -> Result<Builtin, String> {
         let none = |name: &str, rest: &toml::Table| -> Result<(), String> {
             match rest.keys().next() {
-                Some(k) => Err(format!("unknown key `{k}` in [system] for kind \"{name}\" (it takes no settings)")),
+                Some(k) => Err(format!(
+                    "unknown key `{k}` in [system] for kind \"{name}\" (it takes no settings)"
+                )),
                 None => Ok(()),
             }
         };
@@ -113,14 +138,20 @@ impl Builtin {
                 Builtin::ImpactPendulum(ImpactPendulum)
             }
             "five_bar" => {
-                let c: super::five_bar::FiveBarConfig =
-                    cfg(rest).try_into().map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
-                Builtin::FiveBar(Box::new(FiveBar::new(c).map_err(|e| format!("[system]: {e}"))?))
+                let c: super::five_bar::FiveBarConfig = cfg(rest)
+                    .try_into()
+                    .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
+                Builtin::FiveBar(Box::new(
+                    FiveBar::new(c).map_err(|e| format!("[system]: {e}"))?,
+                ))
             }
             "locking_pendulum" => {
-                let c: super::locking_pendulum::LockingPendulumConfig =
-                    cfg(rest).try_into().map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
-                Builtin::LockingPendulum(Box::new(LockingPendulum::new(c).map_err(|e| format!("[system]: {e}"))?))
+                let c: super::locking_pendulum::LockingPendulumConfig = cfg(rest)
+                    .try_into()
+                    .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
+                Builtin::LockingPendulum(Box::new(
+                    LockingPendulum::new(c).map_err(|e| format!("[system]: {e}"))?,
+                ))
             }
             other => {
                 return Err(format!(
