@@ -7,6 +7,7 @@
 use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{Objective, Term};
 use hybridopt::model::HybridSystem;
+use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{adjoint, evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::bouncing_ball::{BouncingBall, ThrustBall};
@@ -152,4 +153,12 @@ fn main() {
             rd
         );
     }
+
+    println!();
+    println!("== five-bar (index-1, Baumgarte), the three seed costs at once, rtol = atol = 1e-10 ==");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/five_bar_seed.toml");
+    let p = Problem::load(&path).expect("problems/five_bar_seed.toml");
+    let s = p.setup().unwrap();
+    let theta = p.theta_values();
+    table("five-bar", &s, &theta, 3, true);
 }

@@ -510,6 +510,8 @@ fn summary_json(
         "optimized": p.free_indices().iter().map(|&i| names[i].clone()).collect::<Vec<_>>(),
         "final_gradient_norm": r.final_grad_norm,
         "restarts": r.restarts,
+        "kinks_met": r.kinks.len(),
+        "final_kink": r.kinks.last().filter(|k| k.theta == r.theta_final),
         "wall_time_s": r.wall_time_s,
         "events": events_json(setup, &r.last.trajectory),
     })
@@ -646,6 +648,12 @@ fn cmd_optimize(
         );
         for r in &r.restarts {
             println!("  restarted the line search {r}");
+        }
+        if let Some(k) = r.kinks.last().filter(|k| k.theta == r.theta_final) {
+            println!("  the final point is a kink (simultaneous event at t = {:?}): ψ has no gradient there", k.times);
+            for (n, plus, minus) in &k.one_sided {
+                println!("    one-sided derivatives along ±{n}: {plus:+.6e} / {minus:+.6e}");
+            }
         }
         for &i in p.free_indices().iter().take(12) {
             println!(

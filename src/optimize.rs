@@ -46,6 +46,8 @@ pub enum Outcome {
     Stalled,
     /// The start point is already stationary (zero gradient).
     StationaryStart,
+    /// Stopped at a kink (kink policy `stop`); see [`OptimizeResult::kinks`].
+    Kink,
 }
 
 /// The result of [`optimize`].
@@ -69,6 +71,8 @@ pub struct OptimizeResult {
     pub history: Vec<HistoryRow>,
     /// Line-search restarts after a trial point left the cost's domain (see [`MAX_RESTARTS`]).
     pub restarts: Vec<String>,
+    /// Kinks met on the way (the last one is the final point's if it is a kink).
+    pub kinks: Vec<KinkReport>,
     pub initial: Evaluation,
     pub last: Evaluation,
 }
@@ -77,6 +81,85 @@ impl OptimizeResult {
     pub fn converged(&self) -> bool {
         matches!(self.outcome, Outcome::Converged | Outcome::StationaryStart)
     }
+}
+
+/// What the optimizer does where ψ is nonsmooth in the optimized variables (a simultaneous
+/// event whose crossing orders give different gradients, theory §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum KinkPolicy {
+    /// Use the min-norm element of the convex hull of the pieces' gradients as the
+    /// gradient: minus it is a descent direction for every piece, and it vanishes where 0
+    /// is in the hull (a Clarke-stationary point). The default.
+    #[default]
+    Descent,
+    /// Stop at the first such point and report its one-sided derivatives.
+    Stop,
+}
+
+/// The pieces' gradients at a kink met during the run (optimized components only).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KinkReport {
+    pub theta: Vec<f64>,
+    /// Times of the simultaneous events with differing pieces.
+    pub times: Vec<f64>,
+    /// Each piece: (description, gradient over the optimized entries).
+    pub pieces: Vec<(String, Vec<f64>)>,
+    /// The min-norm element of their convex hull (what `Descent` uses).
+    pub min_norm: Vec<f64>,
+    /// One-sided derivatives Dψ(θ; ±e_i) for each optimized entry: (name, +, −).
+    pub one_sided: Vec<(String, f64, f64)>,
+}
+
+/// The point of minimal norm in the convex hull of `v` (projected gradient on the simplex;
+/// exact for two points).
+pub fn min_norm_in_hull(v: &[Vec<f64>]) -> Vec<f64> {
+    let m = v.len();
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    if m == 1 {
+        return v[0].clone();
+    }
+    if m == 2 {
+        let d: Vec<f64> = v[1].iter().zip(&v[0]).map(|(a, b)| a - b).collect();
+        let dd = dot(&d, &d);
+        let l = if dd > 0.0 { (-dot(&v[0], &d) / dd).clamp(0.0, 1.0) } else { 0.0 };
+        return v[0].iter().zip(&d).map(|(a, b)| a + l * b).collect();
+    }
+    // Frank–Wolfe with exact line search on min ‖Σ w_k v_k‖²
+    let mut w = vec![1.0 / m as f64; m];
+    let comb = |w: &[f64]| -> Vec<f64> {
+        let mut x = vec![0.0; v[0].len()];
+        for (k, vk) in v.iter().enumerate() {
+            for (xi, a) in x.iter_mut().zip(vk) {
+                *xi += w[k] * a;
+            }
+        }
+        x
+    };
+    for _ in 0..500 {
+        let x = comb(&w);
+        let (j, _) = v
+            .iter()
+            .enumerate()
+            .map(|(k, vk)| (k, dot(vk, &x)))
+            .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
+        let d: Vec<f64> = v[j].iter().zip(&x).map(|(a, b)| a - b).collect();
+        let dd = dot(&d, &d);
+        if dd == 0.0 {
+            break;
+        }
+        let g = (-dot(&x, &d) / dd).clamp(0.0, 1.0);
+        if g <= 1e-15 {
+            break;
+        }
+        for (k, wk) in w.iter_mut().enumerate() {
+            *wk *= 1.0 - g;
+            if k == j {
+                *wk += g;
+            }
+        }
+    }
+    comb(&w)
 }
 
 struct Cached {
@@ -99,6 +182,9 @@ struct Adapter<'s, 'a, S: HybridSystem> {
     /// the error must survive that.
     error: Arc<Mutex<Option<Error>>>,
     evaluations: Arc<Mutex<usize>>,
+    kink_policy: KinkPolicy,
+    /// Kinks met (shared across restarts).
+    kinks: Arc<Mutex<Vec<KinkReport>>>,
 }
 
 impl<S: HybridSystem> Adapter<'_, '_, S> {
@@ -140,11 +226,19 @@ impl<S: HybridSystem> Adapter<'_, '_, S> {
                 "non-finite cost or gradient at θ = {th:?}"
             )));
         }
-        let g: Vec<f64> = self
-            .free
+        let mut gx: Vec<f64> = self.free.iter().map(|&k| ev.gradients[0][k]).collect();
+        if let Some(kink) = self.kink_at(&th, &ev)? {
+            gx = kink.min_norm.clone();
+            let stop = self.kink_policy == KinkPolicy::Stop;
+            self.kinks.lock().expect("kinks").push(kink);
+            if stop {
+                return Err(Error::Optimizer(KINK_STOP.into()));
+            }
+        }
+        let g: Vec<f64> = gx
             .iter()
             .enumerate()
-            .map(|(i, &k)| ev.gradients[0][k] * dxdz[i] / self.scale)
+            .map(|(i, v)| v * dxdz[i] / self.scale)
             .collect();
         let fs = f / self.scale;
         *self.cache.lock().expect("cache") = Some(Cached {
@@ -154,6 +248,68 @@ impl<S: HybridSystem> Adapter<'_, '_, S> {
             eval: ev,
         });
         Ok((fs, g))
+    }
+
+    /// Whether ψ is nonsmooth in the optimized entries at θ (a simultaneous event whose
+    /// pieces' gradients differ there), with the pieces, their min-norm combination and
+    /// the one-sided derivatives along ±e_i.
+    fn kink_at(&self, th: &[f64], ev: &Evaluation) -> Result<Option<KinkReport>, Error> {
+        let evs = &ev.trajectory.events;
+        let simultaneous = evs.windows(2).any(|w| w[0].group == w[1].group);
+        if !simultaneous {
+            return Ok(None);
+        }
+        let ns = crate::sensitivity::simultaneous::piece_gradients(self.setup, th)?;
+        let restrict = |g: &[f64]| -> Vec<f64> { self.free.iter().map(|&k| g[k]).collect() };
+        let base = restrict(&ns.gradients[0]);
+        let norm = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let mut pieces = vec![("recorded orders".to_string(), base.clone())];
+        let mut times = Vec::new();
+        for grp in &ns.groups {
+            for pc in &grp.pieces {
+                let g = restrict(&pc.gradients[0]);
+                let diff: Vec<f64> = g.iter().zip(&base).map(|(a, b)| a - b).collect();
+                if norm(&diff) > crate::sensitivity::simultaneous::NONSMOOTH_TOL * norm(&base).max(1e-300) {
+                    if !times.contains(&grp.t) {
+                        times.push(grp.t);
+                    }
+                    let names: Vec<String> = pc
+                        .guard_order
+                        .iter()
+                        .map(|&k| self.setup.dims.guard_name(k))
+                        .collect();
+                    pieces.push((format!("t = {}: order {}", grp.t, names.join(" → ")), g));
+                }
+            }
+        }
+        if pieces.len() == 1 {
+            return Ok(None);
+        }
+        let vecs: Vec<Vec<f64>> = pieces.iter().map(|p| p.1.clone()).collect();
+        let min_norm = min_norm_in_hull(&vecs);
+        let names = self.setup.theta_names();
+        let mut dirs = Vec::new();
+        for &k in &self.free {
+            for sgn in [1.0, -1.0] {
+                let mut d = vec![0.0; th.len()];
+                d[k] = sgn;
+                dirs.push(d);
+            }
+        }
+        let dd = crate::sensitivity::simultaneous::directional_derivatives(self.setup, th, &dirs)?;
+        let one_sided = self
+            .free
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (names[k].clone(), dd[2 * i].derivatives[0], dd[2 * i + 1].derivatives[0]))
+            .collect();
+        Ok(Some(KinkReport {
+            theta: th.to_vec(),
+            times,
+            pieces,
+            min_norm,
+            one_sided,
+        }))
     }
 
     fn record_error(&self, e: Error) -> argmin::core::Error {
@@ -265,6 +421,7 @@ impl Observe<IterState<Vec<f64>, Vec<f64>, (), (), (), f64>> for Recorder {
 /// the first restart, then divided by `RESTART_SHRINK` each time; unbounded before). Each
 /// is reported in [`OptimizeResult::restarts`]; other errors end the run at once.
 pub const MAX_RESTARTS: usize = 6;
+const KINK_STOP: &str = "stopped at a kink (kink policy \"stop\")";
 pub const RESTART_SHRINK: f64 = 4.0;
 
 fn next_step_max(s: f64) -> f64 {
@@ -283,8 +440,9 @@ type RunOut<A> = (
     std::collections::HashMap<String, u64>,
 );
 
-/// Minimizes the first objective of `setup` over the entries of θ marked `optimize`.
-/// `progress(iteration, scaled cost)` is called after every iteration.
+/// Minimizes the first objective of `setup` over the entries of θ marked `optimize`
+/// (the others are not evaluated). `progress(iteration, scaled cost)` is called after
+/// every iteration.
 pub fn optimize<S: HybridSystem>(
     setup: &Setup<'_, S>,
     theta: &[ThetaEntry],
@@ -292,6 +450,8 @@ pub fn optimize<S: HybridSystem>(
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
+    let only = setup.only_objective(0);
+    let setup = &only;
     let base: Vec<f64> = theta.iter().map(|e| e.value).collect();
     let free: Vec<usize> = (0..theta.len()).filter(|&i| theta[i].optimize).collect();
     if free.is_empty() {
@@ -307,6 +467,7 @@ pub fn optimize<S: HybridSystem>(
         .collect();
     let error_slot: Arc<Mutex<Option<Error>>> = Arc::new(Mutex::new(None));
     let eval_count = Arc::new(Mutex::new(0usize));
+    let kinks: Arc<Mutex<Vec<KinkReport>>> = Arc::new(Mutex::new(Vec::new()));
     let make = |scale: f64| Adapter {
         setup,
         base: base.clone(),
@@ -317,8 +478,11 @@ pub fn optimize<S: HybridSystem>(
         cache: Mutex::new(None),
         error: error_slot.clone(),
         evaluations: eval_count.clone(),
+        kink_policy: settings.at_kink,
+        kinks: kinks.clone(),
     };
-    let probe = make(1.0);
+    let mut probe = make(1.0);
+    probe.kink_policy = KinkPolicy::Descent;
     let (f0, g0) = probe.eval(&z0)?;
     let initial = probe
         .cache
@@ -328,10 +492,15 @@ pub fn optimize<S: HybridSystem>(
         .map(|c| c.eval.clone())
         .expect("evaluated");
     let gnorm0 = g0.iter().map(|v| v * v).sum::<f64>().sqrt();
-    if gnorm0 == 0.0 {
+    let kink_at_start = settings.at_kink == KinkPolicy::Stop && !kinks.lock().expect("kinks").is_empty();
+    if gnorm0 == 0.0 || kink_at_start {
         return Ok(OptimizeResult {
-            outcome: Outcome::StationaryStart,
-            termination: "zero gradient at the start".into(),
+            outcome: if kink_at_start { Outcome::Kink } else { Outcome::StationaryStart },
+            termination: if kink_at_start {
+                KINK_STOP.to_string()
+            } else {
+                "zero gradient at the start".into()
+            },
             iterations: 0,
             evaluations: 1,
             cost_calls: 0,
@@ -340,10 +509,11 @@ pub fn optimize<S: HybridSystem>(
             final_cost: f0,
             theta_initial: base.clone(),
             theta_final: base,
-            final_grad_norm: 0.0,
+            final_grad_norm: gnorm0,
             wall_time_s: start.elapsed().as_secs_f64(),
             history: vec![],
             restarts: vec![],
+            kinks: kinks.lock().expect("kinks").clone(),
             last: initial.clone(),
             initial,
         });
@@ -452,6 +622,18 @@ pub fn optimize<S: HybridSystem>(
         }
         // An error raised at a trial point hides in the termination reason: surface it,
         // or restart from the last accepted iterate if it only left the cost's domain.
+        if let Some(Error::Optimizer(m)) = &pending {
+            if m == KINK_STOP {
+                let z = kinks
+                    .lock()
+                    .expect("kinks")
+                    .last()
+                    .map(|k| free.iter().enumerate().map(|(i, &j)| transforms[i].to_z(k.theta[j])).collect());
+                let mut a = adapter.unwrap_or_else(|| make(scale));
+                a.kink_policy = KinkPolicy::Descent;
+                break (a, Some(TerminationReason::SolverExit(KINK_STOP.into())), z);
+            }
+        }
         if let Some(e) = pending {
             if e.is_domain_error()
                 && restarts.len() < MAX_RESTARTS
@@ -494,7 +676,9 @@ pub fn optimize<S: HybridSystem>(
             }
         }
         // argmin drops the problem when its line search fails: rebuild it then
-        break (adapter.unwrap_or_else(|| make(scale)), reason, zbest);
+        let mut a = adapter.unwrap_or_else(|| make(scale));
+        a.kink_policy = KinkPolicy::Descent;
+        break (a, reason, zbest);
     };
     let (outcome, termination) = match &reason {
         Some(TerminationReason::SolverConverged) => {
@@ -504,6 +688,7 @@ pub fn optimize<S: HybridSystem>(
             Outcome::MaxIterations,
             "maximum number of iterations reached".to_string(),
         ),
+        Some(TerminationReason::SolverExit(s)) if s == KINK_STOP => (Outcome::Kink, s.clone()),
         Some(TerminationReason::SolverExit(s)) => (Outcome::Stalled, s.clone()),
         Some(other) => (Outcome::Stalled, other.text().to_string()),
         None => (Outcome::Stalled, "no termination reason".to_string()),
@@ -519,11 +704,12 @@ pub fn optimize<S: HybridSystem>(
         .map(|c| c.eval)
         .expect("evaluated");
     let (theta_final, _) = adapter.theta(&zf);
-    let final_grad_norm = free
-        .iter()
-        .map(|&k| last.gradients[0][k].powi(2))
-        .sum::<f64>()
-        .sqrt();
+    // at a kink the gradient does not exist: report the min-norm element instead
+    let final_kink = kinks.lock().expect("kinks").last().filter(|k| k.theta == theta_final).cloned();
+    let final_grad_norm = match &final_kink {
+        Some(k) => k.min_norm.iter().map(|v| v * v).sum::<f64>().sqrt(),
+        None => free.iter().map(|&k| last.gradients[0][k].powi(2)).sum::<f64>().sqrt(),
+    };
     let mut history = Vec::new();
     let mut zprev: Option<Vec<f64>> = None;
     for (it, cost, gn, z) in rows.lock().expect("history").iter() {
@@ -549,6 +735,7 @@ pub fn optimize<S: HybridSystem>(
         zprev = Some(z.clone());
     }
     let evaluations = *eval_count.lock().expect("count");
+    let final_kinks = kinks.lock().expect("kinks").clone();
     Ok(OptimizeResult {
         outcome,
         termination,
@@ -564,6 +751,7 @@ pub fn optimize<S: HybridSystem>(
         wall_time_s: start.elapsed().as_secs_f64(),
         history,
         restarts,
+        kinks: final_kinks,
         initial,
         last,
     })

@@ -112,6 +112,7 @@ struct OptimizerSpec {
     tol_grad: Option<f64>,
     tol_cost: Option<f64>,
     first_step: Option<f64>,
+    at_kink: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -242,6 +243,9 @@ pub struct OptimizerSettings {
     pub tol_cost: f64,
     /// Length of the first trial step in the transformed, scaled variables. Default 0.5.
     pub first_step: f64,
+    /// What to do where ψ is nonsmooth in the optimized variables. Default: descend along
+    /// the min-norm element of the pieces' gradients.
+    pub at_kink: crate::optimize::KinkPolicy,
 }
 
 impl Default for OptimizerSettings {
@@ -254,6 +258,7 @@ impl Default for OptimizerSettings {
             tol_grad: 1e-9,
             tol_cost: 1e-15,
             first_step: 0.5,
+            at_kink: crate::optimize::KinkPolicy::Descent,
         }
     }
 }
@@ -632,6 +637,19 @@ impl Problem {
                 )));
             }
             optimizer.first_step = v;
+        }
+
+        if let Some(k) = &os.at_kink {
+            optimizer.at_kink = match k.as_str() {
+                "descent" => crate::optimize::KinkPolicy::Descent,
+                "stop" => crate::optimize::KinkPolicy::Stop,
+                other => {
+                    return Err(perr(format!(
+                        "[optimizer] at_kink = \"{other}\" is unknown; valid: \"descent\", \"stop\"{}",
+                        at("at_kink")
+                    )))
+                }
+            };
         }
 
         let plot_outputs = match &spec.plot {

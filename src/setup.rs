@@ -92,6 +92,22 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         }
     }
 
+    /// A copy that carries only objective `i` (so that an optimizer that needs one cost
+    /// does not pay for the others' quadratures and adjoint passes).
+    pub fn only_objective(&self, i: usize) -> Setup<'a, S> {
+        let mut s = Setup::new(
+            self.sys,
+            self.t0,
+            self.t_end,
+            self.controls.clone(),
+            vec![self.objectives[i].clone()],
+        );
+        s.extra_breakpoints = self.extra_breakpoints.clone();
+        s.solver = self.solver;
+        s.events = self.events;
+        s
+    }
+
     pub fn nx(&self) -> usize {
         self.dims.nx()
     }
@@ -262,7 +278,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         self.sys.outputs(ctx.mode, t, x, u, p, y)?;
         for (j, &(o, term)) in self.running.iter().enumerate() {
             let term = &self.objectives[o].terms[term];
-            out[nx + j] = term.running(&y, u, yref[j]);
+            out[nx + j] = term.running(y, u, yref[j]);
         }
         Ok(())
     }

@@ -126,6 +126,11 @@ fn saltation_difference(sys: &Biped, beta: f64, beta_s: f64) -> DMatrix<f64> {
     assert_eq!(first2.modes, vec![MODE_FOOT2, MODE_BOTH]);
     // the parameter parts agree (the guards do not depend on θ)
     assert!((&first1.saltation_theta - &first2.saltation_theta).amax() < 1e-12);
+    let spread = g.max_piece_difference();
+    let want = expected_row(sys.config(), beta, beta_s)
+        .iter()
+        .fold(0.0f64, |a, v| a.max(v.abs()));
+    assert!((spread - want).abs() < 1e-10, "{spread} vs {want}");
     &first1.saltation - &first2.saltation
 }
 

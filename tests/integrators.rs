@@ -307,7 +307,7 @@ fn adaptive(
         ..SolverOptions::default()
     };
     let mut stats = Stats::default();
-    let (y, _) = integrate_smooth(rhs, 0.0, t_end, y0, &sopt, None, &mut stats).unwrap();
+    let (y, _) = integrate_smooth(rhs, 0.0, t_end, y0, &sopt, None, &mut stats, None).unwrap();
     (y, stats)
 }
 

@@ -65,7 +65,7 @@ fn col(v: &DVector<f64>) -> DMatrix<f64> {
 }
 
 /// Splits a flat (t, x, u, p) vector.
-fn split<'a>(v: &'a [f64], nx: usize, nu: usize) -> (f64, &'a [f64], &'a [f64], &'a [f64]) {
+fn split(v: &[f64], nx: usize, nu: usize) -> (f64, &[f64], &[f64], &[f64]) {
     (
         v[0],
         &v[1..1 + nx],

@@ -273,6 +273,9 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             steps: Vec::new(),
             end_events: Vec::new(),
         };
+        // the last attempt was rejected for non-finite values (so that running out of
+        // step size is reported as what caused it)
+        let mut rejected_non_finite = false;
         loop {
             // choose the step, clamped to the breakpoint
             h = h.min(sopt.h_max);
@@ -281,6 +284,13 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             let last = h >= remaining * (1.0 - 1e-12) || remaining <= h_min;
             let hd: D = if last { D::from(t_hi) - t } else { D::from(h) };
             if !last && h < h_min {
+                if rejected_non_finite {
+                    return Err(Error::NonFinite {
+                        t: t.re(),
+                        mode: sys.mode_name(mode),
+                        what: "right-hand side (every step down to the minimum step)".into(),
+                    });
+                }
                 return Err(Error::StepSizeUnderflow {
                     t: t.re(),
                     mode: sys.mode_name(mode),
@@ -322,8 +332,9 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             stats.rhs_evals += evals;
             if !(err <= 1.0) || !finite(&y1) {
                 stats.rejected += 1;
+                rejected_non_finite = !err.is_finite() || !finite(&y1);
                 h = hd.re() * ctrl.reject(err);
-                if hd.re() <= h_min {
+                if hd.re() <= h_min && !rejected_non_finite {
                     return Err(Error::StepSizeUnderflow {
                         t: t.re(),
                         mode: sys.mode_name(mode),
@@ -331,8 +342,16 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                         h_min,
                     });
                 }
+                if hd.re() <= h_min {
+                    return Err(Error::NonFinite {
+                        t: t.re(),
+                        mode: sys.mode_name(mode),
+                        what: "right-hand side (every step down to the minimum step)".into(),
+                    });
+                }
                 continue;
             }
+            rejected_non_finite = false;
             stats.steps += 1;
             let fac = ctrl.accept(err);
             let h_used = hd.re();

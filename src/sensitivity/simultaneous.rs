@@ -58,15 +58,18 @@
 //! a simultaneous group the whole group's map is applied to each column at once — the
 //! B-derivative (directional derivatives) or a fixed order's composed jump (piece gradients)
 //! — and the group's later events leave the columns unchanged. A plain simulation first finds
-//! the groups; the sensitivity pass checks that it meets the same event sequence.
+//! the groups; the sensitivity pass checks that it meets the same event sequence (a group as a
+//! set: the order the loop applies within a group is decided by round-off in the crossing
+//! times and may differ between runs), and reports an error naming the event otherwise.
 //!
 //! All piece gradients come from one pass (nθ columns per crossing order of each group), so
 //! that they share one step sequence: their differences are then exactly the propagated
 //! differences of the composed jumps, and the `nonsmooth` test (relative difference above
 //! [`NONSMOOTH_TOL`]) is not blurred by integration error. For group g, the piece of order σ
-//! uses σ at g and the recorded order (the one the simulation applied) at every other group;
-//! the piece of the recorded order is the gradient of the ordinary forward and adjoint
-//! methods.
+//! uses σ at g and the recorded order (the one the plain simulation applied) at every other
+//! group; the piece of the recorded order is the gradient the ordinary forward and adjoint
+//! methods return whenever their runs apply the group in the same order (always when the
+//! guards cross at bitwise the same time, as in the symmetric biped drop).
 //!
 //! Forward mode (rather than the adjoint with the pieces' transposed jumps) was chosen because
 //! it handles any number of groups in one pass, needs no change to the adjoint, and costs
@@ -902,6 +905,12 @@ fn run_columns<S: HybridSystem>(
                 g += event_cost_columns(&jump, &tj, &s_of(&traj.events[i].y_minus), &dirs);
             }
         }
+        // parameter (regularization) terms: ∇P(θ)·δθ per column
+        let mut pg = vec![0.0; theta.len()];
+        for term in &obj.terms {
+            term.add_parameter_gradient(theta, &mut pg);
+        }
+        g += dirs.tr_mul(&DVector::from_vec(pg));
         derivatives.push(g.as_slice().to_vec());
     }
     Ok(ColumnRun {

@@ -1,6 +1,7 @@
 //! The built-in systems behind one enum (static dispatch; the model trait has generic
 //! methods), so that the CLI and problem files can name them.
 
+use super::biped::Biped;
 use super::bouncing_ball::{BouncingBall, ThrustBall};
 use super::five_bar::FiveBar;
 use super::impact_pendulum::ImpactPendulum;
@@ -18,10 +19,12 @@ pub enum Builtin {
     ImpactPendulum(ImpactPendulum),
     FiveBar(Box<FiveBar>),
     LockingPendulum(Box<LockingPendulum>),
+    Biped(Biped),
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 6] = [
+pub const KINDS: [&str; 7] = [
+    "biped",
     "bouncing_ball",
     "thrust_ball",
     "switched_linear",
@@ -39,6 +42,7 @@ macro_rules! each {
             Builtin::ImpactPendulum($s) => $e,
             Builtin::FiveBar($s) => $e,
             Builtin::LockingPendulum($s) => $e,
+            Builtin::Biped($s) => $e,
         }
     };
 }
@@ -152,6 +156,12 @@ impl Builtin {
                 Builtin::LockingPendulum(Box::new(
                     LockingPendulum::new(c).map_err(|e| format!("[system]: {e}"))?,
                 ))
+            }
+            "biped" => {
+                let c: super::biped::BipedConfig = cfg(rest)
+                    .try_into()
+                    .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
+                Builtin::Biped(Biped::new(c).map_err(|e| format!("[system]: {e}"))?)
             }
             other => {
                 return Err(format!(
