@@ -155,7 +155,9 @@ fn main() {
     }
 
     println!();
-    println!("== five-bar (index-1, Baumgarte), the three seed costs at once, rtol = atol = 1e-10 ==");
+    println!(
+        "== five-bar (index-1, Baumgarte), the three seed costs at once, rtol = atol = 1e-10 =="
+    );
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/five_bar_seed.toml");
     let p = Problem::load(&path).expect("problems/five_bar_seed.toml");
     let s = p.setup().unwrap();

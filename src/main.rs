@@ -7,7 +7,7 @@ use hybridopt::optimize::{optimize, OptimizeResult};
 use hybridopt::plot::{write_figure, LineKind};
 use hybridopt::problem::{Problem, SolverKind};
 use hybridopt::report::Staging;
-use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
+use hybridopt::sensitivity::{evaluate, forward, simultaneous, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::builtin::Builtin;
 use serde_json::{json, Map, Value};
@@ -350,7 +350,11 @@ fn cmd_gradient(
             Value::Object(by_name(&ev.gradients[0])),
         );
     }
-    let events: Vec<Value> = fw
+    // Simultaneous events (theory §7): the guards, every crossing order's saltation
+    // matrix (state block), and whether ψ is nonsmooth here, with one-sided derivatives.
+    let groups = simultaneous::simultaneous_events(&setup, &traj, &theta)?;
+    let nx = setup.nx();
+    let mut events: Vec<Value> = fw
         .events
         .iter()
         .map(|e| {
@@ -360,6 +364,50 @@ fn cmd_gradient(
                    "dt_dp": by_name(&e.tau)})
         })
         .collect();
+    for g in &groups {
+        let guards: Vec<String> = g.guards.iter().map(|&k| setup.dims.guard_name(k)).collect();
+        let saltations: Vec<Value> = if g.guards.len() <= 4 {
+            g.pieces
+                .iter()
+                .map(|pc| {
+                    let m: Vec<Vec<f64>> = (0..nx).map(|r| (0..nx).map(|c| pc.saltation[(r, c)]).collect()).collect();
+                    json!({"order": pc.guard_order.iter().map(|&k| setup.dims.guard_name(k)).collect::<Vec<_>>(), "matrix": m})
+                })
+                .collect()
+        } else {
+            vec![]
+        };
+        for &i in &g.events {
+            if let Some(ev) = events.get_mut(i) {
+                ev["simultaneous"] = json!(guards);
+                ev["saltations"] = json!(saltations);
+            }
+        }
+    }
+    let nonsmooth = if groups.is_empty() {
+        None
+    } else {
+        let ns = simultaneous::piece_gradients(&setup, &theta)?;
+        let dirs: Vec<Vec<f64>> = (0..theta.len())
+            .flat_map(|k| {
+                [1.0, -1.0].map(|sg| {
+                    let mut d = vec![0.0; theta.len()];
+                    d[k] = sg;
+                    d
+                })
+            })
+            .collect();
+        let dd = simultaneous::directional_derivatives(&setup, &theta, &dirs)?;
+        let one_sided: Map<String, Value> = names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.clone(), json!({"plus": dd[2 * k].derivatives[0], "minus": dd[2 * k + 1].derivatives[0]})))
+            .collect();
+        Some(
+            json!({"nonsmooth": ns.nonsmooth, "max_relative_difference": ns.max_relative_difference,
+                    "one_sided": one_sided}),
+        )
+    };
     let objectives: Map<String, Value> = obj_names
         .iter()
         .enumerate()
@@ -379,6 +427,12 @@ fn cmd_gradient(
         "timing": {"forward_s": median(tf.clone()), "gradient_s": main.2},
         "stats": stats_json(&traj.stats),
     });
+    let mut obj = obj;
+    if let Some(ns) = &nonsmooth {
+        obj["nonsmooth"] = ns["nonsmooth"].clone();
+        obj["one_sided"] = ns["one_sided"].clone();
+        obj["pieces_max_relative_difference"] = ns["max_relative_difference"].clone();
+    }
     if let Some(dir) = out {
         let stage = Staging::new(&dir)?;
         let fig = artifacts::sensitivity_figure(
@@ -458,6 +512,13 @@ fn cmd_gradient(
             m.name(),
             t,
             t / median(tf.clone())
+        );
+    }
+    if let Some(ns) = &nonsmooth {
+        println!(
+            "  simultaneous events: ψ is {} here (crossing orders' gradients differ by {:.3e}); one-sided derivatives in the JSON output",
+            if ns["nonsmooth"] == true { "NONSMOOTH" } else { "smooth" },
+            ns["max_relative_difference"].as_f64().unwrap_or(0.0)
         );
     }
     println!("  events:");

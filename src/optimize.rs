@@ -122,7 +122,11 @@ pub fn min_norm_in_hull(v: &[Vec<f64>]) -> Vec<f64> {
     if m == 2 {
         let d: Vec<f64> = v[1].iter().zip(&v[0]).map(|(a, b)| a - b).collect();
         let dd = dot(&d, &d);
-        let l = if dd > 0.0 { (-dot(&v[0], &d) / dd).clamp(0.0, 1.0) } else { 0.0 };
+        let l = if dd > 0.0 {
+            (-dot(&v[0], &d) / dd).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         return v[0].iter().zip(&d).map(|(a, b)| a + l * b).collect();
     }
     // Frank–Wolfe with exact line search on min ‖Σ w_k v_k‖²
@@ -269,7 +273,9 @@ impl<S: HybridSystem> Adapter<'_, '_, S> {
             for pc in &grp.pieces {
                 let g = restrict(&pc.gradients[0]);
                 let diff: Vec<f64> = g.iter().zip(&base).map(|(a, b)| a - b).collect();
-                if norm(&diff) > crate::sensitivity::simultaneous::NONSMOOTH_TOL * norm(&base).max(1e-300) {
+                if norm(&diff)
+                    > crate::sensitivity::simultaneous::NONSMOOTH_TOL * norm(&base).max(1e-300)
+                {
                     if !times.contains(&grp.t) {
                         times.push(grp.t);
                     }
@@ -301,7 +307,13 @@ impl<S: HybridSystem> Adapter<'_, '_, S> {
             .free
             .iter()
             .enumerate()
-            .map(|(i, &k)| (names[k].clone(), dd[2 * i].derivatives[0], dd[2 * i + 1].derivatives[0]))
+            .map(|(i, &k)| {
+                (
+                    names[k].clone(),
+                    dd[2 * i].derivatives[0],
+                    dd[2 * i + 1].derivatives[0],
+                )
+            })
             .collect();
         Ok(Some(KinkReport {
             theta: th.to_vec(),
@@ -492,10 +504,15 @@ pub fn optimize<S: HybridSystem>(
         .map(|c| c.eval.clone())
         .expect("evaluated");
     let gnorm0 = g0.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let kink_at_start = settings.at_kink == KinkPolicy::Stop && !kinks.lock().expect("kinks").is_empty();
+    let kink_at_start =
+        settings.at_kink == KinkPolicy::Stop && !kinks.lock().expect("kinks").is_empty();
     if gnorm0 == 0.0 || kink_at_start {
         return Ok(OptimizeResult {
-            outcome: if kink_at_start { Outcome::Kink } else { Outcome::StationaryStart },
+            outcome: if kink_at_start {
+                Outcome::Kink
+            } else {
+                Outcome::StationaryStart
+            },
             termination: if kink_at_start {
                 KINK_STOP.to_string()
             } else {
@@ -624,11 +641,12 @@ pub fn optimize<S: HybridSystem>(
         // or restart from the last accepted iterate if it only left the cost's domain.
         if let Some(Error::Optimizer(m)) = &pending {
             if m == KINK_STOP {
-                let z = kinks
-                    .lock()
-                    .expect("kinks")
-                    .last()
-                    .map(|k| free.iter().enumerate().map(|(i, &j)| transforms[i].to_z(k.theta[j])).collect());
+                let z = kinks.lock().expect("kinks").last().map(|k| {
+                    free.iter()
+                        .enumerate()
+                        .map(|(i, &j)| transforms[i].to_z(k.theta[j]))
+                        .collect()
+                });
                 let mut a = adapter.unwrap_or_else(|| make(scale));
                 a.kink_policy = KinkPolicy::Descent;
                 break (a, Some(TerminationReason::SolverExit(KINK_STOP.into())), z);
@@ -705,10 +723,19 @@ pub fn optimize<S: HybridSystem>(
         .expect("evaluated");
     let (theta_final, _) = adapter.theta(&zf);
     // at a kink the gradient does not exist: report the min-norm element instead
-    let final_kink = kinks.lock().expect("kinks").last().filter(|k| k.theta == theta_final).cloned();
+    let final_kink = kinks
+        .lock()
+        .expect("kinks")
+        .last()
+        .filter(|k| k.theta == theta_final)
+        .cloned();
     let final_grad_norm = match &final_kink {
         Some(k) => k.min_norm.iter().map(|v| v * v).sum::<f64>().sqrt(),
-        None => free.iter().map(|&k| last.gradients[0][k].powi(2)).sum::<f64>().sqrt(),
+        None => free
+            .iter()
+            .map(|&k| last.gradients[0][k].powi(2))
+            .sum::<f64>()
+            .sqrt(),
     };
     let mut history = Vec::new();
     let mut zprev: Option<Vec<f64>> = None;

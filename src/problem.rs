@@ -643,12 +643,10 @@ impl Problem {
             optimizer.at_kink = match k.as_str() {
                 "descent" => crate::optimize::KinkPolicy::Descent,
                 "stop" => crate::optimize::KinkPolicy::Stop,
-                other => {
-                    return Err(perr(format!(
-                        "[optimizer] at_kink = \"{other}\" is unknown; valid: \"descent\", \"stop\"{}",
-                        at("at_kink")
-                    )))
-                }
+                other => return Err(perr(format!(
+                    "[optimizer] at_kink = \"{other}\" is unknown; valid: \"descent\", \"stop\"{}",
+                    at("at_kink")
+                ))),
             };
         }
 

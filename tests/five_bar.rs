@@ -11,7 +11,10 @@ use std::path::Path;
 fn seed_problem(formulation: &str) -> Problem {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/five_bar_seed.toml");
     let text = std::fs::read_to_string(&path).unwrap();
-    let text = text.replace("formulation = \"index1\"", &format!("formulation = \"{formulation}\""));
+    let text = text.replace(
+        "formulation = \"index1\"",
+        &format!("formulation = \"{formulation}\""),
+    );
     Problem::parse(&text, &path).unwrap()
 }
 
@@ -22,13 +25,22 @@ fn events_and_constraint_drift_match_the_reference() {
     let th = p.theta_values();
     let tr = s.simulate(&th).unwrap();
     assert_eq!(tr.events.len(), 9, "9 impacts in [0, 5]");
-    assert!((tr.events[0].t - 0.286).abs() < 1e-3, "first impact at {}", tr.events[0].t);
+    assert!(
+        (tr.events[0].t - 0.286).abs() < 1e-3,
+        "first impact at {}",
+        tr.events[0].t
+    );
     let tab = trajectory_table(&s, &tr, &th).unwrap();
     let y2 = tab.column("y2").unwrap();
-    assert!(y2.iter().all(|&y| (-2.35 - 1e-9..=-2.0 + 1e-9).contains(&y)));
+    assert!(y2
+        .iter()
+        .all(|&y| (-2.35 - 1e-9..=-2.0 + 1e-9).contains(&y)));
     let pmax = tab.max_abs("phi_pos_max").unwrap();
     let vmax = tab.max_abs("phi_vel_max").unwrap();
-    println!("impacts {:?}", tr.events.iter().map(|e| e.t).collect::<Vec<_>>());
+    println!(
+        "impacts {:?}",
+        tr.events.iter().map(|e| e.t).collect::<Vec<_>>()
+    );
     println!("|Φ| ≤ {pmax:e}, |Φ̇| ≤ {vmax:e}, steps {}", tr.stats.steps);
     assert!(pmax <= 1e-6 && vmax <= 1e-6);
 }
@@ -52,11 +64,24 @@ fn seed_costs_adjoint_direct_fd_agree() {
             let (a, d, f) = (adj.gradients[i][j], dir.gradients[i][j], fd[i][j]);
             worst.0 = worst.0.max(rel(d, a));
             worst.1 = worst.1.max(rel(f, a));
-            assert!(rel(d, a) <= 1e-6, "{} d/d{}: direct {d} adjoint {a}", obj.name, names[j]);
-            assert!(rel(f, a) <= 1e-6, "{} d/d{}: fd {f} adjoint {a}", obj.name, names[j]);
+            assert!(
+                rel(d, a) <= 1e-6,
+                "{} d/d{}: direct {d} adjoint {a}",
+                obj.name,
+                names[j]
+            );
+            assert!(
+                rel(f, a) <= 1e-6,
+                "{} d/d{}: fd {f} adjoint {a}",
+                obj.name,
+                names[j]
+            );
         }
     }
-    println!("worst relative difference: direct {:e}, fd {:e}", worst.0, worst.1);
+    println!(
+        "worst relative difference: direct {:e}, fd {:e}",
+        worst.0, worst.1
+    );
 }
 
 #[test]
