@@ -643,10 +643,12 @@ impl Problem {
             optimizer.at_kink = match k.as_str() {
                 "descent" => crate::optimize::KinkPolicy::Descent,
                 "stop" => crate::optimize::KinkPolicy::Stop,
-                other => return Err(perr(format!(
+                other => {
+                    return Err(perr(format!(
                     "[optimizer] at_kink = \"{other}\" is unknown; valid: \"descent\", \"stop\"{}",
                     at("at_kink")
-                ))),
+                )))
+                }
             };
         }
 
