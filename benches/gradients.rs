@@ -26,26 +26,7 @@ fn median_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
 }
 
 fn ball_objective() -> Objective {
-    Objective::new(
-        "psi",
-        vec![
-            Term::IntegralSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: 0.1,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 1,
-                target: 0.0,
-                weight: 0.1,
-            },
-        ],
-    )
+    hybridopt::systems::bouncing_ball::shipped_objective()
 }
 
 fn table<S: HybridSystem>(

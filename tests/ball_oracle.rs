@@ -1,30 +1,10 @@
-use hybridopt::cost::{Objective, Term};
 use hybridopt::sensitivity::{dual, evaluate, forward, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::bouncing_ball::{oracle, BouncingBall};
 use num_dual::Dual64;
 
 fn setup(sys: &BouncingBall, tol: f64) -> Setup<'_, BouncingBall> {
-    let obj = Objective::new(
-        "psi",
-        vec![
-            Term::IntegralSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: 0.1,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 1,
-                target: 0.0,
-                weight: 0.1,
-            },
-        ],
-    );
+    let obj = hybridopt::systems::bouncing_ball::shipped_objective();
     let mut s = Setup::new(sys, 0.0, 3.0, None, vec![obj]);
     s.solver.rtol = tol;
     s.solver.atol = tol;

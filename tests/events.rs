@@ -509,26 +509,7 @@ fn no_objectives() -> Vec<Objective> {
 
 /// ψ = ∫y² + (y(T) − 0.1)² + 0.1 v(T)² (the cost of the shipped ball problem).
 fn ball_objective() -> Objective {
-    Objective::new(
-        "psi",
-        vec![
-            Term::IntegralSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: 0.1,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 1,
-                target: 0.0,
-                weight: 0.1,
-            },
-        ],
-    )
+    hybridopt::systems::bouncing_ball::shipped_objective()
 }
 
 /// First drag-free impact time (reference-models §1).
