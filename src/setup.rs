@@ -12,6 +12,18 @@ use crate::model::{jacobian_of, Dims, Direction, HybridSystem, Scalar};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
+/// Reusable buffers of [`Setup::vjp_with`].
+#[derive(Debug, Default, Clone)]
+pub struct VjpScratch {
+    u: Vec<f64>,
+    xd: Vec<Dual64>,
+    ud: Vec<Dual64>,
+    pd: Vec<Dual64>,
+    out: Vec<Dual64>,
+    y: Vec<Dual64>,
+    yref: Vec<Dual64>,
+}
+
 /// System + horizon + controls + objectives + solver settings.
 #[derive(Clone)]
 pub struct Setup<'a, S: HybridSystem> {
@@ -296,33 +308,76 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         out_u: &mut [f64],
         out_p: &mut [f64],
     ) -> Result<(), ModelError> {
+        let mut scratch = VjpScratch::default();
+        self.vjp_with(ctx, t, xx, theta, lam, out_x, out_u, out_p, &mut scratch)
+    }
+
+    /// [`Self::vjp`] with reusable buffers (no allocation in the adjoint's inner loop once
+    /// the buffers have grown).
+    pub fn vjp_with(
+        &self,
+        ctx: &Ctx,
+        t: f64,
+        xx: &[f64],
+        theta: &[f64],
+        lam: &[f64],
+        out_x: &mut [f64],
+        out_u: &mut [f64],
+        out_p: &mut [f64],
+        sc: &mut VjpScratch,
+    ) -> Result<(), ModelError> {
         let (nx, nu, np) = (self.nx(), self.nu(), self.np());
-        let u = self.controls_at(ctx, t, theta);
-        let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();
-        let yref = lift(&self.reference_outputs(ctx, t)?);
-        let mut xd = lift(&xx[..nx]);
-        let mut ud = lift(&u);
-        let mut pd = lift(&theta[..np]);
-        let mut out = vec![Dual64::from(0.0); self.n()];
+        let lift = |dst: &mut Vec<Dual64>, v: &[f64]| {
+            dst.clear();
+            dst.extend(v.iter().map(|&a| Dual64::from(a)));
+        };
+        sc.u.clear();
+        sc.u.resize(nu, 0.0);
+        if let (Some(g), Some(i)) = (&self.controls, self.control_interval(ctx)) {
+            g.values(i, t, &theta[np..], &mut sc.u);
+        }
+        sc.yref.clear();
+        for &(o, term) in &self.running {
+            let term = &self.objectives[o].terms[term];
+            let v = if matches!(term, Term::Track { .. }) {
+                self.reference_output(term, ctx, t)?
+            } else {
+                0.0
+            };
+            sc.yref.push(Dual64::from(v));
+        }
+        lift(&mut sc.xd, &xx[..nx]);
+        lift(&mut sc.ud, &sc.u.clone());
+        lift(&mut sc.pd, &theta[..np]);
+        sc.out.clear();
+        sc.out.resize(self.n(), Dual64::from(0.0));
         let td = Dual64::from(t);
-        let mut scratch = Vec::new();
+        let VjpScratch {
+            xd,
+            ud,
+            pd,
+            out,
+            y,
+            yref,
+            ..
+        } = sc;
         let mut pass = |xd: &[Dual64], ud: &[Dual64], pd: &[Dual64]| -> Result<f64, ModelError> {
-            self.flow_u_scratch(ctx, td, xd, ud, pd, &yref, &mut out, &mut scratch)?;
+            self.flow_u_scratch(ctx, td, xd, ud, pd, yref, out, y)?;
             Ok(out.iter().zip(lam).map(|(o, l)| o.eps * l).sum())
         };
         for i in 0..nx {
             xd[i].eps = 1.0;
-            out_x[i] = pass(&xd, &ud, &pd)?;
+            out_x[i] = pass(xd, ud, pd)?;
             xd[i].eps = 0.0;
         }
         for i in 0..nu {
             ud[i].eps = 1.0;
-            out_u[i] = pass(&xd, &ud, &pd)?;
+            out_u[i] = pass(xd, ud, pd)?;
             ud[i].eps = 0.0;
         }
         for i in 0..np {
             pd[i].eps = 1.0;
-            out_p[i] = pass(&xd, &ud, &pd)?;
+            out_p[i] = pass(xd, ud, pd)?;
             pd[i].eps = 0.0;
         }
         Ok(())

@@ -26,6 +26,17 @@ struct AdjointRhs<'r, 's, 'a, S: HybridSystem> {
     ctx: Ctx,
     theta: &'r [f64],
     n_active: usize,
+    scratch: std::cell::RefCell<AdjointScratch>,
+}
+
+/// Buffers reused across the adjoint's right-hand-side calls.
+#[derive(Default)]
+struct AdjointScratch {
+    x: Vec<f64>,
+    lx: Vec<f64>,
+    lu: Vec<f64>,
+    lp: Vec<f64>,
+    vjp: crate::setup::VjpScratch,
 }
 
 impl<S: HybridSystem> AdjointRhs<'_, '_, '_, S> {
@@ -43,20 +54,15 @@ impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
     fn eval(&self, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
         let n = self.setup.n();
         let (nx, np, nu) = (self.setup.nx(), self.setup.np(), self.setup.nu());
-        let x = self.x_at(t);
-        let mut lx = vec![0.0; nx];
-        let mut lu = vec![0.0; nu];
-        let mut lp = vec![0.0; np];
-        self.setup.vjp(
-            &self.ctx,
-            t,
-            &x,
-            self.theta,
-            &y[..n],
-            &mut lx,
-            &mut lu,
-            &mut lp,
-        )?;
+        let mut guard = self.scratch.borrow_mut();
+        let AdjointScratch { x, lx, lu, lp, vjp } = &mut *guard;
+        x.resize(n, 0.0);
+        self.seg.state_at(t, x);
+        lx.resize(nx, 0.0);
+        lu.resize(nu, 0.0);
+        lp.resize(np, 0.0);
+        self.setup
+            .vjp_with(&self.ctx, t, x, self.theta, &y[..n], lx, lu, lp, vjp)?;
         // λ̇ = −F_Xᵀλ (the quadrature columns of F_X are zero)
         for i in 0..n {
             dy[i] = if i < nx { -lx[i] } else { 0.0 };
@@ -248,6 +254,7 @@ fn adjoint_impl<S: HybridSystem>(
                 ctx,
                 theta,
                 n_active,
+                scratch: Default::default(),
             };
             let mut y0 = lam.as_slice().to_vec();
             y0.extend(std::iter::repeat_n(0.0, np + setup.nu() * n_active));
