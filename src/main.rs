@@ -253,7 +253,7 @@ fn cmd_simulate(path: &Path, out: Option<PathBuf>, params: &[String], as_json: b
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
 
@@ -319,7 +319,9 @@ fn cmd_gradient(
         tf.push(t0.elapsed().as_secs_f64());
         traj = Some(tr);
     }
-    let traj = traj.expect("ran");
+    let Some(traj) = traj else {
+        bail!("--repeat must be at least 1");
+    };
     let mut results = Vec::new();
     for &m in &methods {
         let mut times = Vec::new();
@@ -330,7 +332,10 @@ fn cmd_gradient(
             times.push(t0.elapsed().as_secs_f64());
             ev = Some(e);
         }
-        results.push((m, ev.expect("ran"), median(times)));
+        let Some(ev) = ev else {
+            bail!("--repeat must be at least 1");
+        };
+        results.push((m, ev, median(times)));
     }
     // event report with τ (from the direct method's tape)
     let fw = forward::forward_sensitivity(&setup, &theta)?;

@@ -263,17 +263,19 @@ impl Default for OptimizerSettings {
     }
 }
 
-/// A cost term as written (names resolved later against the system).
+/// A validated cost term: the engine's [`Term`], except that a tracking term's reference
+/// run is made when the setup is built.
+#[derive(Debug, Clone)]
+pub enum CostTerm {
+    Term(Term),
+    Track { output: usize, weight: f64 },
+}
+
+/// A cost term of the file, its names resolved against the system.
 #[derive(Debug, Clone)]
 pub struct CostEntry {
     pub kind: String,
-    pub output: Option<usize>,
-    pub target: Option<f64>,
-    pub weight: f64,
-    pub guard: Option<usize>,
-    pub occurrence: Option<usize>,
-    /// θ index of a `parameter_squared` term.
-    pub param: Option<usize>,
+    pub term: CostTerm,
     pub objective: String,
 }
 
@@ -845,14 +847,65 @@ impl Problem {
                 return Err(perr(format!("{who}: target {t} is not finite")));
             }
         }
+        // every field a kind needs was checked above; a missing one here is a bug, not input
+        let need =
+            |v: Option<usize>, key: &str| v.ok_or_else(|| perr(format!("{who}: needs `{key}`")));
+        let target = || {
+            c.target
+                .ok_or_else(|| perr(format!("{who}: needs `target`")))
+        };
+        let w = weight;
+        let term = match k {
+            "integral" => CostTerm::Term(Term::Integral {
+                output: need(output, "output")?,
+                weight: w,
+            }),
+            "integral_squared" => CostTerm::Term(Term::IntegralSquared {
+                output: need(output, "output")?,
+                target: target()?,
+                weight: w,
+            }),
+            "track" => CostTerm::Track {
+                output: need(output, "output")?,
+                weight: w,
+            },
+            "effort" => CostTerm::Term(Term::Effort { weight: w }),
+            "parameter_squared" => CostTerm::Term(Term::ParameterSquared {
+                index: need(param, "param")?,
+                target: target()?,
+                weight: w,
+            }),
+            "terminal" => CostTerm::Term(Term::Terminal {
+                output: need(output, "output")?,
+                weight: w,
+            }),
+            "terminal_squared" => CostTerm::Term(Term::TerminalSquared {
+                output: need(output, "output")?,
+                target: target()?,
+                weight: w,
+            }),
+            "event_time" => CostTerm::Term(Term::EventTime {
+                guard: need(guard, "guard")?,
+                occurrence: need(c.occurrence, "occurrence")?,
+                weight: w,
+            }),
+            "event_time_squared" => CostTerm::Term(Term::EventTimeSquared {
+                guard: need(guard, "guard")?,
+                occurrence: need(c.occurrence, "occurrence")?,
+                target: target()?,
+                weight: w,
+            }),
+            _ => CostTerm::Term(Term::EventOutputSquared {
+                guard: need(guard, "guard")?,
+                occurrence: need(c.occurrence, "occurrence")?,
+                output: need(output, "output")?,
+                target: target()?,
+                weight: w,
+            }),
+        };
         Ok(CostEntry {
             kind: c.kind.clone(),
-            output,
-            target: c.target,
-            weight,
-            guard,
-            occurrence: c.occurrence,
-            param,
+            term,
             objective: c.objective.clone().unwrap_or_else(|| "cost".into()),
         })
     }
@@ -913,7 +966,10 @@ impl Problem {
             Some(over) if self.costs.iter().any(|c| c.kind == "track") => {
                 let mut th = self.theta_values();
                 for (name, v) in over {
-                    let i = self.dims.param_index(name).expect("validated");
+                    let i = self.dims.param_index(name).ok_or_else(|| Error::Problem {
+                        file: self.file.clone(),
+                        message: format!("[reference.params] `{name}` is not a parameter"),
+                    })?;
                     th[i] = *v;
                 }
                 let traj = base.simulate(&th)?;
@@ -928,54 +984,15 @@ impl Problem {
         for name in self.objective_names() {
             let mut terms = Vec::new();
             for c in self.costs.iter().filter(|c| c.objective == name) {
-                let w = c.weight;
-                let term = match c.kind.as_str() {
-                    "integral" => Term::Integral {
-                        output: c.output.unwrap(),
-                        weight: w,
-                    },
-                    "integral_squared" => Term::IntegralSquared {
-                        output: c.output.unwrap(),
-                        target: c.target.unwrap(),
-                        weight: w,
-                    },
-                    "track" => Term::Track {
-                        output: c.output.unwrap(),
-                        weight: w,
-                        reference: reference.clone().expect("reference"),
-                    },
-                    "effort" => Term::Effort { weight: w },
-                    "parameter_squared" => Term::ParameterSquared {
-                        index: c.param.unwrap(),
-                        target: c.target.unwrap(),
-                        weight: w,
-                    },
-                    "terminal" => Term::Terminal {
-                        output: c.output.unwrap(),
-                        weight: w,
-                    },
-                    "terminal_squared" => Term::TerminalSquared {
-                        output: c.output.unwrap(),
-                        target: c.target.unwrap(),
-                        weight: w,
-                    },
-                    "event_time" => Term::EventTime {
-                        guard: c.guard.unwrap(),
-                        occurrence: c.occurrence.unwrap(),
-                        weight: w,
-                    },
-                    "event_time_squared" => Term::EventTimeSquared {
-                        guard: c.guard.unwrap(),
-                        occurrence: c.occurrence.unwrap(),
-                        target: c.target.unwrap(),
-                        weight: w,
-                    },
-                    _ => Term::EventOutputSquared {
-                        guard: c.guard.unwrap(),
-                        occurrence: c.occurrence.unwrap(),
-                        output: c.output.unwrap(),
-                        target: c.target.unwrap(),
-                        weight: w,
+                let term = match &c.term {
+                    CostTerm::Term(t) => t.clone(),
+                    CostTerm::Track { output, weight } => Term::Track {
+                        output: *output,
+                        weight: *weight,
+                        reference: reference.clone().ok_or_else(|| Error::Problem {
+                            file: self.file.clone(),
+                            message: "a `track` cost term needs a [reference] table".into(),
+                        })?,
                     },
                 };
                 terms.push(term);
