@@ -628,3 +628,58 @@ fn one_surface_with_parameter_and_time_dependent_guards_is_the_ordinary_jump() {
         }
     }
 }
+
+/// The adjoint with each crossing order's composed saltation at the simultaneous
+/// touchdown gives that piece's gradient: a second witness for the forward piece
+/// gradients of `piece_gradients`.
+#[test]
+fn adjoint_piece_gradients_match_the_forward_pieces() {
+    use hybridopt::sensitivity::adjoint::{adjoint_piece_gradients, PieceOverride};
+    use hybridopt::sensitivity::simultaneous::{piece_gradients, simultaneous_events};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("problems/biped_damping_symmetric.toml");
+    let p = hybridopt::problem::Problem::load(&path).unwrap();
+    let s = p.setup().unwrap();
+    let th = p.theta_values();
+    let traj = s.simulate(&th).unwrap();
+    let groups = simultaneous_events(&s, &traj, &th).unwrap();
+    assert!(!groups.is_empty());
+    let ns = piece_gradients(&s, &th).unwrap();
+    let mut checked = 0;
+    for (gi, g) in groups.iter().enumerate() {
+        for pc in &g.pieces {
+            let ov = [PieceOverride {
+                events: &g.events,
+                xi: &pc.saltation,
+                xi_theta: &pc.saltation_theta,
+            }];
+            let ga = adjoint_piece_gradients(&s, &traj, &th, &ov).unwrap();
+            let fwd = ns.groups[gi]
+                .pieces
+                .iter()
+                .find(|q| q.guard_order == pc.guard_order)
+                .expect("the same piece");
+            let gf = &fwd.gradients[0];
+            let num: f64 = ga[0]
+                .iter()
+                .zip(gf)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let den: f64 = gf.iter().map(|b| b * b).sum::<f64>().sqrt();
+            println!(
+                "group {gi} order {:?}: adjoint vs forward piece {:e}",
+                pc.guard_order,
+                num / den
+            );
+            assert!(
+                num <= 1e-6 * den,
+                "group {gi} order {:?}: {:e}",
+                pc.guard_order,
+                num / den
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4);
+}

@@ -129,7 +129,28 @@ pub fn adjoint_gradients<S: HybridSystem>(
     traj: &Trajectory,
     theta: &[f64],
 ) -> Result<(Vec<Vec<f64>>, Stats), Error> {
-    adjoint_impl(setup, traj, theta, false).map(|(g, s, _)| (g, s))
+    adjoint_impl(setup, traj, theta, false, &[]).map(|(g, s, _)| (g, s))
+}
+
+/// A crossing order's composed map at a simultaneous event, replacing the sequential jumps
+/// of the events it covers: `S⁺ = Ξ S⁻ + Ξ_θ` from before the first to after the last.
+pub struct PieceOverride<'p> {
+    /// Trajectory indices of the group's events.
+    pub events: &'p [usize],
+    pub xi: &'p DMatrix<f64>,
+    pub xi_theta: &'p DMatrix<f64>,
+}
+
+/// dψ_i/dθ by the adjoint with the given crossing orders' composed saltations in place of
+/// the recorded order's jumps at simultaneous events (theory §7: the gradient of one piece
+/// of a nonsmooth ψ). With no overrides this is [`adjoint_gradients`].
+pub fn adjoint_piece_gradients<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    traj: &Trajectory,
+    theta: &[f64],
+    overrides: &[PieceOverride<'_>],
+) -> Result<Vec<Vec<f64>>, Error> {
+    adjoint_impl(setup, traj, theta, false, overrides).map(|(g, _, _)| g)
 }
 
 /// The parameter adjoint μ_p(t) of every objective along the backward pass (the seed's
@@ -143,7 +164,7 @@ pub fn adjoint_with_history<S: HybridSystem>(
     traj: &Trajectory,
     theta: &[f64],
 ) -> Result<(Vec<Vec<f64>>, Vec<MuHistory>), Error> {
-    adjoint_impl(setup, traj, theta, true).map(|(g, _, h)| (g, h))
+    adjoint_impl(setup, traj, theta, true, &[]).map(|(g, _, h)| (g, h))
 }
 
 fn adjoint_impl<S: HybridSystem>(
@@ -151,6 +172,7 @@ fn adjoint_impl<S: HybridSystem>(
     traj: &Trajectory,
     theta: &[f64],
     record: bool,
+    overrides: &[PieceOverride<'_>],
 ) -> Result<(Vec<Vec<f64>>, Stats, Vec<MuHistory>), Error> {
     let mut histories: Vec<MuHistory> = Vec::new();
     let n = setup.n();
@@ -234,10 +256,28 @@ fn adjoint_impl<S: HybridSystem>(
             hist.push((traj.t_final, mu.as_slice()[..np].to_vec()));
         }
         for seg in traj.segments.iter().rev() {
-            for &i in seg.end_events.iter().rev() {
-                let (l2, m2) = jumps[i].adjoint(&lam, &mu, ecost[i].as_ref());
-                lam = l2;
-                mu = m2;
+            match overrides
+                .iter()
+                .find(|o| !o.events.is_empty() && o.events == seg.end_events.as_slice())
+            {
+                Some(o) => {
+                    // the transpose of the piece's composed map
+                    if o.events.iter().any(|&i| ecost[i].is_some()) {
+                        return Err(Error::Invalid(
+                            "an event cost on an event of a simultaneous group is not supported with piece overrides".into(),
+                        ));
+                    }
+                    let l2 = o.xi.tr_mul(&lam);
+                    mu += o.xi_theta.tr_mul(&lam);
+                    lam = l2;
+                }
+                None => {
+                    for &i in seg.end_events.iter().rev() {
+                        let (l2, m2) = jumps[i].adjoint(&lam, &mu, ecost[i].as_ref());
+                        lam = l2;
+                        mu = m2;
+                    }
+                }
             }
             let ctx = Ctx {
                 mode: seg.mode,
