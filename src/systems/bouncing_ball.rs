@@ -266,7 +266,12 @@ pub mod oracle {
         sd - y / v
     }
 
+    /// Most flights the oracle follows; past it the input is Zeno within the horizon.
+    pub const MAX_FLIGHTS: usize = 100_000;
+
     /// Impact times in (0, t_end] and the state at t_end. `p` = (g, e, c, y0, v0).
+    /// Panics on a Zeno input (more than [`MAX_FLIGHTS`] impacts before t_end): a test
+    /// oracle, not a user path.
     pub fn run<D: Scalar>(p: &[D], t_end: f64) -> (Vec<D>, D, D, D) {
         let (g, e, c) = (p[0], p[1], p[2]);
         let (mut ya, mut va) = (p[3], p[4]);
@@ -274,6 +279,10 @@ pub mod oracle {
         let mut impacts = Vec::new();
         let mut y2 = D::zero();
         loop {
+            assert!(
+                impacts.len() < MAX_FLIGHTS,
+                "oracle: more than {MAX_FLIGHTS} impacts before t_end = {t_end} (Zeno input)"
+            );
             let s = flight_time(g, c, ya, va);
             if (t + s).re() > t_end {
                 let rest = D::from(t_end) - t;
