@@ -841,6 +841,23 @@ macro_rules! guard_meta {
 }
 pub(crate) use guard_meta;
 
+/// The guards of an integrated vector that starts with X (X, then sensitivity columns):
+/// for [`HybridRhs`] implementations with `setup` and `theta: Vec<f64>` fields.
+macro_rules! guards_on_leading_state {
+    () => {
+        fn guard(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64]) -> f64 {
+            self.setup
+                .guard_value(ctx, k, t, &y[..self.setup.n()], &self.theta)
+        }
+        fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate {
+            let n = self.setup.n();
+            self.setup
+                .guard_rate(ctx, k, t, &y[..n], &v[..n], &self.theta)
+        }
+    };
+}
+pub(crate) use guards_on_leading_state;
+
 impl<S: HybridSystem, D: Scalar> HybridRhs<D> for Plain<'_, '_, S, D> {
     guard_meta!();
     fn dim(&self) -> usize {

@@ -9,7 +9,7 @@ use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{NewtonJacobian, Segment, Trajectory};
 use crate::model::{Direction, HybridSystem};
 #[allow(unused_imports)]
-use crate::setup::{guard_meta, Setup};
+use crate::setup::{guard_meta, guards_on_leading_state, Setup};
 use nalgebra::DMatrix;
 
 /// X together with S (column-major, n×nθ), as one integrated vector.
@@ -42,15 +42,7 @@ impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
             rest: 0,
         })
     }
-    fn guard(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64]) -> f64 {
-        self.setup
-            .guard_value(ctx, k, t, &y[..self.setup.n()], &self.theta)
-    }
-    fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate {
-        let n = self.setup.n();
-        self.setup
-            .guard_rate(ctx, k, t, &y[..n], &v[..n], &self.theta)
-    }
+    guards_on_leading_state!();
     fn event(
         &self,
         ctx: &Ctx,
