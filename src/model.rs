@@ -24,6 +24,30 @@ impl Scalar for Dual64 {
     }
 }
 
+/// Vector dual numbers with [`LANES`] derivative directions at once: one model evaluation
+/// gives that many columns of a Jacobian (design.md: "vector duals for many directions").
+pub type Lanes = num_dual::DualSVec64<LANES>;
+/// Directions carried by one [`Lanes`] pass: 8 (the five-bar's 20 VJP directions take 3
+/// passes, the ball's 7 one).
+pub const LANES: usize = 8;
+
+impl<const N: usize> Scalar for num_dual::DualSVec64<N> {}
+
+/// `v` as a [`Lanes`] number with derivative direction `lane` seeded (none: a constant).
+#[inline]
+pub fn lane_seed(v: f64, lane: Option<usize>) -> Lanes {
+    match lane {
+        Some(l) => Lanes::from_re(v).derivative(l),
+        None => Lanes::from_re(v),
+    }
+}
+
+/// The derivative part of `x` in direction `lane`.
+#[inline]
+pub fn lane_eps(x: &Lanes, lane: usize) -> f64 {
+    x.eps.0.as_ref().map_or(0.0, |m| m[lane])
+}
+
 /// Lifts an `f64` into the scalar type.
 #[inline]
 pub fn c<D: Scalar>(v: f64) -> D {
@@ -147,6 +171,109 @@ pub trait HybridSystem: Sync {
         p: &[D],
         out: &mut [D],
     ) -> Result<(), ModelError>;
+
+    /// Vector–Jacobian products of the flow and the outputs for `k` cotangent pairs at once
+    /// (the adjoint's inner loop, theory.md §4): for each j < k,
+    ///
+    /// ```text
+    /// gx_j = f_xᵀ λ_j + h_xᵀ ȳ_j,   gu_j = f_uᵀ λ_j + h_uᵀ ȳ_j,   gp_j = f_pᵀ λ_j + h_pᵀ ȳ_j
+    /// ```
+    ///
+    /// with `f = f_m(t, x, u, p)` and `h` the outputs. Layouts are row-major by cotangent:
+    /// `lam` is k×nx, `ybar` k×ny (empty when no output is weighted), `gx` k×nx, `gu` k×nu,
+    /// `gp` k×np. Override it when the flow has structure that makes the product cheaper
+    /// than one dual pass per input (the multibody systems differentiate their saddle-point
+    /// solve implicitly). The default is exact: [`vjp_by_dual_passes`].
+    fn flow_vjp(&self, args: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError>
+    where
+        Self: Sized,
+    {
+        vjp_by_dual_passes(self, args, out)
+    }
+}
+
+/// The point and the cotangents of [`HybridSystem::flow_vjp`].
+#[derive(Debug, Clone, Copy)]
+pub struct VjpArgs<'a> {
+    pub mode: usize,
+    pub t: f64,
+    pub x: &'a [f64],
+    pub u: &'a [f64],
+    pub p: &'a [f64],
+    /// Number of cotangent pairs k.
+    pub k: usize,
+    /// k×nx cotangents of the flow.
+    pub lam: &'a [f64],
+    /// k×ny cotangents of the outputs, or empty.
+    pub ybar: &'a [f64],
+}
+
+/// Where [`HybridSystem::flow_vjp`] writes (each overwritten, row-major by cotangent).
+#[derive(Debug)]
+pub struct VjpOut<'a> {
+    /// k×nx
+    pub gx: &'a mut [f64],
+    /// k×nu
+    pub gu: &'a mut [f64],
+    /// k×np
+    pub gp: &'a mut [f64],
+}
+
+/// The exact vector–Jacobian products of [`HybridSystem::flow_vjp`] by forward-mode dual
+/// numbers: the input directions e_i ∈ {x, u, p} go through `f` (and `h`, when `ȳ` is
+/// given) [`LANES`] at a time in vector duals; each pass yields those columns `(f_i, h_i)`
+/// and every cotangent's entries `λ_j·f_i + ȳ_j·h_i` at once, so k cotangents cost the
+/// same passes as one.
+pub fn vjp_by_dual_passes<S: HybridSystem + ?Sized>(
+    sys: &S,
+    a: VjpArgs<'_>,
+    out: VjpOut<'_>,
+) -> Result<(), ModelError> {
+    let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
+    let with_y = !a.ybar.is_empty();
+    let ny = if with_y { a.ybar.len() / a.k.max(1) } else { 0 };
+    let ndir = nx + nu + np;
+    let td = Lanes::from_re(a.t);
+    let mut f = vec![Lanes::from_re(0.0); nx];
+    let mut y = vec![Lanes::from_re(0.0); ny];
+    for first in (0..ndir).step_by(LANES) {
+        // direction d = first + lane: x, then u, then p
+        let lane_of = |d: usize| (d >= first && d < first + LANES).then(|| d - first);
+        let xd: Vec<Lanes> = (0..nx).map(|i| lane_seed(a.x[i], lane_of(i))).collect();
+        let ud: Vec<Lanes> = (0..nu)
+            .map(|i| lane_seed(a.u[i], lane_of(nx + i)))
+            .collect();
+        let pd: Vec<Lanes> = (0..np)
+            .map(|i| lane_seed(a.p[i], lane_of(nx + nu + i)))
+            .collect();
+        f.iter_mut().for_each(|v| *v = Lanes::from_re(0.0));
+        sys.flow(a.mode, td, &xd, &ud, &pd, &mut f)?;
+        if with_y {
+            sys.outputs(a.mode, td, &xd, &ud, &pd, &mut y)?;
+        }
+        for d in first..(first + LANES).min(ndir) {
+            let l = d - first;
+            for j in 0..a.k {
+                let mut s = 0.0;
+                for (lv, fv) in a.lam[j * nx..(j + 1) * nx].iter().zip(&f) {
+                    s += lv * lane_eps(fv, l);
+                }
+                if with_y {
+                    for (b, yv) in a.ybar[j * ny..(j + 1) * ny].iter().zip(&y) {
+                        s += b * lane_eps(yv, l);
+                    }
+                }
+                if d < nx {
+                    out.gx[j * nx + d] = s;
+                } else if d < nx + nu {
+                    out.gu[j * nu + d - nx] = s;
+                } else {
+                    out.gp[j * np + d - nx - nu] = s;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Sizes of a system, queried once.

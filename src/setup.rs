@@ -12,16 +12,16 @@ use crate::model::{jacobian_of, Dims, Direction, HybridSystem, Scalar};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
-/// Reusable buffers of [`Setup::vjp_with`].
+/// Reusable buffers of [`Setup::vjp_multi`].
 #[derive(Debug, Default, Clone)]
 pub struct VjpScratch {
     u: Vec<f64>,
-    xd: Vec<Dual64>,
+    lam_x: Vec<f64>,
+    yv: Vec<f64>,
+    ybar: Vec<f64>,
+    ubar: Vec<f64>,
     ud: Vec<Dual64>,
-    pd: Vec<Dual64>,
-    out: Vec<Dual64>,
     y: Vec<Dual64>,
-    yref: Vec<Dual64>,
 }
 
 /// System + horizon + controls + objectives + solver settings.
@@ -295,8 +295,8 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         Ok(())
     }
 
-    /// The vector–Jacobian products `λᵀF_x`, `λᵀF_u`, `λᵀF_p` at real values: one dual
-    /// pass per input with reused buffers (the adjoint's inner loop).
+    /// The vector–Jacobian products `λᵀF_x`, `λᵀF_u`, `λᵀF_p` at real values (one
+    /// cotangent; see [`Self::vjp_multi`]).
     pub fn vjp(
         &self,
         ctx: &Ctx,
@@ -309,76 +309,109 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         out_p: &mut [f64],
     ) -> Result<(), ModelError> {
         let mut scratch = VjpScratch::default();
-        self.vjp_with(ctx, t, xx, theta, lam, out_x, out_u, out_p, &mut scratch)
+        self.vjp_multi(ctx, t, xx, theta, 1, lam, out_x, out_u, out_p, &mut scratch)
     }
 
-    /// [`Self::vjp`] with reusable buffers (no allocation in the adjoint's inner loop once
-    /// the buffers have grown).
-    pub fn vjp_with(
+    /// `Λᵀ F_X`, `Λᵀ F_u`, `Λᵀ F_p` for k cotangents `λ_j` of X = (x, z) at once (the
+    /// vector adjoint's inner loop, theory.md §4), with `F = (f, L_1, …)`:
+    ///
+    /// ```text
+    /// F_Xᵀλ = f_xᵀλ_x + h_xᵀȳ,   F_uᵀλ = f_uᵀλ_x + h_uᵀȳ + Σ_z λ_z ∂L_z/∂u,
+    /// F_pᵀλ = f_pᵀλ_x + h_pᵀȳ,   ȳ = Σ_z λ_z ∂L_z/∂y
+    /// ```
+    ///
+    /// (the quadratures' own columns of F_X are zero). The running terms' partials
+    /// `∂L/∂y`, `∂L/∂u` come from dual passes through the cheap term formulas; the flow
+    /// and outputs go through the system's [`HybridSystem::flow_vjp`] hook once for all k.
+    /// Layouts: `lam` k×n, `out_x` k×nx, `out_u` k×nu, `out_p` k×np, row-major by cotangent.
+    pub fn vjp_multi(
         &self,
         ctx: &Ctx,
         t: f64,
         xx: &[f64],
         theta: &[f64],
+        k: usize,
         lam: &[f64],
         out_x: &mut [f64],
         out_u: &mut [f64],
         out_p: &mut [f64],
         sc: &mut VjpScratch,
     ) -> Result<(), ModelError> {
-        let (nx, nu, np) = (self.nx(), self.nu(), self.np());
-        let lift = |dst: &mut Vec<Dual64>, v: &[f64]| {
-            dst.clear();
-            dst.extend(v.iter().map(|&a| Dual64::from(a)));
-        };
+        let (nx, nu, np, n) = (self.nx(), self.nu(), self.np(), self.n());
+        let ny = self.dims.outputs.len();
         sc.u.clear();
         sc.u.resize(nu, 0.0);
         if let (Some(g), Some(i)) = (&self.controls, self.control_interval(ctx)) {
             g.values(i, t, &theta[np..], &mut sc.u);
         }
-        sc.yref.clear();
-        for &(o, term) in &self.running {
-            let term = &self.objectives[o].terms[term];
-            let v = if matches!(term, Term::Track { .. }) {
-                self.reference_output(term, ctx, t)?
-            } else {
-                0.0
-            };
-            sc.yref.push(Dual64::from(v));
+        // λ_x of every cotangent, contiguous
+        sc.lam_x.clear();
+        for j in 0..k {
+            sc.lam_x.extend_from_slice(&lam[j * n..j * n + nx]);
         }
-        lift(&mut sc.xd, &xx[..nx]);
-        lift(&mut sc.ud, &sc.u.clone());
-        lift(&mut sc.pd, &theta[..np]);
-        sc.out.clear();
-        sc.out.resize(self.n(), Dual64::from(0.0));
-        let td = Dual64::from(t);
-        let VjpScratch {
-            xd,
-            ud,
-            pd,
-            out,
-            y,
-            yref,
-            ..
-        } = sc;
-        let mut pass = |xd: &[Dual64], ud: &[Dual64], pd: &[Dual64]| -> Result<f64, ModelError> {
-            self.flow_u_scratch(ctx, td, xd, ud, pd, yref, out, y)?;
-            Ok(out.iter().zip(lam).map(|(o, l)| o.eps * l).sum())
+        sc.ybar.clear();
+        sc.ubar.clear();
+        sc.ubar.resize(k * nu, 0.0);
+        if !self.running.is_empty() {
+            // outputs at the point, then ∂L_z/∂y and ∂L_z/∂u by dual passes over the terms
+            sc.yv.clear();
+            sc.yv.resize(ny, 0.0);
+            self.sys
+                .outputs(ctx.mode, t, &xx[..nx], &sc.u, &theta[..np], &mut sc.yv)?;
+            sc.ybar.resize(k * ny, 0.0);
+            sc.y.clear();
+            sc.y.extend(sc.yv.iter().map(|&v| Dual64::from(v)));
+            sc.ud.clear();
+            sc.ud.extend(sc.u.iter().map(|&v| Dual64::from(v)));
+            for (z, &(o, term)) in self.running.iter().enumerate() {
+                let term = &self.objectives[o].terms[term];
+                let yref = if matches!(term, Term::Track { .. }) {
+                    Dual64::from(self.reference_output(term, ctx, t)?)
+                } else {
+                    Dual64::from(0.0)
+                };
+                for i in 0..ny {
+                    sc.y[i].eps = 1.0;
+                    let d = term.running(&sc.y, &sc.ud, yref).eps;
+                    sc.y[i].eps = 0.0;
+                    if d != 0.0 {
+                        for j in 0..k {
+                            sc.ybar[j * ny + i] += lam[j * n + nx + z] * d;
+                        }
+                    }
+                }
+                for i in 0..nu {
+                    sc.ud[i].eps = 1.0;
+                    let d = term.running(&sc.y, &sc.ud, yref).eps;
+                    sc.ud[i].eps = 0.0;
+                    if d != 0.0 {
+                        for j in 0..k {
+                            sc.ubar[j * nu + i] += lam[j * n + nx + z] * d;
+                        }
+                    }
+                }
+            }
+        }
+        let args = crate::model::VjpArgs {
+            mode: ctx.mode,
+            t,
+            x: &xx[..nx],
+            u: &sc.u,
+            p: &theta[..np],
+            k,
+            lam: &sc.lam_x,
+            ybar: &sc.ybar,
         };
-        for i in 0..nx {
-            xd[i].eps = 1.0;
-            out_x[i] = pass(xd, ud, pd)?;
-            xd[i].eps = 0.0;
-        }
-        for i in 0..nu {
-            ud[i].eps = 1.0;
-            out_u[i] = pass(xd, ud, pd)?;
-            ud[i].eps = 0.0;
-        }
-        for i in 0..np {
-            pd[i].eps = 1.0;
-            out_p[i] = pass(xd, ud, pd)?;
-            pd[i].eps = 0.0;
+        self.sys.flow_vjp(
+            args,
+            crate::model::VjpOut {
+                gx: &mut out_x[..k * nx],
+                gu: &mut out_u[..k * nu],
+                gp: &mut out_p[..k * np],
+            },
+        )?;
+        for (g, b) in out_u[..k * nu].iter_mut().zip(&sc.ubar) {
+            *g += b;
         }
         Ok(())
     }

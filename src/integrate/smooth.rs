@@ -27,20 +27,43 @@ pub fn integrate_smooth<D: Scalar, R: OdeRhs<D> + ?Sized>(
     sopt: &SolverOptions,
     h0: Option<f64>,
     stats: &mut Stats,
-    mut observe: Option<&mut dyn FnMut(f64, &[D])>,
+    observe: Option<&mut dyn FnMut(f64, &[D])>,
 ) -> Result<(Vec<D>, f64), SmoothError> {
+    integrate_smooth_from(rhs, ta, tb, y0, None, sopt, h0, stats, observe).map(|(y, h, _)| (y, h))
+}
+
+/// [`integrate_smooth`] with the slope at the start given (`f0 = F(ta, y0)`, when the
+/// caller has it: first-same-as-last across consecutive calls) and the slope at the end
+/// returned: `(y(tb), next step suggestion, F(tb, y(tb)))`.
+pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R,
+    ta: f64,
+    tb: f64,
+    y0: &[D],
+    f_start: Option<Vec<D>>,
+    sopt: &SolverOptions,
+    h0: Option<f64>,
+    stats: &mut Stats,
+    mut observe: Option<&mut (dyn FnMut(f64, &[D]) + 'o)>,
+) -> Result<(Vec<D>, f64, Vec<D>), SmoothError> {
     let tol = sopt.tolerances();
     let dir = if tb >= ta { 1.0 } else { -1.0 };
     let n = y0.len();
     let mut t = ta;
     let mut y = y0.to_vec();
+    let mut f0 = match f_start {
+        Some(f) if f.len() == n => f,
+        _ => {
+            let mut f = vec![D::zero(); n];
+            rhs.eval(D::from(t), &y, &mut f)
+                .map_err(|e| SmoothError::Model { t, source: e })?;
+            stats.rhs_evals += 1;
+            f
+        }
+    };
     if (tb - ta).abs() <= 16.0 * f64::EPSILON * ta.abs().max(1.0) {
-        return Ok((y, h0.unwrap_or(0.0)));
+        return Ok((y, h0.unwrap_or(0.0), f0));
     }
-    let mut f0 = vec![D::zero(); n];
-    rhs.eval(D::from(t), &y, &mut f0)
-        .map_err(|e| SmoothError::Model { t, source: e })?;
-    stats.rhs_evals += 1;
     let mut h = match h0 {
         Some(h) if h > 0.0 => h,
         _ => initial_step(rhs, sopt.method, D::from(t), &y, &f0, &tol, dir, sopt.h_max)
@@ -95,7 +118,7 @@ pub fn integrate_smooth<D: Scalar, R: OdeRhs<D> + ?Sized>(
                     o(if last { tb } else { t + hs }, &y);
                 }
                 if last {
-                    return Ok((y, hs.abs() * fac));
+                    return Ok((y, hs.abs() * fac, f0));
                 }
                 t += hs;
                 h = hs.abs() * fac;

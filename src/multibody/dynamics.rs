@@ -139,7 +139,7 @@ pub fn index1_acceleration<D: Scalar>(
         n + m,
         &saddle_matrix(mass, &cons.jac, n, m),
         &rhs,
-        "index-1 saddle-point matrix [[M, Φ_qᵀ], [Φ_q, 0]]",
+        SADDLE_MATRIX,
     )?;
     Ok((sol[..n].to_vec(), sol[n..].to_vec()))
 }
@@ -162,6 +162,28 @@ pub fn penalty_acceleration<D: Scalar>(
     xi: f64,
     omega: f64,
 ) -> Result<(Vec<D>, Vec<D>), ModelError> {
+    let (mbar, fbar) = penalty_system(mass, force, cons, alpha, xi, omega);
+    let a = solve(cons.n, &mbar, &fbar, PENALTY_MATRIX)?;
+    let mu = penalty_multipliers(cons, &a, alpha, xi, omega);
+    Ok((a, mu))
+}
+
+/// What a singular penalty matrix is called in errors.
+pub(crate) const PENALTY_MATRIX: &str = "penalty mass matrix M + Φ_qᵀαΦ_q";
+/// What a singular saddle-point matrix is called in errors.
+pub(crate) const SADDLE_MATRIX: &str = "index-1 saddle-point matrix [[M, Φ_qᵀ], [Φ_q, 0]]";
+
+/// The penalty formulation's linear system `M̄ a = F̄` (seed 000 (29)–(30)):
+/// `M̄ = M + Φ_qᵀ α Φ_q`, `F̄ = F − Φ_qᵀ α P`, `P = (Φ_q v)_q v + 2ξωΦ̇ + ω²Φ`
+/// (row-major n×n matrix and n-vector).
+pub fn penalty_system<D: Scalar>(
+    mass: &[D],
+    force: &[D],
+    cons: &ConstraintEval<D>,
+    alpha: f64,
+    xi: f64,
+    omega: f64,
+) -> (Vec<D>, Vec<D>) {
     let (n, m) = (cons.n, cons.m);
     let al = D::from(alpha);
     let k1 = D::from(2.0 * xi * omega);
@@ -187,17 +209,31 @@ pub fn penalty_acceleration<D: Scalar>(
             fbar[i] -= jac[r * n + i] * pr;
         }
     }
-    let a = solve(n, &mbar, &fbar, "penalty mass matrix M + Φ_qᵀαΦ_q")?;
-    let mu = (0..m)
+    (mbar, fbar)
+}
+
+/// The penalty multipliers `μ* = α (Φ̈ + 2ξωΦ̇ + ω²Φ)` with `Φ̈ = Φ_q a + (Φ_q v)_q v`
+/// (seed 000 (31)).
+pub fn penalty_multipliers<D: Scalar>(
+    cons: &ConstraintEval<D>,
+    a: &[D],
+    alpha: f64,
+    xi: f64,
+    omega: f64,
+) -> Vec<D> {
+    let (n, m) = (cons.n, cons.m);
+    let al = D::from(alpha);
+    let k1 = D::from(2.0 * xi * omega);
+    let k0 = D::from(omega * omega);
+    (0..m)
         .map(|r| {
             let mut phidd = cons.quad[r];
             for i in 0..n {
-                phidd += jac[r * n + i] * a[i];
+                phidd += cons.jac[r * n + i] * a[i];
             }
             al * (phidd + k1 * cons.phidot[r] + k0 * cons.phi[r])
         })
-        .collect();
-    Ok((a, mu))
+        .collect()
 }
 
 /// The row-major (n+m)×(n+m) saddle-point matrix `[[M, Φ_qᵀ], [Φ_q, 0]]` (seed 000 (32),

@@ -20,6 +20,7 @@ pub mod forces;
 pub mod impacts;
 pub mod mechanism;
 pub mod param;
+pub mod system;
 
 pub use bodies::{Bar, Point, PointMass};
 pub use constraints::{Constraint, ConstraintEval};
@@ -28,3 +29,4 @@ pub use forces::{Damper, Spring};
 pub use impacts::{dependent_velocities, inelastic_impact, kinematic_reversal, newton_restitution};
 pub use mechanism::Mechanism;
 pub use param::ParamRef;
+pub use system::MultibodySystem;

@@ -8,6 +8,7 @@ pub mod dual;
 pub mod fd;
 pub mod forward;
 pub mod jump;
+pub mod seeds;
 pub mod simultaneous;
 
 use crate::cost::Term;

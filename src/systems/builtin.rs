@@ -110,6 +110,13 @@ impl HybridSystem for Builtin {
     ) -> Result<(), ModelError> {
         each!(self, s => s.outputs(mode, t, x, u, p, out))
     }
+    fn flow_vjp(
+        &self,
+        args: crate::model::VjpArgs<'_>,
+        out: crate::model::VjpOut<'_>,
+    ) -> Result<(), ModelError> {
+        each!(self, s => s.flow_vjp(args, out))
+    }
 }
 
 impl Builtin {

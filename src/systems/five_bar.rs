@@ -13,9 +13,11 @@
 //! stabilization or penalty, per [`FiveBarConfig::formulation`]); nothing is hand-written.
 
 use crate::error::ModelError;
-use crate::model::{c, Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{c, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;
-use crate::multibody::{kinematic_reversal, Accel, Dynamics, Formulation, Mechanism, ParamRef};
+use crate::multibody::{
+    kinematic_reversal, Accel, Dynamics, Formulation, Mechanism, MultibodySystem, ParamRef,
+};
 
 /// Parameter names, in the order of `p`.
 pub const PARAM_NAMES: [&str; 8] = ["k1", "k2", "L1", "L2", "m1", "m2", "m3", "m4"];
@@ -175,11 +177,20 @@ impl FiveBar {
 
     /// Accelerations, multipliers and constraint residuals at state `x = (q, v)`.
     pub fn acceleration<D: Scalar>(&self, x: &[D], p: &[D]) -> Result<Accel<D>, ModelError> {
-        self.check(x, p)?;
-        self.mech.acceleration(&self.dynamics, &x[..6], &x[6..], p)
+        self.accelerations(0, x, p)
+    }
+}
+
+impl MultibodySystem for FiveBar {
+    fn mechanism(&self) -> &Mechanism {
+        &self.mech
     }
 
-    fn check<D: Scalar>(&self, x: &[D], p: &[D]) -> Result<(), ModelError> {
+    fn dynamics(&self) -> &Dynamics {
+        &self.dynamics
+    }
+
+    fn check<D: Scalar>(&self, _mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError> {
         if x.len() != 12 || p.len() != PARAM_NAMES.len() {
             return Err(ModelError::Other(format!(
                 "five-bar: expected 12 states and 8 parameters, got {} and {}",
@@ -189,9 +200,7 @@ impl FiveBar {
         }
         Ok(())
     }
-}
 
-impl HybridSystem for FiveBar {
     fn state_names(&self) -> Vec<String> {
         [
             "x1", "y1", "x2", "y2", "x3", "y3", "vx1", "vy1", "vx2", "vy2", "vx3", "vy3",
@@ -223,24 +232,8 @@ impl HybridSystem for FiveBar {
         Ok(x)
     }
 
-    /// `ẋ = (v, a(q, v, p))` with `a` from the configured formulation (seed 000 (29)–(32)).
-    fn flow<D: Scalar>(
-        &self,
-        _mode: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
-    ) -> Result<(), ModelError> {
-        let acc = self.acceleration(x, p)?;
-        dx[..6].copy_from_slice(&x[6..]);
-        dx[6..].copy_from_slice(&acc.a);
-        Ok(())
-    }
-
     /// `g = y2 − ground`.
-    fn guard<D: Scalar>(&self, _mode: usize, _k: usize, _t: D, x: &[D], _u: &[D], _p: &[D]) -> D {
+    fn guard<D: Scalar>(&self, _mode: usize, _k: usize, _t: D, x: &[D], _p: &[D]) -> D {
         x[3] - c::<D>(self.config.ground)
     }
 
@@ -254,7 +247,7 @@ impl HybridSystem for FiveBar {
         x: &[D],
         p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
-        self.check(x, p)?;
+        self.check(mode, x, p)?;
         let (q, v) = x.split_at(6);
         let ev = self.mech.evaluate(&self.mech.constraints, q, v, p)?;
         let vp = kinematic_reversal(&ev.jac, ev.m, v, &[2, 3], &[D::one(), -D::one()])?;
@@ -263,17 +256,16 @@ impl HybridSystem for FiveBar {
         Ok((mode, xp))
     }
 
-    fn outputs<D: Scalar>(
+    fn outputs_with<D: Scalar>(
         &self,
         _mode: usize,
         _t: D,
-        x: &[D],
-        _u: &[D],
+        q: &[D],
+        v: &[D],
+        acc: &Accel<D>,
         p: &[D],
         out: &mut [D],
     ) -> Result<(), ModelError> {
-        let acc = self.acceleration(x, p)?;
-        let (q, v) = x.split_at(6);
         let kin = self.mech.kinetic_energy(v, p)?;
         let pot = self.mech.potential_energy(q, p)?;
         out[0] = q[2];

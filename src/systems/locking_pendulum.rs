@@ -20,10 +20,11 @@
 //! the impulse).
 
 use crate::error::ModelError;
-use crate::model::{c, Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{c, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;
 use crate::multibody::{
-    inelastic_impact, Accel, Constraint, Dynamics, Formulation, Mechanism, ParamRef,
+    inelastic_impact, Accel, Constraint, Dynamics, Formulation, Mechanism, MultibodySystem,
+    ParamRef,
 };
 
 /// Parameter names, in the order of `p`.
@@ -230,9 +231,22 @@ impl LockingPendulum {
         x: &[D],
         p: &[D],
     ) -> Result<Accel<D>, ModelError> {
-        self.check(mode, x, p)?;
-        self.mech
-            .acceleration_with(&self.dynamics, self.constraints(mode), &x[..4], &x[4..], p)
+        self.accelerations(mode, x, p)
+    }
+}
+
+impl MultibodySystem for LockingPendulum {
+    fn mechanism(&self) -> &Mechanism {
+        &self.mech
+    }
+
+    fn dynamics(&self) -> &Dynamics {
+        &self.dynamics
+    }
+
+    /// Mode `free`: the mechanism's own constraints; `sliding`: with the stop line.
+    fn constraints(&self, mode: usize) -> &[Constraint] {
+        LockingPendulum::constraints(self, mode)
     }
 
     fn check<D: Scalar>(&self, mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError> {
@@ -246,9 +260,7 @@ impl LockingPendulum {
         }
         Ok(())
     }
-}
 
-impl HybridSystem for LockingPendulum {
     fn state_names(&self) -> Vec<String> {
         ["x1", "y1", "x2", "y2", "vx1", "vy1", "vx2", "vy2"]
             .iter()
@@ -286,25 +298,8 @@ impl HybridSystem for LockingPendulum {
         Ok(x)
     }
 
-    /// `ẋ = (v, a)` with `a` from the configured formulation under the mode's constraints
-    /// (seed 000 (29)–(32)).
-    fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
-    ) -> Result<(), ModelError> {
-        let acc = self.acceleration(mode, x, p)?;
-        dx[..4].copy_from_slice(&x[4..]);
-        dx[4..].copy_from_slice(&acc.a);
-        Ok(())
-    }
-
     /// `g = y2 − y_stop`.
-    fn guard<D: Scalar>(&self, _mode: usize, _k: usize, _t: D, x: &[D], _u: &[D], _p: &[D]) -> D {
+    fn guard<D: Scalar>(&self, _mode: usize, _k: usize, _t: D, x: &[D], _p: &[D]) -> D {
         x[3] - c::<D>(self.config.y_stop)
     }
 
@@ -331,17 +326,16 @@ impl HybridSystem for LockingPendulum {
         Ok((MODE_SLIDING, xp))
     }
 
-    fn outputs<D: Scalar>(
+    fn outputs_with<D: Scalar>(
         &self,
         mode: usize,
         _t: D,
-        x: &[D],
-        _u: &[D],
+        q: &[D],
+        v: &[D],
+        acc: &Accel<D>,
         p: &[D],
         out: &mut [D],
     ) -> Result<(), ModelError> {
-        let acc = self.acceleration(mode, x, p)?;
-        let (q, v) = x.split_at(4);
         let kin = self.mech.kinetic_energy(v, p)?;
         let pot = self.mech.potential_energy(q, p)?;
         out[..4].copy_from_slice(q);

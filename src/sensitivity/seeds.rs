@@ -1,0 +1,111 @@
+//! The objectives' cotangent seeds on a trajectory (theory.md §4): what each objective
+//! puts into the adjoint at the final time, at events, and on θ directly. Built once per
+//! trajectory and shared by every backward pass.
+
+use super::jump::Jump;
+use super::{forward::event_ctx, term_jacobian};
+use crate::error::Error;
+use crate::integrate::hybrid::Ctx;
+use crate::integrate::Trajectory;
+use crate::model::HybridSystem;
+use crate::setup::Setup;
+use nalgebra::DVector;
+
+/// An event cost's adjoint contribution `(c_X, c_θ)` (theory §4).
+pub type EventCotangent = (DVector<f64>, DVector<f64>);
+
+/// Per objective: `λ(tf) = Φ_Xᵀ` (+1 on the objective's own quadratures), `μ(tf) = Φ_θᵀ`,
+/// and the event-cost contributions `c` at the events they refer to.
+#[derive(Debug, Clone)]
+pub struct ObjectiveSeeds {
+    /// λ(tf) of each objective (n).
+    pub lambda_tf: Vec<DVector<f64>>,
+    /// μ(tf) of each objective (nθ).
+    pub mu_tf: Vec<DVector<f64>>,
+    /// `events[i][o]`: objective o's contribution at event i, if any.
+    pub events: Vec<Vec<Option<EventCotangent>>>,
+}
+
+impl ObjectiveSeeds {
+    /// Seeds of every objective of `setup` on `traj`, with the events' jumps given.
+    /// A terminal term on a run that a terminal event ended is an event cost at that event
+    /// (evaluated at X⁻, like event terms).
+    pub fn build<S: HybridSystem>(
+        setup: &Setup<'_, S>,
+        traj: &Trajectory,
+        theta: &[f64],
+        jumps: &[Jump],
+    ) -> Result<Self, Error> {
+        let (n, nx, nth) = (setup.n(), setup.nx(), setup.ntheta());
+        let no = setup.objectives.len();
+        let mut seeds = ObjectiveSeeds {
+            lambda_tf: vec![DVector::zeros(n); no],
+            mu_tf: vec![DVector::zeros(nth); no],
+            events: vec![vec![None; no]; traj.events.len()],
+        };
+        let terminal_event = traj
+            .events
+            .last()
+            .filter(|e| e.terminal)
+            .map(|_| traj.events.len() - 1);
+        for (oi, obj) in setup.objectives.iter().enumerate() {
+            for (z, _) in setup.running_of(oi) {
+                seeds.lambda_tf[oi][nx + z] = 1.0;
+            }
+            for term in &obj.terms {
+                if term.is_terminal() {
+                    match terminal_event {
+                        Some(i) => {
+                            let e = &traj.events[i];
+                            let ctx = event_ctx(traj, i);
+                            let tj =
+                                term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, true)?;
+                            seeds.add_event(i, oi, jumps[i].event_cost(&tj));
+                        }
+                        None => {
+                            let seg = traj.segments.last().expect("a segment");
+                            let ctx = Ctx {
+                                mode: traj.mode_final,
+                                t_lo: seg.t_lo,
+                                t_hi: seg.t_hi,
+                            };
+                            let tj = term_jacobian(
+                                setup,
+                                term,
+                                &ctx,
+                                traj.t_final,
+                                &traj.y_final,
+                                theta,
+                                true,
+                            )?;
+                            seeds.lambda_tf[oi] += &tj.x;
+                            seeds.mu_tf[oi] += &tj.theta;
+                        }
+                    }
+                }
+                if let Some((guard, occ)) = term.event() {
+                    let (i, ctx) = setup.find_event(traj, guard, occ)?;
+                    let e = &traj.events[i];
+                    let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, false)?;
+                    seeds.add_event(i, oi, jumps[i].event_cost(&tj));
+                }
+            }
+        }
+        Ok(seeds)
+    }
+
+    fn add_event(&mut self, i: usize, o: usize, c: EventCotangent) {
+        match &mut self.events[i][o] {
+            Some((a, b)) => {
+                *a += c.0;
+                *b += c.1;
+            }
+            slot => *slot = Some(c),
+        }
+    }
+
+    /// Whether any objective has an event cost at event i.
+    pub fn has_event_cost(&self, i: usize) -> bool {
+        self.events[i].iter().any(Option::is_some)
+    }
+}
