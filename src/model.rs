@@ -27,9 +27,10 @@ impl Scalar for Dual64 {
 /// Vector dual numbers with [`LANES`] derivative directions at once: one model evaluation
 /// gives that many columns of a Jacobian (design.md: "vector duals for many directions").
 pub type Lanes = num_dual::DualSVec64<LANES>;
-/// Directions carried by one [`Lanes`] pass: 8 (the five-bar's 20 VJP directions take 3
-/// passes, the ball's 7 one).
-pub const LANES: usize = 8;
+/// Directions carried by one [`Lanes`] pass: 10, so that the five-bar's 20 VJP input
+/// directions take 2 passes and its 10 solution directions one (the ball's 7 take one).
+/// (Chosen for the five-bar; lane count does not change any result.)
+pub const LANES: usize = 10;
 
 impl<const N: usize> Scalar for num_dual::DualSVec64<N> {}
 
@@ -180,8 +181,8 @@ pub trait HybridSystem: Sync {
     /// ```
     ///
     /// with `f = f_m(t, x, u, p)` and `h` the outputs. Layouts are row-major by cotangent:
-    /// `lam` is k×nx, `ybar` k×ny (empty when no output is weighted), `gx` k×nx, `gu` k×nu,
-    /// `gp` k×np. Override it when the flow has structure that makes the product cheaper
+    /// `lam` is k×nx, `ybar` k×ny (see [`OutputCotangent`]), `gx` k×nx, `gu` k×nu, `gp`
+    /// k×np. Override it when the flow has structure that makes the product cheaper
     /// than one dual pass per input (the multibody systems differentiate their saddle-point
     /// solve implicitly). The default is exact: [`vjp_by_dual_passes`].
     fn flow_vjp(&self, args: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError>
@@ -192,8 +193,41 @@ pub trait HybridSystem: Sync {
     }
 }
 
+/// The outputs' cotangents ȳ of a [`HybridSystem::flow_vjp`] (k×ny, row-major).
+#[derive(Clone, Copy)]
+pub enum OutputCotangent<'a> {
+    /// No output is weighted.
+    None,
+    /// Given values.
+    Given(&'a [f64]),
+    /// Computed from the outputs' values y at the point, `f(y, ȳ)`: the hook evaluates y
+    /// together with the flow (one evaluation, e.g. one saddle-point solve, for both) and
+    /// writes it to [`VjpOut::y`].
+    At(&'a (dyn Fn(&[f64], &mut [f64]) + Sync)),
+}
+
+impl OutputCotangent<'_> {
+    /// ȳ as a slice: given, or computed from `y` into `buf`; empty when `None`.
+    pub fn resolve<'b>(&'b self, y: &[f64], k: usize, buf: &'b mut Vec<f64>) -> &'b [f64] {
+        match self {
+            OutputCotangent::None => &[],
+            OutputCotangent::Given(v) => v,
+            OutputCotangent::At(f) => {
+                buf.clear();
+                buf.resize(k * y.len(), 0.0);
+                f(y, buf);
+                buf
+            }
+        }
+    }
+    /// Whether the outputs enter at all.
+    pub fn is_some(&self) -> bool {
+        !matches!(self, OutputCotangent::None)
+    }
+}
+
 /// The point and the cotangents of [`HybridSystem::flow_vjp`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct VjpArgs<'a> {
     pub mode: usize,
     pub t: f64,
@@ -204,8 +238,8 @@ pub struct VjpArgs<'a> {
     pub k: usize,
     /// k×nx cotangents of the flow.
     pub lam: &'a [f64],
-    /// k×ny cotangents of the outputs, or empty.
-    pub ybar: &'a [f64],
+    /// The cotangents of the outputs.
+    pub ybar: OutputCotangent<'a>,
 }
 
 /// Where [`HybridSystem::flow_vjp`] writes (each overwritten, row-major by cotangent).
@@ -217,6 +251,9 @@ pub struct VjpOut<'a> {
     pub gu: &'a mut [f64],
     /// k×np
     pub gp: &'a mut [f64],
+    /// The outputs' values y (ny), written when [`VjpArgs::ybar`] is
+    /// [`OutputCotangent::At`]; may be empty otherwise.
+    pub y: &'a mut [f64],
 }
 
 /// The exact vector–Jacobian products of [`HybridSystem::flow_vjp`] by forward-mode dual
@@ -230,8 +267,13 @@ pub fn vjp_by_dual_passes<S: HybridSystem + ?Sized>(
     out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
     let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
-    let with_y = !a.ybar.is_empty();
-    let ny = if with_y { a.ybar.len() / a.k.max(1) } else { 0 };
+    let with_y = a.ybar.is_some();
+    if let OutputCotangent::At(_) = a.ybar {
+        sys.outputs(a.mode, a.t, a.x, a.u, a.p, out.y)?;
+    }
+    let mut buf = Vec::new();
+    let ybar = a.ybar.resolve(out.y, a.k, &mut buf);
+    let ny = ybar.len() / a.k.max(1);
     let ndir = nx + nu + np;
     let td = Lanes::from_re(a.t);
     let mut f = vec![Lanes::from_re(0.0); nx];
@@ -259,7 +301,7 @@ pub fn vjp_by_dual_passes<S: HybridSystem + ?Sized>(
                     s += lv * lane_eps(fv, l);
                 }
                 if with_y {
-                    for (b, yv) in a.ybar[j * ny..(j + 1) * ny].iter().zip(&y) {
+                    for (b, yv) in ybar[j * ny..(j + 1) * ny].iter().zip(&y) {
                         s += b * lane_eps(yv, l);
                     }
                 }

@@ -18,7 +18,7 @@ pub struct VjpScratch {
     u: Vec<f64>,
     lam_x: Vec<f64>,
     yv: Vec<f64>,
-    ybar: Vec<f64>,
+    yref: Vec<f64>,
     ubar: Vec<f64>,
     ud: Vec<Dual64>,
     y: Vec<Dual64>,
@@ -349,40 +349,75 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         for j in 0..k {
             sc.lam_x.extend_from_slice(&lam[j * n..j * n + nx]);
         }
-        sc.ybar.clear();
         sc.ubar.clear();
         sc.ubar.resize(k * nu, 0.0);
-        if !self.running.is_empty() {
-            // outputs at the point, then ∂L_z/∂y and ∂L_z/∂u by dual passes over the terms
-            sc.yv.clear();
-            sc.yv.resize(ny, 0.0);
-            self.sys
-                .outputs(ctx.mode, t, &xx[..nx], &sc.u, &theta[..np], &mut sc.yv)?;
-            sc.ybar.resize(k * ny, 0.0);
+        // the tracking references of the running terms (constants here)
+        sc.yref.clear();
+        for &(o, term) in &self.running {
+            let term = &self.objectives[o].terms[term];
+            sc.yref.push(if matches!(term, Term::Track { .. }) {
+                self.reference_output(term, ctx, t)?
+            } else {
+                0.0
+            });
+        }
+        sc.yv.clear();
+        sc.yv.resize(ny, 0.0);
+        let u = &sc.u;
+        let yref = &sc.yref;
+        // ȳ_j = Σ_z λ_{j,z} ∂L_z/∂y at the outputs' values, which the hook evaluates with
+        // the flow (one evaluation for both)
+        let ybar_at = |y: &[f64], ybar: &mut [f64]| {
+            let ud: Vec<Dual64> = u.iter().map(|&v| Dual64::from(v)).collect();
+            let mut yd: Vec<Dual64> = y.iter().map(|&v| Dual64::from(v)).collect();
+            for (z, &(o, term)) in self.running.iter().enumerate() {
+                let term = &self.objectives[o].terms[term];
+                for i in 0..ny {
+                    yd[i].eps = 1.0;
+                    let d = term.running(&yd, &ud, Dual64::from(yref[z])).eps;
+                    yd[i].eps = 0.0;
+                    if d != 0.0 {
+                        for j in 0..k {
+                            ybar[j * ny + i] += lam[j * n + nx + z] * d;
+                        }
+                    }
+                }
+            }
+        };
+        let args = crate::model::VjpArgs {
+            mode: ctx.mode,
+            t,
+            x: &xx[..nx],
+            u,
+            p: &theta[..np],
+            k,
+            lam: &sc.lam_x,
+            ybar: if self.running.is_empty() {
+                crate::model::OutputCotangent::None
+            } else {
+                crate::model::OutputCotangent::At(&ybar_at)
+            },
+        };
+        self.sys.flow_vjp(
+            args,
+            crate::model::VjpOut {
+                gx: &mut out_x[..k * nx],
+                gu: &mut out_u[..k * nu],
+                gp: &mut out_p[..k * np],
+                y: &mut sc.yv,
+            },
+        )?;
+        // Σ_z λ_{j,z} ∂L_z/∂u directly (effort terms), at the outputs the hook returned
+        if nu > 0 && !self.running.is_empty() {
             sc.y.clear();
             sc.y.extend(sc.yv.iter().map(|&v| Dual64::from(v)));
             sc.ud.clear();
             sc.ud.extend(sc.u.iter().map(|&v| Dual64::from(v)));
             for (z, &(o, term)) in self.running.iter().enumerate() {
                 let term = &self.objectives[o].terms[term];
-                let yref = if matches!(term, Term::Track { .. }) {
-                    Dual64::from(self.reference_output(term, ctx, t)?)
-                } else {
-                    Dual64::from(0.0)
-                };
-                for i in 0..ny {
-                    sc.y[i].eps = 1.0;
-                    let d = term.running(&sc.y, &sc.ud, yref).eps;
-                    sc.y[i].eps = 0.0;
-                    if d != 0.0 {
-                        for j in 0..k {
-                            sc.ybar[j * ny + i] += lam[j * n + nx + z] * d;
-                        }
-                    }
-                }
                 for i in 0..nu {
                     sc.ud[i].eps = 1.0;
-                    let d = term.running(&sc.y, &sc.ud, yref).eps;
+                    let d = term.running(&sc.y, &sc.ud, Dual64::from(sc.yref[z])).eps;
                     sc.ud[i].eps = 0.0;
                     if d != 0.0 {
                         for j in 0..k {
@@ -392,24 +427,6 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                 }
             }
         }
-        let args = crate::model::VjpArgs {
-            mode: ctx.mode,
-            t,
-            x: &xx[..nx],
-            u: &sc.u,
-            p: &theta[..np],
-            k,
-            lam: &sc.lam_x,
-            ybar: &sc.ybar,
-        };
-        self.sys.flow_vjp(
-            args,
-            crate::model::VjpOut {
-                gx: &mut out_x[..k * nx],
-                gu: &mut out_u[..k * nu],
-                gp: &mut out_p[..k * np],
-            },
-        )?;
         for (g, b) in out_u[..k * nu].iter_mut().zip(&sc.ubar) {
             *g += b;
         }

@@ -7,7 +7,7 @@ mod common;
 
 use common::Rng;
 use hybridopt::cost::{Objective, Term};
-use hybridopt::model::{vjp_by_dual_passes, VjpArgs, VjpOut};
+use hybridopt::model::{vjp_by_dual_passes, OutputCotangent, VjpArgs, VjpOut};
 use hybridopt::multibody::{Formulation, MultibodySystem};
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{adjoint, evaluate, GradientMethod};
@@ -42,7 +42,15 @@ fn hook_vs_dual<M: MultibodySystem + HybridSystem>(
     let lam = rng.vec(k * nx, -1.0, 1.0);
     let ybar = rng.vec(k * ny, -1.0, 1.0);
     let mut worst: f64 = 0.0;
-    for with_y in [false, true] {
+    // ȳ depending on y (as a running cost's ∂L/∂y does): ȳ_{j,i} = c_{j,i} y_i
+    let at = |y: &[f64], yb: &mut [f64]| {
+        for j in 0..k {
+            for i in 0..ny {
+                yb[j * ny + i] = ybar[j * ny + i] * y[i];
+            }
+        }
+    };
+    for case in 0..3 {
         let args = VjpArgs {
             mode,
             t: 0.3,
@@ -51,16 +59,22 @@ fn hook_vs_dual<M: MultibodySystem + HybridSystem>(
             p,
             k,
             lam: &lam,
-            ybar: if with_y { &ybar } else { &[] },
+            ybar: match case {
+                0 => OutputCotangent::None,
+                1 => OutputCotangent::Given(&ybar),
+                _ => OutputCotangent::At(&at),
+            },
         };
         let (mut gx1, mut gp1) = (vec![0.0; k * nx], vec![0.0; k * p.len()]);
         let (mut gx2, mut gp2) = (gx1.clone(), gp1.clone());
+        let (mut y1, mut y2) = (vec![0.0; ny], vec![0.0; ny]);
         sys.flow_vjp(
             args,
             VjpOut {
                 gx: &mut gx1,
                 gu: &mut [],
                 gp: &mut gp1,
+                y: &mut y1,
             },
         )
         .unwrap();
@@ -71,10 +85,15 @@ fn hook_vs_dual<M: MultibodySystem + HybridSystem>(
                 gx: &mut gx2,
                 gu: &mut [],
                 gp: &mut gp2,
+                y: &mut y2,
             },
         )
         .unwrap();
         worst = worst.max(worst_rel(&gx1, &gx2)).max(worst_rel(&gp1, &gp2));
+        if case == 2 {
+            // the hook's outputs (from its own solve) are the outputs
+            worst = worst.max(worst_rel(&y1, &y2));
+        }
     }
     worst
 }

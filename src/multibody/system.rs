@@ -26,9 +26,10 @@ use super::dynamics::{
 };
 use super::mechanism::Mechanism;
 use crate::error::ModelError;
-use crate::linalg::solve_in_place;
+use crate::linalg::Lu;
 use crate::model::{
-    lane_eps, lane_seed, GuardInfo, HybridSystem, Lanes, Scalar, VjpArgs, VjpOut, LANES,
+    lane_eps, lane_seed, GuardInfo, HybridSystem, Lanes, OutputCotangent, Scalar, VjpArgs, VjpOut,
+    LANES,
 };
 
 /// A planar mechanism with modes, events and outputs. Every type that implements it is a
@@ -266,26 +267,44 @@ pub fn mechanism_vjp<M: MultibodySystem>(
     let n = mech.n;
     let (np, k) = (args.p.len(), args.k);
     let nx = 2 * n;
-    let ny = if args.ybar.is_empty() {
-        0
-    } else {
-        args.ybar.len() / k.max(1)
-    };
+
     let (q, v) = args.x.split_at(n);
-    // the solution s at the point, and K (symmetric)
+    // K (symmetric) and r at the point, factored once: s = K⁻¹r, later W = K⁻¹S̄
     let mass = mech.mass_matrix(args.p)?;
     let force = mech.forces(q, v, args.p)?;
     let ev = mech.evaluate(cons, q, v, args.p)?;
     let m = ev.m;
-    let acc = dynm.accelerations(&mass, &force, &ev)?;
-    let (mut kmat, nk, what) = match dynm.formulation {
-        Formulation::Index1 => (saddle_matrix(&mass, &ev.jac, n, m), n + m, SADDLE_MATRIX),
-        Formulation::Penalty => (
-            penalty_system(&mass, &force, &ev, dynm.alpha, dynm.xi, dynm.omega).0,
-            n,
-            PENALTY_MATRIX,
-        ),
+    let (kmat, mut s, nk, what) = match dynm.formulation {
+        Formulation::Index1 => {
+            let mut r = force.clone();
+            r.extend(baumgarte_rhs(&ev, dynm.xi, dynm.omega));
+            (saddle_matrix(&mass, &ev.jac, n, m), r, n + m, SADDLE_MATRIX)
+        }
+        Formulation::Penalty => {
+            let (mbar, fbar) = penalty_system(&mass, &force, &ev, dynm.alpha, dynm.xi, dynm.omega);
+            (mbar, fbar, n, PENALTY_MATRIX)
+        }
     };
+    let lu = Lu::factor(nk, kmat, what)?;
+    lu.solve_in_place(&mut s, 1);
+    let acc = Accel {
+        mu: match dynm.formulation {
+            Formulation::Index1 => s[n..].to_vec(),
+            Formulation::Penalty => {
+                penalty_multipliers(&ev, &s[..n], dynm.alpha, dynm.xi, dynm.omega)
+            }
+        },
+        a: s[..n].to_vec(),
+        phi: ev.phi.clone(),
+        phidot: ev.phidot.clone(),
+    };
+    // the outputs from the same solve, when the cotangents depend on them
+    if let OutputCotangent::At(_) = args.ybar {
+        sys.outputs_with(args.mode, args.t, q, v, &acc, args.p, out.y)?;
+    }
+    let mut buf = Vec::new();
+    let ybar = args.ybar.resolve(out.y, k, &mut buf);
+    let ny = ybar.len() / k.max(1);
     // s̄ (nk × k, row-major): λ_v, plus the outputs' reading of the solution
     let mut w = vec![0.0; nk * k];
     for j in 0..k {
@@ -314,7 +333,7 @@ pub fn mechanism_vjp<M: MultibodySystem>(
             sys.outputs_with(args.mode, td, &qd0, &vd0, &accd, &pd0, &mut y)?;
             for d in first..(first + LANES).min(nk) {
                 for j in 0..k {
-                    let yb = &args.ybar[j * ny..(j + 1) * ny];
+                    let yb = &ybar[j * ny..(j + 1) * ny];
                     w[d * k + j] += yb
                         .iter()
                         .zip(&y)
@@ -324,7 +343,7 @@ pub fn mechanism_vjp<M: MultibodySystem>(
             }
         }
     }
-    solve_in_place(nk, &mut kmat, &mut w, k, what)?;
+    lu.solve_in_place(&mut w, k);
     // the residual (and the outputs at fixed s) along the input directions (q, v, p),
     // LANES at a time: no solve in these passes
     let (a_c, mu_c) = (lift(&acc.a, none), lift(&acc.mu, none));
@@ -351,7 +370,7 @@ pub fn mechanism_vjp<M: MultibodySystem>(
             for j in 0..k {
                 let mut g: f64 = (0..nk).map(|i| w[i * k + j] * lane_eps(&r[i], l)).sum();
                 if ny > 0 {
-                    let yb = &args.ybar[j * ny..(j + 1) * ny];
+                    let yb = &ybar[j * ny..(j + 1) * ny];
                     g += yb
                         .iter()
                         .zip(&y)
