@@ -104,9 +104,20 @@ fn closed_form_3_2_is_scaled_identity_for_d_2_to_8() {
                 let err = rel_err_vec(&r.value, &expected);
                 assert!(err <= 1e-12, "d = {d}, δ = {delta}: rel err {err:e}");
                 assert_value_matches_piece(&r, &dir, 1e-12);
+                // the value-only path against the closed form (not against `bderivative`,
+                // which calls it); measured ≤ 4e-16 like the full path, 1e-12 is structural
+                // round-off for d ≤ 8 steps
                 let (value_only, order_only) = bderivative_value(&corner, &dir).unwrap();
-                assert_eq!(value_only, r.value);
-                assert_eq!(order_only, r.order);
+                let err = rel_err_vec(&value_only, &expected);
+                assert!(err <= 1e-12, "value only: d = {d}, δ = {delta}: {err:e}");
+                // the crossing order, independently: in the all-minus orthant every
+                // component moves at 1 + δ and component k's speed depends only on b_k, so
+                // from −F(−) + εv surface k is met at τ_k = 1 − ε v_k/(1 + δ): the largest
+                // v_k first (random directions do not tie)
+                let mut want: Vec<usize> = (0..d).collect();
+                want.sort_by(|&a, &b| dir[b].partial_cmp(&dir[a]).unwrap());
+                assert_eq!(order_only, want, "d = {d}, δ = {delta}: order");
+                assert_eq!(r.order, want);
             }
             if d <= 5 {
                 let pieces = all_pieces(&corner).unwrap();
@@ -818,12 +829,75 @@ fn saltation_matrix_formula_and_errors() {
     assert!(saltation(&eta, &fm, &v(&[1.0, f64::NAN, 0.0])).is_err());
 }
 
-/// For random general corners (n < d, non-identity normals), the piece for the reported order
-/// reproduces the value, and the value is one of the n! pieces.
+/// The exact flow of constant fields between hyperplanes through 0, written here
+/// independently of the library: from `x`, in the region of mask `b` (bit j set ⇔ η_jᵀx > 0),
+/// the next surface is the uncrossed j with the smallest τ_j = −η_jᵀx / η_jᵀF(b) > 0.
+/// Returns φ_T(x) and the crossing order.
+fn general_exact_flow(
+    normals: &DMatrix<f64>,
+    fields: &[DVector<f64>],
+    x0: &DVector<f64>,
+    t_end: f64,
+) -> (DVector<f64>, Vec<usize>) {
+    let n = normals.nrows();
+    let mut x = x0.clone();
+    let mut t = 0.0;
+    let mut b = 0usize;
+    let mut order = Vec::new();
+    loop {
+        let f = &fields[b];
+        let mut next: Option<(usize, f64)> = None;
+        for j in 0..n {
+            if b & (1 << j) != 0 {
+                continue;
+            }
+            let speed = normals.row(j).dot(&f.transpose());
+            assert!(speed > 0.0, "the field must cross surface {j} forwards");
+            let tau = -normals.row(j).dot(&x.transpose()) / speed;
+            if next.is_none_or(|(_, t0)| tau < t0) {
+                next = Some((j, tau));
+            }
+        }
+        match next {
+            Some((j, tau)) if t + tau < t_end => {
+                x += f * tau;
+                t += tau;
+                b |= 1 << j;
+                order.push(j);
+            }
+            _ => {
+                x += f * (t_end - t);
+                return (x, order);
+            }
+        }
+    }
+}
+
+/// The saltation product of an order, hand-written from the formula
+/// `M_j = I + (F⁺ − F⁻) η_jᵀ / (η_jᵀ F⁻)` (theory.md §3), as a witness for the library's.
+fn hand_piece(normals: &DMatrix<f64>, fields: &[DVector<f64>], order: &[usize]) -> DMatrix<f64> {
+    let d = normals.ncols();
+    let mut p = DMatrix::<f64>::identity(d, d);
+    let mut b = 0usize;
+    for &j in order {
+        let (fm, fp) = (&fields[b], &fields[b | (1 << j)]);
+        let eta = normals.row(j).transpose();
+        let mj = DMatrix::<f64>::identity(d, d) + (fp - fm) * eta.transpose() / eta.dot(fm);
+        p = mj * p;
+        b |= 1 << j;
+    }
+    p
+}
+
+/// For random general corners (n < d, non-identity normals), the reported piece is the
+/// hand-computed saltation product of the reported order, that order is the crossing order
+/// of the exact perturbed flow, the value matches its one-sided difference quotient, and the
+/// value is the piece applied to the direction.
 #[test]
 fn general_corners_value_is_one_of_the_pieces() {
     let mut rng = Rng(0x6E4);
     let mut tried = 0;
+    let (mut worst_piece, mut worst_fd) = (0.0f64, 0.0f64);
     while tried < 40 {
         let d = 2 + (rng.next_u64() % 5) as usize;
         let n = 1 + (rng.next_u64() % d as u64) as usize;
@@ -851,17 +925,45 @@ fn general_corners_value_is_one_of_the_pieces() {
                 })
             })
             .collect();
-        let Ok(c) = Corner::new(normals, fields) else {
+        let Ok(c) = Corner::new(normals.clone(), fields.clone()) else {
             continue;
         };
+        if (0..1usize << n)
+            .any(|b| (0..n).any(|j| normals.row(j).dot(&fields[b].transpose()) <= 0.0))
+        {
+            continue; // some field crosses a surface backwards: no forward flow through
+        }
         tried += 1;
         let pieces = all_pieces(&c).unwrap();
+        // the unperturbed trajectory: from −F(−…−) it reaches the corner at t = 1
+        let x0 = -&fields[0];
+        let t_end = 2.0;
+        let all_plus = (1usize << n) - 1;
+        let base = &fields[all_plus] * (t_end - 1.0);
         for _ in 0..10 {
             let dir = rng.vector(d, -1.0, 1.0);
             let r = bderivative(&c, &dir).unwrap();
+            // round-off: value vs piece·dir, measured ≤ 1e-15 (2026-12-02); 1e-12 structural
             assert_value_matches_piece(&r, &dir, 1e-12);
+            let hand = hand_piece(&normals, &fields, &r.order);
+            let e = max_abs_diff(&hand, &r.saltation) / hand.amax();
+            worst_piece = worst_piece.max(e);
+            // measured 6.6e-16 (2026-12-02), margin 15×
+            assert!(e <= 1e-14, "piece of {:?} off by {e:e}", r.order);
             let (_, piece) = pieces.iter().find(|(o, _)| *o == r.order).unwrap();
-            assert!(max_abs_diff(piece, &r.saltation) <= 1e-12);
+            let e = max_abs_diff(piece, &hand) / hand.amax();
+            // the same products by another path: as above, margin 15×
+            assert!(e <= 1e-14, "all_pieces' {:?} off by {e:e}", r.order);
+            // one-sided FD of the exact piecewise-linear flow (exact up to round-off)
+            let eps = 1e-5;
+            let (xe, order) = general_exact_flow(&normals, &fields, &(&x0 + &dir * eps), t_end);
+            assert_eq!(order, r.order, "crossing order of the perturbed flow");
+            let fd = (xe - &base) / eps;
+            let e = (&fd - &r.value).amax() / r.value.amax().max(1e-3 * dir.amax());
+            worst_fd = worst_fd.max(e);
+            // measured 1.6e-10 (round-off / ε; 2026-12-02), margin 31×
+            assert!(e <= 5e-9, "FD {fd} vs B {} ({e:e})", r.value);
         }
     }
+    println!("general corners: piece vs hand product {worst_piece:.1e}, FD {worst_fd:.1e}");
 }
