@@ -197,19 +197,40 @@ fn reference_2d_asym_pieces_and_values() {
 
     let r = assert_b(&c, &[-0.25, 0.0], &[-0.25, 0.0625]);
     assert_eq!(r.order, vec![1, 0], "surface 2 (index 1) is crossed first");
-    assert!(max_abs_diff(&r.saltation, &first2) <= TOL);
+    // structural: measured 0 (2026-12-02); TOL: see its definition
+    assert_within(
+        "max_abs_diff(&r.saltation, &first2)",
+        max_abs_diff(&r.saltation, &first2),
+        TOL,
+    );
     let r = assert_b(&c, &[0.0, -0.25], &[-0.125, -0.125]);
     assert_eq!(r.order, vec![0, 1], "surface 1 (index 0) is crossed first");
-    assert!(max_abs_diff(&r.saltation, &first1) <= TOL);
+    // structural: measured 0 (2026-12-02); TOL: see its definition
+    assert_within(
+        "max_abs_diff(&r.saltation, &first1)",
+        max_abs_diff(&r.saltation, &first1),
+        TOL,
+    );
 
     // The two pieces differ: B is nonlinear (only positively homogeneous).
+    // not a tolerance: the two pieces differ (a kink)
     assert!(max_abs_diff(&first1, &first2) > 0.1);
     let pieces = all_pieces(&c).unwrap();
     assert_eq!(pieces.len(), 2);
     assert_eq!(pieces[0].0, vec![0, 1]);
     assert_eq!(pieces[1].0, vec![1, 0]);
-    assert!(max_abs_diff(&pieces[0].1, &first1) <= TOL);
-    assert!(max_abs_diff(&pieces[1].1, &first2) <= TOL);
+    // structural: measured 0 (2026-12-02); TOL: see its definition
+    assert_within(
+        "max_abs_diff(&pieces[0].1, &first1)",
+        max_abs_diff(&pieces[0].1, &first1),
+        TOL,
+    );
+    // structural: measured 0 (2026-12-02); TOL: see its definition
+    assert_within(
+        "max_abs_diff(&pieces[1].1, &first2)",
+        max_abs_diff(&pieces[1].1, &first2),
+        TOL,
+    );
 }
 
 #[test]
@@ -307,10 +328,15 @@ fn random_piecewise_constant_fields_match_exact_flow_finite_differences() {
                     worst[k] = worst[k].max(rel);
                     let scale = x0.amax().max(base.amax());
                     let roundoff = 16.0 * (d as f64 + 1.0) * f64::EPSILON * scale / eps;
+                    // measured worst relative error (2026-12-02): ε = 1e-7: 8.1e-8 (round-off
+                    // dominated: held to 1e-8 plus the round-off bound, structural); ε = 1e-5:
+                    // 1.1e-9, bound 1e-8 (9×); ε = 1e-3: 1.2e-11, bound 3e-10 (25×; was 1e-8)
                     let bound = if eps < 1e-6 {
                         1e-8 * r.value.norm() + roundoff
-                    } else {
+                    } else if eps < 1e-4 {
                         1e-8 * r.value.norm()
+                    } else {
+                        3e-10 * r.value.norm()
                     };
                     assert!(
                         err <= bound,
@@ -421,7 +447,12 @@ fn oscillator_sign_switching_b_is_linear() {
         let err = (&r.value - &expected * &dir).amax();
         // measured 1.1e-15 (2026-12-02); TOL: see its definition
         assert_within("err", err, TOL);
-        assert!(max_abs_diff(&r.saltation, &expected) <= TOL);
+        // measured 4.4e-16 (2026-12-02); TOL: see its definition
+        assert_within(
+            "max_abs_diff(&r.saltation, &expected)",
+            max_abs_diff(&r.saltation, &expected),
+            TOL,
+        );
         orders_seen[r.order[0]] = true;
     }
     assert!(orders_seen[0] && orders_seen[1], "both orders exercised");
@@ -467,6 +498,7 @@ fn case_valid_2d_asym_round_trips() {
     let r0 = &out.results[0];
     assert_eq!(r0.direction, vec![-0.25, 0.0]);
     assert_eq!(r0.order, vec![1, 0]);
+    // TOL: see its definition (dyadic data, exact here)
     assert!((r0.value[0] + 0.25).abs() <= TOL && (r0.value[1] - 0.0625).abs() <= TOL);
     assert_eq!(r0.saltation.len(), 2);
     let expected0 = [[1.0, 0.0], [-0.25, 0.75]];
@@ -478,6 +510,7 @@ fn case_valid_2d_asym_round_trips() {
     }
     let r1 = &out.results[1];
     assert_eq!(r1.order, vec![0, 1]);
+    // TOL: see its definition
     assert!((r1.value[0] + 0.125).abs() <= TOL && (r1.value[1] + 0.125).abs() <= TOL);
     let expected1 = [[0.5, 0.5], [0.0, 0.5]];
     for (row, erow) in r1.saltation.iter().zip(expected1.iter()) {
@@ -684,9 +717,11 @@ fn ties_along_the_incoming_field_and_on_region_boundaries() {
             let dir = &fields[0] * lambda;
             let r = bderivative(&c, &dir).unwrap();
             let expected = &fields[(1 << d) - 1] * lambda;
-            assert!(
-                rel_err_vec(&r.value, &expected) <= 1e-14,
-                "d = {d}, λ = {lambda}"
+            // structural: measured 0 (2026-12-02); 1e-14 is round-off
+            assert_within(
+                "rel_err_vec(&r.value, &expected)",
+                rel_err_vec(&r.value, &expected),
+                1e-14,
             );
             assert_eq!(r.order, (0..d).collect::<Vec<_>>());
             if d <= 4 {
@@ -738,6 +773,7 @@ fn b_is_positively_homogeneous_and_not_odd() {
     // measured 2.8e-17 (2026-12-02); TOL: see its definition
     assert_within("(&b3 - &b1 * 3.0).amax()", (&b3 - &b1 * 3.0).amax(), TOL);
     let bm = bderivative(&c, &(-&dir)).unwrap().value;
+    // not a tolerance: B is not odd across pieces
     assert!((&bm + &b1).amax() > 1e-3, "B(−v) ≠ −B(v) across pieces");
 }
 
@@ -840,12 +876,18 @@ fn saltation_matrix_formula_and_errors() {
     let s = saltation(&eta, &fm, &fp).unwrap();
     // I + (f⁺ − f⁻) ηᵀ / (ηᵀ f⁻), and it maps f⁻ to f⁺.
     let expected = DMatrix::<f64>::identity(3, 3) + (&fp - &fm) * eta.transpose() / 2.0;
-    assert!(max_abs_diff(&s, &expected) <= TOL);
+    // structural: measured 0 (2026-12-02); TOL: see its definition
+    assert_within(
+        "max_abs_diff(&s, &expected)",
+        max_abs_diff(&s, &expected),
+        TOL,
+    );
     // measured 0 (2026-12-02); TOL: see its definition
     assert_within("(&s * &fm - &fp).amax()", (&s * &fm - &fp).amax(), TOL);
     // Invariant under scaling (and flipping) the normal.
     let s2 = saltation(&(-&eta * 3.0), &fm, &fp).unwrap();
-    assert!(max_abs_diff(&s, &s2) <= TOL);
+    // structural: measured 0 (2026-12-02); TOL: see its definition
+    assert_within("max_abs_diff(&s, &s2)", max_abs_diff(&s, &s2), TOL);
     assert!(saltation(&eta, &v(&[0.0, 1.0, 1.0]), &fp).is_err());
     assert!(saltation(&eta, &v(&[1.0, 1.0]), &fp).is_err());
     assert!(saltation(&v(&[0.0, 0.0, 0.0]), &fm, &fp).is_err());

@@ -270,10 +270,12 @@ fn bar_mass_matrix_one_fixed_end_and_point_mass() {
     // Exact parameter derivatives: dM/dm = I/3 on the block, dF/dg.
     let pd = [Dual64::new(3.0, 1.0), Dual64::from(G)];
     let md: Vec<Dual64> = m.mass_matrix(&pd).unwrap();
+    // structural: closed forms to round-off
     assert!((md[0].eps - 1.0 / 3.0).abs() < 1e-15 && md[10].eps == 0.0);
     let pd = [Dual64::from(3.0), Dual64::new(G, 1.0)];
     let z = [Dual64::from(0.0); 4];
     let fd: Vec<Dual64> = m.forces(&z, &z, &pd).unwrap();
+    // structural: closed forms to round-off
     assert!((fd[1].eps + 1.5).abs() < 1e-15 && (fd[3].eps + 0.25).abs() < 1e-15);
     // Invalid parameter index is reported.
     assert!(m.validate(1).is_err());
@@ -326,6 +328,7 @@ fn damper_dissipates() {
     let v = [2.0, -1.0];
     let f: Vec<f64> = m.forces(&q, &v, &[]).unwrap();
     // ℓ̇ = e·v = 0.6·2 − 0.8 = 0.4; F = −c ℓ̇ e.
+    // structural: closed form to round-off
     assert!((f[0] + 3.0 * 0.4 * 0.6).abs() < 1e-14 && (f[1] + 3.0 * 0.4 * 0.8).abs() < 1e-14);
     let power = f[0] * v[0] + f[1] * v[1];
     // measured 1.1e-16 (2026-12-02; was 1e-14), margin 27×
@@ -475,6 +478,7 @@ fn five_bar_mass_matrix_follows_reference() {
         (m(4, 4) - (1.5 / 3.0 + 1.0 / 3.0)).abs(),
         1e-15,
     );
+    // structural: closed form to round-off
     assert!((m(0, 2) - 1.5 / 6.0).abs() < 1e-15 && (m(3, 5) - 1.5 / 6.0).abs() < 1e-15);
     assert_eq!(m(0, 4), 0.0);
     assert_eq!(m(0, 1), 0.0);
@@ -482,6 +486,7 @@ fn five_bar_mass_matrix_follows_reference() {
     let x0 = sys.initial_state(&p).unwrap();
     let mut out = vec![0.0; 11];
     sys.outputs(0, 0.0, &x0, &[], &p, &mut out).unwrap();
+    // structural: zero to round-off
     assert!(out[6] < 1e-15 && out[7] == 0.0, "{out:?}");
     assert_eq!(sys.output_names()[6], "phi_pos_max");
 }
@@ -555,7 +560,11 @@ fn check_flow_jacobians<S: HybridSystem>(sys: &S, mode: usize, x: &[f64], p: &[f
     let (ex, ax) = rel_err(&jac.x, &fd_x);
     let (ep, ap) = rel_err(&jac.p, &fd_p);
     println!("{tag}: f_x rel err {ex:.2e} (abs {ax:.2e}); f_p rel err {ep:.2e} (abs {ap:.2e})");
-    assert!(ex < 1e-6 && ep < 1e-6, "{tag}: f_x {ex:e}, f_p {ep:e}");
+    // measured (2026-12-02): index-1 8.1e-11, locking pendulum 2.2e-10 → 5e-9 (23×); the
+    // penalty (α = 1e4, stiff: the central difference's own truncation error) 1.9e-7 → 1e-6
+    // (5×, the old bound)
+    let tol = if tag.contains("penalty") { 1e-6 } else { 5e-9 };
+    assert!(ex < tol && ep < tol, "{tag}: f_x {ex:e}, f_p {ep:e}");
 }
 
 #[test]
@@ -624,6 +633,7 @@ fn five_bar_reset_jacobians_and_reversal() {
     // measured 1.3e-10 (2026-12-02; was 1e-6), margin 23×
     assert_within("ex", ex, 3e-9);
     // The reset does not depend on p (bar lengths are constants).
+    // structural: R_p = 0 exactly, and its FD witness measured 0 (2026-12-02)
     assert!(rp == 0.0 && pmax < 1e-9);
     // Transversal: the guard's rate ġ = ẏ2⁻ < 0.
     assert!(x[9] < -0.1);
@@ -667,7 +677,8 @@ fn five_bar_energy_is_conserved_before_the_first_impact() {
     assert!(kin_max > 1.0, "the mechanism moves");
     // measured 5.4e-14 (2026-12-02; was 1e-8), margin 37×
     assert_within("drift", (drift) / (kin_max.max(1.0)), 2e-12);
-    assert!(phi < 1e-10 && phid < 1e-9);
+    // measured |Φ| 1.2e-14, |Φ̇| 4.1e-14 (2026-12-02; was 1e-10, 1e-9), margins 24×
+    assert!(phi < 3e-13 && phid < 1e-12, "|Φ| {phi:e}, |Φ̇| {phid:e}");
 }
 
 #[test]
@@ -726,6 +737,7 @@ fn five_bar_reference_impacts() {
     );
     // measured 8.8e-5 (2026-12-02), margin 23×
     assert_within("(times[0] - 0.286).abs()", (times[0] - 0.286).abs(), 2e-3);
+    // structural: the workspace bounds (1e-9: event overshoot allowance; measured inside)
     assert!(ymin >= -2.35 - 1e-9 && ymax <= -2.0 + 1e-9);
     assert_eq!(
         times.len(),
@@ -786,6 +798,7 @@ fn newton_restitution_and_inelastic_impact() {
     );
     // Without constraints: the normal velocity is reflected, the tangential one kept.
     let vp = newton_restitution(&mass, &j, 1, e, &v, None).unwrap();
+    // structural: closed form to round-off
     assert!((vp[0] + 0.4).abs() < 1e-15 && (vp[1] - 0.6).abs() < 1e-15);
     // Inelastic lock onto y = const: v⁺ = 0 (the rod and the line leave no freedom here).
     let lock = [
@@ -797,7 +810,12 @@ fn newton_restitution_and_inelastic_impact() {
     ];
     let ev = m.evaluate(&lock, &q, &v, &[]).unwrap();
     let (vp, dmu) = inelastic_impact(&mass, &ev.jac, 2, &v, None).unwrap();
-    assert!(max_abs(vp.iter().copied()) < 1e-15, "{vp:?}");
+    // measured 3.3e-16 (2026-12-02), margin 3×
+    assert_within(
+        "max_abs(vp.iter().copied())",
+        max_abs(vp.iter().copied()),
+        1e-15,
+    );
     assert_eq!(dmu.len(), 2);
 }
 
@@ -862,7 +880,8 @@ fn locking_pendulum_inelastic_lock() {
         "locking pendulum: R_x rel err {ex:.2e} (abs {ax:.2e}); \
          R_p rel err {ep:.2e} (abs {ap:.2e})"
     );
-    assert!(ex < 1e-6 && ep < 1e-6);
+    // measured R_x 5.8e-11, R_p 8.8e-10 (2026-12-02; was 1e-6), margins 26× and 23×
+    assert!(ex < 1.5e-9 && ep < 2e-8, "R_x {ex:e}, R_p {ep:e}");
     // The masses change the impact: R_p is not zero in the mass columns.
     assert!(jac.p.column(1).amax() > 1e-3);
     // Flow Jacobians in both modes.
@@ -899,7 +918,8 @@ fn locking_pendulum_inelastic_lock() {
          stop force in [{fmin:.3}, {fmax:.3}] N, x2(1 s) = {:.4}",
         after.x[2]
     );
-    assert!(drift < 1e-6 && phi < 1e-9);
+    // measured |E − E⁺| 4.3e-14, |Φ| 6.7e-15 (2026-12-02; was 1e-6, 1e-9), margins 23×, 30×
+    assert!(drift < 1e-12 && phi < 2e-13, "drift {drift:e}, |Φ| {phi:e}");
     // structural: measured 0 (2026-12-02); 1e-9 is round-off
     assert_within(
         "(after.x[3] - sys.config().y_stop).abs()",
