@@ -70,9 +70,9 @@ fn symmetric_drop_has_one_simultaneous_touchdown() {
     // free fall: measured 1.7e-16 (2026-12-02; was 1e-9), margin 30×
     assert_within("touchdown time vs closed form", (e0.t - t_td).abs(), 5e-15);
     assert_eq!(e0.t, e1.t);
+    // measured 2.8e-17 (2026-12-02; was 1e-9), margin 36×
     assert_within(
         "touchdown height",
-        // measured 2.8e-17 (2026-12-02; was 1e-9), margin 36×
         (e0.y_minus[1] - sys.symmetric_touchdown_height()).abs(),
         1e-15,
     );
@@ -140,9 +140,9 @@ fn saltation_difference(sys: &Biped, beta: f64, beta_s: f64) -> DMatrix<f64> {
     assert_eq!(first1.modes, vec![MODE_FOOT1, MODE_BOTH]);
     assert_eq!(first2.modes, vec![MODE_FOOT2, MODE_BOTH]);
     // the parameter parts agree (the guards do not depend on θ)
+    // structural (measured 0; was 1e-12)
     assert_within(
         "pieces' θ parts",
-        // structural (measured 0; was 1e-12)
         (&first1.saltation_theta - &first2.saltation_theta).amax(),
         1e-15,
     );
@@ -304,9 +304,9 @@ fn contact_force_uses_the_penetration_gradient() {
             f[2] / cf.inertia,
         ];
         for i in 0..6 {
+            // structural: the same formula, measured 0 (was 1e-13)
             assert_within(
                 &format!("flow mode {mode} component {i}"),
-                // structural: the same formula, measured 0 (was 1e-13)
                 (dx[i] - want[i]).abs(),
                 1e-15,
             );

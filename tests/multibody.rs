@@ -829,6 +829,7 @@ fn locking_pendulum_inelastic_lock() {
     let x0 = sys.initial_state(&p).unwrap();
     let mut out = vec![0.0; 14];
     sys.outputs(MODE_FREE, 0.0, &x0, &[], &p, &mut out).unwrap();
+    // structural: a consistent start, zero to round-off
     assert!(
         out[11] < 1e-15 && out[12] == 0.0,
         "consistent start {out:?}"
