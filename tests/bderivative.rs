@@ -103,15 +103,14 @@ fn closed_form_3_2_is_scaled_identity_for_d_2_to_8() {
                 let expected = &dir * factor;
                 let err = rel_err_vec(&r.value, &expected);
                 // measured 4.1e-15 (2026-12-02; was 1e-12), margin 24×
-                assert_within("err", err, 1e-13);
+                assert_within("B(v) vs the closed form", err, 1e-13);
                 assert_value_matches_piece(&r, &dir, 2e-13);
                 // the value-only path against the closed form (not against `bderivative`,
-                // which calls it); measured ≤ 4e-16 like the full path, 1e-12 is structural
-                // round-off for d ≤ 8 steps
+                // which calls it): measured 4.1e-15 (2026-12-02; was an equality with the
+                // full path), margin 24×
                 let (value_only, order_only) = bderivative_value(&corner, &dir).unwrap();
                 let err = rel_err_vec(&value_only, &expected);
-                // measured 4.1e-15 (2026-12-02; was 1e-12), margin 24×
-                assert_within("err", err, 1e-13);
+                assert_within("value-only path vs the closed form", err, 1e-13);
                 // the crossing order, independently: in the all-minus orthant every
                 // component moves at 1 + δ and component k's speed depends only on b_k, so
                 // from −F(−) + εv surface k is met at τ_k = 1 − ε v_k/(1 + δ): the largest

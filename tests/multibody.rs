@@ -735,8 +735,10 @@ fn five_bar_reference_impacts() {
         e_seg.iter().cloned().fold(f64::INFINITY, f64::min),
         e_seg.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
     );
-    // measured 8.8e-5 (2026-12-02), margin 23×
-    assert_within("(times[0] - 0.286).abs()", (times[0] - 0.286).abs(), 2e-3);
+    // the reference quotes 0.286 s to three digits (rounding ±5e-4): measured 8.8e-5
+    // (2026-12-02); 2e-3 is about the reference's resolution, not our accuracy (tests/
+    // five_bar.rs holds it to 1e-3)
+    assert_within("first impact vs 0.286", (times[0] - 0.286).abs(), 2e-3);
     // structural: the workspace bounds (1e-9: event overshoot allowance; measured inside)
     assert!(ymin >= -2.35 - 1e-9 && ymax <= -2.0 + 1e-9);
     assert_eq!(
