@@ -552,11 +552,15 @@ fn terminal_event_time_and_its_derivative() {
             let e = &traj.events[0];
             assert!(e.terminal);
             // measured 2.2e-16 (2026-12-02; was 1e-13), margin 23×
-            assert_within("(e.t - q).abs()", ((e.t - q).abs()) / (q.max(1.0)), 5e-15);
+            assert_within(
+                &format!("{method:?}: terminal time T vs q = {q}"),
+                ((e.t - q).abs()) / (q.max(1.0)),
+                5e-15,
+            );
             assert_eq!(traj.t_final, e.t, "the run ends at the terminal event");
             // measured 3.5e-16 (2026-12-02; was 1e-13), margin 28×
             assert_within(
-                "(traj.y_final[0] - q).abs()",
+                &format!("{method:?}: u(T) vs q = {q}"),
                 ((traj.y_final[0] - q).abs()) / (q.max(1.0)),
                 1e-14,
             );
@@ -570,7 +574,7 @@ fn terminal_event_time_and_its_derivative() {
                 for o in 0..2 {
                     // measured 3.5e-16 (2026-12-02; was 1e-13), margin 28×
                     assert_within(
-                        "(ev.values[o] - q).abs()",
+                        &format!("{method:?} {}: ψ{o} vs q = {q}", m.name()),
                         ((ev.values[o] - q).abs()) / (q.max(1.0)),
                         1e-14,
                     );
@@ -578,7 +582,7 @@ fn terminal_event_time_and_its_derivative() {
                     // measured fd 1.6e-12, exact 2.2e-16 (2026-12-02; was 1e-8 / 1e-12), margins 31×, 23×
                     let tol = if m == Fd { 5e-11 } else { 5e-15 };
                     assert_within(
-                        &format!("(g - 1.0).abs() {}", m.name()),
+                        &format!("{method:?} {}: dψ{o}/dq vs 1", m.name()),
                         (g - 1.0).abs(),
                         tol,
                     );
@@ -607,20 +611,20 @@ fn sawtooth_terminal_value_and_derivative() {
         for (j, e) in traj.events.iter().enumerate() {
             let tj = (j + 1) as f64 * p;
             // measured 2.2e-16 (2026-12-02; was 1e-13), margin 23×
-            assert_within("(e.t - tj).abs()", (e.t - tj).abs(), 5e-15);
+            assert_within(&format!("p = {p}: reset {j} time"), (e.t - tj).abs(), 5e-15);
             assert!(e.y_plus[0] == 0.0);
         }
         for (m, v, g) in gradients_by(&s, &[p], &ALL) {
             // measured 2.5e-16 (2026-12-02; was 1e-12), margin 20×
             assert_within(
-                "(v - (1.0 - k * p)).abs()",
+                &format!("p = {p}, {}: u(1)", m.name()),
                 (v - (1.0 - k * p)).abs(),
                 5e-15,
             );
             // measured fd 3.1e-13, exact 8.9e-16 (2026-12-02; was 1e-8 / 1e-12), margins 32×, 22×
             let tol = if m == Fd { 1e-11 } else { 2e-14 };
             assert_within(
-                &format!("(g[0] + k).abs() {}", m.name()),
+                &format!("p = {p}, {}: du(1)/dp vs −k", m.name()),
                 (g[0] + k).abs(),
                 tol,
             );
@@ -670,11 +674,15 @@ fn event_within_an_ulp_of_a_breakpoint() {
         assert_eq!(traj.events.len(), 1, "breakpoint {bp:e}: events");
         for (m, v, g) in gradients_by(&s, &[0.6], &ALL) {
             // measured 1.1e-15 (2026-12-02; was 1e-12), margin 27×
-            assert_within("(v - 0.4).abs()", (v - 0.4).abs(), 3e-14);
+            assert_within(
+                &format!("bp {bp}: {} value", m.name()),
+                (v - 0.4).abs(),
+                3e-14,
+            );
             // measured fd 7.2e-13, exact 2.2e-16 (2026-12-02; was 1e-8 / 1e-12), margins 28×, 23×
             let tol = if m == Fd { 2e-11 } else { 5e-15 };
             assert_within(
-                &format!("(g[0] + 1.0).abs() {}", m.name()),
+                &format!("bp {bp}: {} gradient vs −1", m.name()),
                 (g[0] + 1.0).abs(),
                 tol,
             );
@@ -696,7 +704,7 @@ fn event_within_an_ulp_of_a_breakpoint() {
         assert_eq!(traj.events.len(), n_events, "bp {bp}: event count");
         // structural: measured 0 (2026-12-02); 1e-14 is round-off
         assert_within(
-            "(traj.events[0].t - t1).abs()",
+            &format!("bp {bp}: first impact"),
             (traj.events[0].t - t1).abs(),
             1e-14,
         );
@@ -765,7 +773,7 @@ fn event_within_an_ulp_of_a_control_node() {
         let traj = s.simulate(&theta).unwrap();
         // structural: measured 0 (2026-12-02); 1e-14 is round-off
         assert_within(
-            "(traj.events[0].t - t1).abs()",
+            &format!("node {node}: first impact"),
             (traj.events[0].t - t1).abs(),
             1e-14,
         );
@@ -849,10 +857,14 @@ fn earlier_of_two_crossings_in_one_step_wins() {
             "early_first = {early_first}: the later crossing was taken"
         );
         // measured 1.1e-16 (2026-12-02; was 1e-14), margin 27×
-        assert_within("(e.t - 0.5).abs()", (e.t - 0.5).abs(), 3e-15);
+        assert_within(
+            &format!("early_first = {early_first}: event time"),
+            (e.t - 0.5).abs(),
+            3e-15,
+        );
         // measured 2.2e-16 (2026-12-02; was 1e-14), margin 23×
         assert_within(
-            "(traj.y_final[0] - 0.0).abs()",
+            &format!("early_first = {early_first}: final state"),
             (traj.y_final[0] - 0.0).abs(),
             5e-15,
         );
@@ -881,7 +893,11 @@ fn no_spurious_events_at_t0_or_after_a_reset() {
     );
     for (e, t) in traj.events.iter().zip(&imp) {
         // measured 1.1e-12 (2026-12-02; was 1e-8), margin 27×
-        assert_within("(e.t - t).abs()", (e.t - t).abs(), 3e-11);
+        assert_within(
+            "impact vs oracle (ball from the ground)",
+            (e.t - t).abs(),
+            3e-11,
+        );
     }
     // guard zero at t0, the flow moving to the side it crosses to (sin t against 0 with a
     // rising guard, and with `Either`): no event at t0, and not "sticking" either
@@ -894,7 +910,11 @@ fn no_spurious_events_at_t0_or_after_a_reset() {
         let got: Vec<f64> = traj.events.iter().map(|e| e.t).collect();
         assert_eq!(got.len(), count, "{dir:?} from zero: events at {got:?}");
         // measured 2.7e-11 (2026-12-02), margin 37×
-        assert_within("(got[0] - first).abs()", (got[0] - first).abs(), 1e-9);
+        assert_within(
+            "first event (watched both ways)",
+            (got[0] - first).abs(),
+            1e-9,
+        );
     }
     // both directions watched, default ball
     let p = BouncingBall::default_params();
@@ -905,7 +925,11 @@ fn no_spurious_events_at_t0_or_after_a_reset() {
     assert_eq!(traj.events.len(), imp.len(), "Either-direction ball");
     for (e, t) in traj.events.iter().zip(&imp) {
         // measured 2e-12 (2026-12-02; was 1e-8), margin 25×
-        assert_within("(e.t - t).abs()", (e.t - t).abs(), 5e-11);
+        assert_within(
+            "impact vs oracle (guard watched both ways)",
+            (e.t - t).abs(),
+            5e-11,
+        );
     }
     // ping-pong
     let s = Setup::new(&PingPong, 0.0, 8.5, None, no_objectives());
@@ -916,14 +940,14 @@ fn no_spurious_events_at_t0_or_after_a_reset() {
         assert_eq!(e.guard, j % 2);
         // measured 1.8e-15 (2026-12-02; was 1e-12), margin 28×
         assert_within(
-            "(e.t - (2 * j + 1) as f64).abs()",
+            &format!("ping-pong event {j}"),
             (e.t - (2 * j + 1) as f64).abs(),
             5e-14,
         );
     }
     // measured 2e-15 (2026-12-02; was 1e-12), margin 25×
     assert_within(
-        "(traj.y_final[0] - 0.5).abs()",
+        "ping-pong final state",
         (traj.y_final[0] - 0.5).abs(),
         5e-14,
     );
@@ -948,7 +972,11 @@ fn reset_only_parameter_sensitivity() {
     for (m, _, g) in &res[..3] {
         println!("dψ/de: {} {:e}", m.name(), g[1]);
         // measured 3.9e-11 (2026-12-02; was 1e-6), margin 26×
-        assert_within("(g[1] - fd).abs()", ((g[1] - fd).abs()) / (fd.abs()), 1e-9);
+        assert_within(
+            &format!("dψ/de by {} vs fd", m.name()),
+            ((g[1] - fd).abs()) / (fd.abs()),
+            1e-9,
+        );
     }
 }
 
@@ -977,7 +1005,7 @@ fn direction_filtering() {
         assert_eq!(got.len(), expect.len(), "{dir:?}: events at {got:?}");
         for (a, b) in got.iter().zip(&expect) {
             // measured 5e-11 (2026-12-02), margin 20×
-            assert_within("(a - b).abs()", (a - b).abs(), 1e-9);
+            assert_within(&format!("{dir:?}: event time"), (a - b).abs(), 1e-9);
         }
     }
 }
@@ -1000,7 +1028,11 @@ fn grazing_crossing_is_an_error() {
             Err(Error::Grazing { t, guard, rate, .. }) => {
                 println!("{dir:?} {what}: grazing at t = {t}, rate {rate:e}");
                 // measured 1.3e-6 (2026-12-02; was 1e-3), margin 24×
-                assert_within("(t - 1.0).abs()", (t - 1.0).abs(), 3e-5);
+                assert_within(
+                    &format!("{dir:?} {what}: grazing time"),
+                    (t - 1.0).abs(),
+                    3e-5,
+                );
                 assert_eq!(guard, "flat");
             }
             Err(e) => panic!("{dir:?} {what}: expected a grazing error, got {e}"),
@@ -1086,7 +1118,7 @@ fn non_finite_values_are_typed_errors() {
     match run(Poison::FlowAfterHalf) {
         Err(Error::NonFinite { t, mode, what }) => {
             // measured 3.5e-15 (2026-12-02; was 1e-6), margin 29×
-            assert_within("(t - 0.5).abs()", (t - 0.5).abs(), 1e-13);
+            assert_within("NaN flow reported at t = 0.5", (t - 0.5).abs(), 1e-13);
             assert_eq!(mode, "after");
             assert!(what.contains("right-hand side"), "what = {what}");
         }
@@ -1096,7 +1128,7 @@ fn non_finite_values_are_typed_errors() {
     match run(Poison::Reset) {
         Err(Error::NonFinite { t, mode, what }) => {
             // measured 5.5e-17 (2026-12-02; was 1e-12), margin 36×
-            assert_within("(t - 0.25).abs()", (t - 0.25).abs(), 2e-15);
+            assert_within("NaN reset reported at t = 0.25", (t - 0.25).abs(), 2e-15);
             assert_eq!(mode, "before");
             assert!(what.contains("quarter"), "what = {what}");
         }
@@ -1123,7 +1155,7 @@ fn event_location_accuracy() {
         let traj = s.simulate(&[q]).unwrap();
         let err = (traj.events[0].t - q).abs();
         // measured 2.3e-16 (2026-12-02; was 1e-12), margin 22×
-        assert_within("err", (err) / (q.max(1.0)), 5e-15);
+        assert_within(&format!("q = {q}: |t_e − q|"), (err) / (q.max(1.0)), 5e-15);
     }
     let mut worst = 0.0f64;
     for (g, y0, v0) in [
@@ -1142,7 +1174,11 @@ fn event_location_accuracy() {
         let r = (traj.events[0].t - t1).abs() / t1;
         worst = worst.max(r);
         // measured 4.4e-16 (2026-12-02; was 1e-12), margin 23×
-        assert_within("r", r, 1e-14);
+        assert_within(
+            &format!("(g, y0, v0) = ({g}, {y0}, {v0}): first impact"),
+            r,
+            1e-14,
+        );
     }
     println!("first impact: worst relative error {worst:e}");
 }
