@@ -150,7 +150,7 @@ fn assert_piece(corner: &Corner, order: &[usize], expected: &DMatrix<f64>) {
     let piece = saltation_for_order(corner, order).unwrap();
     let err = max_abs_diff(&piece, expected);
     // measured 4.4e-16 (2026-12-02); TOL: see its definition
-    assert_within("err", err, TOL);
+    assert_within(&format!("piece {order:?}"), err, TOL);
 }
 
 fn assert_b(corner: &Corner, dir: &[f64], expected: &[f64]) -> BResult {
@@ -158,7 +158,7 @@ fn assert_b(corner: &Corner, dir: &[f64], expected: &[f64]) -> BResult {
     let r = bderivative(corner, &dir).unwrap();
     let err = (&r.value - v(expected)).amax();
     // measured 2.8e-17 (2026-12-02); TOL: see its definition
-    assert_within("err", err, TOL);
+    assert_within("B(v)", err, TOL);
     assert_value_matches_piece(&r, &dir, 2e-13);
     r
 }
@@ -445,7 +445,7 @@ fn oscillator_sign_switching_b_is_linear() {
         let r = bderivative(&c, &dir).unwrap();
         let err = (&r.value - &expected * &dir).amax();
         // measured 1.1e-15 (2026-12-02); TOL: see its definition
-        assert_within("err", err, TOL);
+        assert_within("B(v) vs the expected piece", err, TOL);
         // measured 4.4e-16 (2026-12-02); TOL: see its definition
         assert_within(
             "max_abs_diff(&r.saltation, &expected)",
@@ -1007,19 +1007,24 @@ fn general_corners_value_is_one_of_the_pieces() {
         for _ in 0..10 {
             let dir = rng.vector(d, -1.0, 1.0);
             let r = bderivative(&c, &dir).unwrap();
-            // round-off: value vs piece·dir, measured ≤ 1e-15 (2026-12-02); 1e-12 structural
             assert_value_matches_piece(&r, &dir, 2e-13);
             let hand = hand_piece(&normals, &fields, &r.order);
             let e = max_abs_diff(&hand, &r.saltation) / hand.amax();
             worst_piece = worst_piece.max(e);
             // measured 6.6e-16 (2026-12-02), margin 15×
-            // measured 6.6e-16 (2026-12-02), margin 15×
-            assert_within("e", e, 1e-14);
+            assert_within(
+                &format!("piece of {:?} vs the hand product", r.order),
+                e,
+                1e-14,
+            );
             let (_, piece) = pieces.iter().find(|(o, _)| *o == r.order).unwrap();
             let e = max_abs_diff(piece, &hand) / hand.amax();
-            // the same products by another path: as above, margin 15×
-            // measured 6.6e-16 (2026-12-02), margin 15×
-            assert_within("e", e, 1e-14);
+            // the same products by another path: measured 6.6e-16 (2026-12-02), margin 15×
+            assert_within(
+                &format!("all_pieces' {:?} vs the hand product", r.order),
+                e,
+                1e-14,
+            );
             // one-sided FD of the exact piecewise-linear flow (exact up to round-off)
             let eps = 1e-5;
             let (xe, order) = general_exact_flow(&normals, &fields, &(&x0 + &dir * eps), t_end);
@@ -1028,8 +1033,7 @@ fn general_corners_value_is_one_of_the_pieces() {
             let e = (&fd - &r.value).amax() / r.value.amax().max(1e-3 * dir.amax());
             worst_fd = worst_fd.max(e);
             // measured 1.6e-10 (round-off / ε; 2026-12-02), margin 31×
-            // measured 1.6e-10 (2026-12-02), margin 31×
-            assert_within("e", e, 5e-9);
+            assert_within("B vs one-sided FD of the exact flow", e, 5e-9);
         }
     }
     println!("general corners: piece vs hand product {worst_piece:.1e}, FD {worst_fd:.1e}");

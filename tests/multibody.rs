@@ -517,7 +517,7 @@ fn five_bar_index1_acceleration_consistency_and_penalty_agreement() {
         );
         println!("five-bar {label}: |Φ_q a − C|_max = {res:e}");
         // measured 3.5e-15 (2026-12-02; was 1e-12), margin 28×
-        assert_within("res", res, 1e-13);
+        assert_within(&format!("five-bar {label}: |Φ_q a − C|"), res, 1e-13);
         let a1 = index1.acceleration(&x, &p).unwrap();
         let a2 = penalty.acceleration(&x, &p).unwrap();
         let diff = max_abs(a1.a.iter().zip(&a2.a).map(|(a, b)| a - b));
@@ -528,7 +528,11 @@ fn five_bar_index1_acceleration_consistency_and_penalty_agreement() {
              |μ − μ*|_max = {dmu:e}"
         );
         // measured 5.1e-8 (2026-12-02; was 1e-5), margin 39×
-        assert_within("diff", (diff) / (scale.max(1.0)), 2e-6);
+        assert_within(
+            &format!("five-bar {label}: a_index1 − a_penalty"),
+            (diff) / (scale.max(1.0)),
+            2e-6,
+        );
         // The model's penalty acceleration and the low-level function each solve the
         // penalty equations, written out here (theory.md §5, α = 1e7, ξ = 1, ω = 10):
         // (M + α Φ_qᵀΦ_q) a = F − α Φ_qᵀ P,  P = (Φ_q v)_q v + 2ξω Φ̇ + ω² Φ
@@ -545,9 +549,7 @@ fn five_bar_index1_acceleration_consistency_and_penalty_agreement() {
             let a = nalgebra::DVector::from_column_slice(acc);
             let res = (&mbar * &a - &fbar).amax() / (mbar.amax() * a.amax() + fbar.amax());
             // round-off of a solve with ‖M̄‖ ~ α: measured 1.1e-16 (2026-12-02), margin 28×
-            println!("{label}: {who}: penalty residual {res:e}");
-            // measured 1.1e-16 (2026-12-02), margin 29×
-            assert_within("res", res, 3e-15);
+            assert_within(&format!("{label}: {who}: penalty residual"), res, 3e-15);
         }
     }
 }
@@ -622,7 +624,7 @@ fn five_bar_reset_jacobians_and_reversal() {
         x[9]
     );
     // measured 4.4e-16 (2026-12-02; was 1e-12), margin 23×
-    assert_within("phidot", phidot, 1e-14);
+    assert_within("|Φ_q v⁺| after the impact", phidot, 1e-14);
     let rf = |x: &[f64], p: &[f64]| sys.reset(0, 0, 0.0, x, p).unwrap().1;
     let fd_x = central_diff(x, |x| rf(x, &p));
     let fd_p = central_diff(&p, |p| rf(x, p));
@@ -631,7 +633,7 @@ fn five_bar_reset_jacobians_and_reversal() {
     let rp = max_abs(jac.p.iter().copied());
     println!("five-bar R_x rel err {ex:.2e} (abs {ax:.2e}); R_p = {rp:e}, FD {pmax:e}");
     // measured 1.3e-10 (2026-12-02; was 1e-6), margin 23×
-    assert_within("ex", ex, 3e-9);
+    assert_within("five-bar R_x vs FD", ex, 3e-9);
     // The reset does not depend on p (bar lengths are constants).
     // structural: R_p = 0 exactly, and its FD witness measured 0 (2026-12-02)
     assert!(rp == 0.0 && pmax < 1e-9);
@@ -676,7 +678,11 @@ fn five_bar_energy_is_conserved_before_the_first_impact() {
     );
     assert!(kin_max > 1.0, "the mechanism moves");
     // measured 5.4e-14 (2026-12-02; was 1e-8), margin 37×
-    assert_within("drift", (drift) / (kin_max.max(1.0)), 2e-12);
+    assert_within(
+        "five-bar energy drift before the first impact",
+        (drift) / (kin_max.max(1.0)),
+        2e-12,
+    );
     // measured |Φ| 1.2e-14, |Φ̇| 4.1e-14 (2026-12-02; was 1e-10, 1e-9), margins 24×
     assert!(phi < 3e-13 && phid < 1e-12, "|Φ| {phi:e}, |Φ̇| {phid:e}");
 }
@@ -869,7 +875,7 @@ fn locking_pendulum_inelastic_lock() {
         "locking pendulum: |Φ⁺_q v⁺|_max = {res:.2e} (3 rows), kinetic {t_minus:.6} → {t_plus:.6} J"
     );
     // measured 4.4e-16 (2026-12-02; was 1e-12), margin 23×
-    assert_within("res", res, 1e-14);
+    assert_within("locking pendulum |Φ⁺_q v⁺|", res, 1e-14);
     // structural: measured 0 (2026-12-02); 1e-12 is round-off
     assert_within("xp[7].abs()", xp[7].abs(), 1e-12);
     assert!(t_plus < t_minus - 1e-3);
@@ -960,6 +966,10 @@ fn locking_pendulum_penalty_agrees_with_index1() {
         let d = max_abs(a1.a.iter().zip(&a2.a).map(|(u, v)| u - v));
         println!("locking pendulum mode {mode}: |a_index1 − a_penalty| = {d:.2e}");
         // measured 1.4e-6 (2026-12-02), margin 7×
-        assert_within("d", d, 1e-5);
+        assert_within(
+            &format!("locking pendulum mode {mode}: a_index1 − a_penalty"),
+            d,
+            1e-5,
+        );
     }
 }

@@ -376,7 +376,7 @@ fn recorded_piece_is_the_engine_gradient() {
     }
     println!("recorded piece vs adjoint and forward: {worst:.1e}");
     // measured 2.5e-13 (2026-12-02; was 1e-7), margin 20×
-    assert_within("worst", worst, 5e-12);
+    assert_within("recorded piece vs adjoint and forward", worst, 5e-12);
 }
 
 #[test]
@@ -427,7 +427,7 @@ fn corner_pieces_equal_the_products_of_jumps_and_b_reduces_to_the_jump_for_one_s
     }
     println!("n = 1: B vs the ordinary jump {worst:.1e}");
     // measured 3.6e-17 (2026-12-02; was 1e-12), margin 28×
-    assert_within("worst", worst, 1e-15);
+    assert_within("n = 1: B vs the ordinary jump", worst, 1e-15);
     // structural: measured 0 (2026-12-02); 1e-14 is round-off
     assert_within(
         "(&one.pieces[0].saltation - &jump.xi).amax()",
@@ -677,7 +677,11 @@ fn one_surface_with_parameter_and_time_dependent_guards_is_the_ordinary_jump() {
             let (v, _) = one.directional(&sm.column(j).into_owned(), &dir).unwrap();
             let err = (v - sp.column(j)).amax();
             // measured 5.5e-17 (2026-12-02; was 1e-13), margin 36×
-            assert_within("err", err, 2e-15);
+            assert_within(
+                &format!("event {i}, column {j}: B vs the ordinary jump"),
+                err,
+                2e-15,
+            );
         }
     }
 }
