@@ -2,6 +2,8 @@
 //! and `gradient --method all`, the JSON shapes, and bad input (clear message, non-zero
 //! exit, no panic, no results written).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -45,12 +47,76 @@ fn problems() -> Vec<PathBuf> {
     v
 }
 
+/// Per shipped problem: the tolerances of the exact witnesses (direct, dual) and of FD
+/// against the adjoint, per component relative to max(|g_i|, 1e-3·max|g|), from the worst
+/// component measured on 2026-12-02 (margin 18–29×), and GD's expected outcome: whether it
+/// converges within its iteration limit, |ψ_GD − ψ_L-BFGS| and the final gradient norm
+/// (measured with margin about 3× for the gap and 10–40× for the norm).
+struct Expect {
+    exact: f64,
+    fd: f64,
+    gd_converges: bool,
+    gd_gap: f64,
+    gd_grad: f64,
+}
+
+fn expect(stem: &str) -> Expect {
+    let e = |exact, fd, gd_converges, gd_gap, gd_grad| Expect {
+        exact,
+        fd,
+        gd_converges,
+        gd_gap,
+        gd_grad,
+    };
+    match stem {
+        // exact 5.6e-11, fd 5.5e-9; GD stops at 100 iterations: gap 5.8e-5, |g| 2.2e-3
+        "ball_identify" => e(1e-9, 1e-7, false, 2e-4, 1e-2),
+        // exact 1.5e-8, fd 2.1e-8; GD: gap 2.2e-16, |g| 7.9e-10
+        "biped_damping" => e(3e-7, 5e-7, true, 1e-14, 2e-8),
+        // direct 7.2e-9 (a kink: dual and FD are not compared); GD at the kink stops at 100
+        // iterations: gap 2.3e-4, |g| 3.0e-4 (the min-norm element need not vanish)
+        "biped_damping_symmetric" => e(2e-7, f64::NAN, false, 6e-4, 1e-3),
+        // exact 1.2e-11, fd 1.1e-10; GD: gap 5.0e-16, |g| 5.5e-9
+        "bouncing_ball" => e(3e-10, 3e-9, true, 1e-14, 1e-7),
+        // exact 7.5e-9, fd 8.1e-9; GD: gap 8.9e-15, |g| 1.8e-10
+        "five_bar_identify" => e(2e-7, 2e-7, true, 3e-14, 5e-9),
+        // exact 5.5e-8, fd 9.8e-8; GD: gap 2.2e-14, |g| 2.7e-8
+        "five_bar_seed" => e(1e-6, 2e-6, true, 1e-13, 5e-7),
+        // exact 2.0e-8, fd 1.8e-8; GD stops at 100 iterations but at the optimum: gap
+        // 5.2e-14, |g| 4.7e-10
+        "five_bar_stiffness" => e(5e-7, 5e-7, false, 2e-13, 1e-8),
+        // exact 4.9e-15, fd 2.4e-11; GD: gap 5.8e-21, |g| 3.0e-16
+        "impact_timing" => e(1e-13, 5e-10, true, 2e-20, 1e-14),
+        // exact 7.4e-11, fd 2.3e-11; GD: gap 2.2e-21, |g| 3.1e-13
+        "locking_pendulum" => e(2e-9, 5e-10, true, 1e-20, 1e-11),
+        // exact 1.0e-11, fd 3.4e-9; GD stops at 500 iterations: gap 1.9e-3, |g| 5.9e-4
+        "thrust_control" => e(3e-10, 1e-7, false, 5e-3, 2e-3),
+        other => panic!("{other}: a new shipped problem: measure its witnesses and add it here"),
+    }
+}
+
+/// Whether two events of different guards fall at the same time (within 1e-10) in the
+/// reported event list: a simultaneous crossing, the only place a kink can be. Among the
+/// shipped problems this is the symmetric biped drop (level, at x0 = 0), which the test
+/// asserts by name as well.
+fn has_simultaneous_events(g: &serde_json::Value) -> bool {
+    let ev = g["events"].as_array().unwrap();
+    ev.iter().enumerate().any(|(i, a)| {
+        ev[i + 1..].iter().any(|b| {
+            a["guard"] != b["guard"]
+                && (a["t"].as_f64().unwrap() - b["t"].as_f64().unwrap()).abs() <= 1e-10
+        })
+    })
+}
+
 #[test]
 fn every_shipped_problem_optimizes_and_gradients_agree() {
     let problems = problems();
     assert!(problems.len() >= 4, "shipped problems: {problems:?}");
     for p in problems {
         let ps = p.to_str().unwrap();
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        let want = expect(&stem);
         // gradient --method all: adjoint, direct and dual agree; FD to FD accuracy
         let g = json(&run(&["gradient", ps, "--method", "all", "--json"]));
         let adj = g["witnesses"]["adjoint"].as_object().unwrap();
@@ -58,7 +124,21 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
         // gradient exists: adjoint and direct agree on the recorded order's piece, and the
         // report must say so and give one-sided derivatives; dual and FD differences are
         // not gradients there (tests/simultaneous.rs checks the one-sided derivatives).
+        // The flag is not trusted to switch the witnesses off: it must be raised exactly
+        // where the event list shows a simultaneous crossing, which among the shipped
+        // problems is the symmetric drop only (the others' dampings are not symmetric or
+        // their crossings are single).
         let kink = g["nonsmooth"] == true;
+        let simultaneous = has_simultaneous_events(&g);
+        assert_eq!(
+            kink, simultaneous,
+            "{ps}: nonsmooth flag vs coincident events"
+        );
+        assert_eq!(
+            simultaneous,
+            stem == "biped_damping_symmetric",
+            "{ps}: only the symmetric drop has simultaneous events"
+        );
         if kink {
             assert!(
                 g["one_sided"].as_object().is_some_and(|o| !o.is_empty()),
@@ -75,21 +155,18 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
         } else {
             &["direct", "dual", "fd"]
         };
+        let names: Vec<&String> = adj.keys().collect();
+        let a: Vec<f64> = names.iter().map(|k| adj[*k].as_f64().unwrap()).collect();
         for &m in witnesses {
             let w = g["witnesses"][m].as_object().unwrap();
-            let (mut num, mut den) = (0.0f64, 0.0f64);
-            for (k, v) in adj {
-                let a = v.as_f64().unwrap();
-                let b = w[k].as_f64().unwrap();
-                num += (a - b).powi(2);
-                den += a * a;
-            }
-            let rel = (num / den.max(1e-300)).sqrt();
-            let tol = if m == "fd" { 1e-4 } else { 1e-6 };
-            assert!(rel < tol, "{ps}: {m} vs adjoint {rel:e}");
+            let b: Vec<f64> = names.iter().map(|k| w[*k].as_f64().unwrap()).collect();
+            let tol = if m == "fd" { want.fd } else { want.exact };
+            // tolerances: see `expect`
+            common::assert_close(&format!("{stem}: {m} vs adjoint"), &b, &a, tol, 1e-3);
         }
         assert!(g["timing"]["forward_s"].as_f64().unwrap() > 0.0);
         assert!(g["stats"]["steps"].as_u64().unwrap() > 0);
+        let mut lbfgs_cost = f64::NAN;
         for solver in ["lbfgs", "gd"] {
             let out = tmpdir(&format!(
                 "{}-{solver}",
@@ -106,6 +183,8 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
                 out.to_str().unwrap(),
             ]);
             let s = json(&o);
+            // structural: a descent method never ends above its start (1e-12 relative
+            // round-off of ψ)
             assert!(
                 s["final_cost"].as_f64().unwrap()
                     <= s["initial_cost"].as_f64().unwrap() * (1.0 + 1e-12),
@@ -123,11 +202,34 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
             ] {
                 assert!(out.join(f).exists(), "{ps} {solver}: {f} missing");
             }
+            let cost = s["final_cost"].as_f64().unwrap();
             if solver == "lbfgs" {
                 assert_eq!(
                     s["converged"], true,
                     "{ps}: L-BFGS did not converge: {}",
                     s["termination"]
+                );
+                lbfgs_cost = cost;
+            } else {
+                // GD is held to its measured outcome: converged or not as pinned, its
+                // cost within the measured gap of L-BFGS's optimum, its gradient norm
+                // below the measured value with margin (see `expect`)
+                let gnorm = s["final_gradient_norm"].as_f64().unwrap();
+                let gap = (cost - lbfgs_cost).abs();
+                println!("{stem} gd: gap to L-BFGS {gap:.2e}, |g| {gnorm:.2e}");
+                assert_eq!(
+                    s["converged"] == true,
+                    want.gd_converges,
+                    "{ps}: GD: {}",
+                    s["termination"]
+                );
+                assert!(
+                    gap <= want.gd_gap,
+                    "{ps}: GD ends {gap:e} from L-BFGS's optimum"
+                );
+                assert!(
+                    gnorm <= want.gd_grad,
+                    "{ps}: GD's final gradient norm {gnorm:e}"
                 );
             }
         }
@@ -141,6 +243,7 @@ fn impact_timing_reaches_the_closed_form() {
         let k = 1.0 + 2.0 * e + 2.0 * e * e;
         (k * (g * g * ts * ts - 2.0 * g * y0 * (k * k - 1.0)).sqrt() - g * ts) / (k * k - 1.0)
     };
+    // the formula against its value computed once: measured 1.1e-15, margin 9×
     assert!((closed(9.81, 0.8, 1.0, 2.0) - 1.4888570341923754).abs() < 1e-14);
     for (e, y0) in [(0.8, 1.0), (0.7, 1.5), (0.9, 0.5)] {
         let out = tmpdir(&format!("impact-{e}-{y0}"));
@@ -158,12 +261,25 @@ fn impact_timing_reaches_the_closed_form() {
         ]));
         let v0 = s["parameters_final"]["v0"].as_f64().unwrap();
         let want = closed(9.81, e, y0, 2.0);
+        // measured 2.2e-10 (e = 0.8, y0 = 1), 1.2e-12, 4.3e-14 (2026-12-02), margin 22×
         assert!(
-            ((v0 - want) / want).abs() <= 1e-6,
+            ((v0 - want) / want).abs() <= 5e-9,
             "e={e} y0={y0}: {v0} vs {want}"
         );
         assert_eq!(s["converged"], true);
-        assert!(s["iterations"].as_u64().unwrap() <= 30);
+        // pinned (measured 2026-12-02: 5, 7, 4 iterations for the three cases); ±1 allows
+        // for a last-digit change in the line search, anything more is a change of the
+        // optimizer: look, then update these numbers deliberately
+        let want_iters = match (e, y0) {
+            (0.8, 1.0) => 5,
+            (0.7, 1.5) => 7,
+            _ => 4,
+        };
+        let iters = s["iterations"].as_u64().unwrap() as i64;
+        assert!(
+            (iters - want_iters).abs() <= 1,
+            "e={e} y0={y0}: {iters} iterations, pinned {want_iters}"
+        );
     }
 }
 
@@ -181,8 +297,9 @@ fn identification_recovers_the_true_parameters() {
     ]));
     let e = s["parameters_final"]["e"].as_f64().unwrap();
     let c = s["parameters_final"]["c"].as_f64().unwrap();
-    assert!(((e - 0.9) / 0.9).abs() <= 1e-6, "e = {e}");
-    assert!(((c - 0.2) / 0.2).abs() <= 1e-6, "c = {c}");
+    // measured 7.7e-9 (e) and 1.35e-7 (c) relative (2026-12-02), margins 26× and 22×
+    assert!(((e - 0.9) / 0.9).abs() <= 2e-7, "e = {e}");
+    assert!(((c - 0.2) / 0.2).abs() <= 3e-6, "c = {c}");
 }
 
 #[test]
@@ -203,7 +320,8 @@ fn adjoint_and_fd_lead_to_the_same_optimum() {
         ]));
         v.push(s["parameters_final"]["v0"].as_f64().unwrap());
     }
-    assert!((v[0] - v[1]).abs() <= 1e-6 * v[0].abs(), "{v:?}");
+    // measured 9.3e-11 relative (2026-12-02), margin 21×
+    assert!((v[0] - v[1]).abs() <= 2e-9 * v[0].abs(), "{v:?}");
 }
 
 #[test]
@@ -221,6 +339,7 @@ fn simulate_and_gradient_json_shapes() {
     assert_eq!(s["events"].as_array().unwrap().len(), 7);
     assert_eq!(s["events"][0]["guard"], "ground");
     assert!(s["final"]["outputs"]["y"].is_number());
+    // structural: the run ends exactly at t_end (measured 0)
     assert!((s["final"]["t"].as_f64().unwrap() - 3.0).abs() < 1e-12);
     assert!(out.join("trajectory.csv").exists() && out.join("trajectory.png").exists());
     let g = json(&run(&[

@@ -25,6 +25,8 @@ fn events_and_constraint_drift_match_the_reference() {
     let th = p.theta_values();
     let tr = s.simulate(&th).unwrap();
     assert_eq!(tr.events.len(), 9, "9 impacts in [0, 5]");
+    // the reference quotes 0.286 s to three digits (rounding ±5e-4); measured 8.8e-5
+    // (2026-12-02): 1e-3 is the reference's own resolution, not a margin on our accuracy
     assert!(
         (tr.events[0].t - 0.286).abs() < 1e-3,
         "first impact at {}",
@@ -32,6 +34,8 @@ fn events_and_constraint_drift_match_the_reference() {
     );
     let tab = trajectory_table(&s, &tr, &th).unwrap();
     let y2 = tab.column("y2").unwrap();
+    // structural: y2 stays in the workspace [−2.35, −2.0] (1e-9 is the event location's
+    // overshoot bound, measured 0 outside)
     assert!(y2
         .iter()
         .all(|&y| (-2.35 - 1e-9..=-2.0 + 1e-9).contains(&y)));
@@ -42,7 +46,8 @@ fn events_and_constraint_drift_match_the_reference() {
         tr.events.iter().map(|e| e.t).collect::<Vec<_>>()
     );
     println!("|Φ| ≤ {pmax:e}, |Φ̇| ≤ {vmax:e}, steps {}", tr.stats.steps);
-    assert!(pmax <= 1e-6 && vmax <= 1e-6);
+    // measured |Φ| 1.9e-11, |Φ̇| 3.0e-10 (2026-12-02; was 1e-6 both), margins 26× and 34×
+    assert!(pmax <= 5e-10 && vmax <= 1e-8, "|Φ| {pmax:e}, |Φ̇| {vmax:e}");
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -64,14 +69,16 @@ fn seed_costs_adjoint_direct_fd_agree() {
             let (a, d, f) = (adj.gradients[i][j], dir.gradients[i][j], fd[i][j]);
             worst.0 = worst.0.max(rel(d, a));
             worst.1 = worst.1.max(rel(f, a));
+            // per component, relative: measured 5.5e-8 (2026-12-02), margin 18×
             assert!(
                 rel(d, a) <= 1e-6,
                 "{} d/d{}: direct {d} adjoint {a}",
                 obj.name,
                 names[j]
             );
+            // per component, relative: measured 9.8e-8 (2026-12-02), margin 20×
             assert!(
-                rel(f, a) <= 1e-6,
+                rel(f, a) <= 2e-6,
                 "{} d/d{}: fd {f} adjoint {a}",
                 obj.name,
                 names[j]
@@ -103,5 +110,6 @@ fn index1_and_penalty_agree_to_the_penalty_accuracy() {
         }
     }
     println!("index-1 vs penalty: worst relative difference {worst:e}");
-    assert!(worst <= 1e-4, "{worst:e}");
+    // the penalty's O(1/α) error: measured 4.1e-7 (2026-12-02; was 1e-4), margin 24×
+    assert!(worst <= 1e-5, "{worst:e}");
 }

@@ -155,10 +155,10 @@ fn fixed_step_error<R: OdeRhs<f64>>(
                 let mut f_check = vec![0.0; y.len()];
                 rhs.eval(t + h, &y1, &mut f_check).unwrap();
                 for (a, b) in f1.iter().zip(&f_check) {
-                    assert!(
-                        (a - b).abs() <= 1e-9 * (1.0 + b.abs()),
-                        "f1 is not F(t1, y1)"
-                    );
+                    let e = (a - b).abs() / (1.0 + b.abs());
+                    // structural: both methods return F(t1, y1) itself, measured 0 for
+                    // DOPRI5 and SDIRK3 (2026-12-02; was 1e-9); 1e-15 allows round-off
+                    assert!(e <= 1e-15, "f1 is not F(t1, y1): {e:e}");
                 }
                 y = y1;
                 f0 = f1;
@@ -208,6 +208,7 @@ fn dopri5_fixed_step_order_is_five() {
         ),
     ] {
         println!("DOPRI5 {name}: errors {errs:?}, slope {slope:.3}");
+        // a window around the order 5: measured 5.205 (forced), 4.929 (oscillator)
         assert!((4.7..=5.4).contains(&slope), "DOPRI5 {name} slope {slope}");
     }
 }
@@ -226,6 +227,7 @@ fn sdirk3_fixed_step_order_is_three() {
         ),
     ] {
         println!("SDIRK3 {name}: errors {errs:?}, slope {slope:.3}");
+        // a window around the order 3: measured 2.982 (forced), 3.038 (oscillator)
         assert!((2.8..=3.3).contains(&slope), "SDIRK3 {name} slope {slope}");
     }
 }
@@ -271,6 +273,8 @@ fn dense_output_orders() {
             dense_local_slope(Method::Dopri5, &Oscillator, Oscillator::exact),
         ),
     ] {
+        // a window below the local order 5 (+1 for the local error): measured 5.13, 5.13
+        // (2026-12-02)
         assert!(
             s >= 4.5,
             "DOPRI5 dense output ({name}) local order slope {s}"
@@ -286,6 +290,8 @@ fn dense_output_orders() {
             dense_local_slope(Method::Sdirk3, &Oscillator, Oscillator::exact),
         ),
     ] {
+        // a window below the Hermite interpolant's local order 4: measured 3.88, 4.14
+        // (2026-12-02)
         assert!(
             s >= 3.5,
             "SDIRK3 Hermite dense output ({name}) local order slope {s}"
@@ -327,6 +333,8 @@ fn adaptive_runs_follow_the_tolerance() {
                 "{method:?} rtol {rtol:e}: error {err:e}, steps {}, rejected {}",
                 stats.steps, stats.rejected
             );
+            // error / rtol measured ≤ 1.9 (DOPRI5) and ≤ 3.4 (SDIRK3) (2026-12-02): the
+            // bound 10 is a 3× margin on the tolerance proportionality
             assert!(
                 err <= 10.0 * rtol,
                 "{method:?}: error {err:e} at rtol {rtol:e}"
@@ -341,6 +349,7 @@ fn adaptive_runs_follow_the_tolerance() {
         }
         let slope = loglog_slope(&rtols, &errs);
         println!("{method:?}: error vs rtol slope {slope:.3}");
+        // a window around the proportionality (slope 1): measured 1.004, 1.001 (2026-12-02)
         assert!(
             (0.75..=1.25).contains(&slope),
             "{method:?}: error ∝ rtol^{slope}"
@@ -365,7 +374,8 @@ fn sdirk3_beats_dopri5_on_a_stiff_problem() {
         "stiff: SDIRK3 {} steps ({} rejected), error {es:e}; DOPRI5 {} steps ({} rejected), error {ed:e}",
         ss.steps, ss.rejected, sd.steps, sd.rejected
     );
-    assert!(es <= 1e-5, "SDIRK3 error {es:e}");
+    // measured 1.37e-7 at rtol 1e-6 (2026-12-02; was 1e-5), margin 29×
+    assert!(es <= 4e-6, "SDIRK3 error {es:e}");
     assert!(
         total(&sd) >= 100 * total(&ss),
         "SDIRK3 {} vs DOPRI5 {} attempted steps",
@@ -381,6 +391,7 @@ fn sdirk3_beats_dopri5_on_a_stiff_problem() {
 fn sdirk3_is_l_stable() {
     let (y1, ..) = one_step(Method::Sdirk3, &Decay(-1e8), 0.0, &[1.0], 1.0);
     println!("SDIRK3, hλ = −1e8: y1 = {:e}", y1[0]);
+    // measured 2.9e-8 (2026-12-02), margin 35× (vs ≈ 1 for a method that is not L-stable)
     assert!(y1[0].abs() < 1e-6, "y1 = {:e}", y1[0]);
     // and the explicit method is unstable there
     let (y1, ..) = one_step(Method::Dopri5, &Decay(-1e8), 0.0, &[1.0], 1.0);

@@ -20,7 +20,9 @@ use hybridopt::setup::{ScalarJac, Setup};
 use hybridopt::systems::impact_pendulum::ImpactPendulum;
 use nalgebra::{DMatrix, DVector};
 
-const TOL: f64 = 1e-12;
+/// The library against the seed's formulas and the transpose identity: algebraically equal,
+/// measured 3.6e-16 (2026-12-02; was 1e-12), margin 28×.
+const TOL: f64 = 1e-14;
 
 fn objective() -> Objective {
     Objective::new(

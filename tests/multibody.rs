@@ -2,6 +2,9 @@
 //! (five-bar, locking pendulum). The integrator here is a small fixed-step RK4 with a
 //! bisection on the guard's sign change, written for these tests only.
 
+mod common;
+
+use common::assert_within;
 use hybridopt::model::{flow_jacobian, reset_jacobian, HybridSystem, Jacobian};
 use hybridopt::multibody::constraints::evaluate;
 use hybridopt::multibody::dynamics::{baumgarte_rhs, index1_acceleration, penalty_acceleration};
@@ -210,20 +213,36 @@ fn bar_mass_matrix_both_ends_moving() {
         0.0, 0.5, 0.0, 1.0,
     ];
     for (x, e) in mm.iter().zip(expect) {
-        assert!((x - e).abs() < 1e-15, "{mm:?}");
+        // structural: measured 0 (2026-12-02); 1e-15 is round-off
+        assert_within("(x - e).abs()", (x - e).abs(), 1e-15);
     }
     let f: Vec<f64> = m.forces(&[0.0, 0.0, 1.0, 0.0], &[0.0; 4], &[]).unwrap();
     let w = -3.0 * G / 2.0;
     assert_eq!(f, vec![0.0, w, 0.0, w]);
     // Potential m g y_cm, kinetic ½vᵀMv of a bar translating at (1, 2): ½ m |v|².
     let v: f64 = m.potential_energy(&[0.0, 1.0, 1.0, 3.0], &[]).unwrap();
-    assert!((v - 3.0 * G * 2.0).abs() < 1e-12);
+    // structural: measured 0 (2026-12-02); 1e-12 is round-off
+    assert_within(
+        "(v - 3.0 * G * 2.0).abs()",
+        (v - 3.0 * G * 2.0).abs(),
+        1e-12,
+    );
     let t: f64 = m.kinetic_energy(&[1.0, 2.0, 1.0, 2.0], &[]).unwrap();
-    assert!((t - 0.5 * 3.0 * 5.0).abs() < 1e-12);
+    // structural: measured 0 (2026-12-02); 1e-12 is round-off
+    assert_within(
+        "(t - 0.5 * 3.0 * 5.0).abs()",
+        (t - 0.5 * 3.0 * 5.0).abs(),
+        1e-12,
+    );
     // Rotation about its centre with end speeds ±u: T = (1/2)(m l²/12) ω², l = 1, ω = 2u.
     let u = 0.7;
     let t: f64 = m.kinetic_energy(&[0.0, -u, 0.0, u], &[]).unwrap();
-    assert!((t - 0.5 * (3.0 / 12.0) * (2.0 * u).powi(2)).abs() < 1e-12);
+    // structural: measured 0 (2026-12-02); 1e-12 is round-off
+    assert_within(
+        "(t - 0.5 * (3.0 / 12.0) * (2.0 * u).powi(2)).abs()",
+        (t - 0.5 * (3.0 / 12.0) * (2.0 * u).powi(2)).abs(),
+        1e-12,
+    );
 }
 
 #[test]
@@ -251,10 +270,12 @@ fn bar_mass_matrix_one_fixed_end_and_point_mass() {
     // Exact parameter derivatives: dM/dm = I/3 on the block, dF/dg.
     let pd = [Dual64::new(3.0, 1.0), Dual64::from(G)];
     let md: Vec<Dual64> = m.mass_matrix(&pd).unwrap();
+    // structural: closed forms to round-off
     assert!((md[0].eps - 1.0 / 3.0).abs() < 1e-15 && md[10].eps == 0.0);
     let pd = [Dual64::from(3.0), Dual64::new(G, 1.0)];
     let z = [Dual64::from(0.0); 4];
     let fd: Vec<Dual64> = m.forces(&z, &z, &pd).unwrap();
+    // structural: closed forms to round-off
     assert!((fd[1].eps + 1.5).abs() < 1e-15 && (fd[3].eps + 0.25).abs() < 1e-15);
     // Invalid parameter index is reported.
     assert!(m.validate(1).is_err());
@@ -277,18 +298,23 @@ fn spring_force_is_minus_gradient_of_potential() {
     let f: Vec<f64> = m.forces(&q, &[0.0; 4], &p).unwrap();
     let grad = central_diff(&q, |q| vec![m.potential_energy(q, &p).unwrap()]);
     for i in 0..4 {
-        assert!(
-            (f[i] + grad[i][0]).abs() < 1e-7 * (1.0 + f[i].abs()),
-            "F[{i}] = {} vs −∂V/∂q = {}",
-            f[i],
-            -grad[i][0]
+        // measured 7e-10 (2026-12-02; was 1e-7), margin 29×
+        assert_within(
+            "(f[i] + grad[i][0]).abs()",
+            ((f[i] + grad[i][0]).abs()) / (1.0 + f[i].abs()),
+            2e-8,
         );
     }
     // Spring energy alone by hand: ½k(ℓ − L0)².
     let l = ((1.1f64 - 0.3).powi(2) + (-0.7f64 - 0.4).powi(2)).sqrt();
     let s = m.springs[0];
     let e: f64 = s.energy(&m.points, &q, &p).unwrap();
-    assert!((e - 0.5 * 80.0 * (l - 0.9).powi(2)).abs() < 1e-12);
+    // measured 1.8e-15 (2026-12-02; was 1e-12), margin 28×
+    assert_within(
+        "(e - 0.5 * 80.0 * (l - 0.9).powi(2)).abs()",
+        (e - 0.5 * 80.0 * (l - 0.9).powi(2)).abs(),
+        5e-14,
+    );
 }
 
 #[test]
@@ -302,9 +328,15 @@ fn damper_dissipates() {
     let v = [2.0, -1.0];
     let f: Vec<f64> = m.forces(&q, &v, &[]).unwrap();
     // ℓ̇ = e·v = 0.6·2 − 0.8 = 0.4; F = −c ℓ̇ e.
+    // structural: closed form to round-off
     assert!((f[0] + 3.0 * 0.4 * 0.6).abs() < 1e-14 && (f[1] + 3.0 * 0.4 * 0.8).abs() < 1e-14);
     let power = f[0] * v[0] + f[1] * v[1];
-    assert!((power + 3.0 * 0.16).abs() < 1e-14);
+    // measured 1.1e-16 (2026-12-02; was 1e-14), margin 27×
+    assert_within(
+        "(power + 3.0 * 0.16).abs()",
+        (power + 3.0 * 0.16).abs(),
+        3e-15,
+    );
 }
 
 #[test]
@@ -353,7 +385,12 @@ fn constraint_terms_match_differentiation() {
         let pd = [Dual64::from(p[0])];
         let e = evaluate(&cons, &m.points, &qd, &vd, &pd).unwrap();
         for r in 0..6 {
-            assert!((e.phi[r].eps - ev.jac[r * 4 + j]).abs() < 1e-14);
+            // structural: measured 0 (2026-12-02); 1e-14 is round-off
+            assert_within(
+                "(e.phi[r].eps - ev.jac[r * 4 + j]).abs()",
+                (e.phi[r].eps - ev.jac[r * 4 + j]).abs(),
+                1e-14,
+            );
         }
     }
     // Directional derivative of Φ̇ along v (q moving with velocity v) is the quad term.
@@ -362,8 +399,18 @@ fn constraint_terms_match_differentiation() {
     let e = evaluate(&cons, &m.points, &qd, &vd, &[Dual64::from(p[0])]).unwrap();
     for r in 0..6 {
         let phidot: f64 = (0..4).map(|j| ev.jac[r * 4 + j] * v[j]).sum();
-        assert!((phidot - ev.phidot[r]).abs() < 1e-14);
-        assert!((e.phidot[r].eps - ev.quad[r]).abs() < 1e-14, "row {r}");
+        // structural: measured 0 (2026-12-02); 1e-14 is round-off
+        assert_within(
+            "(phidot - ev.phidot[r]).abs()",
+            (phidot - ev.phidot[r]).abs(),
+            1e-14,
+        );
+        // structural: measured 0 (2026-12-02); 1e-14 is round-off
+        assert_within(
+            "(e.phidot[r].eps - ev.quad[r]).abs()",
+            (e.phidot[r].eps - ev.quad[r]).abs(),
+            1e-14,
+        );
     }
     // A singular saddle-point system is reported as such (both constraints fix the same
     // point's y: Φ_q rank deficient).
@@ -413,9 +460,25 @@ fn five_bar_mass_matrix_follows_reference() {
     let mm: Vec<f64> = sys.mechanism().mass_matrix(&p).unwrap();
     let m = |i: usize, j: usize| mm[i * 6 + j];
     // x1: bar A–P1 (one fixed end, m1/3) + bar P1–P2 (2 m2/6); coupling P1–P2 m2/6.
-    assert!((m(0, 0) - (1.0 / 3.0 + 1.5 / 3.0)).abs() < 1e-15);
-    assert!((m(2, 2) - (1.5 / 3.0 + 1.5 / 3.0)).abs() < 1e-15);
-    assert!((m(4, 4) - (1.5 / 3.0 + 1.0 / 3.0)).abs() < 1e-15);
+    // structural: measured 0 (2026-12-02); 1e-15 is round-off
+    assert_within(
+        "(m(0, 0) - (1.0 / 3.0 + 1.5 / 3.0)).abs()",
+        (m(0, 0) - (1.0 / 3.0 + 1.5 / 3.0)).abs(),
+        1e-15,
+    );
+    // structural: measured 0 (2026-12-02); 1e-15 is round-off
+    assert_within(
+        "(m(2, 2) - (1.5 / 3.0 + 1.5 / 3.0)).abs()",
+        (m(2, 2) - (1.5 / 3.0 + 1.5 / 3.0)).abs(),
+        1e-15,
+    );
+    // structural: measured 0 (2026-12-02); 1e-15 is round-off
+    assert_within(
+        "(m(4, 4) - (1.5 / 3.0 + 1.0 / 3.0)).abs()",
+        (m(4, 4) - (1.5 / 3.0 + 1.0 / 3.0)).abs(),
+        1e-15,
+    );
+    // structural: closed form to round-off
     assert!((m(0, 2) - 1.5 / 6.0).abs() < 1e-15 && (m(3, 5) - 1.5 / 6.0).abs() < 1e-15);
     assert_eq!(m(0, 4), 0.0);
     assert_eq!(m(0, 1), 0.0);
@@ -423,6 +486,7 @@ fn five_bar_mass_matrix_follows_reference() {
     let x0 = sys.initial_state(&p).unwrap();
     let mut out = vec![0.0; 11];
     sys.outputs(0, 0.0, &x0, &[], &p, &mut out).unwrap();
+    // structural: zero to round-off
     assert!(out[6] < 1e-15 && out[7] == 0.0, "{out:?}");
     assert_eq!(sys.output_names()[6], "phi_pos_max");
 }
@@ -452,7 +516,8 @@ fn five_bar_index1_acceleration_consistency_and_penalty_agreement() {
             (0..ev.m).map(|r| (0..6).map(|j| ev.jac[r * 6 + j] * a[j]).sum::<f64>() - cc[r]),
         );
         println!("five-bar {label}: |Φ_q a − C|_max = {res:e}");
-        assert!(res < 1e-12, "{res:e}");
+        // measured 3.5e-15 (2026-12-02; was 1e-12), margin 28×
+        assert_within(&format!("five-bar {label}: |Φ_q a − C|"), res, 1e-13);
         let a1 = index1.acceleration(&x, &p).unwrap();
         let a2 = penalty.acceleration(&x, &p).unwrap();
         let diff = max_abs(a1.a.iter().zip(&a2.a).map(|(a, b)| a - b));
@@ -462,10 +527,30 @@ fn five_bar_index1_acceleration_consistency_and_penalty_agreement() {
             "five-bar {label}: |a_index1 − a_penalty|_max = {diff:e} (|a|_max = {scale:.3}), \
              |μ − μ*|_max = {dmu:e}"
         );
-        assert!(diff < 1e-5 * scale.max(1.0), "{diff:e}");
-        // The low-level penalty function agrees with the model's.
+        // measured 5.1e-8 (2026-12-02; was 1e-5), margin 39×
+        assert_within(
+            &format!("five-bar {label}: a_index1 − a_penalty"),
+            (diff) / (scale.max(1.0)),
+            2e-6,
+        );
+        // The model's penalty acceleration and the low-level function each solve the
+        // penalty equations, written out here (theory.md §5, α = 1e7, ξ = 1, ω = 10):
+        // (M + α Φ_qᵀΦ_q) a = F − α Φ_qᵀ P,  P = (Φ_q v)_q v + 2ξω Φ̇ + ω² Φ
+        // (each checked by its residual, not against the other).
         let (ap, _) = penalty_acceleration(&mass, &f, &ev, 1e7, 1.0, 10.0).unwrap();
-        assert!(max_abs(ap.iter().zip(&a2.a).map(|(a, b)| a - b)) == 0.0);
+        let alpha = 1e7;
+        let jac = nalgebra::DMatrix::from_row_slice(ev.m, 6, &ev.jac);
+        let mbar = nalgebra::DMatrix::from_row_slice(6, 6, &mass) + jac.transpose() * &jac * alpha;
+        let pv = nalgebra::DVector::from_fn(ev.m, |r, _| {
+            ev.quad[r] + 20.0 * ev.phidot[r] + 100.0 * ev.phi[r]
+        });
+        let fbar = nalgebra::DVector::from_column_slice(&f) - jac.transpose() * pv * alpha;
+        for (who, acc) in [("penalty_acceleration", &ap), ("model", &a2.a)] {
+            let a = nalgebra::DVector::from_column_slice(acc);
+            let res = (&mbar * &a - &fbar).amax() / (mbar.amax() * a.amax() + fbar.amax());
+            // round-off of a solve with ‖M̄‖ ~ α: measured 1.1e-16 (2026-12-02), margin 28×
+            assert_within(&format!("{label}: {who}: penalty residual"), res, 3e-15);
+        }
     }
 }
 
@@ -477,7 +562,11 @@ fn check_flow_jacobians<S: HybridSystem>(sys: &S, mode: usize, x: &[f64], p: &[f
     let (ex, ax) = rel_err(&jac.x, &fd_x);
     let (ep, ap) = rel_err(&jac.p, &fd_p);
     println!("{tag}: f_x rel err {ex:.2e} (abs {ax:.2e}); f_p rel err {ep:.2e} (abs {ap:.2e})");
-    assert!(ex < 1e-6 && ep < 1e-6, "{tag}: f_x {ex:e}, f_p {ep:e}");
+    // measured (2026-12-02): index-1 8.1e-11, locking pendulum 2.2e-10 → 5e-9 (23×); the
+    // penalty (α = 1e4, stiff: the central difference's own truncation error) 1.9e-7 → 1e-6
+    // (5×, the old bound)
+    let tol = if tag.contains("penalty") { 1e-6 } else { 5e-9 };
+    assert!(ex < tol && ep < tol, "{tag}: f_x {ex:e}, f_p {ep:e}");
 }
 
 #[test]
@@ -534,7 +623,8 @@ fn five_bar_reset_jacobians_and_reversal() {
             .phidot_max(),
         x[9]
     );
-    assert!(phidot < 1e-12);
+    // measured 4.4e-16 (2026-12-02; was 1e-12), margin 23×
+    assert_within("|Φ_q v⁺| after the impact", phidot, 1e-14);
     let rf = |x: &[f64], p: &[f64]| sys.reset(0, 0, 0.0, x, p).unwrap().1;
     let fd_x = central_diff(x, |x| rf(x, &p));
     let fd_p = central_diff(&p, |p| rf(x, p));
@@ -542,8 +632,10 @@ fn five_bar_reset_jacobians_and_reversal() {
     let pmax = max_abs(fd_p.iter().flatten().copied());
     let rp = max_abs(jac.p.iter().copied());
     println!("five-bar R_x rel err {ex:.2e} (abs {ax:.2e}); R_p = {rp:e}, FD {pmax:e}");
-    assert!(ex < 1e-6);
+    // measured 1.3e-10 (2026-12-02; was 1e-6), margin 23×
+    assert_within("five-bar R_x vs FD", ex, 3e-9);
     // The reset does not depend on p (bar lengths are constants).
+    // structural: R_p = 0 exactly, and its FD witness measured 0 (2026-12-02)
     assert!(rp == 0.0 && pmax < 1e-9);
     // Transversal: the guard's rate ġ = ẏ2⁻ < 0.
     assert!(x[9] < -0.1);
@@ -585,8 +677,14 @@ fn five_bar_energy_is_conserved_before_the_first_impact() {
          (max kinetic {kin_max:.3} J), max |Φ| = {phi:.2e}, max |Φ̇| = {phid:.2e}"
     );
     assert!(kin_max > 1.0, "the mechanism moves");
-    assert!(drift < 1e-8 * kin_max.max(1.0), "{drift:e}");
-    assert!(phi < 1e-10 && phid < 1e-9);
+    // measured 5.4e-14 (2026-12-02; was 1e-8), margin 37×
+    assert_within(
+        "five-bar energy drift before the first impact",
+        (drift) / (kin_max.max(1.0)),
+        2e-12,
+    );
+    // measured |Φ| 1.2e-14, |Φ̇| 4.1e-14 (2026-12-02; was 1e-10, 1e-9), margins 24×
+    assert!(phi < 3e-13 && phid < 1e-12, "|Φ| {phi:e}, |Φ̇| {phid:e}");
 }
 
 #[test]
@@ -643,11 +741,11 @@ fn five_bar_reference_impacts() {
         e_seg.iter().cloned().fold(f64::INFINITY, f64::min),
         e_seg.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
     );
-    assert!(
-        (times[0] - 0.286).abs() < 2e-3,
-        "first impact at {}",
-        times[0]
-    );
+    // the reference quotes 0.286 s to three digits (rounding ±5e-4): measured 8.8e-5
+    // (2026-12-02); 2e-3 is about the reference's resolution, not our accuracy (tests/
+    // five_bar.rs holds it to 1e-3)
+    assert_within("first impact vs 0.286", (times[0] - 0.286).abs(), 2e-3);
+    // structural: the workspace bounds (1e-9: event overshoot allowance; measured inside)
     assert!(ymin >= -2.35 - 1e-9 && ymax <= -2.0 + 1e-9);
     assert_eq!(
         times.len(),
@@ -698,13 +796,17 @@ fn newton_restitution_and_inelastic_impact() {
     let j = [1.0, 0.0];
     let e = 0.5;
     let vp = newton_restitution(&mass, &j, 1, e, &v, Some((&ev.jac, 1))).unwrap();
-    assert!((vp[0] + e * v[0]).abs() < 1e-14, "J v⁺ = −e J v⁻: {vp:?}");
-    assert!(
-        (ev.jac[0] * vp[0] + ev.jac[1] * vp[1]).abs() < 1e-14,
-        "Φ_q v⁺ = 0"
+    // measured 1.1e-16 (2026-12-02; was 1e-14), margin 27×
+    assert_within("(vp[0] + e * v[0]).abs()", (vp[0] + e * v[0]).abs(), 3e-15);
+    // measured 5.5e-17 (2026-12-02; was 1e-14), margin 36×
+    assert_within(
+        "(ev.jac[0] * vp[0] + ev.jac[1] * vp[1]).abs()",
+        (ev.jac[0] * vp[0] + ev.jac[1] * vp[1]).abs(),
+        2e-15,
     );
     // Without constraints: the normal velocity is reflected, the tangential one kept.
     let vp = newton_restitution(&mass, &j, 1, e, &v, None).unwrap();
+    // structural: closed form to round-off
     assert!((vp[0] + 0.4).abs() < 1e-15 && (vp[1] - 0.6).abs() < 1e-15);
     // Inelastic lock onto y = const: v⁺ = 0 (the rod and the line leave no freedom here).
     let lock = [
@@ -716,7 +818,12 @@ fn newton_restitution_and_inelastic_impact() {
     ];
     let ev = m.evaluate(&lock, &q, &v, &[]).unwrap();
     let (vp, dmu) = inelastic_impact(&mass, &ev.jac, 2, &v, None).unwrap();
-    assert!(max_abs(vp.iter().copied()) < 1e-15, "{vp:?}");
+    // measured 3.3e-16 (2026-12-02), margin 3×
+    assert_within(
+        "max_abs(vp.iter().copied())",
+        max_abs(vp.iter().copied()),
+        1e-15,
+    );
     assert_eq!(dmu.len(), 2);
 }
 
@@ -730,6 +837,7 @@ fn locking_pendulum_inelastic_lock() {
     let x0 = sys.initial_state(&p).unwrap();
     let mut out = vec![0.0; 14];
     sys.outputs(MODE_FREE, 0.0, &x0, &[], &p, &mut out).unwrap();
+    // structural: a consistent start, zero to round-off
     assert!(
         out[11] < 1e-15 && out[12] == 0.0,
         "consistent start {out:?}"
@@ -766,11 +874,10 @@ fn locking_pendulum_inelastic_lock() {
     println!(
         "locking pendulum: |Φ⁺_q v⁺|_max = {res:.2e} (3 rows), kinetic {t_minus:.6} → {t_plus:.6} J"
     );
-    assert!(res < 1e-12);
-    assert!(
-        xp[7].abs() < 1e-12,
-        "the tip's vertical velocity is stopped"
-    );
+    // measured 4.4e-16 (2026-12-02; was 1e-12), margin 23×
+    assert_within("locking pendulum |Φ⁺_q v⁺|", res, 1e-14);
+    // structural: measured 0 (2026-12-02); 1e-12 is round-off
+    assert_within("xp[7].abs()", xp[7].abs(), 1e-12);
     assert!(t_plus < t_minus - 1e-3);
     // Exact R_x, R_p vs central differences.
     let rf = |x: &[f64], p: &[f64]| sys.reset(MODE_FREE, 0, 0.0, x, p).unwrap().1;
@@ -782,7 +889,8 @@ fn locking_pendulum_inelastic_lock() {
         "locking pendulum: R_x rel err {ex:.2e} (abs {ax:.2e}); \
          R_p rel err {ep:.2e} (abs {ap:.2e})"
     );
-    assert!(ex < 1e-6 && ep < 1e-6);
+    // measured R_x 5.8e-11, R_p 8.8e-10 (2026-12-02; was 1e-6), margins 26× and 23×
+    assert!(ex < 1.5e-9 && ep < 2e-8, "R_x {ex:e}, R_p {ep:e}");
     // The masses change the impact: R_p is not zero in the mass columns.
     assert!(jac.p.column(1).amax() > 1e-3);
     // Flow Jacobians in both modes.
@@ -819,8 +927,14 @@ fn locking_pendulum_inelastic_lock() {
          stop force in [{fmin:.3}, {fmax:.3}] N, x2(1 s) = {:.4}",
         after.x[2]
     );
-    assert!(drift < 1e-6 && phi < 1e-9);
-    assert!((after.x[3] - sys.config().y_stop).abs() < 1e-9);
+    // measured |E − E⁺| 4.3e-14, |Φ| 6.7e-15 (2026-12-02; was 1e-6, 1e-9), margins 23×, 30×
+    assert!(drift < 1e-12 && phi < 2e-13, "drift {drift:e}, |Φ| {phi:e}");
+    // structural: measured 0 (2026-12-02); 1e-9 is round-off
+    assert_within(
+        "(after.x[3] - sys.config().y_stop).abs()",
+        (after.x[3] - sys.config().y_stop).abs(),
+        1e-9,
+    );
 }
 
 #[test]
@@ -851,6 +965,11 @@ fn locking_pendulum_penalty_agrees_with_index1() {
         let a2 = b.acceleration(mode, x, &p).unwrap();
         let d = max_abs(a1.a.iter().zip(&a2.a).map(|(u, v)| u - v));
         println!("locking pendulum mode {mode}: |a_index1 − a_penalty| = {d:.2e}");
-        assert!(d < 1e-5);
+        // measured 1.4e-6 (2026-12-02), margin 7×
+        assert_within(
+            &format!("locking pendulum mode {mode}: a_index1 − a_penalty"),
+            d,
+            1e-5,
+        );
     }
 }

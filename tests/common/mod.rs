@@ -68,3 +68,48 @@ pub fn gradients_by<S: HybridSystem>(
         })
         .collect()
 }
+
+/// Worst per-component error of `a` against the reference `b`:
+/// `max_i |a_i − b_i| / max(|b_i|, floor · max_j |b_j|)`, with the index where it occurs.
+/// The floor keeps components that are (near) zero from demanding round-off agreement while
+/// still holding each of them to `tol` relative to the largest entry.
+pub fn worst_component(a: &[f64], b: &[f64], floor: f64) -> (f64, usize) {
+    assert_eq!(a.len(), b.len(), "length mismatch");
+    let big = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut worst = (0.0f64, 0usize);
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let den = y.abs().max(floor * big).max(1e-300);
+        let e = (x - y).abs() / den;
+        // NaN counts as the worst possible error
+        if e.is_nan() || e > worst.0 {
+            worst = (if e.is_nan() { f64::INFINITY } else { e }, i);
+        }
+    }
+    worst
+}
+
+/// The per-component check used by every test: each `a_i` is within
+/// `tol · max(|b_i|, floor · max_j |b_j|)` of the reference `b_i`. Prints the measured worst
+/// error (so that tolerances can be set from it) and panics naming the worst component,
+/// its index and both values. Returns the worst error.
+#[track_caller]
+pub fn assert_close(what: &str, a: &[f64], b: &[f64], tol: f64, floor: f64) -> f64 {
+    let (e, i) = worst_component(a, b, floor);
+    println!("measured {what}: {e:.2e} (tol {tol:.0e}, component {i})");
+    assert!(
+        e <= tol,
+        "{what}: component {i}: {} vs reference {} (error {e:.3e} relative to \
+         max(|b_i|, {floor:e}·max|b|); tol {tol:e})\n  a = {a:?}\n  b = {b:?}",
+        a[i],
+        b[i]
+    );
+    e
+}
+
+/// A scalar check with the same report: `err ≤ tol`, printing the measured value.
+#[track_caller]
+pub fn assert_within(what: &str, err: f64, tol: f64) -> f64 {
+    println!("measured {what}: {err:.2e} (tol {tol:.0e})");
+    assert!(err <= tol, "{what}: error {err:.3e} > tol {tol:e}");
+    err
+}
