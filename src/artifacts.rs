@@ -20,12 +20,21 @@ pub struct Table {
 /// Interior points per step in sampled tables and plots.
 pub const POINTS_PER_STEP: usize = 3;
 
-/// Tabulates a trajectory of X at θ: `t, mode, <states>, <outputs>, <controls>`.
+/// Tabulates a trajectory of X at θ: `t, mode, <states>, <outputs>, <controls>`. A
+/// trajectory whose dense output was compacted into checkpoints (an adjoint evaluation's)
+/// is simulated again with all of it kept: the same steps and events.
 pub fn trajectory_table<S: HybridSystem>(
     setup: &Setup<'_, S>,
     traj: &Trajectory,
     theta: &[f64],
 ) -> Result<Table, Error> {
+    let dense;
+    let traj = if traj.is_dense() {
+        traj
+    } else {
+        dense = setup.simulate(theta)?;
+        &dense
+    };
     let d = &setup.dims;
     let nx = setup.nx();
     let mut header = vec!["t".to_string(), "mode".to_string()];

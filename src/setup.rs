@@ -7,7 +7,7 @@ use crate::control::{Active, ControlGrid};
 use crate::cost::{Objective, Term};
 use crate::error::ModelError;
 use crate::integrate::hybrid::{Ctx, GuardRate, HybridRhs};
-use crate::integrate::{EventOptions, NewtonJacobian, SolverOptions};
+use crate::integrate::{Checkpointing, EventOptions, NewtonJacobian, SolverOptions};
 use crate::model::{jacobian_of, Dims, Direction, HybridSystem, Scalar};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
@@ -38,6 +38,8 @@ pub struct Setup<'a, S: HybridSystem> {
     pub extra_breakpoints: Vec<f64>,
     pub solver: SolverOptions,
     pub events: EventOptions,
+    /// What the adjoint's forward run keeps of its dense output.
+    pub checkpointing: Checkpointing,
     /// (objective, term) of each quadrature state z_j.
     running: Vec<(usize, usize)>,
 }
@@ -100,6 +102,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             extra_breakpoints: Vec::new(),
             solver: SolverOptions::default(),
             events: EventOptions::default(),
+            checkpointing: Checkpointing::default(),
             running,
         }
     }
@@ -117,6 +120,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         s.extra_breakpoints = self.extra_breakpoints.clone();
         s.solver = self.solver;
         s.events = self.events;
+        s.checkpointing = self.checkpointing;
         s
     }
 
@@ -954,10 +958,28 @@ impl<S: HybridSystem> Setup<'_, S> {
         self.simulate_generic(theta.to_vec())
     }
 
+    /// The simulation for the adjoint: the same steps and events as [`Self::simulate`],
+    /// with the dense output kept under [`Self::checkpointing`] (the backward pass replays
+    /// compacted windows; tables and plots need [`Self::simulate`]).
+    pub fn simulate_for_adjoint(
+        &self,
+        theta: &[f64],
+    ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
+        self.simulate_keeping(theta.to_vec(), self.checkpointing)
+    }
+
     /// The same simulation in any scalar (dual numbers give the witness derivative).
     pub fn simulate_generic<D: Scalar>(
         &self,
         theta: Vec<D>,
+    ) -> Result<crate::integrate::Trajectory<D>, crate::error::Error> {
+        self.simulate_keeping(theta, Checkpointing::Never)
+    }
+
+    fn simulate_keeping<D: Scalar>(
+        &self,
+        theta: Vec<D>,
+        keep: Checkpointing,
     ) -> Result<crate::integrate::Trajectory<D>, crate::error::Error> {
         self.check_theta(theta.len())?;
         let (m0, x0) = self
@@ -968,13 +990,14 @@ impl<S: HybridSystem> Setup<'_, S> {
                 source: e,
             })?;
         let plain = Plain::new(self, theta);
-        crate::integrate::hybrid::simulate_hybrid(
+        crate::integrate::hybrid::simulate_hybrid_with(
             &plain,
             x0,
             m0,
             &self.breakpoints(),
             &self.solver,
             &self.events,
+            keep,
         )
     }
 

@@ -52,6 +52,11 @@ impl<D: Scalar> DenseStep<D> {
         self.dim
     }
 
+    /// The state at the step's start (the interpolant's first coefficient, exactly).
+    pub fn y0(&self) -> &[D] {
+        &self.coef[..self.dim]
+    }
+
     /// End time of the step.
     pub fn t1(&self) -> D {
         self.t0 + self.h

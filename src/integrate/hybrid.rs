@@ -7,9 +7,9 @@
 //! the state with its forward sensitivities (whose event map is the jump of theory §3).
 
 use super::dense::DenseStep;
-use super::options::{EventOptions, SolverOptions};
+use super::options::{Checkpointing, EventOptions, SolverOptions};
 use super::stepper::{initial_step, try_step, Attempt, Controller, NewtonJacobian, OdeRhs};
-use super::trajectory::{EventRecord, Segment, Stats, Trajectory};
+use super::trajectory::{EventRecord, ReplayWindow, Segment, Stats, Trajectory};
 use crate::error::{Error, ModelError};
 use crate::model::{Direction, Scalar};
 
@@ -158,9 +158,113 @@ struct Watch {
     start_rate: f64,
 }
 
-/// Integrates the hybrid system from `(t0, y0, mode0)` to the last breakpoint.
-/// `breakpoints` is sorted and starts at t0; the run ends at its last entry or at a
-/// terminal event.
+/// The segments of a run, kept under a [`Checkpointing`] policy.
+struct Store<D> {
+    segments: Vec<Segment<D>>,
+    policy: Checkpointing,
+    /// Whether dense steps are being compacted (from the start for `Every`, past the
+    /// budget for `Budget`).
+    compacting: bool,
+    /// Bytes of interpolants held so far (for `Budget`).
+    bytes: usize,
+}
+
+impl<D: Scalar> Store<D> {
+    fn new(policy: Checkpointing) -> Self {
+        Store {
+            segments: Vec::new(),
+            policy,
+            compacting: matches!(policy, Checkpointing::Every(_)),
+            bytes: 0,
+        }
+    }
+
+    fn every(&self) -> usize {
+        match self.policy {
+            Checkpointing::Never => usize::MAX,
+            Checkpointing::Every(k) => k.max(1),
+            Checkpointing::Budget { every, .. } => every.max(1),
+        }
+    }
+
+    /// After a dense step was added to the open segment `seg`.
+    fn after_step(&mut self, seg: &mut Segment<D>) {
+        if let Checkpointing::Budget { budget_bytes, .. } = self.policy {
+            if !self.compacting {
+                self.bytes +=
+                    seg.steps.last().map_or(0, |s| 5 * s.dim() + 2) * std::mem::size_of::<D>();
+                if self.bytes > budget_bytes {
+                    self.compacting = true;
+                    let every = self.every();
+                    for s in &mut self.segments {
+                        s.compact_all(every);
+                    }
+                }
+            }
+        }
+        if self.compacting && seg.steps.len() >= self.every() {
+            seg.compact_all(self.every());
+        }
+    }
+
+    /// Closes a segment.
+    fn push(&mut self, mut seg: Segment<D>) {
+        if self.compacting {
+            seg.compact_all(self.every());
+        }
+        self.segments.push(seg);
+    }
+}
+
+/// Replays a window of compacted steps of a segment in the context `ctx`: the same
+/// method, tolerances (they steer the implicit method's Newton iteration), start state and
+/// step sizes as the forward run, so the interpolants come out bit-identical.
+pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
+    sys: &H,
+    ctx: Ctx,
+    sopt: &SolverOptions,
+    w: &ReplayWindow<f64>,
+    stats: &mut Stats,
+) -> Result<Vec<DenseStep<f64>>, ModelError> {
+    let rhs = Bound {
+        h: sys,
+        ctx,
+        _d: std::marker::PhantomData,
+    };
+    let tol = sopt.tolerances();
+    let mut y = w.y0.clone();
+    let mut f0 = vec![0.0; y.len()];
+    rhs.eval(w.t0[0], &y, &mut f0)?;
+    stats.rhs_evals += 1;
+    let mut out = Vec::with_capacity(w.h.len());
+    for (&t, &h) in w.t0.iter().zip(&w.h) {
+        match try_step(sopt.method, &rhs, t, &y, &f0, h, &tol)? {
+            Attempt::Done {
+                y1,
+                f1,
+                dense,
+                evals,
+                ..
+            } => {
+                stats.rhs_evals += evals;
+                stats.steps += 1;
+                out.push(dense);
+                y = y1;
+                f0 = f1;
+            }
+            Attempt::NewtonFailed { .. } => {
+                return Err(ModelError::Other(format!(
+                    "replaying a checkpointed step at t = {t}: the implicit stages did not \
+                     converge where the forward run's did"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Integrates the hybrid system from `(t0, y0, mode0)` to the last breakpoint, keeping
+/// all dense output. See [`simulate_hybrid_with`].
 pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
     sys: &H,
     y0: Vec<D>,
@@ -168,6 +272,29 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
     breakpoints: &[f64],
     sopt: &SolverOptions,
     eopt: &EventOptions,
+) -> Result<Trajectory<D>, Error> {
+    simulate_hybrid_with(
+        sys,
+        y0,
+        mode0,
+        breakpoints,
+        sopt,
+        eopt,
+        Checkpointing::Never,
+    )
+}
+
+/// Integrates the hybrid system from `(t0, y0, mode0)` to the last breakpoint.
+/// `breakpoints` is sorted and starts at t0; the run ends at its last entry or at a
+/// terminal event. `keep` says how much dense output is kept (the rest as replay windows).
+pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
+    sys: &H,
+    y0: Vec<D>,
+    mode0: usize,
+    breakpoints: &[f64],
+    sopt: &SolverOptions,
+    eopt: &EventOptions,
+    keep: Checkpointing,
 ) -> Result<Trajectory<D>, Error> {
     let tol = sopt.tolerances();
     let n = sys.dim();
@@ -177,7 +304,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
     let mut y = y0;
     let mut mode = mode0;
     let mut stats = Stats::default();
-    let mut segments: Vec<Segment<D>> = Vec::new();
+    let mut store: Store<D> = Store::new(keep);
     let mut events: Vec<EventRecord<D>> = Vec::new();
     let mut group_id = 0usize;
     let mut h_next: Option<f64> = None;
@@ -272,6 +399,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             t_hi,
             steps: Vec::new(),
             end_events: Vec::new(),
+            windows: Vec::new(),
         };
         // the last attempt was rejected for non-finite values (so that running out of
         // step size is reported as what caused it)
@@ -442,6 +570,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             }
             if candidates.is_empty() {
                 seg.steps.push(dense);
+                store.after_step(&mut seg);
                 t = t1;
                 y = y1;
                 f0 = f1;
@@ -449,7 +578,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 if last {
                     t = D::from(t_hi);
                     seg.t_end = t;
-                    segments.push(seg);
+                    store.push(seg);
                     bp += 1;
                     h_next = Some(h.max(h_used));
                     continue 'segments;
@@ -522,7 +651,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
             let te = t + he;
             seg.steps.push(dense_cut);
             seg.t_end = te;
-            segments.push(seg);
+            store.push(seg);
             // grazing test with the flow's velocity (theory.md §1)
             let yr: Vec<f64> = ye.iter().map(|v| v.re()).collect();
             let fr: Vec<f64> = fe.iter().map(|v| v.re()).collect();
@@ -595,7 +724,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
                     .rev()
                     .take_while(|e| e.group == group_id - 1)
                     .count();
-            if let Some(s) = segments.last_mut() {
+            if let Some(s) = store.segments.last_mut() {
                 s.end_events = (first_ev..events.len()).collect();
             }
             t = te;
@@ -611,7 +740,7 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
     }
     let _ = t_final_bp;
     Ok(Trajectory {
-        segments,
+        segments: store.segments,
         events,
         stats,
         t0,

@@ -9,6 +9,6 @@ pub mod tableau;
 pub mod trajectory;
 
 pub use dense::DenseStep;
-pub use options::{EventOptions, SolverOptions};
+pub use options::{Checkpointing, EventOptions, SolverOptions};
 pub use stepper::{Method, NewtonJacobian, OdeRhs, Tolerances};
-pub use trajectory::{EventRecord, Segment, Stats, Trajectory};
+pub use trajectory::{EventRecord, ReplayWindow, Segment, Stats, Trajectory};

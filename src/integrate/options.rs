@@ -69,3 +69,31 @@ impl Default for EventOptions {
         }
     }
 }
+
+/// What the forward run keeps of its dense output for the adjoint's backward pass
+/// (theory.md §4: "keep each segment's dense output, or checkpoints and recompute").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Checkpointing {
+    /// Keep every accepted step's interpolant: memory grows with the step count.
+    Never,
+    /// Keep, per segment, a checkpoint every `every` steps (the state at the window's start
+    /// and each step's t0 and h, 16 bytes a step); the backward pass replays a window's
+    /// steps when it needs them, bit-identically.
+    Every(usize),
+    /// Keep everything while the dense output stays below `budget_bytes`; past that,
+    /// compact what was kept and continue as [`Checkpointing::Every`].
+    Budget { budget_bytes: usize, every: usize },
+}
+
+impl Default for Checkpointing {
+    /// A budget of 8 MiB, then checkpoints every 32 steps: the five-bar keeps all of its
+    /// 1,016-step run (≈0.6 MB) and no replay is paid; a 200 s run (≈40,000 steps, ≈24 MB of
+    /// interpolants) is compacted to ≈0.7 MB, with at most two replayed windows (64 steps)
+    /// held at a time. Replay costs at most one extra forward run.
+    fn default() -> Self {
+        Checkpointing::Budget {
+            budget_bytes: 8 << 20,
+            every: 32,
+        }
+    }
+}

@@ -17,10 +17,67 @@ pub struct Segment<D> {
     pub steps: Vec<DenseStep<D>>,
     /// Indices (into the trajectory's events) of the events at this segment's end.
     pub end_events: Vec<usize>,
+    /// Steps compacted into checkpoints, in time order, before the dense `steps` (empty
+    /// when everything is kept; see [`crate::integrate::Checkpointing`]).
+    pub windows: Vec<ReplayWindow<D>>,
+}
+
+/// A run of consecutive steps kept as a checkpoint: the state at its start and each step's
+/// start time and length. Replaying the steps from `y0` reproduces their interpolants bit
+/// for bit (the integrators are deterministic and the slope at the start is recomputed as
+/// the first-same-as-last stage computed it).
+#[derive(Debug, Clone)]
+pub struct ReplayWindow<D> {
+    pub y0: Vec<D>,
+    pub t0: Vec<D>,
+    pub h: Vec<D>,
+}
+
+impl<D: Scalar> ReplayWindow<D> {
+    /// Start time of the window.
+    pub fn start(&self) -> D {
+        self.t0[0]
+    }
 }
 
 impl<D: Scalar> Segment<D> {
-    /// The state at time t (real) from the dense output. `t` is clamped into the segment.
+    /// Whether all of the segment's interpolants are kept (no replay windows).
+    pub fn is_dense(&self) -> bool {
+        self.windows.is_empty()
+    }
+
+    /// Bytes held by the interpolants (for the memory budget).
+    pub fn dense_bytes(&self) -> usize {
+        self.steps
+            .iter()
+            .map(|s| (5 * s.dim() + 2) * std::mem::size_of::<D>())
+            .sum()
+    }
+
+    /// Moves the first `count` dense steps into a replay window.
+    pub fn compact_front(&mut self, count: usize) {
+        let count = count.min(self.steps.len());
+        if count == 0 {
+            return;
+        }
+        let rest = self.steps.split_off(count);
+        self.windows.push(ReplayWindow {
+            y0: self.steps[0].y0().to_vec(),
+            t0: self.steps.iter().map(|s| s.t0).collect(),
+            h: self.steps.iter().map(|s| s.h).collect(),
+        });
+        self.steps = rest;
+    }
+
+    /// Moves every dense step into replay windows of at most `every` steps.
+    pub fn compact_all(&mut self, every: usize) {
+        while !self.steps.is_empty() {
+            self.compact_front(every.max(1));
+        }
+    }
+
+    /// The state at time t (real) from the dense output (a segment with replay windows
+    /// answers only within its dense tail). `t` is clamped into the segment.
     pub fn state_at(&self, t: f64, out: &mut [D]) {
         let ts = self.t_start.re();
         let te = self.t_end.re();
@@ -91,6 +148,8 @@ pub struct Stats {
     pub rejected: usize,
     pub rhs_evals: usize,
     pub events: usize,
+    /// Steps recomputed from checkpoints by the adjoint's backward pass (not in `steps`).
+    pub replayed_steps: usize,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -99,6 +158,7 @@ impl std::ops::AddAssign for Stats {
         self.rejected += o.rejected;
         self.rhs_evals += o.rhs_evals;
         self.events += o.events;
+        self.replayed_steps += o.replayed_steps;
     }
 }
 
@@ -115,6 +175,12 @@ pub struct Trajectory<D = f64> {
 }
 
 impl<D: Scalar> Trajectory<D> {
+    /// Whether every segment keeps all of its interpolants (sampling and tables need it;
+    /// the adjoint replays compacted windows itself).
+    pub fn is_dense(&self) -> bool {
+        self.segments.iter().all(Segment::is_dense)
+    }
+
     /// Index of the segment containing t; at a boundary, `prefer_left` picks the segment
     /// that ends there.
     pub fn segment_index(&self, t: f64, prefer_left: bool) -> usize {

@@ -22,12 +22,14 @@ use super::jump::Jump;
 use super::located;
 use super::seeds::ObjectiveSeeds;
 use crate::error::{Error, ModelError};
+use crate::integrate::hybrid::replay_window;
 use crate::integrate::hybrid::Ctx;
 use crate::integrate::smooth::{integrate_smooth_from, SmoothError};
-use crate::integrate::{NewtonJacobian, OdeRhs, Segment, Stats, Trajectory};
+use crate::integrate::{DenseStep, NewtonJacobian, OdeRhs, Segment, Stats, Trajectory};
 use crate::model::HybridSystem;
-use crate::setup::Setup;
+use crate::setup::{Plain, Setup};
 use nalgebra::{DMatrix, DVector};
+use std::cell::RefCell;
 
 /// Where the k columns sit in the backward vector `(Λ, M_p, M_active)`.
 #[derive(Debug, Clone, Copy)]
@@ -54,12 +56,57 @@ impl Layout {
     }
 }
 
+/// x(t) on one segment for the backward pass: the kept interpolants, or the steps of a
+/// compacted window replayed from its checkpoint (the last two windows cached, since the
+/// backward pass walks through them in order).
+struct SegmentStates<'r, 's, 'a, S: HybridSystem> {
+    seg: &'r Segment<f64>,
+    plain: &'r Plain<'s, 'a, S, f64>,
+    ctx: Ctx,
+    cache: RefCell<Vec<(usize, Vec<DenseStep<f64>>)>>,
+    replay_stats: RefCell<Stats>,
+}
+
+impl<S: HybridSystem> SegmentStates<'_, '_, '_, S> {
+    fn state_at(&self, t: f64, out: &mut [f64]) -> Result<(), ModelError> {
+        let seg = self.seg;
+        let in_tail = seg.steps.first().is_some_and(|s| t >= s.t0);
+        if seg.windows.is_empty() || in_tail {
+            seg.state_at(t, out);
+            return Ok(());
+        }
+        let t = t.clamp(seg.t_start, seg.t_end);
+        let w = seg
+            .windows
+            .partition_point(|w| w.start() <= t)
+            .saturating_sub(1);
+        let mut cache = self.cache.borrow_mut();
+        if !cache.iter().any(|(i, _)| *i == w) {
+            let steps = replay_window(
+                self.plain,
+                self.ctx,
+                &self.plain.setup.solver,
+                &seg.windows[w],
+                &mut self.replay_stats.borrow_mut(),
+            )?;
+            if cache.len() == 2 {
+                cache.remove(0);
+            }
+            cache.push((w, steps));
+        }
+        let steps = &cache.iter().find(|(i, _)| *i == w).expect("cached").1;
+        let idx = steps.partition_point(|s| s.t0 <= t).saturating_sub(1);
+        steps[idx].eval(t, out);
+        Ok(())
+    }
+}
+
 /// The backward system on one segment for k objectives: per column j,
 /// `λ̇_j = −F_Xᵀλ_j`, `μ̇_{p,j} = −F_pᵀλ_j`, `μ̇_{c,j,a} = −φ_a(t) F_uᵀλ_j` (running costs
 /// are in F through the quadrature states, so `L_x` enters via `λ_z`).
 struct AdjointRhs<'r, 's, 'a, S: HybridSystem> {
     setup: &'s Setup<'a, S>,
-    seg: &'r Segment<f64>,
+    states: SegmentStates<'r, 's, 'a, S>,
     ctx: Ctx,
     theta: &'r [f64],
     lay: Layout,
@@ -87,7 +134,7 @@ impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
         let mut guard = self.scratch.borrow_mut();
         let AdjointScratch { x, gx, gu, gp, vjp } = &mut *guard;
         x.resize(n, 0.0);
-        self.seg.state_at(t, x);
+        self.states.state_at(t, x)?;
         gx.resize(k * nx, 0.0);
         gu.resize(k * nu, 0.0);
         gp.resize(k * np, 0.0);
@@ -127,7 +174,7 @@ impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
     }
     fn newton_jacobian(&self, t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         let mut x = vec![0.0; self.lay.n];
-        self.seg.state_at(t, &mut x);
+        self.states.state_at(t, &mut x)?;
         let j = self.setup.flow_jacobian(&self.ctx, t, &x, self.theta)?;
         // the k columns of Λ, each with the block −F_Xᵀ, then the μ quadratures
         Ok(NewtonJacobian {
@@ -283,6 +330,7 @@ fn adjoint_impl<S: HybridSystem>(
         }
     }
     let mut h_carry: Option<f64> = None;
+    let plain = Plain::new(setup, theta.to_vec());
     for seg in traj.segments.iter().rev() {
         across_events(seg, &jumps, &seeds, overrides, &mut lam, &mut mu)?;
         let ctx = Ctx {
@@ -303,7 +351,13 @@ fn adjoint_impl<S: HybridSystem>(
         };
         let rhs = AdjointRhs {
             setup,
-            seg,
+            states: SegmentStates {
+                seg,
+                plain: &plain,
+                ctx,
+                cache: RefCell::new(Vec::new()),
+                replay_stats: RefCell::new(Stats::default()),
+            },
             ctx,
             theta,
             lay,
@@ -344,6 +398,9 @@ fn adjoint_impl<S: HybridSystem>(
         )
         .map_err(|e| smooth_error(setup, seg.mode, e))?;
         h_carry = Some(h);
+        let replayed = *rhs.states.replay_stats.borrow();
+        stats.replayed_steps += replayed.steps;
+        stats.rhs_evals += replayed.rhs_evals;
         for j in 0..k {
             lam.column_mut(j)
                 .copy_from_slice(&y1[lay.lam(j)..lay.lam(j) + n]);

@@ -88,6 +88,7 @@ impl ForwardResult {
                     t_hi: s.t_hi,
                     steps: s.steps.iter().map(|d| d.project(n)).collect(),
                     end_events: s.end_events.clone(),
+                    windows: Vec::new(),
                 })
                 .collect(),
             events: tr

@@ -145,7 +145,7 @@ pub fn evaluate<S: HybridSystem>(
 ) -> Result<Evaluation, Error> {
     match method {
         GradientMethod::Adjoint => {
-            let traj = setup.simulate(theta)?;
+            let traj = setup.simulate_for_adjoint(theta)?;
             let values = setup.objective_values(&traj, theta)?;
             let (gradients, astats) = adjoint::adjoint_gradients(setup, &traj, theta)?;
             let mut stats = traj.stats;
