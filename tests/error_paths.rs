@@ -5,6 +5,8 @@
 //! and the locking pendulum's gradients per component against finite differences.
 //!
 //! Every tolerance states the measured figure and its margin.
+// index loops mirror the per-component formulas
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 
@@ -85,10 +87,15 @@ fn restarts_at_domain_errors_reach_the_closed_form() {
             "{solver:?}: {}",
             r.termination
         );
-        // measured: L-BFGS 2 restarts, 6 iterations, rel err 1.6e-13; GD 2 restarts,
-        // 4 iterations, 1.3e-15 (before restarts shortened the first step instead of
-        // capping every later step, L-BFGS hit max_iters = 30 at 1e-5). Margin 63×
-        assert!(err <= 1e-11, "{solver:?}: v0 = {v0}, rel err {err:e}");
+        // measured: L-BFGS 2 restarts, 6 iterations, rel err 1.6e-13 (tolerance 1e-11,
+        // 63×); GD 2 restarts, 4 iterations, 1.3e-15 (1e-13, 75×). Before restarts
+        // shortened the first step instead of capping every later step, L-BFGS hit
+        // max_iters = 30 at 1e-5.
+        let tol = match solver {
+            SolverKind::Lbfgs => 1e-11,
+            SolverKind::Gd => 1e-13,
+        };
+        assert!(err <= tol, "{solver:?}: v0 = {v0}, rel err {err:e}");
     }
 }
 
@@ -476,7 +483,12 @@ fn stop_after_ends_at_the_chosen_event() {
     let want = [-e * y0 / u1, -u1, w2.eps, -e * g / u1, -e * v0 / u1];
     for m in [Adjoint, Direct, Dual] {
         let ev = evaluate(&s, &p, m).unwrap();
-        // measured |ψ + e u1| = 2.2e-15
+        println!(
+            "{m:?}: ψ {:e}, gradient {:?} vs {want:?}",
+            ev.values[0] + e * u1,
+            ev.gradients[0]
+        );
+        // measured |ψ + e u1| = 2.2e-15: 45×
         assert!(
             (ev.values[0] + e * u1).abs() <= 1e-13,
             "{m:?}: ψ {}",
@@ -484,7 +496,7 @@ fn stop_after_ends_at_the_chosen_event() {
         );
         for j in 0..5 {
             let err = ((ev.gradients[0][j] - want[j]) / want[j]).abs();
-            // measured ≤ 6.7e-15 relative (adjoint, v0)
+            // measured ≤ 3.8e-15 relative (adjoint, v0): 26×
             assert!(err <= 1e-13, "{m:?}, component {j}: rel err {err:e}");
         }
     }
@@ -548,6 +560,7 @@ fn sdirk3_through_impacts_matches_the_oracle() {
     let e = ((adj.values[0] - psi) / psi).abs();
     assert!(e <= 2e-10, "ψ rel err {e:e}");
     let e = ((fw.values[0] - psi) / psi).abs();
+    println!("ψ (direct) rel err {e:e}");
     assert!(e <= 2e-10, "ψ (direct) rel err {e:e}");
     // gradient, absolute error per component (g, e, c, y0, v0). Measured (adjoint,
     // direct): (3.1e-11, 5.7e-11), (1.5e-9, 2.4e-9), (2.7e-10, 3.7e-10), (3.2e-10, 5.4e-10),
@@ -590,13 +603,17 @@ fn locking_pendulum_gradients_match_fd_per_component() {
     assert_eq!(traj.events.len(), 1, "one lock event");
     let fdg = fd::fd_gradients(&s, &th, fd::FdOptions::default()).unwrap();
     let fdg = &fdg[0];
-    // |X − FD| per component. Measured adjoint: 1.5e-12, 2.3e-11, 1.0e-13, 9.9e-11;
-    // direct: 1.9e-11, 5.8e-12, 1.8e-12, 3.2e-11; dual: 6.6e-12, 1.9e-11, 5.0e-13,
-    // 2.5e-10 (gradient 0.63, 1.01, −0.055, 4.72). FD (h = 1e-4 θ, 4th order) itself
-    // agrees with the 2nd-order FD at h = 1e-5 θ to 4.5e-8 on L0 only: the FD error is the
-    // larger part. Tolerance 10× the worst of the three methods.
-    const TOL: [f64; 4] = [2e-10, 2.3e-10, 1.8e-11, 2.5e-9];
-    for m in [Adjoint, Direct, Dual] {
+    // |X − FD| per component (m1, m2, k, L0; gradient 0.63, 1.01, −0.055, 4.72), measured
+    // adjoint 1.5e-12, 2.3e-11, 1.0e-13, 9.9e-11; direct 1.9e-11, 5.8e-12, 1.8e-12,
+    // 3.2e-11; dual 6.6e-12, 1.9e-11, 5.0e-13, 2.5e-10. Adjoint and direct differ by up to
+    // 1.3e-10 among themselves, so most of this is the FD's own error (h = 1e-4 θ, 4th
+    // order). Tolerance 20× each.
+    let tols: [(GradientMethod, [f64; 4]); 3] = [
+        (Adjoint, [3e-11, 4.7e-10, 2.1e-12, 2e-9]),
+        (Direct, [3.9e-10, 1.2e-10, 3.5e-11, 6.5e-10]),
+        (Dual, [1.3e-10, 3.8e-10, 1e-11, 5e-9]),
+    ];
+    for (m, tol) in tols {
         let ev = evaluate(&s, &th, m).unwrap();
         for j in 0..4 {
             let e = (ev.gradients[0][j] - fdg[j]).abs();
@@ -606,7 +623,7 @@ fn locking_pendulum_gradients_match_fd_per_component() {
                 ev.gradients[0][j],
                 fdg[j]
             );
-            assert!(e <= TOL[j], "{m:?}, component {j}: err {e:e}");
+            assert!(e <= tol[j], "{m:?}, component {j}: err {e:e}");
         }
     }
 }
