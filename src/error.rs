@@ -73,6 +73,14 @@ pub enum Error {
     Invalid(String),
     #[error("optimizer: {0}")]
     Optimizer(String),
+    /// A trial point left the cost's domain again after the most line-search restarts
+    /// allowed ([`crate::optimize::MAX_RESTARTS`]); `source` is the last such error.
+    #[error("optimizer: a trial point left the cost's domain after {restarts} line-search restart(s), the most allowed: {source}")]
+    RestartsExhausted {
+        restarts: usize,
+        #[source]
+        source: Box<Error>,
+    },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -81,6 +89,9 @@ pub enum Error {
     },
     #[error("plotting {path}: {message}")]
     Plot { path: PathBuf, message: String },
+    /// An interruption (Ctrl-C) was requested through [`crate::interrupt::request`].
+    #[error("interrupted (Ctrl-C)")]
+    Interrupted,
 }
 
 impl Error {

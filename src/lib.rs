@@ -51,6 +51,7 @@ pub mod control;
 pub mod cost;
 pub mod error;
 pub mod integrate;
+pub mod interrupt;
 pub mod linalg;
 pub mod model;
 pub mod multibody;

@@ -751,16 +751,41 @@ fn cmd_bderiv(path: &Path, as_json: bool) -> Result<()> {
     Ok(())
 }
 
+/// Ctrl-C: ask the computation to stop (it returns `Error::Interrupted` at its next check,
+/// and no results folder is committed), and restore the default disposition so that a
+/// second Ctrl-C ends the process at once.
+#[cfg(unix)]
+extern "C" fn on_sigint(_signal: libc::c_int) {
+    hybridopt::interrupt::request();
+    // SAFETY: signal() is async-signal-safe (POSIX); SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+}
+
+/// The exit code of an interrupted run (128 + SIGINT, as shells report it).
+const EXIT_INTERRUPTED: i32 = 130;
+
 fn main() {
     // Die quietly on a closed pipe (`hybridopt … | head`) like other command-line tools,
     // instead of panicking in println!.
     #[cfg(unix)]
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    // SAFETY: restoring the default disposition of SIGPIPE and installing a handler that
+    // only stores an atomic flag and calls signal(), before any thread starts.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let handler: extern "C" fn(libc::c_int) = on_sigint;
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
     }
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
+        let interrupted = e
+            .downcast_ref::<hybridopt::Error>()
+            .is_some_and(|e| matches!(e, hybridopt::Error::Interrupted));
+        if interrupted {
+            eprintln!("error: interrupted (Ctrl-C); no results were written, earlier results are unchanged");
+            std::process::exit(EXIT_INTERRUPTED);
+        }
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

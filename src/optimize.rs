@@ -216,6 +216,7 @@ impl<S: HybridSystem> Adapter<'_, '_, S> {
                 return Ok((c.f, c.g.clone()));
             }
         }
+        crate::interrupt::check()?;
         let (th, dxdz) = self.theta(z);
         if th.iter().any(|v| !v.is_finite()) {
             return Err(Error::Optimizer(format!(
@@ -429,20 +430,15 @@ impl Observe<IterState<Vec<f64>, Vec<f64>, (), (), (), f64>> for Recorder {
 
 /// Line-search restarts after a trial point left the cost's domain (an event that the
 /// cost needs stopped happening, or grazing / sticking / Zeno appeared): at most this many,
-/// each from the last accepted iterate with the line search's largest step bounded (4 at
-/// the first restart, then divided by `RESTART_SHRINK` each time; unbounded before). Each
-/// is reported in [`OptimizeResult::restarts`]; other errors end the run at once.
+/// each from the last accepted iterate with a fresh solver whose first trial step is
+/// `RESTART_SHRINK` times shorter than the previous run's (the cost's scale is raised;
+/// the convergence tests are scaled with it, so they keep their meaning). Later steps
+/// are the solver's own (L-BFGS: unit quasi-Newton steps), so a restart does not slow the
+/// rest of the run. Each is reported in [`OptimizeResult::restarts`]; other errors end
+/// the run at once.
 pub const MAX_RESTARTS: usize = 6;
 const KINK_STOP: &str = "stopped at a kink (kink policy \"stop\")";
 pub const RESTART_SHRINK: f64 = 4.0;
-
-fn next_step_max(s: f64) -> f64 {
-    if s.is_infinite() {
-        4.0
-    } else {
-        s / RESTART_SHRINK
-    }
-}
 
 type RunOut<A> = (
     Option<A>,
@@ -507,6 +503,13 @@ pub fn optimize<S: HybridSystem>(
     let kink_at_start =
         settings.at_kink == KinkPolicy::Stop && !kinks.lock().expect("kinks").is_empty();
     if gnorm0 == 0.0 || kink_at_start {
+        // at a kink, the point where it was evaluated (the transform's round trip may move
+        // θ by an ulp), so that the final point is recognised as the kink
+        let met = kinks.lock().expect("kinks").last().map(|k| k.theta.clone());
+        let theta_final = match met {
+            Some(th) if kink_at_start => th,
+            _ => base.clone(),
+        };
         return Ok(OptimizeResult {
             outcome: if kink_at_start {
                 Outcome::Kink
@@ -524,8 +527,8 @@ pub fn optimize<S: HybridSystem>(
             gradient_calls: 0,
             initial_cost: f0,
             final_cost: f0,
-            theta_initial: base.clone(),
-            theta_final: base,
+            theta_final,
+            theta_initial: base,
             final_grad_norm: gnorm0,
             wall_time_s: start.elapsed().as_secs_f64(),
             history: vec![],
@@ -548,8 +551,8 @@ pub fn optimize<S: HybridSystem>(
     let mut z_start = z0.clone();
     let mut iter_offset = 0u64;
     let mut total_counts: std::collections::HashMap<String, u64> = Default::default();
-    let step_shrink = 1.0;
-    let mut step_max = f64::INFINITY;
+    // the first trial step of the current run relative to `first_step`
+    let mut step_shrink = 1.0;
     let (adapter, reason, zbest) = loop {
         let mut adapter = make(scale);
         // A restart begins with a shorter first step: scale the start point's gradient.
@@ -561,7 +564,7 @@ pub fn optimize<S: HybridSystem>(
             rescale: 1.0 / step_shrink,
         };
         let ls = MoreThuenteLineSearch::new()
-            .with_bounds(f64::EPSILON.sqrt(), step_max)
+            .with_bounds(f64::EPSILON.sqrt(), f64::INFINITY)
             .map_err(|e| Error::Optimizer(e.to_string()))?;
         let remaining = settings.max_iters.saturating_sub(iter_offset);
         let run: Result<RunOut<Adapter<'_, '_, S>>, argmin::core::Error> = match settings.solver {
@@ -606,6 +609,9 @@ pub fn optimize<S: HybridSystem>(
             }
         };
         let pending = error_slot.lock().expect("error slot").take();
+        if matches!(pending, Some(Error::Interrupted)) {
+            return Err(Error::Interrupted);
+        }
         let last_good = || {
             rows.lock()
                 .expect("history")
@@ -624,9 +630,15 @@ pub fn optimize<S: HybridSystem>(
                             iter_offset = it;
                             restarts.push(format!("after iteration {it}: {inner}"));
                             z_start = z;
-                            step_max = next_step_max(step_max);
+                            step_shrink /= RESTART_SHRINK;
                             continue;
                         }
+                    }
+                    if inner.is_domain_error() && restarts.len() >= MAX_RESTARTS {
+                        return Err(Error::RestartsExhausted {
+                            restarts: restarts.len(),
+                            source: Box::new(inner),
+                        });
                     }
                     return Err(Error::Optimizer(format!("an evaluation failed: {inner}")));
                 }
@@ -661,8 +673,14 @@ pub fn optimize<S: HybridSystem>(
                 if let Some((_, z)) = last_good() {
                     z_start = z;
                 }
-                step_max = next_step_max(step_max);
+                step_shrink /= RESTART_SHRINK;
                 continue;
+            }
+            if e.is_domain_error() && restarts.len() >= MAX_RESTARTS {
+                return Err(Error::RestartsExhausted {
+                    restarts: restarts.len(),
+                    source: Box::new(e),
+                });
             }
             return Err(Error::Optimizer(format!(
                 "an evaluation failed during the line search ({}){}: {e}",

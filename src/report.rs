@@ -1,7 +1,9 @@
 //! Results folders and files, written atomically.
 //!
 //! Result files are written atomically: an error or Ctrl-C never leaves a half-written
-//! file, and an earlier good result is not destroyed.
+//! file, and an earlier good result is not destroyed (Ctrl-C through the command line's
+//! SIGINT handler and [`crate::interrupt`]: the commit is refused and the staging folder
+//! deleted).
 //!
 //! - [`write_atomic`] writes one file to a temporary name next to it and renames it into
 //!   place (a rename within one folder is atomic).
@@ -176,7 +178,11 @@ impl Staging {
     ///
     /// An existing final folder is first renamed aside and deleted only after the new one
     /// is in place; if the swap fails, the old folder is renamed back.
+    ///
+    /// Once an interruption was requested ([`crate::interrupt`]) it returns
+    /// [`Error::Interrupted`] instead, and dropping `self` deletes the staging folder.
     pub fn commit(mut self) -> Result<PathBuf, Error> {
+        crate::interrupt::check()?;
         let name = self
             .final_dir
             .file_name()

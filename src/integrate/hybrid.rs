@@ -316,6 +316,9 @@ pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
     let mut bp = 1usize; // index of the next breakpoint
     let mut watches: Vec<Watch> = Vec::new();
     let mut need_watch_init = true;
+    // where the watches were last set up (t0 or the last event): a guard that sticks to
+    // its surface stuck there
+    let mut t_watch_init = t0;
     let mut terminated = false;
 
     'segments: while bp < breakpoints.len() && !terminated {
@@ -346,6 +349,7 @@ pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
         }
         let fresh_watches = need_watch_init;
         if need_watch_init {
+            t_watch_init = t.re();
             watches = (0..sys.n_guards())
                 .map(|k| {
                     let active = sys.guard_active(mode, k);
@@ -426,6 +430,7 @@ pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
                     h_min,
                 });
             }
+            crate::interrupt::check()?;
             if stats.steps + stats.rejected >= sopt.max_steps {
                 return Err(Error::TooManySteps {
                     t: t.re(),
@@ -559,7 +564,7 @@ pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 let h_stick = 1e3 * h_min;
                 if h_used <= h_stick {
                     return Err(Error::Sticking {
-                        t: t.re(),
+                        t: t_watch_init,
                         mode: sys.mode_name(mode),
                         guard: sys.guard_name(k),
                     });

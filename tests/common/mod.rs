@@ -2,6 +2,8 @@
 //! four gradient methods side by side.
 #![allow(dead_code)]
 
+pub mod ball;
+
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::HybridSystem;

@@ -1,0 +1,225 @@
+//! Failures after a run has begun must leave an earlier result intact: Ctrl-C (SIGINT)
+//! during a long optimization ends the program with exit code 130, removes its staging
+//! folder and leaves the earlier results byte-identical; an error while plotting, after the
+//! results folder was staged, does the same (exit code 1); and a commit after an
+//! interruption was requested is refused.
+
+use hybridopt::report::Staging;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hybridopt"));
+    c.env("RUST_BACKTRACE", "0");
+    c
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hybridopt-paths-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn problem(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("problems")
+        .join(name)
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Every file under `dir` (relative path → bytes).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    let mut m = BTreeMap::new();
+    walk(dir, dir, &mut m);
+    m
+}
+
+/// Names in `parent` other than `keep` (a staging or old folder left behind).
+fn leftovers(parent: &Path, keep: &str) -> Vec<String> {
+    std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != keep)
+        .collect()
+}
+
+/// SIGINT during a long optimization (thrust_control, 60 control coefficients, with the FD
+/// gradient and an iteration budget of 100000) after an earlier successful run into the
+/// same `--out`: exit code 130 (without the handler the child dies of the signal and has no
+/// exit code), a message that says so, no staging folder, and every file of the earlier
+/// result byte-identical.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_optimization_keeps_the_earlier_result() {
+    let parent = tmpdir("sigint");
+    let out = parent.join("res");
+    let p = problem("thrust_control.toml");
+    let first = bin()
+        .args([
+            "optimize",
+            p.to_str().unwrap(),
+            "--quiet",
+            "--max-iters",
+            "1",
+        ])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    ok(&first);
+    let before = snapshot(&out);
+    assert!(before.contains_key(Path::new("summary.json")));
+    let start = Instant::now();
+    let child = bin()
+        .args([
+            "optimize",
+            p.to_str().unwrap(),
+            "--quiet",
+            "--gradient",
+            "fd",
+        ])
+        .args(["--max-iters", "100000", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // long enough for the child to be inside the optimization, far short of its end
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the pid of our own child, which has not been waited for yet.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(rc, 0, "kill failed");
+    let o = child.wait_with_output().unwrap();
+    let took = start.elapsed();
+    let err = String::from_utf8_lossy(&o.stderr);
+    println!("interrupted after {took:?}: {:?}, {err}", o.status);
+    // exit code 130 (not killed by the signal: the handler ran and the program cleaned up)
+    assert_eq!(o.status.code(), Some(130), "status {:?}: {err}", o.status);
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // it stopped soon after the signal, not at the end of the optimization (measured: it
+    // exits 8–35 ms after the signal; the bound is generous for loaded machines)
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert_eq!(leftovers(&parent, "res"), Vec::<String>::new());
+    assert!(snapshot(&out) == before, "the earlier result changed");
+    let _ = std::fs::remove_dir_all(&parent);
+}
+
+/// An error while plotting, after the results folder was staged (`gradient --out` writes
+/// `sensitivity.png` and then `seed_<objective>.png`; an objective name of 300 characters
+/// makes that file name longer than the file system allows): a plotting error, exit code
+/// 1, no staging folder, and the earlier result byte-identical.
+#[test]
+fn plotting_error_after_staging_keeps_the_earlier_result() {
+    let parent = tmpdir("plot");
+    let out = parent.join("res");
+    let text = std::fs::read_to_string(problem("bouncing_ball.toml")).unwrap();
+    let good = parent.join("good.toml");
+    std::fs::write(&good, &text).unwrap();
+    let long = "o".repeat(300);
+    let bad = parent.join("bad.toml");
+    std::fs::write(
+        &bad,
+        text.replace(
+            "kind = \"integral_squared\"",
+            &format!("kind = \"integral_squared\"\nobjective = \"{long}\""),
+        )
+        .replace(
+            "kind = \"terminal_squared\"",
+            &format!("kind = \"terminal_squared\"\nobjective = \"{long}\""),
+        ),
+    )
+    .unwrap();
+    let first = bin()
+        .args([
+            "gradient",
+            good.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    ok(&first);
+    let before = snapshot(&out);
+    assert!(before.contains_key(Path::new("gradient.json")));
+    assert!(before.contains_key(Path::new("seed_cost.png")));
+    let o = bin()
+        .args([
+            "gradient",
+            bad.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    println!("{:?}: {err}", o.status);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    // the failure is the plot of the seed figure, i.e. after staging began
+    assert!(err.contains("plotting") && err.contains("seed_o"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let names: Vec<String> = leftovers(&parent, "res")
+        .into_iter()
+        .filter(|n| !n.ends_with(".toml"))
+        .collect();
+    assert_eq!(names, Vec::<String>::new());
+    assert!(snapshot(&out) == before, "the earlier result changed");
+    let _ = std::fs::remove_dir_all(&parent);
+}
+
+/// A commit after an interruption was requested is refused with `Error::Interrupted`, the
+/// staging folder is deleted and the earlier folder is untouched (this covers Ctrl-C that
+/// arrives while the results are being written). In-process: this file's other tests run
+/// the program as a child, so the process-wide flag does not reach them.
+#[test]
+fn commit_is_refused_after_an_interruption() {
+    let parent = tmpdir("commit");
+    let out = parent.join("res");
+    let st = Staging::new(&out).unwrap();
+    st.write_bytes("a.txt", b"earlier").unwrap();
+    st.commit().unwrap();
+    let st = Staging::new(&out).unwrap();
+    st.write_bytes("a.txt", b"later").unwrap();
+    st.write_bytes("b.txt", b"later").unwrap();
+    let staged = st.dir().to_path_buf();
+    assert!(staged.exists());
+    hybridopt::interrupt::request();
+    let r = st.commit();
+    hybridopt::interrupt::clear();
+    assert!(
+        matches!(r, Err(hybridopt::Error::Interrupted)),
+        "commit after Ctrl-C: {r:?}"
+    );
+    assert!(!staged.exists(), "the staging folder remains");
+    assert_eq!(leftovers(&parent, "res"), Vec::<String>::new());
+    assert_eq!(std::fs::read(out.join("a.txt")).unwrap(), b"earlier");
+    assert!(!out.join("b.txt").exists());
+    // and without a request, a commit goes through
+    let st = Staging::new(&out).unwrap();
+    st.write_bytes("a.txt", b"later").unwrap();
+    st.commit().unwrap();
+    assert_eq!(std::fs::read(out.join("a.txt")).unwrap(), b"later");
+    let _ = std::fs::remove_dir_all(&parent);
+}
