@@ -1,8 +1,14 @@
-//! Gradient cost benchmark: forward simulation vs adjoint, direct, dual and FD gradients,
-//! with ratios measured in one run; and the adjoint's time as the parameter count grows
-//! through a control parameterization (the direct method's grows with it).
+//! Gradient cost benchmark, with ratios measured in one run: forward simulation vs adjoint,
+//! direct, dual and FD gradients; the adjoint as the parameter count grows through a control
+//! parameterization (up to 1,000 coefficients); the five-bar's three seed costs over
+//! horizons of 5, 50 and 200 s, with the peak memory of `hybridopt gradient --method
+//! adjoint`.
 //!
-//! Run: `cargo bench --bench gradients`
+//! Every ratio the README claims is checked at the end: a ratio above its claim makes the
+//! benchmark exit non-zero ("CLAIM FAILED"). `--quick` (what CI runs) takes fewer
+//! repetitions and skips the slow witnesses and the 200 s horizon.
+//!
+//! Run: `cargo bench --bench gradients` (or `-- --quick`).
 
 use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{Objective, Term};
@@ -11,10 +17,11 @@ use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{adjoint, evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::bouncing_ball::{BouncingBall, ThrustBall};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 fn median_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
-    let mut v: Vec<f64> = (0..reps)
+    let mut v: Vec<f64> = (0..reps.max(1))
         .map(|_| {
             let t = Instant::now();
             f();
@@ -25,8 +32,27 @@ fn median_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
     v[v.len() / 2]
 }
 
-fn ball_objective() -> Objective {
-    hybridopt::systems::bouncing_ball::shipped_objective()
+/// The README's claims, checked against what this run measured.
+#[derive(Default)]
+struct Claims {
+    failed: Vec<String>,
+}
+
+impl Claims {
+    /// `what` measured `value`; the README claims at most `bound`.
+    fn at_most(&mut self, what: &str, value: f64, bound: f64) {
+        let ok = value <= bound;
+        println!(
+            "  claim {:<58} {:>8.2} ≤ {:<6} {}",
+            what,
+            value,
+            bound,
+            if ok { "ok" } else { "FAILED" }
+        );
+        if !ok {
+            self.failed.push(format!("{what}: {value:.3} > {bound}"));
+        }
+    }
 }
 
 fn table<S: HybridSystem>(
@@ -35,11 +61,11 @@ fn table<S: HybridSystem>(
     theta: &[f64],
     reps: usize,
     with_slow: bool,
-) {
+) -> Vec<(GradientMethod, f64, f64)> {
     let tf = median_time(reps, || {
         setup.simulate(theta).unwrap();
     });
-    let traj = setup.simulate(theta).unwrap();
+    let traj = setup.simulate_for_adjoint(theta).unwrap();
     let tb = median_time(reps, || {
         adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
     });
@@ -63,22 +89,80 @@ fn table<S: HybridSystem>(
         methods.push(GradientMethod::Dual);
         methods.push(GradientMethod::Fd);
     }
+    let mut out = Vec::new();
     for m in methods {
         let t = median_time(reps, || {
             evaluate(setup, theta, m).unwrap();
         });
         println!("  {:10} {:>12.3e} {:>10.2}", m.name(), t, t / tf);
+        out.push((m, t, t / tf));
     }
+    out
+}
+
+fn ratio_of(rows: &[(GradientMethod, f64, f64)], m: GradientMethod) -> (f64, f64) {
+    rows.iter()
+        .find(|r| r.0 == m)
+        .map(|r| (r.1, r.2))
+        .expect("method row")
+}
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `problems/five_bar_seed.toml` with its horizon replaced, written to a temporary file.
+fn five_bar_seed_file(t_end: f64) -> PathBuf {
+    let text = std::fs::read_to_string(manifest().join("problems/five_bar_seed.toml")).unwrap();
+    assert!(text.contains("t_end = 5.0"));
+    let text = text.replace("t_end = 5.0", &format!("t_end = {t_end:.1}"));
+    let path = std::env::temp_dir().join(format!(
+        "hybridopt-bench-five_bar_seed-{t_end}-{}.toml",
+        std::process::id()
+    ));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Peak resident memory (MB) of `hybridopt gradient FILE --method adjoint --json`, from the
+/// child's resource usage.
+fn peak_rss_mb(file: &Path) -> f64 {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hybridopt"))
+        .arg("gradient")
+        .arg(file)
+        .args(["--method", "adjoint", "--json", "--no-tau"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run hybridopt");
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child and fills a zeroed rusage
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert!(
+        pid > 0 && status == 0,
+        "hybridopt gradient failed on {file:?}"
+    );
+    usage.ru_maxrss as f64 / 1024.0
 }
 
 fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let mut claims = Claims::default();
     let ball = BouncingBall;
-    let mut s = Setup::new(&ball, 0.0, 3.0, None, vec![ball_objective()]);
+    let mut s = Setup::new(
+        &ball,
+        0.0,
+        3.0,
+        None,
+        vec![hybridopt::systems::bouncing_ball::shipped_objective()],
+    );
     s.solver.rtol = 1e-8;
     s.solver.atol = 1e-8;
     let theta = BouncingBall::default_params();
     println!("== bouncing ball with drag, rtol = atol = 1e-8 ==");
-    table("ball", &s, &theta, 201, true);
+    let rows = table("ball", &s, &theta, if quick { 51 } else { 201 }, !quick);
+    let ball_ratio = ratio_of(&rows, GradientMethod::Adjoint).1;
 
     println!();
     println!(
@@ -89,49 +173,48 @@ fn main() {
         "nθ", "forward [s]", "adjoint [s]", "direct [s]", "adj/fwd", "dir/fwd"
     );
     let tb = ThrustBall;
-    let mut first: Option<(f64, f64)> = None;
-    for k in [0usize, 5, 15, 45, 95] {
-        let grid = if k == 0 {
-            None
-        } else {
-            Some(ControlGrid {
-                basis: Basis::PiecewiseConstant,
-                t0: 0.0,
-                t1: 3.0,
-                intervals: k,
-                channels: 1,
-            })
-        };
+    let mut thrust_worst: f64 = 0.0;
+    let ks: &[usize] = if quick {
+        &[0, 45, 999]
+    } else {
+        &[0, 5, 15, 45, 95, 999]
+    };
+    for &k in ks {
+        let grid = (k > 0).then_some(ControlGrid {
+            basis: Basis::PiecewiseConstant,
+            t0: 0.0,
+            t1: 3.0,
+            intervals: k,
+            channels: 1,
+        });
         // with no grid the control is absent (u = 0)
-        let mut obj = ball_objective().terms;
+        let mut obj = hybridopt::systems::bouncing_ball::shipped_objective().terms;
         obj.push(Term::Effort { weight: 0.01 });
         let mut s = Setup::new(&tb, 0.0, 3.0, grid, vec![Objective::new("psi", obj)]);
         s.solver.rtol = 1e-8;
         s.solver.atol = 1e-8;
         let mut theta = BouncingBall::default_params();
         theta.extend((0..k).map(|i| 0.5 * ((i as f64) * 0.7).sin()));
-        let reps = 21;
+        let reps = if quick || k > 100 { 7 } else { 21 };
         let tf = median_time(reps, || {
             s.simulate(&theta).unwrap();
         });
         let ta = median_time(reps, || {
             evaluate(&s, &theta, GradientMethod::Adjoint).unwrap();
         });
-        let td = median_time(reps, || {
+        // the direct method with 1,000 columns takes seconds: measured once
+        let td = median_time(if k > 100 { 1 } else { reps }, || {
             evaluate(&s, &theta, GradientMethod::Direct).unwrap();
         });
-        let (ra, rd) = (ta / tf, td / tf);
-        if first.is_none() {
-            first = Some((ra, rd));
-        }
+        thrust_worst = thrust_worst.max(ta / tf);
         println!(
             "  {:>6} {:>12.3e} {:>12.3e} {:>12.3e} {:>10.2} {:>10.2}",
             theta.len(),
             tf,
             ta,
             td,
-            ra,
-            rd
+            ta / tf,
+            td / tf
         );
     }
 
@@ -139,9 +222,97 @@ fn main() {
     println!(
         "== five-bar (index-1, Baumgarte), the three seed costs at once, rtol = atol = 1e-10 =="
     );
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/five_bar_seed.toml");
-    let p = Problem::load(&path).expect("problems/five_bar_seed.toml");
+    let p = Problem::load(&manifest().join("problems/five_bar_seed.toml"))
+        .expect("problems/five_bar_seed.toml");
     let s = p.setup().unwrap();
     let theta = p.theta_values();
-    table("five-bar", &s, &theta, 3, true);
+    let rows = table("five-bar", &s, &theta, if quick { 3 } else { 5 }, !quick);
+    let (t_adj, fb_ratio) = ratio_of(&rows, GradientMethod::Adjoint);
+    let (t_dir, _) = ratio_of(&rows, GradientMethod::Direct);
+
+    println!();
+    println!("== five-bar seed costs over longer horizons (adjoint gradient; peak RSS of `hybridopt gradient --method adjoint`) ==");
+    println!(
+        "  {:>6} {:>7} {:>8} {:>12} {:>12} {:>9} {:>9} {:>12}",
+        "t_end",
+        "events",
+        "steps",
+        "forward [s]",
+        "adjoint [s]",
+        "adj/fwd",
+        "replayed",
+        "peak RSS [MB]"
+    );
+    let horizons: &[f64] = if quick {
+        &[5.0, 50.0]
+    } else {
+        &[5.0, 50.0, 200.0]
+    };
+    let mut horizon_ratios = Vec::new();
+    let mut peak_200 = None;
+    for &t_end in horizons {
+        let file = five_bar_seed_file(t_end);
+        let p = Problem::load(&file).unwrap();
+        let s = p.setup().unwrap();
+        let reps = if t_end > 10.0 { 1 } else { 3 };
+        let tf = median_time(reps, || {
+            s.simulate(&theta).unwrap();
+        });
+        let mut stats = None;
+        let ta = median_time(reps, || {
+            stats = Some(evaluate(&s, &theta, GradientMethod::Adjoint).unwrap().stats);
+        });
+        let st = stats.unwrap();
+        let rss = peak_rss_mb(&file);
+        std::fs::remove_file(&file).ok();
+        if t_end >= 200.0 {
+            peak_200 = Some(rss);
+        }
+        horizon_ratios.push(ta / tf);
+        println!(
+            "  {:>6} {:>7} {:>8} {:>12.3e} {:>12.3e} {:>9.2} {:>9} {:>12.1}",
+            t_end,
+            st.events,
+            st.steps,
+            tf,
+            ta,
+            ta / tf,
+            st.replayed_steps,
+            rss
+        );
+    }
+
+    println!();
+    println!("== claims (README) ==");
+    claims.at_most("ball at 1e-8: adjoint gradient / forward", ball_ratio, 3.5);
+    claims.at_most(
+        "thrust ball, nθ 5 → 1,004: adjoint gradient / forward (worst)",
+        thrust_worst,
+        3.5,
+    );
+    claims.at_most(
+        "five_bar_seed at 1e-10: adjoint gradient / forward",
+        fb_ratio,
+        8.0,
+    );
+    claims.at_most(
+        "five_bar_seed: adjoint time / direct time",
+        t_adj / t_dir,
+        1.0 / 3.0,
+    );
+    let (lo, hi) = horizon_ratios
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &r| (a.min(r), b.max(r)));
+    claims.at_most(
+        "five_bar_seed, t_end 5 → 200: adj/fwd spread (max/min)",
+        hi / lo,
+        1.25,
+    );
+    if let Some(m) = peak_200 {
+        claims.at_most("five_bar_seed, t_end = 200: peak RSS [MB]", m, 40.0);
+    }
+    if !claims.failed.is_empty() {
+        eprintln!("CLAIM FAILED: {}", claims.failed.join("; "));
+        std::process::exit(1);
+    }
 }

@@ -3,14 +3,18 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use hybridopt::artifacts::{self, trajectory_table, Table};
+use hybridopt::integrate::Stats;
 use hybridopt::optimize::{optimize, OptimizeResult};
 use hybridopt::plot::{write_figure, LineKind};
 use hybridopt::problem::{Problem, SolverKind};
 use hybridopt::report::Staging;
-use hybridopt::sensitivity::{evaluate, forward, simultaneous, GradientMethod};
+use hybridopt::sensitivity::timing::{self, Samples, TimingReport};
+use hybridopt::sensitivity::{evaluate, forward, simultaneous, Evaluation, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::builtin::Builtin;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,15 +79,25 @@ enum Command {
         /// Override a parameter value: NAME=VALUE (repeatable).
         #[arg(long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
-        /// Relative tolerance (overrides the file).
+        /// Relative tolerance (overrides the file; the file's atol stays unless --atol is
+        /// given too: "at tolerance X" means both). The JSON reports both as `tolerances`.
         #[arg(long)]
         rtol: Option<f64>,
         /// Absolute tolerance (overrides the file).
         #[arg(long)]
         atol: Option<f64>,
-        /// Timings are medians over this many runs.
+        /// Timings are medians over this many runs of each method (after one untimed plain
+        /// simulation, the warm-up). `timing.forward_s` is the plain simulation that starts
+        /// each timed run of the first method that has one (adjoint, fd, dual); with
+        /// `--method direct` alone, a separate loop of plain simulations. `gradient_s` is
+        /// the requested method's (the adjoint's for `all`).
         #[arg(long, default_value_t = 1)]
         repeat: usize,
+        /// Skip τ = dt_e/dθ in the event list. τ is taken from a timed run that computed it
+        /// (direct, else dual); otherwise it costs one direct pass after the timed runs
+        /// (outside the timings), which this flag saves.
+        #[arg(long)]
+        no_tau: bool,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
@@ -252,11 +266,6 @@ fn cmd_simulate(path: &Path, out: Option<PathBuf>, params: &[String], as_json: b
     Ok(())
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
     let num = a
         .iter()
@@ -272,6 +281,45 @@ fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
+/// Where the event list's τ came from.
+#[derive(Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum TauSource {
+    /// The timed direct runs.
+    Direct,
+    /// The timed dual runs.
+    Dual,
+    /// One direct pass after the timed runs.
+    DirectPass,
+}
+
+impl TauSource {
+    fn describe(self) -> &'static str {
+        match self {
+            TauSource::Direct => "the direct runs",
+            TauSource::Dual => "the dual runs",
+            TauSource::DirectPass => "one direct pass",
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Tolerances {
+    rtol: f64,
+    atol: f64,
+}
+
+/// The fields `gradient --json` adds to its hand-built report.
+#[derive(Serialize)]
+struct GradientExtras<'a> {
+    timing: &'a TimingReport,
+    /// All the work of each method (`Evaluation::stats` of its last run).
+    work: BTreeMap<&'static str, Stats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tau_from: Option<TauSource>,
+    tolerances: Tolerances,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn cmd_gradient(
     path: &Path,
@@ -280,9 +328,11 @@ fn cmd_gradient(
     rtol: Option<f64>,
     atol: Option<f64>,
     repeat: usize,
+    no_tau: bool,
     as_json: bool,
     out: Option<PathBuf>,
 ) -> Result<()> {
+    let wall = Instant::now();
     let mut p = load(path, params)?;
     for (name, v) in [("--rtol", rtol), ("--atol", atol)] {
         if let Some(v) = v {
@@ -310,35 +360,77 @@ fn cmd_gradient(
         MethodArg::Dual => vec![GradientMethod::Dual],
         MethodArg::All => GradientMethod::all().to_vec(),
     };
-    // forward timing
-    let mut tf = Vec::new();
-    let mut traj = None;
-    for _ in 0..repeat {
-        let t0 = Instant::now();
-        let tr = setup.simulate(&theta)?;
-        tf.push(t0.elapsed().as_secs_f64());
-        traj = Some(tr);
-    }
-    let Some(traj) = traj else {
-        bail!("--repeat must be at least 1");
-    };
-    let mut results = Vec::new();
+    // One plain simulation, untimed: the run behind "stats" and the simultaneous-event
+    // report, and the warm-up (first allocations, cold caches) of the timed runs.
+    let traj = setup.simulate(&theta)?;
+    let mut results: Vec<(GradientMethod, Evaluation, Samples)> = Vec::new();
     for &m in &methods {
-        let mut times = Vec::new();
+        let mut samples = Samples::default();
         let mut ev = None;
         for _ in 0..repeat {
-            let t0 = Instant::now();
             let e = evaluate(&setup, &theta, m)?;
-            times.push(t0.elapsed().as_secs_f64());
+            samples.push(&e.timing);
             ev = Some(e);
         }
         let Some(ev) = ev else {
             bail!("--repeat must be at least 1");
         };
-        results.push((m, ev, median(times)));
+        results.push((m, ev, samples));
     }
-    // event report with τ (from the direct method's tape)
-    let fw = forward::forward_sensitivity(&setup, &theta)?;
+    let timed_median = |s: &Samples| -> Result<f64> {
+        s.total_median()
+            .context("--repeat must be at least 1: no timed run")
+    };
+    let gradient_s = timed_median(&results[0].2)?;
+    // forward_s: the plain simulation that starts each timed run of the first method that
+    // has one (adjoint, fd, dual); a separate loop of plain simulations for `direct` alone.
+    let first_forward = results
+        .iter()
+        .find_map(|(m, _, s)| s.forward_median().map(|f| (f, m.name().to_string())));
+    let (forward_s, forward_from) = match first_forward {
+        Some(f) => f,
+        None => {
+            let mut tf = Vec::with_capacity(repeat);
+            for _ in 0..repeat {
+                let t0 = Instant::now();
+                setup.simulate(&theta)?;
+                tf.push(t0.elapsed().as_secs_f64());
+            }
+            let f = timing::median(&tf).context("--repeat must be at least 1")?;
+            (f, "simulate".to_string())
+        }
+    };
+    // τ: from a timed run that computed it (direct, else dual); otherwise from one direct
+    // pass outside the timed runs, unless --no-tau. `--out` needs that pass for its figures.
+    let from_run = results
+        .iter()
+        .filter(|_| !no_tau)
+        .find_map(|(m, ev, _)| Some((*m, ev.tau.clone()?)));
+    let need_pass = out.is_some() || (!no_tau && from_run.is_none());
+    let fw = if need_pass {
+        let t0 = Instant::now();
+        let fw = forward::forward_sensitivity(&setup, &theta)?;
+        Some((fw, t0.elapsed().as_secs_f64()))
+    } else {
+        None
+    };
+    let (tau_events, tau_from, tau_s) = match (&from_run, &fw) {
+        _ if no_tau => (None, None, None),
+        (Some((m, tau)), _) => (
+            Some(tau.as_slice()),
+            Some(match m {
+                GradientMethod::Dual => TauSource::Dual,
+                _ => TauSource::Direct,
+            }),
+            None,
+        ),
+        (None, Some((fw, t))) => (
+            Some(fw.events.as_slice()),
+            Some(TauSource::DirectPass),
+            Some(*t),
+        ),
+        (None, None) => (None, None, None),
+    };
     let main = &results[0];
     let by_name = |g: &[f64]| -> Map<String, Value> {
         names
@@ -359,16 +451,18 @@ fn cmd_gradient(
     // matrix (state block), and whether ψ is nonsmooth here, with one-sided derivatives.
     let groups = simultaneous::simultaneous_events(&setup, &traj, &theta)?;
     let nx = setup.nx();
-    let mut events: Vec<Value> = fw
-        .events
-        .iter()
-        .map(|e| {
-            json!({"t": e.t, "guard": setup.dims.guard_name(e.guard),
-                   "mode_before": setup.dims.mode_name(e.mode_before),
-                   "mode_after": setup.dims.mode_name(e.mode_after),
-                   "dt_dp": by_name(&e.tau)})
-        })
-        .collect();
+    let mut events: Vec<Value> = match tau_events {
+        Some(evs) => evs
+            .iter()
+            .map(|e| {
+                json!({"t": e.t, "guard": setup.dims.guard_name(e.guard),
+                       "mode_before": setup.dims.mode_name(e.mode_before),
+                       "mode_after": setup.dims.mode_name(e.mode_after),
+                       "dt_dp": by_name(&e.tau)})
+            })
+            .collect(),
+        None => events_json(&setup, &traj),
+    };
     for g in &groups {
         let guards: Vec<String> = g.guards.iter().map(|&k| setup.dims.guard_name(k)).collect();
         let saltations: Vec<Value> = if g.guards.len() <= 4 {
@@ -429,7 +523,6 @@ fn cmd_gradient(
         "witnesses": witnesses,
         "objectives": objectives,
         "events": events,
-        "timing": {"forward_s": median(tf.clone()), "gradient_s": main.2},
         "stats": stats_json(&traj.stats),
     });
     let mut obj = obj;
@@ -438,11 +531,42 @@ fn cmd_gradient(
         obj["one_sided"] = ns["one_sided"].clone();
         obj["pieces_max_relative_difference"] = ns["max_relative_difference"].clone();
     }
+    let mut methods_s = BTreeMap::new();
+    for (m, _, samples) in &results {
+        methods_s.insert(m.name().to_string(), timed_median(samples)?);
+    }
+    let timing = TimingReport {
+        forward_s,
+        gradient_s,
+        methods: methods_s,
+        repeat,
+        forward_from,
+        tau_s,
+        wall_s: wall.elapsed().as_secs_f64(),
+    };
+    let extras = GradientExtras {
+        timing: &timing,
+        work: results
+            .iter()
+            .map(|(m, ev, _)| (m.name(), ev.stats))
+            .collect(),
+        tau_from,
+        tolerances: Tolerances {
+            rtol: setup.solver.rtol,
+            atol: setup.solver.atol,
+        },
+    };
+    if let (Value::Object(o), Value::Object(x)) = (&mut obj, serde_json::to_value(&extras)?) {
+        o.extend(x);
+    }
     if let Some(dir) = out {
+        let Some((fw, _)) = &fw else {
+            bail!("internal: --out without its direct pass");
+        };
         let stage = Staging::new(&dir)?;
         let fig = artifacts::sensitivity_figure(
             &setup,
-            &fw,
+            fw,
             &theta,
             &p.plot_outputs,
             &(0..setup.np()).collect::<Vec<_>>(),
@@ -460,7 +584,7 @@ fn cmd_gradient(
             None => hybridopt::sensitivity::fd::fd_gradients(&setup, &theta, Default::default())?,
         };
         for (i, name) in obj_names.iter().enumerate() {
-            let (fig, z, m) = artifacts::seed_figure(&setup, &fw, i, &hist[i], &fd[i]);
+            let (fig, z, m) = artifacts::seed_figure(&setup, fw, i, &hist[i], &fd[i]);
             write_figure(
                 &fig,
                 &stage.path(&format!("seed_{name}.png")),
@@ -508,17 +632,22 @@ fn cmd_gradient(
         }
     }
     println!(
-        "  timing (median of {repeat}): forward {:.3e} s",
-        median(tf.clone())
+        "  timing (median of {repeat}): forward {forward_s:.3e} s (from {})",
+        timing.forward_from
     );
-    for (m, _, t) in &results {
+    for (m, _, samples) in &results {
+        let t = timed_median(samples)?;
         println!(
             "    {:8} {:.3e} s  ({:.2}× forward)",
             m.name(),
             t,
-            t / median(tf.clone())
+            t / forward_s
         );
     }
+    if let Some(t) = tau_s {
+        println!("    τ: one direct pass, {t:.3e} s (not timed above; --no-tau skips it)");
+    }
+    println!("    wall {:.3e} s", timing.wall_s);
     if let Some(ns) = &nonsmooth {
         println!(
             "  simultaneous events: ψ is {} here (crossing orders' gradients differ by {:.3e}); one-sided derivatives in the JSON output",
@@ -526,20 +655,30 @@ fn cmd_gradient(
             ns["max_relative_difference"].as_f64().unwrap_or(0.0)
         );
     }
-    println!("  events:");
-    for e in &fw.events {
-        let tau: Vec<String> = names
-            .iter()
-            .zip(&e.tau)
-            .take(8)
-            .map(|(n, v)| format!("{n}: {v:.6e}"))
-            .collect();
-        println!(
-            "    t = {:.12}  {}  dt/dθ = {{{}}}",
-            e.t,
-            setup.dims.guard_name(e.guard),
-            tau.join(", ")
-        );
+    match (tau_events, tau_from) {
+        (Some(evs), Some(from)) => {
+            println!("  events (τ from {}):", from.describe());
+            for e in evs {
+                let tau: Vec<String> = names
+                    .iter()
+                    .zip(&e.tau)
+                    .take(8)
+                    .map(|(n, v)| format!("{n}: {v:.6e}"))
+                    .collect();
+                println!(
+                    "    t = {:.12}  {}  dt/dθ = {{{}}}",
+                    e.t,
+                    setup.dims.guard_name(e.guard),
+                    tau.join(", ")
+                );
+            }
+        }
+        _ => {
+            println!("  events:");
+            for e in &traj.events {
+                println!("    t = {:.12}  {}", e.t, setup.dims.guard_name(e.guard));
+            }
+        }
     }
     Ok(())
 }
@@ -806,9 +945,12 @@ fn run(cli: Cli) -> Result<()> {
             rtol,
             atol,
             repeat,
+            no_tau,
             json,
             out,
-        } => cmd_gradient(&problem, method, &params, rtol, atol, repeat, json, out),
+        } => cmd_gradient(
+            &problem, method, &params, rtol, atol, repeat, no_tau, json, out,
+        ),
         Command::Optimize {
             problem,
             out,

@@ -6,7 +6,7 @@
 //! Explicit methods only (the implicit method's Newton matrix would need nested duals).
 
 use crate::error::Error;
-use crate::integrate::Method;
+use crate::integrate::{Method, Stats};
 use crate::model::HybridSystem;
 use crate::setup::Setup;
 use num_dual::Dual64;
@@ -18,6 +18,8 @@ pub struct DualResult {
     pub gradients: Vec<Vec<f64>>,
     /// dt_e/dθ per event (rows: events, columns: θ).
     pub event_tau: Vec<Vec<f64>>,
+    /// The summed counters of the nθ dual runs.
+    pub stats: Stats,
 }
 
 /// Runs one dual simulation per component of θ (in parallel).
@@ -31,7 +33,7 @@ pub fn dual_gradients<S: HybridSystem>(
         ));
     }
     let nth = theta.len();
-    type Column = Result<(Vec<f64>, Vec<f64>), Error>;
+    type Column = Result<(Vec<f64>, Vec<f64>, Stats), Error>;
     let cols: Vec<Column> = (0..nth)
         .into_par_iter()
         .map(|j| {
@@ -45,13 +47,16 @@ pub fn dual_gradients<S: HybridSystem>(
             Ok((
                 vals.iter().map(|v| v.eps).collect(),
                 traj.events.iter().map(|e| e.t.eps).collect(),
+                traj.stats,
             ))
         })
         .collect();
     let mut grads = vec![vec![0.0; nth]; setup.objectives.len()];
     let mut taus: Vec<Vec<f64>> = Vec::new();
+    let mut stats = Stats::default();
     for (j, c) in cols.into_iter().enumerate() {
-        let (g, tau) = c?;
+        let (g, tau, st) = c?;
+        stats += st;
         for (i, v) in g.into_iter().enumerate() {
             grads[i][j] = v;
         }
@@ -67,5 +72,6 @@ pub fn dual_gradients<S: HybridSystem>(
     Ok(DualResult {
         gradients: grads,
         event_tau: taus,
+        stats,
     })
 }

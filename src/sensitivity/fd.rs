@@ -6,6 +6,7 @@
 //! lengths, leave it at ~1e-6).
 
 use crate::error::Error;
+use crate::integrate::Stats;
 use crate::model::HybridSystem;
 use crate::setup::Setup;
 use rayon::prelude::*;
@@ -35,39 +36,67 @@ pub fn fd_gradients<S: HybridSystem>(
     theta: &[f64],
     opt: FdOptions,
 ) -> Result<Vec<Vec<f64>>, Error> {
+    fd_gradients_with_stats(setup, theta, opt).map(|(g, _)| g)
+}
+
+/// Number of perturbed simulations per parameter of the stencil of `opt` (2 or 4).
+pub fn runs_per_parameter(opt: FdOptions) -> usize {
+    if opt.order == 2 {
+        2
+    } else {
+        4
+    }
+}
+
+/// [`fd_gradients`] together with the summed counters of every perturbed simulation
+/// (`runs_per_parameter(opt) · nθ` runs; the unperturbed run is not among them).
+pub fn fd_gradients_with_stats<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+    opt: FdOptions,
+) -> Result<(Vec<Vec<f64>>, Stats), Error> {
     let nth = theta.len();
-    let eval = |th: &[f64]| -> Result<Vec<f64>, Error> {
+    let eval = |th: &[f64]| -> Result<(Vec<f64>, Stats), Error> {
         let tr = setup.simulate(th)?;
-        setup.objective_values(&tr, th)
+        Ok((setup.objective_values(&tr, th)?, tr.stats))
     };
-    let cols: Vec<Result<Vec<f64>, Error>> = (0..nth)
+    type Column = Result<(Vec<f64>, Stats), Error>;
+    let cols: Vec<Column> = (0..nth)
         .into_par_iter()
         .map(|j| {
             let h = opt.rel * theta[j].abs().max(1.0);
-            let at = |s: f64| {
+            let mut stats = Stats::default();
+            let mut at = |s: f64| -> Result<Vec<f64>, Error> {
                 let mut t = theta.to_vec();
                 t[j] += s * h;
-                eval(&t)
+                let (v, st) = eval(&t)?;
+                stats += st;
+                Ok(v)
             };
             let (vp, vm) = (at(1.0)?, at(-1.0)?);
             if opt.order == 2 {
-                return Ok(vp
+                let g = vp
                     .iter()
                     .zip(&vm)
                     .map(|(a, b)| (a - b) / (2.0 * h))
-                    .collect());
+                    .collect();
+                return Ok((g, stats));
             }
             let (vp2, vm2) = (at(2.0)?, at(-2.0)?);
-            Ok((0..vp.len())
+            let g = (0..vp.len())
                 .map(|i| (-vp2[i] + 8.0 * vp[i] - 8.0 * vm[i] + vm2[i]) / (12.0 * h))
-                .collect())
+                .collect();
+            Ok((g, stats))
         })
         .collect();
     let mut grads = vec![vec![0.0; nth]; setup.objectives.len()];
+    let mut stats = Stats::default();
     for (j, c) in cols.into_iter().enumerate() {
-        for (i, v) in c?.into_iter().enumerate() {
+        let (g, st) = c?;
+        stats += st;
+        for (i, v) in g.into_iter().enumerate() {
             grads[i][j] = v;
         }
     }
-    Ok(grads)
+    Ok((grads, stats))
 }

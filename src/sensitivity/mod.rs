@@ -10,6 +10,7 @@ pub mod forward;
 pub mod jump;
 pub mod seeds;
 pub mod simultaneous;
+pub mod timing;
 
 use crate::cost::Term;
 use crate::error::{Error, ModelError};
@@ -19,6 +20,8 @@ use crate::model::HybridSystem;
 use crate::setup::{ScalarJac, Setup};
 use nalgebra::DVector;
 use num_dual::Dual64;
+use std::time::Instant;
+pub use timing::EvalTiming;
 
 /// How a gradient is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -63,7 +66,16 @@ pub struct Evaluation {
     pub gradients: Vec<Vec<f64>>,
     /// The trajectory of X (state and cost quadratures).
     pub trajectory: Trajectory,
+    /// The counters of all the work of the method: the run of X plus the adjoint's
+    /// backward passes, the perturbed runs of FD, or the dual runs (the plain run alone is
+    /// `trajectory.stats`; for `Direct` both count the one run of X and S together).
     pub stats: Stats,
+    /// The event-time sensitivities τ = dt_e/dθ of every event, when the method computed
+    /// them: `Direct` (from S⁻ at each event) and `Dual` (the derivative of each located
+    /// event time); `None` for `Adjoint` and `Fd`.
+    pub tau: Option<Vec<EventSensitivity>>,
+    /// Wall-clock phases of this evaluation.
+    pub timing: EvalTiming,
 }
 
 /// Event report: time, guard, modes, and the event-time sensitivity τ = dt_e/dθ.
@@ -143,51 +155,107 @@ pub fn evaluate<S: HybridSystem>(
     theta: &[f64],
     method: GradientMethod,
 ) -> Result<Evaluation, Error> {
-    match method {
+    let start = Instant::now();
+    // The plain simulation that starts every method but `Direct`, timed on its own.
+    let simulate = || -> Result<(Trajectory, f64), Error> {
+        let t = Instant::now();
+        let traj = setup.simulate(theta)?;
+        Ok((traj, t.elapsed().as_secs_f64()))
+    };
+    let mut ev = match method {
         GradientMethod::Adjoint => {
+            // the adjoint's forward run keeps its dense output under the setup's
+            // checkpointing policy (the backward pass replays what was compacted)
+            let t = Instant::now();
             let traj = setup.simulate_for_adjoint(theta)?;
+            let forward_s = t.elapsed().as_secs_f64();
             let values = setup.objective_values(&traj, theta)?;
             let (gradients, astats) = adjoint::adjoint_gradients(setup, &traj, theta)?;
             let mut stats = traj.stats;
             stats += astats;
-            Ok(Evaluation {
+            Evaluation {
                 values,
                 gradients,
                 trajectory: traj,
                 stats,
-            })
+                tau: None,
+                timing: EvalTiming::forward(forward_s),
+            }
         }
         GradientMethod::Direct => {
             let r = forward::forward_sensitivity(setup, theta)?;
             let trajectory = r.state_trajectory(setup.n());
-            Ok(Evaluation {
+            Evaluation {
                 values: r.values,
                 gradients: r.gradients,
                 stats: r.trajectory.stats,
                 trajectory,
-            })
+                tau: Some(r.events),
+                timing: EvalTiming::default(),
+            }
         }
         GradientMethod::Fd => {
-            let traj = setup.simulate(theta)?;
+            let (traj, forward_s) = simulate()?;
             let values = setup.objective_values(&traj, theta)?;
-            let gradients = fd::fd_gradients(setup, theta, fd::FdOptions::default())?;
-            Ok(Evaluation {
+            let (gradients, fstats) =
+                fd::fd_gradients_with_stats(setup, theta, fd::FdOptions::default())?;
+            let mut stats = traj.stats;
+            stats += fstats;
+            Evaluation {
                 values,
                 gradients,
-                stats: traj.stats,
+                stats,
                 trajectory: traj,
-            })
+                tau: None,
+                timing: EvalTiming::forward(forward_s),
+            }
         }
         GradientMethod::Dual => {
-            let traj = setup.simulate(theta)?;
+            let (traj, forward_s) = simulate()?;
             let values = setup.objective_values(&traj, theta)?;
             let r = dual::dual_gradients(setup, theta)?;
-            Ok(Evaluation {
+            let mut stats = traj.stats;
+            stats += r.stats;
+            let tau = dual_event_sensitivities(&traj, &r.event_tau, theta.len());
+            Evaluation {
                 values,
                 gradients: r.gradients,
-                stats: traj.stats,
+                stats,
                 trajectory: traj,
-            })
+                tau,
+                timing: EvalTiming::forward(forward_s),
+            }
         }
+    };
+    ev.timing.total_s = start.elapsed().as_secs_f64();
+    Ok(ev)
+}
+
+/// The dual runs' event-time derivatives as event reports on the plain run's events; `None`
+/// when the dual runs did not locate the same number of events (they follow the plain run's
+/// step sequence, so they do unless an event is at the edge of being missed).
+fn dual_event_sensitivities(
+    traj: &Trajectory,
+    event_tau: &[Vec<f64>],
+    ntheta: usize,
+) -> Option<Vec<EventSensitivity>> {
+    let empty = vec![Vec::new(); traj.events.len()];
+    let taus = if ntheta == 0 { &empty[..] } else { event_tau };
+    if taus.len() != traj.events.len() {
+        return None;
     }
+    Some(
+        traj.events
+            .iter()
+            .zip(taus)
+            .map(|(e, tau)| EventSensitivity {
+                t: e.t,
+                guard: e.guard,
+                mode_before: e.mode_before,
+                mode_after: e.mode_after,
+                group: e.group,
+                tau: tau.clone(),
+            })
+            .collect(),
+    )
 }

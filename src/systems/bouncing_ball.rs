@@ -58,6 +58,8 @@ impl HybridSystem for BouncingBall {
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[3], p[4]])
     }
+    // `#[inline]`: inlined behind `Builtin`'s dispatch whatever codegen unit the caller is in.
+    #[inline]
     fn flow<D: Scalar>(
         &self,
         _m: usize,
@@ -71,9 +73,11 @@ impl HybridSystem for BouncingBall {
         dx[1] = -p[0] - p[2] * x[1];
         Ok(())
     }
+    #[inline]
     fn guard<D: Scalar>(&self, _m: usize, _k: usize, _t: D, x: &[D], _u: &[D], _p: &[D]) -> D {
         x[0]
     }
+    #[inline]
     fn reset<D: Scalar>(
         &self,
         m: usize,
@@ -84,6 +88,7 @@ impl HybridSystem for BouncingBall {
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((m, vec![x[0], -p[1] * x[1]]))
     }
+    #[inline]
     fn outputs<D: Scalar>(
         &self,
         _m: usize,
