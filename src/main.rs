@@ -318,6 +318,34 @@ struct GradientExtras<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tau_from: Option<TauSource>,
     tolerances: Tolerances,
+    memory: Memory,
+}
+
+/// The process's memory use, as the kernel counts it.
+#[derive(Serialize)]
+struct Memory {
+    /// Peak resident set (MB) of this process up to the report (`VmHWM` of
+    /// `/proc/self/status`; absent where that file is not there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_rss_mb: Option<f64>,
+}
+
+impl Memory {
+    /// Reads `VmHWM` (kB): the high-water mark of this process's own address space, which
+    /// starts afresh at exec (unlike `getrusage`'s `ru_maxrss`, which a spawned child
+    /// inherits from its parent).
+    fn now() -> Memory {
+        let peak = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            });
+        Memory {
+            peak_rss_mb: peak.map(|kb| kb / 1024.0),
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -555,6 +583,7 @@ fn cmd_gradient(
             rtol: setup.solver.rtol,
             atol: setup.solver.atol,
         },
+        memory: Memory::now(),
     };
     if let (Value::Object(o), Value::Object(x)) = (&mut obj, serde_json::to_value(&extras)?) {
         o.extend(x);

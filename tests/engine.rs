@@ -7,7 +7,7 @@ mod common;
 
 use common::Rng;
 use hybridopt::cost::{Objective, Term};
-use hybridopt::model::{vjp_by_dual_passes, OutputCotangent, VjpArgs, VjpOut};
+use hybridopt::model::{vjp_by_dual_passes, vjp_by_scalar_duals, OutputCotangent, VjpArgs, VjpOut};
 use hybridopt::multibody::{Formulation, MultibodySystem};
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{adjoint, evaluate, GradientMethod};
@@ -90,6 +90,20 @@ fn hook_vs_dual<M: MultibodySystem + HybridSystem>(
         )
         .unwrap();
         worst = worst.max(worst_rel(&gx1, &gx2)).max(worst_rel(&gp1, &gp2));
+        // one scalar-dual pass per direction gives the same products as the vector duals
+        let (mut gx3, mut gp3, mut y3) = (gx1.clone(), gp1.clone(), y1.clone());
+        vjp_by_scalar_duals(
+            sys,
+            args,
+            VjpOut {
+                gx: &mut gx3,
+                gu: &mut [],
+                gp: &mut gp3,
+                y: &mut y3,
+            },
+        )
+        .unwrap();
+        worst = worst.max(worst_rel(&gx3, &gx2)).max(worst_rel(&gp3, &gp2));
         if case == 2 {
             // the hook's outputs (from its own solve) are the outputs
             worst = worst.max(worst_rel(&y1, &y2));
