@@ -388,9 +388,11 @@ fn cmd_gradient(
         MethodArg::Dual => vec![GradientMethod::Dual],
         MethodArg::All => GradientMethod::all().to_vec(),
     };
-    // One plain simulation, untimed: the run behind "stats" and the simultaneous-event
-    // report, and the warm-up (first allocations, cold caches) of the timed runs.
-    let traj = setup.simulate(&theta)?;
+    // One simulation, untimed, its dense output kept under the checkpointing policy (the
+    // report needs only its events and stats): the run behind "stats" and the
+    // simultaneous-event report, and the warm-up (first allocations, cold caches) of the
+    // timed runs.
+    let traj = setup.simulate_for_adjoint(&theta)?;
     let mut results: Vec<(GradientMethod, Evaluation, Samples)> = Vec::new();
     for &m in &methods {
         let mut samples = Samples::default();
