@@ -288,7 +288,11 @@ fn main() {
         thrust_worst,
         4.5,
     );
-    claims.at_most("five_bar_seed at 1e-10: adjoint gradient / forward", fb_ratio, 9.0);
+    claims.at_most(
+        "five_bar_seed at 1e-10: adjoint gradient / forward",
+        fb_ratio,
+        9.0,
+    );
     claims.at_most(
         "five_bar_seed: adjoint time / direct time",
         t_adj / t_dir,
