@@ -266,6 +266,20 @@ pub struct VjpOut<'a> {
     pub y: &'a mut [f64],
 }
 
+/// ȳ of a dual-pass VJP: given, or computed from the outputs at the point (evaluated here
+/// in `f64` and written to `y`).
+fn output_cotangents<'b, S: HybridSystem + ?Sized>(
+    sys: &S,
+    a: &'b VjpArgs<'_>,
+    y: &mut [f64],
+    buf: &'b mut Vec<f64>,
+) -> Result<&'b [f64], ModelError> {
+    if let OutputCotangent::At(_) = a.ybar {
+        sys.outputs(a.mode, a.t, a.x, a.u, a.p, y)?;
+    }
+    Ok(a.ybar.resolve(y, a.k, buf))
+}
+
 /// [`vjp_by_dual_passes`] with one direction per pass in scalar duals ([`Dual64`]): the
 /// same numbers; cheaper than vector duals for small models, where a vector dual's
 /// per-operation overhead dominates (see [`SCALAR_DUAL_DIRECTIONS`]).
@@ -276,11 +290,8 @@ pub fn vjp_by_scalar_duals<S: HybridSystem + ?Sized>(
 ) -> Result<(), ModelError> {
     let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
     let with_y = a.ybar.is_some();
-    if let OutputCotangent::At(_) = a.ybar {
-        sys.outputs(a.mode, a.t, a.x, a.u, a.p, out.y)?;
-    }
     let mut buf = Vec::new();
-    let ybar = a.ybar.resolve(out.y, a.k, &mut buf);
+    let ybar = output_cotangents(sys, &a, out.y, &mut buf)?;
     let ny = ybar.len() / a.k.max(1);
     let lift = |v: &[f64]| v.iter().map(|&r| Dual64::from(r)).collect::<Vec<_>>();
     let (mut xd, mut ud, mut pd) = (lift(a.x), lift(a.u), lift(a.p));
@@ -344,11 +355,8 @@ pub fn vjp_by_dual_passes<S: HybridSystem + ?Sized>(
 ) -> Result<(), ModelError> {
     let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
     let with_y = a.ybar.is_some();
-    if let OutputCotangent::At(_) = a.ybar {
-        sys.outputs(a.mode, a.t, a.x, a.u, a.p, out.y)?;
-    }
     let mut buf = Vec::new();
-    let ybar = a.ybar.resolve(out.y, a.k, &mut buf);
+    let ybar = output_cotangents(sys, &a, out.y, &mut buf)?;
     let ny = ybar.len() / a.k.max(1);
     let ndir = nx + nu + np;
     let td = Lanes::from_re(a.t);

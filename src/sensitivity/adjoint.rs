@@ -315,7 +315,7 @@ fn adjoint_impl<S: HybridSystem>(
     let k = setup.objectives.len();
     let mut stats = Stats::default();
     let jumps = trajectory_jumps(setup, traj, theta)?;
-    let seeds = ObjectiveSeeds::build(setup, traj, theta, &jumps)?;
+    let seeds = ObjectiveSeeds::build(setup, traj, theta, |i| &jumps[i])?;
     let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..np])
         .map_err(located(setup, setup.t0, 0))?;
     let mut lam = DMatrix::from_columns(&seeds.lambda_tf);

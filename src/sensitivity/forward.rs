@@ -3,7 +3,8 @@
 //! plain simulation. Error control covers S too, so its accuracy follows the tolerances.
 
 use super::jump::Jump;
-use super::{located, term_jacobian, EventSensitivity};
+use super::seeds::ObjectiveSeeds;
+use super::{located, EventSensitivity};
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{NewtonJacobian, Segment, Trajectory};
@@ -185,7 +186,6 @@ pub fn forward_sensitivity<S: HybridSystem>(
         });
         jumps.push((jump, s_minus, ctx));
     }
-    let xtraj_final: Vec<f64> = traj.y_final[..n].to_vec();
     let s_f = DMatrix::from_column_slice(n, nth, &traj.y_final[n..]);
     // values from the X part
     let state_only = ForwardResult {
@@ -196,52 +196,16 @@ pub fn forward_sensitivity<S: HybridSystem>(
     };
     let xt = state_only.state_trajectory(n);
     let values = setup.objective_values(&xt, theta)?;
-    let terminal_event = xt
-        .events
-        .last()
-        .filter(|e| e.terminal)
-        .map(|_| xt.events.len() - 1);
+    // dψ/dθ from the objectives' seeds (the same ones the adjoint starts from):
+    // λ_tfᵀ S(tf) + μ_tf + Σ_events c_Xᵀ S⁻ + c_θ, where cᵀ[S⁻; I] = E_t τ + E_X(S⁻ + f⁻τ) + E_θ
+    // is the event cost's total derivative (theory §3–4)
+    let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i].0)?;
     let mut gradients = Vec::new();
     for (oi, obj) in setup.objectives.iter().enumerate() {
-        let mut g = nalgebra::DVector::zeros(nth);
-        for (z, _) in setup.running_of(oi) {
-            g += s_f.row(nx + z).transpose();
-        }
-        for term in &obj.terms {
-            if term.is_terminal() {
-                match terminal_event {
-                    Some(i) => {
-                        let (jump, s_minus, ctx) = &jumps[i];
-                        let e = &xt.events[i];
-                        let tj = term_jacobian(setup, term, ctx, e.t, &e.y_minus, theta, true)?;
-                        g += jump.event_cost_forward(&tj, s_minus);
-                    }
-                    None => {
-                        let seg = xt.segments.last().expect("a segment");
-                        let ctx = Ctx {
-                            mode: xt.mode_final,
-                            t_lo: seg.t_lo,
-                            t_hi: seg.t_hi,
-                        };
-                        let tj = term_jacobian(
-                            setup,
-                            term,
-                            &ctx,
-                            xt.t_final,
-                            &xtraj_final,
-                            theta,
-                            true,
-                        )?;
-                        g += s_f.transpose() * &tj.x + &tj.theta;
-                    }
-                }
-            }
-            if let Some((guard, occ)) = term.event() {
-                let (i, ctx) = setup.find_event(&xt, guard, occ)?;
-                let e = &xt.events[i];
-                let (jump, s_minus, _) = &jumps[i];
-                let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, false)?;
-                g += jump.event_cost_forward(&tj, s_minus);
+        let mut g = s_f.tr_mul(&seeds.lambda_tf[oi]) + &seeds.mu_tf[oi];
+        for (i, per_objective) in seeds.events.iter().enumerate() {
+            if let Some((cx, ct)) = &per_objective[oi] {
+                g += jumps[i].1.tr_mul(cx) + ct;
             }
         }
         let mut g = g.as_slice().to_vec();

@@ -27,14 +27,14 @@ pub struct ObjectiveSeeds {
 }
 
 impl ObjectiveSeeds {
-    /// Seeds of every objective of `setup` on `traj`, with the events' jumps given.
-    /// A terminal term on a run that a terminal event ended is an event cost at that event
-    /// (evaluated at X⁻, like event terms).
-    pub fn build<S: HybridSystem>(
+    /// Seeds of every objective of `setup` on `traj` (a trajectory of X), with event i's
+    /// jump given by `jump(i)`. A terminal term on a run that a terminal event ended is an
+    /// event cost at that event (evaluated at X⁻, like event terms).
+    pub fn build<'j, S: HybridSystem, F: Fn(usize) -> &'j Jump>(
         setup: &Setup<'_, S>,
         traj: &Trajectory,
         theta: &[f64],
-        jumps: &[Jump],
+        jump: F,
     ) -> Result<Self, Error> {
         let (n, nx, nth) = (setup.n(), setup.nx(), setup.ntheta());
         let no = setup.objectives.len();
@@ -60,7 +60,7 @@ impl ObjectiveSeeds {
                             let ctx = event_ctx(traj, i);
                             let tj =
                                 term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, true)?;
-                            seeds.add_event(i, oi, jumps[i].event_cost(&tj));
+                            seeds.add_event(i, oi, jump(i).event_cost(&tj));
                         }
                         None => {
                             let seg = traj.segments.last().expect("a segment");
@@ -87,7 +87,7 @@ impl ObjectiveSeeds {
                     let (i, ctx) = setup.find_event(traj, guard, occ)?;
                     let e = &traj.events[i];
                     let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, false)?;
-                    seeds.add_event(i, oi, jumps[i].event_cost(&tj));
+                    seeds.add_event(i, oi, jump(i).event_cost(&tj));
                 }
             }
         }
