@@ -77,7 +77,8 @@
 
 use super::bderivative::{bderivative_value, Corner};
 use super::jump::Jump;
-use super::{located, term_jacobian};
+use super::located;
+use super::seeds::ObjectiveSeeds;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{NewtonJacobian, Trajectory};
@@ -732,18 +733,6 @@ struct ColumnRun {
     groups: Vec<SimultaneousEvent>,
 }
 
-/// `dE` of an event or terminal-event cost per column: `E_t τ + E_X (S⁻ + f⁻τ) + E_θ δθ` with
-/// `τ = −(G_X S⁻ + G_θ δθ)/ġ`.
-fn event_cost_columns(
-    jump: &Jump,
-    e: &crate::setup::ScalarJac,
-    s_minus: &DMatrix<f64>,
-    dirs: &DMatrix<f64>,
-) -> DVector<f64> {
-    let tau = -(s_minus.tr_mul(&jump.guard.x) + dirs.tr_mul(&jump.guard.theta)) / jump.gdot;
-    &tau * (e.t + e.x.dot(&jump.f_minus)) + s_minus.tr_mul(&e.x) + dirs.tr_mul(&e.theta)
-}
-
 /// The plain run at θ and its simultaneous events (what the sensitivity pass must meet).
 fn plain_groups<S: HybridSystem>(
     setup: &Setup<'_, S>,
@@ -835,66 +824,24 @@ fn run_columns<S: HybridSystem>(
     let values = setup.objective_values(&xt, theta)?;
     let s_of = |v: &[f64]| DMatrix::from_column_slice(n, kc, &v[n..]);
     let s_f = s_of(&traj.y_final);
-    let terminal_event = xt
-        .events
-        .last()
-        .filter(|e| e.terminal)
-        .map(|_| xt.events.len() - 1);
-    let jump_at = |i: usize| -> Result<(Jump, Ctx), Error> {
-        let e = &xt.events[i];
-        let ctx = super::forward::event_ctx(&xt, i);
-        let jump = Jump::at(setup, &ctx, e.guard, e.t, &e.y_minus, theta, e.terminal)
-            .map_err(located(setup, e.t, ctx.mode))?;
-        Ok((jump, ctx))
-    };
-    let unsupported = |i: usize| {
-        Error::Invalid(format!(
+    // the objectives' seeds (as for the direct and adjoint gradients), applied to the
+    // columns: λ_tfᵀ S(tf) + μ_tfᵀ δθ + Σ_events c_Xᵀ S⁻ + c_θᵀ δθ
+    let jumps = super::adjoint::trajectory_jumps(setup, &xt, theta)?;
+    let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i])?;
+    if let Some(i) = (0..xt.events.len()).find(|&i| multi[i] && seeds.has_event_cost(i)) {
+        return Err(Error::Invalid(format!(
             "an event cost term refers to the event of guard '{}' at t = {}, which is part of a \
              simultaneous event: not supported by the nonsmooth analysis",
             setup.dims.guard_name(xt.events[i].guard),
             xt.events[i].t
-        ))
-    };
+        )));
+    }
     let mut derivatives = Vec::new();
     for (oi, obj) in setup.objectives.iter().enumerate() {
-        let mut g = DVector::zeros(kc);
-        for (z, _) in setup.running_of(oi) {
-            g += s_f.row(nx + z).transpose();
-        }
-        for term in &obj.terms {
-            if term.is_terminal() {
-                match terminal_event {
-                    Some(i) => {
-                        if multi[i] {
-                            return Err(unsupported(i));
-                        }
-                        let (jump, ctx) = jump_at(i)?;
-                        let e = &xt.events[i];
-                        let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, true)?;
-                        g += event_cost_columns(&jump, &tj, &s_of(&traj.events[i].y_minus), &dirs);
-                    }
-                    None => {
-                        let seg = xt.segments.last().expect("a segment");
-                        let ctx = Ctx {
-                            mode: xt.mode_final,
-                            t_lo: seg.t_lo,
-                            t_hi: seg.t_hi,
-                        };
-                        let tj =
-                            term_jacobian(setup, term, &ctx, xt.t_final, &xt.y_final, theta, true)?;
-                        g += s_f.tr_mul(&tj.x) + dirs.tr_mul(&tj.theta);
-                    }
-                }
-            }
-            if let Some((guard, occ)) = term.event() {
-                let (i, ctx) = setup.find_event(&xt, guard, occ)?;
-                if multi[i] {
-                    return Err(unsupported(i));
-                }
-                let (jump, _) = jump_at(i)?;
-                let e = &xt.events[i];
-                let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, false)?;
-                g += event_cost_columns(&jump, &tj, &s_of(&traj.events[i].y_minus), &dirs);
+        let mut g = s_f.tr_mul(&seeds.lambda_tf[oi]) + dirs.tr_mul(&seeds.mu_tf[oi]);
+        for (i, per_objective) in seeds.events.iter().enumerate() {
+            if let Some((cx, ct)) = &per_objective[oi] {
+                g += s_of(&traj.events[i].y_minus).tr_mul(cx) + dirs.tr_mul(ct);
             }
         }
         // parameter (regularization) terms: ∇P(θ)·δθ per column
