@@ -213,7 +213,7 @@ pub enum OutputCotangent<'a> {
     /// Computed from the outputs' values y at the point, `f(y, ȳ)`: the hook evaluates y
     /// together with the flow (one evaluation, e.g. one saddle-point solve, for both) and
     /// writes it to [`VjpOut::y`].
-    At(&'a (dyn Fn(&[f64], &mut [f64]) + Sync)),
+    At(&'a dyn Fn(&[f64], &mut [f64])),
 }
 
 impl OutputCotangent<'_> {
@@ -288,16 +288,70 @@ pub fn vjp_by_scalar_duals<S: HybridSystem + ?Sized>(
     a: VjpArgs<'_>,
     out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
+    SCALAR_PASS.with(|cell| {
+        let mut b = cell.borrow_mut();
+        let ScalarPassBuffers {
+            xd,
+            ud,
+            pd,
+            f,
+            y,
+            ybar,
+        } = &mut *b;
+        let ybar = output_cotangents(sys, &a, out.y, ybar)?;
+        let ny = ybar.len() / a.k.max(1);
+        let with_y = a.ybar.is_some();
+        scalar_passes(sys, &a, ybar, ny, with_y, (xd, ud, pd, f, y), out)
+    })
+}
+
+/// Buffers of [`vjp_by_scalar_duals`], kept per thread so that the adjoint's inner loop
+/// does not allocate once they have grown.
+#[derive(Default)]
+struct ScalarPassBuffers {
+    xd: Vec<Dual64>,
+    ud: Vec<Dual64>,
+    pd: Vec<Dual64>,
+    f: Vec<Dual64>,
+    y: Vec<Dual64>,
+    ybar: Vec<f64>,
+}
+
+thread_local! {
+    static SCALAR_PASS: std::cell::RefCell<ScalarPassBuffers> = Default::default();
+}
+
+type DualBuffers<'b> = (
+    &'b mut Vec<Dual64>,
+    &'b mut Vec<Dual64>,
+    &'b mut Vec<Dual64>,
+    &'b mut Vec<Dual64>,
+    &'b mut Vec<Dual64>,
+);
+
+/// The passes of [`vjp_by_scalar_duals`] on reused buffers.
+fn scalar_passes<S: HybridSystem + ?Sized>(
+    sys: &S,
+    a: &VjpArgs<'_>,
+    ybar: &[f64],
+    ny: usize,
+    with_y: bool,
+    (xd, ud, pd, f, y): DualBuffers<'_>,
+    out: VjpOut<'_>,
+) -> Result<(), ModelError> {
     let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
-    let with_y = a.ybar.is_some();
-    let mut buf = Vec::new();
-    let ybar = output_cotangents(sys, &a, out.y, &mut buf)?;
-    let ny = ybar.len() / a.k.max(1);
-    let lift = |v: &[f64]| v.iter().map(|&r| Dual64::from(r)).collect::<Vec<_>>();
-    let (mut xd, mut ud, mut pd) = (lift(a.x), lift(a.u), lift(a.p));
+    let lift = |dst: &mut Vec<Dual64>, v: &[f64]| {
+        dst.clear();
+        dst.extend(v.iter().map(|&r| Dual64::from(r)));
+    };
+    lift(xd, a.x);
+    lift(ud, a.u);
+    lift(pd, a.p);
+    f.clear();
+    f.resize(nx, Dual64::from(0.0));
+    y.clear();
+    y.resize(ny, Dual64::from(0.0));
     let td = Dual64::from(a.t);
-    let mut f = vec![Dual64::from(0.0); nx];
-    let mut y = vec![Dual64::from(0.0); ny];
     for d in 0..nx + nu + np {
         let seed = |xd: &mut [Dual64], ud: &mut [Dual64], pd: &mut [Dual64], e: f64| {
             if d < nx {
@@ -308,26 +362,26 @@ pub fn vjp_by_scalar_duals<S: HybridSystem + ?Sized>(
                 pd[d - nx - nu].eps = e
             }
         };
-        seed(&mut xd, &mut ud, &mut pd, 1.0);
-        let r = sys.flow(a.mode, td, &xd, &ud, &pd, &mut f).and_then(|_| {
+        seed(xd, ud, pd, 1.0);
+        let r = sys.flow(a.mode, td, xd, ud, pd, f).and_then(|_| {
             if with_y {
-                sys.outputs(a.mode, td, &xd, &ud, &pd, &mut y)
+                sys.outputs(a.mode, td, xd, ud, pd, y)
             } else {
                 Ok(())
             }
         });
-        seed(&mut xd, &mut ud, &mut pd, 0.0);
+        seed(xd, ud, pd, 0.0);
         r?;
         for j in 0..a.k {
             let mut s: f64 = a.lam[j * nx..(j + 1) * nx]
                 .iter()
-                .zip(&f)
+                .zip(f.iter())
                 .map(|(l, fv)| l * fv.eps)
                 .sum();
             if with_y {
                 s += ybar[j * ny..(j + 1) * ny]
                     .iter()
-                    .zip(&y)
+                    .zip(y.iter())
                     .map(|(b, yv)| b * yv.eps)
                     .sum::<f64>();
             }

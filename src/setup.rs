@@ -371,14 +371,19 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let yref = &sc.yref;
         // ȳ_j = Σ_z λ_{j,z} ∂L_z/∂y at the outputs' values, which the hook evaluates with
         // the flow (one evaluation for both)
+        let duals = std::cell::RefCell::new((&mut sc.ud, &mut sc.y));
         let ybar_at = |y: &[f64], ybar: &mut [f64]| {
-            let ud: Vec<Dual64> = u.iter().map(|&v| Dual64::from(v)).collect();
-            let mut yd: Vec<Dual64> = y.iter().map(|&v| Dual64::from(v)).collect();
+            let mut guard = duals.borrow_mut();
+            let (ud, yd) = &mut *guard;
+            ud.clear();
+            ud.extend(u.iter().map(|&v| Dual64::from(v)));
+            yd.clear();
+            yd.extend(y.iter().map(|&v| Dual64::from(v)));
             for (z, &(o, term)) in self.running.iter().enumerate() {
                 let term = &self.objectives[o].terms[term];
                 for i in 0..ny {
                     yd[i].eps = 1.0;
-                    let d = term.running(&yd, &ud, Dual64::from(yref[z])).eps;
+                    let d = term.running(yd, ud, Dual64::from(yref[z])).eps;
                     yd[i].eps = 0.0;
                     if d != 0.0 {
                         for j in 0..k {
