@@ -4,8 +4,9 @@
 //! vector, `k(n + n_p) + (j n_u + ch) n_active + a`. Every other test has one control
 //! channel and one objective per backward pass (n_u = 1, j = 0), where `j n_u + ch` is 0
 //! however it is mutated; two channels and three objectives in one pass make every column
-//! and channel index count (also `gu[j n_u + ch]` in `AdjointRhs::eval`), and the VJP buffers (`k n_u` entries, which
-//! `vjp_multi` slices) too small if their length is mutated to `k + n_u`.
+//! and channel index count (also `gu[j n_u + ch]` in `AdjointRhs::eval`), and the VJP
+//! buffers (`k n_u` entries, which `vjp_multi` slices) too small if their length is
+//! mutated to `k + n_u`.
 
 mod common;
 
