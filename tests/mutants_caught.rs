@@ -209,3 +209,26 @@ fn sdirk3_adjoint_step_counts_are_pinned() {
         "adjoint SDIRK3 (steps, rejected, rhs_evals)"
     );
 }
+
+/// `adjoint_with_history` (μ_p(t), the seed's λ_Γ(t) behind `adjoint_mu_*.csv`) was not
+/// called by any test: an empty result survived. Its gradients are the ordinary adjoint's
+/// (the same pass, bit for bit) and its history runs from t_f down to t0, one per objective.
+#[test]
+fn adjoint_history_spans_the_horizon_for_every_objective() {
+    let sys = BouncingBall;
+    let obj = hybridopt::systems::bouncing_ball::shipped_objective();
+    let mut s = Setup::new(&sys, 0.0, 3.0, None, vec![obj]);
+    s.solver.rtol = 1e-10;
+    s.solver.atol = 1e-10;
+    let p = [9.81, 0.8, 0.1, 1.0, 0.0];
+    let traj = s.simulate(&p).unwrap();
+    let (g, _) = adjoint_gradients(&s, &traj, &p).unwrap();
+    let (gh, hist) = hybridopt::sensitivity::adjoint::adjoint_with_history(&s, &traj, &p).unwrap();
+    assert_eq!(gh, g, "gradients of the recording pass");
+    assert_eq!(hist.len(), 1, "one history per objective");
+    let h = &hist[0];
+    assert!(h.len() > 10, "{} recorded points", h.len());
+    assert_eq!(h.first().unwrap().0, 3.0, "history starts at t_f");
+    assert_eq!(h.last().unwrap().0, 0.0, "history ends at t0");
+    assert!(h.iter().all(|(_, m)| m.len() == 5), "μ_p has n_p entries");
+}
