@@ -222,7 +222,7 @@ fn main() {
         .expect("problems/five_bar_seed.toml");
     let s = p.setup().unwrap();
     let theta = p.theta_values();
-    let rows = table("five-bar", &s, &theta, if quick { 3 } else { 5 }, !quick);
+    let rows = table("five-bar", &s, &theta, if quick { 7 } else { 9 }, !quick);
     let (t_adj, fb_ratio) = ratio_of(&rows, GradientMethod::Adjoint);
     let (t_dir, _) = ratio_of(&rows, GradientMethod::Direct);
 
