@@ -348,6 +348,73 @@ impl Memory {
     }
 }
 
+/// Applies `--rtol` / `--atol` to the problem, each in (0, 1).
+fn override_tolerances(p: &mut Problem, rtol: Option<f64>, atol: Option<f64>) -> Result<()> {
+    for (name, v) in [("--rtol", rtol), ("--atol", atol)] {
+        if let Some(v) = v {
+            if !(v > 0.0 && v < 1.0) {
+                bail!("{name} {v}: a tolerance must be in (0, 1)");
+            }
+        }
+    }
+    if let Some(r) = rtol {
+        p.solver.rtol = r;
+    }
+    if let Some(a) = atol {
+        p.solver.atol = a;
+    }
+    Ok(())
+}
+
+/// `repeat` timed evaluations by each method: the last evaluation and all timings.
+fn timed_runs(
+    setup: &Setup<'_, Builtin>,
+    theta: &[f64],
+    methods: &[GradientMethod],
+    repeat: usize,
+) -> Result<Vec<(GradientMethod, Evaluation, Samples)>> {
+    let mut results = Vec::new();
+    for &m in methods {
+        let mut samples = Samples::default();
+        let mut ev = None;
+        for _ in 0..repeat {
+            let e = evaluate(setup, theta, m)?;
+            samples.push(&e.timing);
+            ev = Some(e);
+        }
+        let Some(ev) = ev else {
+            bail!("--repeat must be at least 1");
+        };
+        results.push((m, ev, samples));
+    }
+    Ok(results)
+}
+
+/// `forward_s` and where it was measured: the plain simulation that starts each timed run
+/// of the first method that has one (adjoint, fd, dual); a separate loop of plain
+/// simulations for `direct` alone.
+fn forward_timing(
+    setup: &Setup<'_, Builtin>,
+    theta: &[f64],
+    results: &[(GradientMethod, Evaluation, Samples)],
+    repeat: usize,
+) -> Result<(f64, String)> {
+    if let Some(f) = results
+        .iter()
+        .find_map(|(m, _, s)| s.forward_median().map(|f| (f, m.name().to_string())))
+    {
+        return Ok(f);
+    }
+    let mut tf = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        let t0 = Instant::now();
+        setup.simulate(theta)?;
+        tf.push(t0.elapsed().as_secs_f64());
+    }
+    let f = timing::median(&tf).context("--repeat must be at least 1")?;
+    Ok((f, "simulate".to_string()))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn cmd_gradient(
     path: &Path,
@@ -362,19 +429,7 @@ fn cmd_gradient(
 ) -> Result<()> {
     let wall = Instant::now();
     let mut p = load(path, params)?;
-    for (name, v) in [("--rtol", rtol), ("--atol", atol)] {
-        if let Some(v) = v {
-            if !(v > 0.0 && v < 1.0) {
-                bail!("{name} {v}: a tolerance must be in (0, 1)");
-            }
-        }
-    }
-    if let Some(r) = rtol {
-        p.solver.rtol = r;
-    }
-    if let Some(a) = atol {
-        p.solver.atol = a;
-    }
+    override_tolerances(&mut p, rtol, atol)?;
     if repeat == 0 {
         bail!("--repeat must be at least 1");
     }
@@ -393,20 +448,7 @@ fn cmd_gradient(
     // simultaneous-event report, and the warm-up (first allocations, cold caches) of the
     // timed runs.
     let traj = setup.simulate_for_adjoint(&theta)?;
-    let mut results: Vec<(GradientMethod, Evaluation, Samples)> = Vec::new();
-    for &m in &methods {
-        let mut samples = Samples::default();
-        let mut ev = None;
-        for _ in 0..repeat {
-            let e = evaluate(&setup, &theta, m)?;
-            samples.push(&e.timing);
-            ev = Some(e);
-        }
-        let Some(ev) = ev else {
-            bail!("--repeat must be at least 1");
-        };
-        results.push((m, ev, samples));
-    }
+    let results = timed_runs(&setup, &theta, &methods, repeat)?;
     let timed_median = |s: &Samples| -> Result<f64> {
         s.total_median()
             .context("--repeat must be at least 1: no timed run")
@@ -414,22 +456,7 @@ fn cmd_gradient(
     let gradient_s = timed_median(&results[0].2)?;
     // forward_s: the plain simulation that starts each timed run of the first method that
     // has one (adjoint, fd, dual); a separate loop of plain simulations for `direct` alone.
-    let first_forward = results
-        .iter()
-        .find_map(|(m, _, s)| s.forward_median().map(|f| (f, m.name().to_string())));
-    let (forward_s, forward_from) = match first_forward {
-        Some(f) => f,
-        None => {
-            let mut tf = Vec::with_capacity(repeat);
-            for _ in 0..repeat {
-                let t0 = Instant::now();
-                setup.simulate(&theta)?;
-                tf.push(t0.elapsed().as_secs_f64());
-            }
-            let f = timing::median(&tf).context("--repeat must be at least 1")?;
-            (f, "simulate".to_string())
-        }
-    };
+    let (forward_s, forward_from) = forward_timing(&setup, &theta, &results, repeat)?;
     // τ: from a timed run that computed it (direct, else dual); otherwise from one direct
     // pass outside the timed runs, unless --no-tau. `--out` needs that pass for its figures.
     let from_run = results
