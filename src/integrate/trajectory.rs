@@ -135,6 +135,13 @@ pub struct EventRecord<D> {
     pub mode_after: usize,
     pub y_minus: Vec<D>,
     pub y_plus: Vec<D>,
+    /// f⁻ = F_m(t_e, X⁻): the slope at the end of the step cut at the event.
+    pub f_minus: Vec<D>,
+    /// f⁺ = F_{m'}(t_e, X⁺) in the event's breakpoint interval; zero after a terminal
+    /// event (the state freezes). It starts the next segment, so it costs nothing extra.
+    pub f_plus: Vec<D>,
+    /// Index of the segment that ends at this event.
+    pub segment: usize,
     /// Events with the same group id happened at one instant (a simultaneous event).
     pub group: usize,
     /// The event ended the simulation.

@@ -98,6 +98,8 @@ impl ForwardResult {
                 .map(|e| crate::integrate::EventRecord {
                     y_minus: cut(&e.y_minus),
                     y_plus: cut(&e.y_plus),
+                    f_minus: cut(&e.f_minus),
+                    f_plus: cut(&e.f_plus),
                     ..e.clone()
                 })
                 .collect(),

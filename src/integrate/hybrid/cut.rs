@@ -1,0 +1,102 @@
+//! Cutting an accepted step at an event: the step is redone with the shortened length and
+//! the event time refined by Newton's method on the guard at a true step's end.
+
+use super::{Bound, Ctx, HybridRhs};
+use crate::error::ModelError;
+use crate::integrate::dense::DenseStep;
+use crate::integrate::stepper::{try_step, Attempt, Method, Tolerances};
+use crate::integrate::trajectory::Stats;
+use crate::model::Scalar;
+
+/// The step from `t` to the event: its length, the state and slope at its end (X⁻, f⁻)
+/// and its interpolant.
+pub(super) struct Cut<D> {
+    pub(super) he: D,
+    pub(super) y: Vec<D>,
+    pub(super) f: Vec<D>,
+    pub(super) dense: DenseStep<D>,
+}
+
+/// Where one step starts: `(t, y)` with slope `f0`.
+pub(super) struct StepStart<'a, D> {
+    pub(super) t: D,
+    pub(super) y: &'a [D],
+    pub(super) f0: &'a [D],
+}
+
+/// Refines the event time of guard `k` from the interpolant's root `θ* h` by Newton's
+/// method on `g(t_n + h_e, Φ_{h_e}(y_n)) = 0`:
+///
+/// ```text
+/// h_e ← h_e − g / ġ,   ġ = g_t + g_x f(t_n + h_e, Φ_{h_e}(y_n))
+/// ```
+///
+/// (the guard on a true step's end, not on the interpolant). The iteration runs in the
+/// scalar type, so for dual numbers t_e carries the exact derivative of the discrete
+/// root. If no cut step can be taken, the interpolant at θ* stands in (`full` is the
+/// accepted step whose interpolant that is).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
+    method: Method,
+    rhs: &Bound<'_, D, H>,
+    ctx: &Ctx,
+    k: usize,
+    start: StepStart<'_, D>,
+    (th_star, h_used): (f64, f64),
+    tol: &Tolerances,
+    full: DenseStep<D>,
+    stats: &mut Stats,
+) -> Result<Cut<D>, ModelError> {
+    let StepStart { t, y, f0 } = start;
+    let sys = rhs.h;
+    let tscale = 4.0 * f64::EPSILON * t.re().abs().max(1.0);
+    let mut he = D::from(th_star * h_used);
+    let mut cut: Option<Cut<D>> = None;
+    for it in 0..8 {
+        if !(he.re() > 0.0 && he.re() <= h_used * (1.0 + 1e-12)) {
+            break;
+        }
+        let Attempt::Done {
+            y1,
+            f1,
+            dense,
+            evals,
+            ..
+        } = try_step(method, rhs, t, y, f0, he, tol)?
+        else {
+            break;
+        };
+        stats.rhs_evals += evals;
+        let g = sys.guard(ctx, k, t + he, &y1);
+        let yr: Vec<f64> = y1.iter().map(|v| v.re()).collect();
+        let fr: Vec<f64> = f1.iter().map(|v| v.re()).collect();
+        let rate = sys.guard_rate(ctx, k, (t + he).re(), &yr, &fr).rate;
+        let dt = g / rate;
+        cut = Some(Cut {
+            he,
+            y: y1,
+            f: f1,
+            dense,
+        });
+        if !dt.re().is_finite() || (dt.re().abs() <= tscale && it >= 1) {
+            break;
+        }
+        he -= dt;
+    }
+    match cut {
+        Some(c) => Ok(c),
+        None => {
+            let he = D::from(th_star * h_used);
+            let mut ye = vec![D::zero(); y.len()];
+            full.eval_theta(D::from(th_star), &mut ye);
+            let mut fe = vec![D::zero(); y.len()];
+            sys.rhs(ctx, t + he, &ye, &mut fe)?;
+            Ok(Cut {
+                he,
+                y: ye,
+                f: fe,
+                dense: full,
+            })
+        }
+    }
+}

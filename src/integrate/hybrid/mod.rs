@@ -1,0 +1,179 @@
+//! The hybrid loop: integrate a mode's flow, watch every live guard for a sign change in
+//! its direction on each accepted step, locate the earliest root on the dense output, cut
+//! the step there, apply the reset, and restart (no FSAL stage survives a reset).
+//!
+//! The loop is generic over the scalar and over what is integrated ([`HybridRhs`]): the
+//! state alone (`f64` for the adjoint's forward pass, dual numbers for the witness), or
+//! the state with its forward sensitivities (whose event map is the jump of theory §3).
+
+mod cut;
+mod guards;
+mod simulator;
+mod store;
+
+pub use guards::SUBSAMPLES;
+pub use simulator::{Rejection, Simulator, StepOutcome};
+
+use super::dense::DenseStep;
+use super::options::{Checkpointing, EventOptions, SolverOptions};
+use super::stepper::{try_step, Attempt, NewtonJacobian, OdeRhs};
+use super::trajectory::{ReplayWindow, Stats, Trajectory};
+use crate::error::{Error, ModelError};
+use crate::model::{Direction, Scalar};
+
+/// Where the loop is: the mode and the breakpoint interval `[t_lo, t_hi]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ctx {
+    pub mode: usize,
+    pub t_lo: f64,
+    pub t_hi: f64,
+}
+
+/// The guard rate along the flow and its scale, for the grazing test.
+#[derive(Debug, Clone, Copy)]
+pub struct GuardRate {
+    /// ġ = g_t + g_x·v
+    pub rate: f64,
+    /// |g_t| + ‖g_x‖‖v‖
+    pub scale: f64,
+}
+
+/// What the hybrid loop integrates.
+pub trait HybridRhs<D: Scalar> {
+    /// Length of the integrated vector.
+    fn dim(&self) -> usize;
+    fn mode_name(&self, mode: usize) -> String;
+    fn guard_name(&self, k: usize) -> String;
+    fn n_guards(&self) -> usize;
+    fn guard_active(&self, mode: usize, k: usize) -> bool;
+    fn guard_direction(&self, k: usize) -> Direction;
+    fn guard_terminal(&self, k: usize) -> bool;
+    fn rhs(&self, ctx: &Ctx, t: D, y: &[D], dy: &mut [D]) -> Result<(), ModelError>;
+    fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError>;
+    fn guard(&self, ctx: &Ctx, k: usize, t: D, y: &[D]) -> D;
+    /// ġ = g_t + g_x v at real values (`v` a velocity of the guarded state).
+    fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate;
+    /// The event map: reset (and, for sensitivity systems, the jump). Returns the next
+    /// mode and the integrated vector after the event. `terminal`: the run ends here.
+    fn event(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: D,
+        y: &[D],
+        terminal: bool,
+    ) -> Result<(usize, Vec<D>), ModelError>;
+}
+
+/// A hybrid right-hand side bound to one context: the smooth ODE of a segment.
+struct Bound<'a, D, H: ?Sized> {
+    h: &'a H,
+    ctx: Ctx,
+    _d: std::marker::PhantomData<D>,
+}
+
+impl<'a, D, H: ?Sized> Bound<'a, D, H> {
+    fn new(h: &'a H, ctx: Ctx) -> Self {
+        Bound {
+            h,
+            ctx,
+            _d: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<D: Scalar, H: HybridRhs<D> + ?Sized> OdeRhs<D> for Bound<'_, D, H> {
+    fn dim(&self) -> usize {
+        self.h.dim()
+    }
+    fn eval(&self, t: D, y: &[D], dy: &mut [D]) -> Result<(), ModelError> {
+        self.h.rhs(&self.ctx, t, y, dy)
+    }
+    fn newton_jacobian(&self, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
+        self.h.newton_jacobian(&self.ctx, t, y)
+    }
+}
+
+fn finite<D: Scalar>(v: &[D]) -> bool {
+    v.iter().all(|x| x.re().is_finite())
+}
+
+/// Replays a window of compacted steps of a segment in the context `ctx`: the same
+/// method, tolerances (they steer the implicit method's Newton iteration), start state and
+/// step sizes as the forward run, so the interpolants come out bit-identical.
+pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
+    sys: &H,
+    ctx: Ctx,
+    sopt: &SolverOptions,
+    w: &ReplayWindow<f64>,
+    stats: &mut Stats,
+) -> Result<Vec<DenseStep<f64>>, ModelError> {
+    let rhs = Bound::new(sys, ctx);
+    let tol = sopt.tolerances();
+    let mut y = w.y0.clone();
+    let mut f0 = vec![0.0; y.len()];
+    rhs.eval(w.t0[0], &y, &mut f0)?;
+    stats.rhs_evals += 1;
+    let mut out = Vec::with_capacity(w.h.len());
+    for (&t, &h) in w.t0.iter().zip(&w.h) {
+        match try_step(sopt.method, &rhs, t, &y, &f0, h, &tol)? {
+            Attempt::Done {
+                y1,
+                f1,
+                dense,
+                evals,
+                ..
+            } => {
+                stats.rhs_evals += evals;
+                stats.steps += 1;
+                out.push(dense);
+                y = y1;
+                f0 = f1;
+            }
+            Attempt::NewtonFailed { .. } => {
+                return Err(ModelError::Other(format!(
+                    "replaying a checkpointed step at t = {t}: the implicit stages did not \
+                     converge where the forward run's did"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Integrates the hybrid system from `(t0, y0, mode0)` to the last breakpoint, keeping
+/// all dense output. See [`simulate_hybrid_with`].
+pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
+    sys: &H,
+    y0: Vec<D>,
+    mode0: usize,
+    breakpoints: &[f64],
+    sopt: &SolverOptions,
+    eopt: &EventOptions,
+) -> Result<Trajectory<D>, Error> {
+    simulate_hybrid_with(
+        sys,
+        y0,
+        mode0,
+        breakpoints,
+        sopt,
+        eopt,
+        Checkpointing::Never,
+    )
+}
+
+/// Integrates the hybrid system from `(t0, y0, mode0)` to the last breakpoint.
+/// `breakpoints` is sorted and starts at t0; the run ends at its last entry or at a
+/// terminal event. `keep` says how much dense output is kept (the rest as replay windows).
+/// The loop is the [`Simulator`], stepped to the end.
+pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
+    sys: &H,
+    y0: Vec<D>,
+    mode0: usize,
+    breakpoints: &[f64],
+    sopt: &SolverOptions,
+    eopt: &EventOptions,
+    keep: Checkpointing,
+) -> Result<Trajectory<D>, Error> {
+    Simulator::new(sys, y0, mode0, breakpoints, sopt, eopt, keep).run()
+}

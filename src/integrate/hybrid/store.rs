@@ -1,0 +1,64 @@
+//! The checkpoint store: the segments of a run, kept under a [`Checkpointing`] policy
+//! (every dense step, or replay windows past a memory budget).
+
+use crate::integrate::options::Checkpointing;
+use crate::integrate::trajectory::Segment;
+use crate::model::Scalar;
+
+/// The closed segments of a run and how their dense output is being kept.
+pub(super) struct Store<D> {
+    pub(super) segments: Vec<Segment<D>>,
+    policy: Checkpointing,
+    /// Whether dense steps are being compacted (from the start for `Every`, past the
+    /// budget for `Budget`).
+    compacting: bool,
+    /// Bytes of interpolants held so far (for `Budget`).
+    bytes: usize,
+}
+
+impl<D: Scalar> Store<D> {
+    pub(super) fn new(policy: Checkpointing) -> Self {
+        Store {
+            segments: Vec::new(),
+            policy,
+            compacting: matches!(policy, Checkpointing::Every(_)),
+            bytes: 0,
+        }
+    }
+
+    fn every(&self) -> usize {
+        match self.policy {
+            Checkpointing::Never => usize::MAX,
+            Checkpointing::Every(k) => k.max(1),
+            Checkpointing::Budget { every, .. } => every.max(1),
+        }
+    }
+
+    /// After a dense step was added to the open segment `seg`.
+    pub(super) fn after_step(&mut self, seg: &mut Segment<D>) {
+        if let Checkpointing::Budget { budget_bytes, .. } = self.policy {
+            if !self.compacting {
+                self.bytes +=
+                    seg.steps.last().map_or(0, |s| 5 * s.dim() + 2) * std::mem::size_of::<D>();
+                if self.bytes > budget_bytes {
+                    self.compacting = true;
+                    let every = self.every();
+                    for s in &mut self.segments {
+                        s.compact_all(every);
+                    }
+                }
+            }
+        }
+        if self.compacting && seg.steps.len() >= self.every() {
+            seg.compact_all(self.every());
+        }
+    }
+
+    /// Closes a segment.
+    pub(super) fn push(&mut self, mut seg: Segment<D>) {
+        if self.compacting {
+            seg.compact_all(self.every());
+        }
+        self.segments.push(seg);
+    }
+}
