@@ -510,7 +510,7 @@ pub fn simultaneous_events<S: HybridSystem>(
                     setup.dims.guard_name(e.guard)
                 )));
             }
-            let ctx = super::forward::event_ctx(traj, i);
+            let ctx = traj.event_ctx(i);
             let guards: Vec<usize> = evs.iter().map(|e| e.guard).collect();
             let mut ev =
                 SimultaneousEvent::new(setup, &ctx, evs[0].t, &guards, &evs[0].y_minus, theta)?;
@@ -826,7 +826,7 @@ fn run_columns<S: HybridSystem>(
     let s_f = s_of(&traj.y_final);
     // the objectives' seeds (as for the direct and adjoint gradients), applied to the
     // columns: λ_tfᵀ S(tf) + μ_tfᵀ δθ + Σ_events c_Xᵀ S⁻ + c_θᵀ δθ
-    let jumps = super::adjoint::trajectory_jumps(setup, &xt, theta)?;
+    let jumps = Jump::tape(setup, &xt, theta)?;
     let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i])?;
     if let Some(i) = (0..xt.events.len()).find(|&i| multi[i] && seeds.has_event_cost(i)) {
         return Err(Error::Invalid(format!(
