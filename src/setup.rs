@@ -11,6 +11,7 @@ use crate::integrate::{Checkpointing, EventOptions, NewtonJacobian, SolverOption
 use crate::model::{jacobian_of, Dims, Direction, HybridSystem, Scalar};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
+use std::sync::Arc;
 
 /// Reusable buffers of [`Setup::vjp_multi`].
 #[derive(Debug, Default, Clone)]
@@ -24,10 +25,37 @@ pub struct VjpScratch {
     y: Vec<Dual64>,
 }
 
+/// How a setup holds its system: borrowed for a scoped run, or shared through an `Arc`
+/// so that the setup owns what it needs and can live inside long-lived objects (a Python
+/// handle, a job of a thread pool) as a `Setup<'static, S>`.
+pub enum SystemRef<'a, S> {
+    Borrowed(&'a S),
+    Shared(Arc<S>),
+}
+
+impl<S> Clone for SystemRef<'_, S> {
+    fn clone(&self) -> Self {
+        match self {
+            SystemRef::Borrowed(s) => SystemRef::Borrowed(s),
+            SystemRef::Shared(s) => SystemRef::Shared(Arc::clone(s)),
+        }
+    }
+}
+
+impl<S> std::ops::Deref for SystemRef<'_, S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        match self {
+            SystemRef::Borrowed(s) => s,
+            SystemRef::Shared(s) => s,
+        }
+    }
+}
+
 /// System + horizon + controls + objectives + solver settings.
 #[derive(Clone)]
 pub struct Setup<'a, S: HybridSystem> {
-    pub sys: &'a S,
+    sys: SystemRef<'a, S>,
     pub dims: Dims,
     pub t0: f64,
     pub t_end: f64,
@@ -75,7 +103,22 @@ pub struct ResetJac {
     pub rtheta: DMatrix<f64>,
 }
 
+impl<S: HybridSystem> Setup<'static, S> {
+    /// A setup that shares ownership of its system, so that it borrows nothing and can
+    /// be kept in long-lived objects or sent to other threads.
+    pub fn shared(
+        sys: Arc<S>,
+        t0: f64,
+        t_end: f64,
+        controls: Option<ControlGrid>,
+        objectives: Vec<Objective>,
+    ) -> Self {
+        Self::with_system(SystemRef::Shared(sys), t0, t_end, controls, objectives)
+    }
+}
+
 impl<'a, S: HybridSystem> Setup<'a, S> {
+    /// A setup that borrows its system.
     pub fn new(
         sys: &'a S,
         t0: f64,
@@ -83,7 +126,17 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         controls: Option<ControlGrid>,
         objectives: Vec<Objective>,
     ) -> Self {
-        let dims = Dims::of(sys);
+        Self::with_system(SystemRef::Borrowed(sys), t0, t_end, controls, objectives)
+    }
+
+    fn with_system(
+        sys: SystemRef<'a, S>,
+        t0: f64,
+        t_end: f64,
+        controls: Option<ControlGrid>,
+        objectives: Vec<Objective>,
+    ) -> Self {
+        let dims = Dims::of(&*sys);
         let mut running = Vec::new();
         for (i, o) in objectives.iter().enumerate() {
             for (j, t) in o.terms.iter().enumerate() {
@@ -110,8 +163,8 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// A copy that carries only objective `i` (so that an optimizer that needs one cost
     /// does not pay for the others' quadratures and adjoint passes).
     pub fn only_objective(&self, i: usize) -> Setup<'a, S> {
-        let mut s = Setup::new(
-            self.sys,
+        let mut s = Setup::with_system(
+            self.sys.clone(),
             self.t0,
             self.t_end,
             self.controls.clone(),
@@ -122,6 +175,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         s.events = self.events;
         s.checkpointing = self.checkpointing;
         s
+    }
+
+    /// The system.
+    pub fn sys(&self) -> &S {
+        &self.sys
     }
 
     pub fn nx(&self) -> usize {
@@ -671,7 +729,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let nx = self.nx();
         let n = self.n();
         let (m2, j) =
-            crate::model::reset_jacobian(self.sys, nx, mode, k, t, &xx[..nx], &theta[..self.np()])?;
+            crate::model::reset_jacobian(&*self.sys, nx, mode, k, t, &xx[..nx], &theta[..self.np()])?;
         let mut xp = DVector::zeros(n);
         let mut rt = DVector::zeros(n);
         let mut rx = DMatrix::identity(n, n);
@@ -888,7 +946,7 @@ macro_rules! guard_meta {
             self.setup.dims.guards.len()
         }
         fn guard_active(&self, mode: usize, k: usize) -> bool {
-            self.setup.sys.guard_active(mode, k)
+            self.setup.sys().guard_active(mode, k)
         }
         fn guard_direction(&self, k: usize) -> Direction {
             self.setup.dims.guards[k].direction

@@ -337,3 +337,35 @@ fn tape_jumps_equal_jumps_rebuilt_from_the_model() {
         assert!(worst <= 1e-13, "{worst:e}");
     }
 }
+
+#[test]
+fn a_shared_setup_lives_on_another_thread_and_equals_the_borrowed_one() {
+    // `Setup::shared` owns its system through an Arc: the setup is 'static, so it can move
+    // into a thread (or a long-lived handle) and gives the borrowed setup's numbers exactly
+    use std::sync::Arc;
+    let ball = BouncingBall;
+    let obj = || {
+        Objective::new(
+            "psi",
+            vec![Term::TerminalSquared {
+                output: 0,
+                target: 0.2,
+                weight: 1.0,
+            }],
+        )
+    };
+    let theta = [9.81, 0.8, 0.0, 1.0, 0.0];
+    let borrowed = Setup::new(&ball, 0.0, 1.3, None, vec![obj()]);
+    let b = evaluate(&borrowed, &theta, GradientMethod::Adjoint).unwrap();
+    let shared = Setup::shared(Arc::new(BouncingBall), 0.0, 1.3, None, vec![obj()]);
+    let s = std::thread::spawn(move || {
+        let e = evaluate(&shared, &theta, GradientMethod::Adjoint).unwrap();
+        (e.values, e.gradients, e.trajectory.events.len())
+    })
+    .join()
+    .unwrap();
+    assert!(s.2 >= 2, "the ball bounces in 1.3 s: {} events", s.2);
+    assert_eq!(s.2, b.trajectory.events.len());
+    assert_eq!(s.0, b.values);
+    assert_eq!(s.1, b.gradients);
+}

@@ -299,7 +299,7 @@ fn adjoint_impl<S: HybridSystem>(
     let mut stats = Stats::default();
     let jumps = Jump::tape(setup, traj, theta)?;
     let seeds = ObjectiveSeeds::build(setup, traj, theta, |i| &jumps[i])?;
-    let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..np])
+    let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..np])
         .map_err(located(setup, setup.t0, 0))?;
     let mut lam = DMatrix::from_columns(&seeds.lambda_tf);
     let mut mu = DMatrix::from_columns(&seeds.mu_tf);

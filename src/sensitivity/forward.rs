@@ -136,7 +136,7 @@ pub fn forward_sensitivity<S: HybridSystem>(
     let nx = setup.nx();
     let nth = setup.ntheta();
     let (m0, x0) = setup.initial(theta).map_err(located(setup, setup.t0, 0))?;
-    let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..setup.np()])
+    let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..setup.np()])
         .map_err(located(setup, setup.t0, m0))?;
     let mut s0 = DMatrix::zeros(n, nth);
     s0.view_mut((0, 0), (nx, setup.np())).copy_from(&dx0);

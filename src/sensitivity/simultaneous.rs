@@ -247,7 +247,7 @@ impl SimultaneousEvent {
             let prev = mask ^ (1 << j);
             let m = modes[prev];
             let k = guards[j];
-            if !setup.sys.guard_active(m, k) {
+            if !setup.sys().guard_active(m, k) {
                 return Err(here(format!(
                     "guard '{}' is not watched in mode '{}', reached by crossing the others \
                      first: not every crossing order is possible",
@@ -286,7 +286,7 @@ impl SimultaneousEvent {
             let mut seq = Vec::with_capacity(n);
             for &pos in &order {
                 let k = guards[pos];
-                if !setup.sys.guard_active(mode, k) {
+                if !setup.sys().guard_active(mode, k) {
                     return Err(here(format!(
                         "guard '{}' is not watched in mode '{}' in crossing order {:?}",
                         setup.dims.guard_name(k),
@@ -778,7 +778,7 @@ fn run_columns<S: HybridSystem>(
     let plan = Plan::of(plain, &groups);
     // start: X0 and the columns dX0/dθ · δθ_c
     let (m0, x0) = setup.initial(theta).map_err(located(setup, setup.t0, 0))?;
-    let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..setup.np()])
+    let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..setup.np()])
         .map_err(located(setup, setup.t0, m0))?;
     let mut s0full = DMatrix::zeros(n, nth);
     s0full.view_mut((0, 0), (nx, setup.np())).copy_from(&dx0);
