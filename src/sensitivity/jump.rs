@@ -54,7 +54,13 @@ impl Jump {
     ) -> Result<Jump, ModelError> {
         let mut f_minus = vec![0.0; setup.n()];
         setup.rhs(ctx, t, x_minus, theta, &mut f_minus)?;
-        let at = EventPoint { ctx, k, t, x_minus, terminal };
+        let at = EventPoint {
+            ctx,
+            k,
+            t,
+            x_minus,
+            terminal,
+        };
         Self::with_slopes(setup, &at, theta, DVector::from_vec(f_minus), None)
     }
 
@@ -91,8 +97,11 @@ impl Jump {
     ) -> Result<Vec<Jump>, Error> {
         (0..traj.events.len())
             .map(|i| {
-                Jump::from_record(setup, traj, i, theta)
-                    .map_err(located(setup, traj.events[i].t, traj.events[i].mode_before))
+                Jump::from_record(setup, traj, i, theta).map_err(located(
+                    setup,
+                    traj.events[i].t,
+                    traj.events[i].mode_before,
+                ))
             })
             .collect()
     }
@@ -107,7 +116,13 @@ impl Jump {
         f_plus: Option<DVector<f64>>,
     ) -> Result<Jump, ModelError> {
         let (n, nth) = (setup.n(), setup.ntheta());
-        let EventPoint { ctx, k, t, x_minus, terminal } = *at;
+        let EventPoint {
+            ctx,
+            k,
+            t,
+            x_minus,
+            terminal,
+        } = *at;
         let guard = setup.guard_jacobian(ctx, k, t, x_minus, theta)?;
         let gdot = guard.t + guard.x.dot(&f_minus);
         let (mode_after, x_plus, rt, rx, rth) = if terminal {
