@@ -118,18 +118,8 @@ impl HybridSystem for Builtin {
     ) -> Result<(), ModelError> {
         each!(self, s => s.outputs(mode, t, x, u, p, out))
     }
-    /// The mechanical systems' geometries (`systems::geometry`); a new system adds its
-    /// line here.
     fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
-        match self {
-            Builtin::BouncingBall(s) => Some(s),
-            Builtin::ThrustBall(s) => Some(s),
-            Builtin::ImpactPendulum(s) => Some(s),
-            Builtin::FiveBar(s) => Some(s.as_ref()),
-            Builtin::LockingPendulum(s) => Some(s.as_ref()),
-            Builtin::Biped(s) => Some(s),
-            Builtin::SwitchedLinear(_) => None,
-        }
+        each!(self, s => s.geometry())
     }
     fn flow_vjp(
         &self,
