@@ -4,9 +4,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use hybridopt::artifacts::{self, trajectory_table, Table};
 use hybridopt::integrate::Stats;
+use hybridopt::model::HybridSystem;
 use hybridopt::optimize::{optimize, OptimizeResult};
 use hybridopt::plot::{write_figure, LineKind};
-use hybridopt::model::HybridSystem;
 use hybridopt::problem::{Problem, SolverKind};
 use hybridopt::report::Staging;
 use hybridopt::sensitivity::timing::{self, Samples, TimingReport};
@@ -928,11 +928,22 @@ fn cmd_optimize(
     if setup.sys.geometry().is_some() {
         use hybridopt::animate::{stage_strobe, Run, StrobeOptions};
         let runs = [
-            Run { label: "initial".into(), trajectory: &r.initial.trajectory, theta: &r.theta_initial },
-            Run { label: "optimized".into(), trajectory: &r.last.trajectory, theta: &r.theta_final },
+            Run {
+                label: "initial".into(),
+                trajectory: &r.initial.trajectory,
+                theta: &r.theta_initial,
+            },
+            Run {
+                label: "optimized".into(),
+                trajectory: &r.last.trajectory,
+                theta: &r.theta_final,
+            },
         ];
         let title = format!("{}: initial vs optimized motion", p.name);
-        let opts = StrobeOptions { width: 560, ..Default::default() };
+        let opts = StrobeOptions {
+            width: 560,
+            ..Default::default()
+        };
         stage_strobe(&stage, &setup, p.system.kind(), &title, &runs, &opts)?;
     }
     let dir = stage.commit()?;
@@ -979,7 +990,11 @@ fn cmd_optimize(
 
 /// θ from `optimize`'s summary: its `parameters_initial` and `parameters_final` over the
 /// problem's values (the summary must be of the same problem).
-fn summary_thetas(p: &Problem, setup: &Setup<'_, Builtin>, path: &Path) -> Result<(Vec<f64>, Vec<f64>)> {
+fn summary_thetas(
+    p: &Problem,
+    setup: &Setup<'_, Builtin>,
+    path: &Path,
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let text = std::fs::read_to_string(path).with_context(|| {
         format!(
             "--compare-initial reads optimize's summary {}: run `hybridopt optimize` first, or give --summary",
@@ -1004,11 +1019,15 @@ fn summary_thetas(p: &Problem, setup: &Setup<'_, Builtin>, path: &Path) -> Resul
         };
         for (name, x) in map {
             let Some(i) = names.iter().position(|n| n == name) else {
-                bail!("{}: `{key}.{name}` is not a parameter of problem `{}`", path.display(), p.name);
+                bail!(
+                    "{}: `{key}.{name}` is not a parameter of problem `{}`",
+                    path.display(),
+                    p.name
+                );
             };
-            theta[i] = x
-                .as_f64()
-                .with_context(|| format!("{}: `{key}.{name}` = {x} is not a number", path.display()))?;
+            theta[i] = x.as_f64().with_context(|| {
+                format!("{}: `{key}.{name}` = {x} is not a number", path.display())
+            })?;
         }
         Ok(theta)
     };
@@ -1033,10 +1052,17 @@ fn cmd_animate(
         bail!("--width {width}: a panel must be between 64 and 2000 pixels wide");
     }
     let p = load(path, params)?;
-    let setup = p.setup()?;
     let kind = p.system.kind();
+    if p.system.geometry().is_none() {
+        return Err(hybridopt::Error::NoGeometry {
+            system: kind.into(),
+        }
+        .into());
+    }
+    let setup = p.setup()?;
     let thetas = if compare_initial {
-        let file = summary.unwrap_or_else(|| PathBuf::from("results").join(&p.name).join("summary.json"));
+        let file =
+            summary.unwrap_or_else(|| PathBuf::from("results").join(&p.name).join("summary.json"));
         let (a, b) = summary_thetas(&p, &setup, &file)?;
         vec![("initial", a), ("optimized", b)]
     } else {
@@ -1049,14 +1075,33 @@ fn cmd_animate(
     let runs: Vec<Run<'_>> = thetas
         .iter()
         .zip(&trajs)
-        .map(|((label, th), tr)| Run { label: label.to_string(), trajectory: tr, theta: th })
+        .map(|((label, th), tr)| Run {
+            label: label.to_string(),
+            trajectory: tr,
+            theta: th,
+        })
         .collect();
     let out = out.unwrap_or_else(|| PathBuf::from("results/animate").join(&p.name));
     let stage = Staging::new(&out)?;
-    let opts = AnimationOptions { fps, duration, width, ..Default::default() };
+    let opts = AnimationOptions {
+        fps,
+        duration,
+        width,
+        ..Default::default()
+    };
     let gif = stage_animation(&stage, &setup, kind, &p.name, &runs, &opts)?;
-    let strobe = StrobeOptions { width: width.max(320) + 160, ..Default::default() };
-    stage_strobe(&stage, &setup, kind, &format!("{}: stroboscopic picture", p.name), &runs, &strobe)?;
+    let strobe = StrobeOptions {
+        width: width.max(320) + 160,
+        ..Default::default()
+    };
+    stage_strobe(
+        &stage,
+        &setup,
+        kind,
+        &format!("{}: stroboscopic picture", p.name),
+        &runs,
+        &strobe,
+    )?;
     let obj = json!({
         "animation": gif,
         "fps": fps,
@@ -1070,7 +1115,14 @@ fn cmd_animate(
     } else {
         println!(
             "{}: {} frames of {}×{} at {} fps ({} s of motion per second shown), {:.2} s; wrote {}",
-            p.name, gif.frames, gif.width, gif.height, fps, gif.speed, obj["wall_s"].as_f64().unwrap_or(0.0), dir.display()
+            p.name,
+            gif.frames,
+            gif.width,
+            gif.height,
+            fps,
+            gif.speed,
+            obj["wall_s"].as_f64().unwrap_or(0.0),
+            dir.display()
         );
     }
     Ok(())
@@ -1173,7 +1225,15 @@ fn run(cli: Cli) -> Result<()> {
             width,
             json,
         } => cmd_animate(
-            &problem, out, fps, duration, &params, compare_initial, summary, width, json,
+            &problem,
+            out,
+            fps,
+            duration,
+            &params,
+            compare_initial,
+            summary,
+            width,
+            json,
         ),
         Command::Bderiv { case, json } => cmd_bderiv(&case, json),
     }

@@ -54,7 +54,11 @@ fn five_bar_shapes_are_the_trajectory_positions() {
     let masses = mass_positions(&s0);
     assert_eq!(masses.len(), 3);
     for (k, at) in masses.iter().enumerate() {
-        assert!(dist(*at, [q0[2 * k], q0[2 * k + 1]]) <= SAME, "P{} at t0: {at:?}", k + 1);
+        assert!(
+            dist(*at, [q0[2 * k], q0[2 * k + 1]]) <= SAME,
+            "P{} at t0: {at:?}",
+            k + 1
+        );
     }
     let pivots: Vec<_> = s0
         .iter()
@@ -64,8 +68,16 @@ fn five_bar_shapes_are_the_trajectory_positions() {
         })
         .collect();
     assert_eq!(pivots, vec![PIVOT_A, PIVOT_B]);
-    assert_eq!(s0.iter().filter(|s| matches!(s, Shape::Bar { .. })).count(), 4);
-    assert_eq!(s0.iter().filter(|s| matches!(s, Shape::Spring { .. })).count(), 2);
+    assert_eq!(
+        s0.iter().filter(|s| matches!(s, Shape::Bar { .. })).count(),
+        4
+    );
+    assert_eq!(
+        s0.iter()
+            .filter(|s| matches!(s, Shape::Spring { .. }))
+            .count(),
+        2
+    );
     // inside the motion: P2 against the outputs x2, y2 of the trajectory table
     let tab = trajectory_table(&setup, &traj, &theta).unwrap();
     let (t, x2, y2) = (
@@ -88,9 +100,16 @@ fn five_bar_shapes_are_the_trajectory_positions() {
         let before = mass_positions(&m.shapes_at_event(k).unwrap())[1];
         let after = mass_positions(&m.shapes_at(e.t).unwrap())[1];
         assert!(dist(before, [e.y_minus[2], e.y_minus[3]]) <= SAME);
-        assert!(dist(after, before) <= SAME, "event {k}: {after:?} vs {before:?}");
+        assert!(
+            dist(after, before) <= SAME,
+            "event {k}: {after:?} vs {before:?}"
+        );
         // the guard's root: |y2 − ground| at the refined event time (measured 0)
-        assert!((before[1] - ground).abs() <= 1e-12, "event {k}: y2 = {}", before[1]);
+        assert!(
+            (before[1] - ground).abs() <= 1e-12,
+            "event {k}: y2 = {}",
+            before[1]
+        );
     }
 }
 
@@ -124,7 +143,11 @@ fn biped_feet_touch_the_curve_at_their_events() {
             .iter()
             .filter(|s| matches!(s, Shape::Spring { .. }))
             .count();
-        assert_eq!(springs, (e.mode_after as u32).count_ones() as usize, "event {k}");
+        assert_eq!(
+            springs,
+            (e.mode_after as u32).count_ones() as usize,
+            "event {k}"
+        );
     }
 }
 
@@ -176,7 +199,10 @@ fn ball_and_impact_pendulum_shapes() {
     // on the wall's ray (measured 0: the event refinement lands q on q_w exactly)
     for k in 0..traj.events.len() {
         let bob = mass_positions(&m.shapes_at_event(k).unwrap())[0];
-        assert!(dist(bob, [qw.sin(), -qw.cos()]) <= 1e-12, "strike {k}: {bob:?}");
+        assert!(
+            dist(bob, [qw.sin(), -qw.cos()]) <= 1e-12,
+            "strike {k}: {bob:?}"
+        );
     }
 }
 
@@ -223,7 +249,13 @@ fn frame_times_and_their_limits() {
     let real = frame_times((0.0, 3.0), &AnimationOptions::default()).unwrap();
     assert_eq!(real.len(), 76);
     assert_eq!((real[0], real[75]), (0.0, 3.0));
-    for (fps, duration) in [(0, None), (101, None), (25, Some(0.0)), (25, Some(f64::NAN)), (100, Some(1e3))] {
+    for (fps, duration) in [
+        (0, None),
+        (101, None),
+        (25, Some(0.0)),
+        (25, Some(f64::NAN)),
+        (100, Some(1e3)),
+    ] {
         let o = AnimationOptions {
             fps,
             duration,
@@ -240,10 +272,15 @@ fn a_system_without_geometry_is_named_and_nothing_is_written() {
     let setup = Setup::new(&sys, 0.0, 1.0, None, vec![]);
     let theta = vec![1.0; setup.np()];
     let traj = setup.simulate(&theta).unwrap();
-    let e = Motion::new(&setup, &traj, &theta, "switched_linear").err().unwrap();
+    let e = Motion::new(&setup, &traj, &theta, "switched_linear")
+        .err()
+        .unwrap();
     let msg = e.to_string();
     assert!(matches!(e, Error::NoGeometry { .. }));
-    assert!(msg.contains("'switched_linear'") && msg.contains("Geometry"), "{msg}");
+    assert!(
+        msg.contains("'switched_linear'") && msg.contains("Geometry"),
+        "{msg}"
+    );
     let parent = tmpdir("nogeom");
     let out = parent.join("res");
     {
@@ -253,8 +290,19 @@ fn a_system_without_geometry_is_named_and_nothing_is_written() {
             trajectory: &traj,
             theta: &theta,
         }];
-        let r = stage_strobe(&stage, &setup, "switched_linear", "t", &runs, &StrobeOptions::default());
+        let r = stage_strobe(
+            &stage,
+            &setup,
+            "switched_linear",
+            "t",
+            &runs,
+            &StrobeOptions::default(),
+        );
         assert!(matches!(r, Err(Error::NoGeometry { .. })));
     }
-    assert_eq!(std::fs::read_dir(&parent).unwrap().count(), 0, "no results, no staging");
+    assert_eq!(
+        std::fs::read_dir(&parent).unwrap().count(),
+        0,
+        "no results, no staging"
+    );
 }

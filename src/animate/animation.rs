@@ -156,7 +156,14 @@ pub fn write_gif(
         let root = BitMapBackend::gif(&tmp, (w, h), delay_ms)?.into_drawing_area();
         for (row, &t) in frames.iter().zip(&times) {
             root.fill(&WHITE)?;
-            canvas::label(&root, &heading, ((w / 2) as i32, 8), 18.0, TEXT.mix(1.0), (HPos::Center, VPos::Top))?;
+            canvas::label(
+                &root,
+                &heading,
+                ((w / 2) as i32, 8),
+                18.0,
+                TEXT.mix(1.0),
+                (HPos::Center, VPos::Top),
+            )?;
             for (i, ((sub, m), f)) in panels.iter().zip(row).enumerate() {
                 draw_frame(&root, &layout, i, sub, m, f, &paths[i], t)?;
             }
@@ -206,11 +213,21 @@ where
     let view = layout.view(i);
     let (left, top, right, bottom) = view.rect();
     let cx = (left + right) / 2;
-    canvas::label(root, subtitle, (cx, top - SUBTITLE_H as i32 + 2), 15.0, TEXT.mix(1.0), (HPos::Center, VPos::Top))?;
+    canvas::label(
+        root,
+        subtitle,
+        (cx, top - SUBTITLE_H as i32 + 2),
+        15.0,
+        TEXT.mix(1.0),
+        (HPos::Center, VPos::Top),
+    )?;
     draw_scene(root, &view, &m.scene(view.x_range()))?;
     let upto = paths.t.partition_point(|&s| s <= t);
     for path in &paths.points {
-        let pts: Vec<_> = path[..upto.min(path.len())].iter().map(|p| view.px(*p)).collect();
+        let pts: Vec<_> = path[..upto.min(path.len())]
+            .iter()
+            .map(|p| view.px(*p))
+            .collect();
         root.draw(&PathElement::new(pts, PATH.stroke_width(1)))?;
     }
     let ghost = Ink {
@@ -220,7 +237,14 @@ where
         springs: false,
     };
     for &k in &f.flash {
-        draw_shapes(root, &view, &m.shapes_at_event(k)?, ghost, layout.m_max, layout.r_max)?;
+        draw_shapes(
+            root,
+            &view,
+            &m.shapes_at_event(k)?,
+            ghost,
+            layout.m_max,
+            layout.r_max,
+        )?;
     }
     let now = Ink {
         alpha: 1.0,
@@ -230,13 +254,34 @@ where
     };
     draw_shapes(root, &view, &f.shapes, now, layout.m_max, layout.r_max)?;
     let clock = format!("t = {:.2} s", t.min(m.t_range().1));
-    canvas::label(root, &clock, (left + 8, top + 6), 16.0, TEXT.mix(1.0), (HPos::Left, VPos::Top))?;
+    canvas::label(
+        root,
+        &clock,
+        (left + 8, top + 6),
+        16.0,
+        TEXT.mix(1.0),
+        (HPos::Left, VPos::Top),
+    )?;
     if !f.flash.is_empty() {
-        let names: Vec<&str> = f.flash.iter().map(|&k| m.events()[k].guard.as_str()).collect();
+        let names: Vec<&str> = f
+            .flash
+            .iter()
+            .map(|&k| m.events()[k].guard.as_str())
+            .collect();
         let mut seen = names.clone();
         seen.dedup();
-        canvas::label(root, &seen.join(" + "), (cx, top + 6), 22.0, EVENT.mix(1.0), (HPos::Center, VPos::Top))?;
-        root.draw(&Rectangle::new([(left + 2, top + 2), (right - 3, bottom - 3)], EVENT.stroke_width(3)))?;
+        canvas::label(
+            root,
+            &seen.join(" + "),
+            (cx, top + 6),
+            22.0,
+            EVENT.mix(1.0),
+            (HPos::Center, VPos::Top),
+        )?;
+        root.draw(&Rectangle::new(
+            [(left + 2, top + 2), (right - 3, bottom - 3)],
+            EVENT.stroke_width(3),
+        ))?;
     }
     draw_scale_bar(root, &view)?;
     Ok(())

@@ -32,7 +32,10 @@ impl Bounds {
     /// The smallest box around `points` (finite ones only); `None` if there is none.
     pub fn around(points: impl IntoIterator<Item = Pt>) -> Option<Bounds> {
         let mut b: Option<Bounds> = None;
-        for p in points.into_iter().filter(|p| p[0].is_finite() && p[1].is_finite()) {
+        for p in points
+            .into_iter()
+            .filter(|p| p[0].is_finite() && p[1].is_finite())
+        {
             b = Some(match b {
                 None => Bounds {
                     x: (p[0], p[0]),
@@ -303,7 +306,14 @@ where
                     } else {
                         (c.0 - d, HPos::Right)
                     };
-                    label(area, name, (x, c.1 - d), 13.0, TEXT.mix(a), (h, VPos::Bottom))?;
+                    label(
+                        area,
+                        name,
+                        (x, c.1 - d),
+                        13.0,
+                        TEXT.mix(a),
+                        (h, VPos::Bottom),
+                    )?;
                 }
             }
             _ => {}
@@ -313,7 +323,11 @@ where
 }
 
 /// A ground pivot: a triangle under the point on a hatched base.
-fn draw_pivot<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: (i32, i32), a: f64) -> DrawResult
+fn draw_pivot<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    c: (i32, i32),
+    a: f64,
+) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
@@ -421,7 +435,14 @@ where
             SceneItem::Segment { a, b, label: name } => {
                 let (p, q) = (view.px(*a), view.px(*b));
                 area.draw(&PathElement::new(vec![p, q], GROUND.stroke_width(5)))?;
-                label(area, name, (q.0 + 6, q.1), 13.0, TEXT.mix(1.0), (HPos::Left, VPos::Center))?;
+                label(
+                    area,
+                    name,
+                    (q.0 + 6, q.1),
+                    13.0,
+                    TEXT.mix(1.0),
+                    (HPos::Left, VPos::Center),
+                )?;
             }
         }
     }
@@ -450,5 +471,12 @@ where
     area.draw(&PathElement::new(vec![(x0, y - 4), (x0, y + 4)], style))?;
     area.draw(&PathElement::new(vec![(x1, y - 4), (x1, y + 4)], style))?;
     let text = format!("{} m", crate::report::format_f64(len));
-    label(area, &text, ((x0 + x1) / 2, y - 6), 13.0, TEXT.mix(1.0), (HPos::Center, VPos::Bottom))
+    label(
+        area,
+        &text,
+        ((x0 + x1) / 2, y - 6),
+        13.0,
+        TEXT.mix(1.0),
+        (HPos::Center, VPos::Bottom),
+    )
 }

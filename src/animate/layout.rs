@@ -100,9 +100,7 @@ fn include(b: Bounds, item: &SceneItem, moving: Bounds) -> Bounds {
         SceneItem::Ground { y } | SceneItem::StopLine { y, .. } => b.with_y(*y),
         SceneItem::Wall { x, .. } => b.with_x(*x),
         SceneItem::Slope { through, .. } => b.with_x(through[0]).with_y(through[1]),
-        SceneItem::Segment { a, b: e, .. } => {
-            b.with_x(a[0]).with_y(a[1]).with_x(e[0]).with_y(e[1])
-        }
+        SceneItem::Segment { a, b: e, .. } => b.with_x(a[0]).with_y(a[1]).with_x(e[0]).with_y(e[1]),
         SceneItem::GroundCurve { points } => points
             .iter()
             .filter(|p| p[0] >= moving.x.0 && p[0] <= moving.x.1)

@@ -3,9 +3,9 @@
 //! motions (initial, optimized) are drawn side by side at one scale.
 
 use super::canvas::{self, draw_scale_bar, draw_scene, draw_shapes, Ink, EVENT, PATH, TEXT};
+use super::geometry::Shape;
 use super::layout::{Layout, SUBTITLE_H};
 use super::motion::{Motion, Paths};
-use super::geometry::Shape;
 use crate::error::Error;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -57,7 +57,9 @@ struct PanelData {
 /// and the paths move right by `v (t − t0)`, with `v` chosen so the picture is 1.5 times
 /// as wide as it is high. Returns whether it did.
 fn spread(snaps: &mut [Snap], paths: &mut Paths, (t0, t1): (f64, f64)) -> bool {
-    let pts = snaps.iter().flat_map(|s| s.shapes.iter().flat_map(Shape::points));
+    let pts = snaps
+        .iter()
+        .flat_map(|s| s.shapes.iter().flat_map(Shape::points));
     let Some(b) = super::canvas::Bounds::around(pts) else {
         return false;
     };
@@ -255,7 +257,14 @@ where
     let view = layout.view(i);
     let (left, top, right, bottom) = view.rect();
     let cx = (left + right) / 2;
-    canvas::label(root, subtitle, (cx, top - SUBTITLE_H as i32 + 2), 16.0, TEXT.mix(1.0), (HPos::Center, VPos::Top))?;
+    canvas::label(
+        root,
+        subtitle,
+        (cx, top - SUBTITLE_H as i32 + 2),
+        16.0,
+        TEXT.mix(1.0),
+        (HPos::Center, VPos::Top),
+    )?;
     draw_scene(root, &view, &m.scene(view.x_range()))?;
     let snaps = &data.snaps;
     for path in &data.paths.points {
@@ -280,7 +289,11 @@ where
         short(span.0),
         short(span.1),
         short(dt),
-        if data.spread { "; time runs to the right" } else { "" }
+        if data.spread {
+            "; time runs to the right"
+        } else {
+            ""
+        }
     );
     let y1 = bottom + 4;
     let style = (HPos::Left, VPos::Top);
@@ -288,7 +301,14 @@ where
     let events = event_summary(m);
     if !events.is_empty() {
         let caption = format!("red: at the events ({events})");
-        canvas::label(root, &caption, (left + 8, y1 + 19), 14.0, EVENT.mix(1.0), style)?;
+        canvas::label(
+            root,
+            &caption,
+            (left + 8, y1 + 19),
+            14.0,
+            EVENT.mix(1.0),
+            style,
+        )?;
     }
     Ok(())
 }

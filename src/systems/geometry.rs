@@ -60,13 +60,13 @@ impl Geometry for ImpactPendulum {
     /// g/l, so the picture is to the scale of l).
     fn shapes(&self, _mode: usize, x: &[f64], p: &[f64]) -> Result<Vec<Shape>, ModelError> {
         need("impact pendulum", x, 2, p, 8)?;
-        let bob = [
-            PENDULUM_LENGTH * x[0].sin(),
-            -PENDULUM_LENGTH * x[0].cos(),
-        ];
+        let bob = [PENDULUM_LENGTH * x[0].sin(), -PENDULUM_LENGTH * x[0].cos()];
         Ok(vec![
             Shape::Pivot { at: [0.0, 0.0] },
-            Shape::Bar { a: [0.0, 0.0], b: bob },
+            Shape::Bar {
+                a: [0.0, 0.0],
+                b: bob,
+            },
             Shape::Mass {
                 at: bob,
                 mass: 1.0,
