@@ -123,6 +123,21 @@ impl View {
         }
     }
 
+    /// The same map over a rectangle `m` px larger on every side (scene lines then run
+    /// to the panel's edges).
+    pub fn widened(&self, m: u32) -> View {
+        let d = m as f64 / self.scale;
+        View {
+            x0: self.x0 - d,
+            y_top: self.y_top + d,
+            scale: self.scale,
+            left: self.left - m as i32,
+            top: self.top - m as i32,
+            w: self.w + 2 * m,
+            h: self.h + 2 * m,
+        }
+    }
+
     /// Pixels per metre.
     pub fn scale(&self) -> f64 {
         self.scale
@@ -306,14 +321,13 @@ where
                     } else {
                         (c.0 - d, HPos::Right)
                     };
-                    label(
-                        area,
-                        name,
-                        (x, c.1 - d),
-                        13.0,
-                        TEXT.mix(a),
-                        (h, VPos::Bottom),
-                    )?;
+                    // on a white box (≈ 8 px a character at 13 px), readable over bars
+                    let wbox = 8 * name.chars().count() as i32 + 4;
+                    let x0 = if right { x - 2 } else { x - wbox + 2 };
+                    let corners = [(x0, c.1 - d - 16), (x0 + wbox, c.1 - d + 1)];
+                    area.draw(&Rectangle::new(corners, WHITE.mix(0.8 * a).filled()))?;
+                    let anchor = (h, VPos::Bottom);
+                    label(area, name, (x, c.1 - d), 13.0, TEXT.mix(a), anchor)?;
                 }
             }
             _ => {}

@@ -81,15 +81,18 @@ impl Layout {
         )
     }
 
-    /// The view of panel `i`.
+    /// The view of panel `i`: the world box fitted inside the panel less a margin of the
+    /// largest disc's radius plus 6 px (so that no disc is cut at the edge).
     pub fn view(&self, i: usize) -> View {
-        View::fit(
+        let m = (self.r_max + 6.0).round() as u32;
+        let inner = View::fit(
             self.world,
-            (i as u32 * self.panel.0) as i32,
-            (TITLE_H + SUBTITLE_H) as i32,
-            self.panel.0,
-            self.panel.1,
-        )
+            (i as u32 * self.panel.0 + m) as i32,
+            (TITLE_H + SUBTITLE_H + m) as i32,
+            self.panel.0.saturating_sub(2 * m).max(1),
+            self.panel.1.saturating_sub(2 * m).max(1),
+        );
+        inner.widened(m)
     }
 }
 
