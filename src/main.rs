@@ -2,6 +2,9 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use hybridopt::animate::{
+    stage_animation, stage_strobe, AnimationOptions, Drawing, OutputGeometry, Run, StrobeOptions,
+};
 use hybridopt::artifacts::{self, trajectory_table, Table};
 use hybridopt::integrate::Stats;
 use hybridopt::model::HybridSystem;
@@ -925,8 +928,18 @@ fn cmd_optimize(
             Some(&stage.path("controls.svg")),
         )?;
     }
-    if setup.sys.geometry().is_some() {
-        use hybridopt::animate::{stage_strobe, Run, StrobeOptions};
+    let from_file = p
+        .plot_geometry
+        .as_ref()
+        .map(|g| OutputGeometry::new(&p.system, g));
+    let drawing = match &from_file {
+        Some(g) => Some(Drawing::Given(g)),
+        None => setup
+            .sys
+            .geometry()
+            .map(|_| Drawing::System(p.system.kind())),
+    };
+    if let Some(drawing) = drawing {
         let runs = [
             Run {
                 label: "initial".into(),
@@ -944,7 +957,7 @@ fn cmd_optimize(
             width: 560,
             ..Default::default()
         };
-        stage_strobe(&stage, &setup, p.system.kind(), &title, &runs, &opts)?;
+        stage_strobe(&stage, &setup, drawing, &title, &runs, &opts)?;
     }
     let dir = stage.commit()?;
     if as_json {
@@ -1046,19 +1059,26 @@ fn cmd_animate(
     width: u32,
     as_json: bool,
 ) -> Result<()> {
-    use hybridopt::animate::{stage_animation, stage_strobe, AnimationOptions, Run, StrobeOptions};
     let wall = Instant::now();
     if !(64..=2000).contains(&width) {
         bail!("--width {width}: a panel must be between 64 and 2000 pixels wide");
     }
     let p = load(path, params)?;
     let kind = p.system.kind();
-    if p.system.geometry().is_none() {
-        return Err(hybridopt::Error::NoGeometry {
-            system: kind.into(),
+    let from_file = p
+        .plot_geometry
+        .as_ref()
+        .map(|g| OutputGeometry::new(&p.system, g));
+    let drawing = match &from_file {
+        Some(g) => Drawing::Given(g),
+        None if p.system.geometry().is_some() => Drawing::System(kind),
+        None => {
+            return Err(hybridopt::Error::NoGeometry {
+                system: kind.into(),
+            }
+            .into())
         }
-        .into());
-    }
+    };
     let setup = p.setup()?;
     let thetas = if compare_initial {
         let file =
@@ -1089,7 +1109,7 @@ fn cmd_animate(
         width,
         ..Default::default()
     };
-    let gif = stage_animation(&stage, &setup, kind, &p.name, &runs, &opts)?;
+    let gif = stage_animation(&stage, &setup, drawing, &p.name, &runs, &opts)?;
     let strobe = StrobeOptions {
         width: width.max(320) + 160,
         ..Default::default()
@@ -1097,7 +1117,7 @@ fn cmd_animate(
     stage_strobe(
         &stage,
         &setup,
-        kind,
+        drawing,
         &format!("{}: stroboscopic picture", p.name),
         &runs,
         &strobe,

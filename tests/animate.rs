@@ -4,8 +4,8 @@
 //! system without geometry gets a clear error and no files.
 
 use hybridopt::animate::{
-    frame_times, mass_positions, stage_strobe, write_gif, AnimationOptions, Motion, Run, Shape,
-    StrobeOptions,
+    frame_times, mass_positions, stage_strobe, write_gif, AnimationOptions, Drawing, Motion,
+    OutputGeometry, Run, Shape, StrobeOptions,
 };
 use hybridopt::artifacts::trajectory_table;
 use hybridopt::problem::Problem;
@@ -206,6 +206,48 @@ fn ball_and_impact_pendulum_shapes() {
     }
 }
 
+/// `[plot.geometry]` (points from outputs) against the five-bar's own geometry: point 2
+/// from the outputs (x2, y2) is the mechanism's P2, at every drawn instant and event.
+#[test]
+fn plot_geometry_from_outputs_is_the_systems_own() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/five_bar_stiffness.toml"),
+    )
+    .unwrap();
+    let text = text.replace(
+        "[plot]",
+        "[plot.geometry]\npoints = { B = [0.5, 0.0], P2 = [\"x2\", \"y2\"] }\n\
+         springs = [[\"B\", \"P2\"]]\nmasses = { P2 = 1.5 }\nground = -2.35\n[plot]",
+    );
+    let p = Problem::parse(&text, Path::new("five_bar_geometry.toml")).unwrap();
+    let spec = p.plot_geometry.as_ref().expect("[plot.geometry] read");
+    let setup = p.setup().unwrap();
+    let theta = p.theta_values();
+    let traj = setup.simulate(&theta).unwrap();
+    let own = Motion::new(&setup, &traj, &theta, "five_bar").unwrap();
+    let geometry = OutputGeometry::new(&p.system, spec);
+    let file = Motion::with_geometry(&setup, &traj, &theta, &geometry).unwrap();
+    let s0 = file.shapes_at(0.0).unwrap();
+    assert_eq!(
+        s0.iter()
+            .filter(|s| matches!(s, Shape::Pivot { .. }))
+            .count(),
+        1,
+        "B is fixed and attached"
+    );
+    for k in 0..=30 {
+        let t = 3.0 * k as f64 / 30.0;
+        let a = mass_positions(&own.shapes_at(t).unwrap())[1];
+        let b = mass_positions(&file.shapes_at(t).unwrap())[0];
+        assert!(dist(a, b) <= SAME, "t = {t}: {a:?} vs {b:?}");
+    }
+    for k in 0..traj.events.len() {
+        let a = mass_positions(&own.shapes_at_event(k).unwrap())[1];
+        let b = mass_positions(&file.shapes_at_event(k).unwrap())[0];
+        assert!(dist(a, b) <= SAME, "event {k}");
+    }
+}
+
 #[test]
 fn gif_decodes_with_the_expected_frames_and_size() {
     let p = problem("five_bar_stiffness.toml");
@@ -293,7 +335,7 @@ fn a_system_without_geometry_is_named_and_nothing_is_written() {
         let r = stage_strobe(
             &stage,
             &setup,
-            "switched_linear",
+            Drawing::System("switched_linear"),
             "t",
             &runs,
             &StrobeOptions::default(),

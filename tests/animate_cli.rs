@@ -153,6 +153,45 @@ fn optimize_writes_the_strobe_and_animate_compares_with_it() {
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
+/// A system without a geometry of its own is drawn from its outputs by `[plot.geometry]`.
+#[test]
+fn plot_geometry_draws_a_system_from_its_outputs() {
+    let dir = tmpdir("plotgeom");
+    let file = dir.join("sw.toml");
+    std::fs::write(&file, switched_problem("[plot]\noutputs = [\"x1\"]\n[plot.geometry]\npoints = { o = [0.0, 0.0], tip = [\"x1\", \"x2\"] }\nbars = [[\"o\", \"tip\"]]\nground = -1.0\n")).unwrap();
+    let out = dir.join("res");
+    let j = ok(&run(&[
+        "animate",
+        file.to_str().unwrap(),
+        "--fps",
+        "5",
+        "--width",
+        "64",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(j["animation"]["frames"], 6, "1 s at 5 fps");
+    assert!(out.join("strobe.png").exists() && out.join("animation.gif").exists());
+}
+
+/// A problem file for the switched linear system (no geometry of its own), with `extra`
+/// appended.
+fn switched_problem(extra: &str) -> String {
+    let params: Vec<String> = SwitchedLinear
+        .param_names()
+        .iter()
+        .zip(SwitchedLinear::default_params())
+        .map(|(n, v)| format!("{n} = {{ value = {v:?} }}"))
+        .collect();
+    format!(
+        "name = \"sw\"\n[system]\nkind = \"switched_linear\"\n[simulation]\nt_end = 1.0\n\
+         [parameters]\n{}\n[[cost]]\nkind = \"terminal_squared\"\noutput = \"{}\"\ntarget = 0.0\n{extra}",
+        params.join("\n"),
+        SwitchedLinear.output_names()[0]
+    )
+}
+
 #[test]
 fn bad_input_is_named_and_writes_nothing() {
     let dir = tmpdir("bad");
@@ -161,20 +200,8 @@ fn bad_input_is_named_and_writes_nothing() {
     let out = parent.join("x");
     let out = out.to_str().unwrap();
     // a system without geometry
-    let params: Vec<String> = SwitchedLinear
-        .param_names()
-        .iter()
-        .zip(SwitchedLinear::default_params())
-        .map(|(n, v)| format!("{n} = {{ value = {v:?} }}"))
-        .collect();
     let file = dir.join("switched.toml");
-    let text = format!(
-        "name = \"sw\"\n[system]\nkind = \"switched_linear\"\n[simulation]\nt_end = 1.0\n\
-         [parameters]\n{}\n[[cost]]\nkind = \"terminal_squared\"\noutput = \"{}\"\ntarget = 0.0\n",
-        params.join("\n"),
-        SwitchedLinear.output_names()[0]
-    );
-    std::fs::write(&file, text).unwrap();
+    std::fs::write(&file, switched_problem("")).unwrap();
     let o = run(&["animate", file.to_str().unwrap(), "--out", out]);
     fails(
         &o,

@@ -2,6 +2,7 @@
 //! written into a [`Staging`] folder so that they appear atomically with the other results.
 
 use super::animation::{write_gif, AnimationOptions, GifInfo};
+use super::geometry::Geometry;
 use super::motion::Motion;
 use super::strobe::{write_strobe, StrobeOptions};
 use crate::error::Error;
@@ -9,6 +10,16 @@ use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::report::Staging;
 use crate::setup::Setup;
+
+/// What draws the runs: the system's own geometry, or another one (a problem file's
+/// `[plot.geometry]`, see [`super::OutputGeometry`]).
+#[derive(Clone, Copy)]
+pub enum Drawing<'g> {
+    /// [`HybridSystem::geometry`]; the name is the system's, for the error when it has none.
+    System(&'g str),
+    /// This geometry.
+    Given(&'g dyn Geometry),
+}
 
 /// One motion to draw: its panel's subtitle, trajectory and θ.
 pub struct Run<'t> {
@@ -19,16 +30,16 @@ pub struct Run<'t> {
 
 /// Writes `strobe.png` and `strobe.svg` of `runs` (side by side) into `stage`. A
 /// trajectory whose dense output was compacted (an adjoint evaluation's) is simulated again
-/// with all of it kept. `system` names the system in the error when it has no geometry.
+/// with all of it kept.
 pub fn stage_strobe<S: HybridSystem>(
     stage: &Staging,
     setup: &Setup<'_, S>,
-    system: &str,
+    drawing: Drawing<'_>,
     title: &str,
     runs: &[Run<'_>],
     opts: &StrobeOptions,
 ) -> Result<(), Error> {
-    with_motions(setup, system, runs, |panels| {
+    with_motions(setup, drawing, runs, |panels| {
         write_strobe(
             title,
             panels,
@@ -43,12 +54,12 @@ pub fn stage_strobe<S: HybridSystem>(
 pub fn stage_animation<S: HybridSystem>(
     stage: &Staging,
     setup: &Setup<'_, S>,
-    system: &str,
+    drawing: Drawing<'_>,
     title: &str,
     runs: &[Run<'_>],
     opts: &AnimationOptions,
 ) -> Result<GifInfo, Error> {
-    with_motions(setup, system, runs, |panels| {
+    with_motions(setup, drawing, runs, |panels| {
         write_gif(title, panels, opts, &stage.path("animation.gif"))
     })
 }
@@ -56,14 +67,16 @@ pub fn stage_animation<S: HybridSystem>(
 /// Calls `f` with the runs as (subtitle, motion) panels, re-simulating compacted ones.
 fn with_motions<S: HybridSystem, T>(
     setup: &Setup<'_, S>,
-    system: &str,
+    drawing: Drawing<'_>,
     runs: &[Run<'_>],
     f: impl FnOnce(&[(&str, &Motion<'_>)]) -> Result<T, Error>,
 ) -> Result<T, Error> {
-    if setup.sys.geometry().is_none() {
-        return Err(Error::NoGeometry {
-            system: system.to_string(),
-        });
+    if let Drawing::System(system) = drawing {
+        if setup.sys.geometry().is_none() {
+            return Err(Error::NoGeometry {
+                system: system.to_string(),
+            });
+        }
     }
     let dense: Vec<Option<Trajectory>> = runs
         .iter()
@@ -78,7 +91,13 @@ fn with_motions<S: HybridSystem, T>(
     let motions = runs
         .iter()
         .zip(&dense)
-        .map(|(r, d)| Motion::new(setup, d.as_ref().unwrap_or(r.trajectory), r.theta, system))
+        .map(|(r, d)| {
+            let traj = d.as_ref().unwrap_or(r.trajectory);
+            match drawing {
+                Drawing::System(name) => Motion::new(setup, traj, r.theta, name),
+                Drawing::Given(g) => Motion::with_geometry(setup, traj, r.theta, g),
+            }
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let panels: Vec<(&str, &Motion<'_>)> = runs
         .iter()

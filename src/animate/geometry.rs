@@ -92,11 +92,19 @@ pub enum SceneItem {
 /// The geometry of a system: an optional part of the model interface
 /// ([`crate::model::HybridSystem::geometry`]).
 pub trait Geometry: Sync {
-    /// The shapes at state `x` (the system's own states, without quadratures) in `mode`,
-    /// with parameters `p`. The number and order of [`Shape::Mass`] entries must not
-    /// depend on the state (the renderer traces each mass's path by its position in the
-    /// list).
-    fn shapes(&self, mode: usize, x: &[f64], p: &[f64]) -> Result<Vec<Shape>, ModelError>;
+    /// The shapes at time `t` and state `x` (the system's own states, without
+    /// quadratures) in `mode`, with controls `u` and parameters `p` (the arguments of
+    /// [`crate::model::HybridSystem::outputs`]). The number and order of [`Shape::Mass`]
+    /// entries must not depend on the state (the renderer traces each mass's path by its
+    /// position in the list).
+    fn shapes(
+        &self,
+        mode: usize,
+        t: f64,
+        x: &[f64],
+        u: &[f64],
+        p: &[f64],
+    ) -> Result<Vec<Shape>, ModelError>;
 
     /// The static scene for parameters `p`. `x_range` is the horizontal extent of the
     /// picture (for curves, which the system samples over it).

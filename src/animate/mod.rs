@@ -9,11 +9,13 @@ pub mod geometry;
 mod layout;
 pub mod mechanism;
 mod motion;
+pub mod spec;
 mod strobe;
 
 pub use animation::{frame_times, write_gif, AnimationOptions, GifInfo, MAX_FRAMES};
-pub use files::{stage_animation, stage_strobe, Run};
+pub use files::{stage_animation, stage_strobe, Drawing, Run};
 pub use geometry::{Geometry, Pt, SceneItem, Shape, Side};
 pub use mechanism::mechanism_shapes;
 pub use motion::{mass_positions, EventMark, Motion, Paths};
+pub use spec::{GeometrySpec, OutputGeometry};
 pub use strobe::{event_summary, fade, write_strobe, StrobeOptions};

@@ -4,7 +4,8 @@
 
 use super::geometry::{Geometry, Pt, SceneItem, Shape};
 use crate::error::Error;
-use crate::integrate::Trajectory;
+use crate::integrate::hybrid::Ctx;
+use crate::integrate::{Segment, Trajectory};
 use crate::model::HybridSystem;
 use crate::setup::Setup;
 
@@ -16,6 +17,9 @@ pub struct EventMark {
     pub guard: String,
 }
 
+/// The controls `u(t)` in a segment of the trajectory.
+type Controls<'a> = Box<dyn Fn(&Segment<f64>, f64) -> Vec<f64> + 'a>;
+
 /// A trajectory with the geometry and the parameters to draw it.
 pub struct Motion<'a> {
     geometry: &'a dyn Geometry,
@@ -23,16 +27,16 @@ pub struct Motion<'a> {
     /// States of the system (the trajectory also carries the costs' quadratures after them).
     nx: usize,
     p: Vec<f64>,
+    controls: Controls<'a>,
     modes: Vec<String>,
     events: Vec<EventMark>,
 }
 
 impl<'a> Motion<'a> {
-    /// The motion of `traj`, simulated by `setup` at `theta`. `system` names the system in
-    /// the error when it has no geometry. The trajectory must keep its dense output
-    /// ([`Setup::simulate`] does).
-    pub fn new<S: HybridSystem>(
-        setup: &Setup<'a, S>,
+    /// The motion of `traj`, simulated by `setup` at `theta`, drawn with the system's own
+    /// geometry. `system` names the system in the error when it has none.
+    pub fn new<'s: 'a, S: HybridSystem + 'a>(
+        setup: &'a Setup<'s, S>,
         traj: &'a Trajectory,
         theta: &[f64],
         system: &str,
@@ -40,6 +44,18 @@ impl<'a> Motion<'a> {
         let geometry = setup.sys.geometry().ok_or_else(|| Error::NoGeometry {
             system: system.to_string(),
         })?;
+        Self::with_geometry(setup, traj, theta, geometry)
+    }
+
+    /// The motion of `traj` drawn with `geometry` (e.g. a problem file's
+    /// `[plot.geometry]`). The trajectory must keep its dense output ([`Setup::simulate`]
+    /// does).
+    pub fn with_geometry<'s: 'a, S: HybridSystem + 'a>(
+        setup: &'a Setup<'s, S>,
+        traj: &'a Trajectory,
+        theta: &[f64],
+        geometry: &'a dyn Geometry,
+    ) -> Result<Motion<'a>, Error> {
         if !traj.is_dense() {
             return Err(Error::Invalid(
                 "a motion is drawn from the dense output of every segment, but this trajectory \
@@ -48,9 +64,10 @@ impl<'a> Motion<'a> {
             ));
         }
         let np = setup.np();
-        if theta.len() < np {
+        if theta.len() != setup.ntheta() {
             return Err(Error::Invalid(format!(
-                "a motion needs the {np} parameters of the system, got {} values",
+                "a motion needs θ of length {} (the parameters and control coefficients), got {} values",
+                setup.ntheta(),
                 theta.len()
             )));
         }
@@ -62,11 +79,21 @@ impl<'a> Motion<'a> {
                 guard: setup.dims.guard_name(e.guard),
             })
             .collect();
+        let th = theta.to_vec();
+        let controls: Controls<'a> = Box::new(move |seg: &Segment<f64>, t: f64| {
+            let ctx = Ctx {
+                mode: seg.mode,
+                t_lo: seg.t_lo,
+                t_hi: seg.t_hi,
+            };
+            setup.controls_at(&ctx, t, &th)
+        });
         Ok(Motion {
             geometry,
             traj,
             nx: setup.nx(),
             p: theta[..np].to_vec(),
+            controls,
             modes: setup.dims.modes.clone(),
             events,
         })
@@ -82,34 +109,49 @@ impl<'a> Motion<'a> {
         &self.events
     }
 
-    /// The mode and the system's state at time `t` (clamped into the motion) from the
+    /// The segment, mode and system state at time `t` (clamped into the motion) from the
     /// dense output; at an event instant, the state after it.
-    pub fn state_at(&self, t: f64) -> (usize, Vec<f64>) {
+    fn read(&self, t: f64) -> (&Segment<f64>, f64, Vec<f64>) {
         let (t0, t1) = self.t_range();
         let t = t.clamp(t0.min(t1), t0.max(t1));
         let seg = &self.traj.segments[self.traj.segment_index(t, false)];
         let mut x = vec![0.0; self.traj.y_final.len()];
         seg.state_at(t, &mut x);
         x.truncate(self.nx);
+        (seg, t, x)
+    }
+
+    /// The mode and the system's state at time `t` (clamped into the motion) from the
+    /// dense output; at an event instant, the state after it.
+    pub fn state_at(&self, t: f64) -> (usize, Vec<f64>) {
+        let (seg, _, x) = self.read(t);
         (seg.mode, x)
     }
 
     /// The shapes at time `t` (see [`Motion::state_at`]).
     pub fn shapes_at(&self, t: f64) -> Result<Vec<Shape>, Error> {
-        let (mode, x) = self.state_at(t);
-        self.shapes(mode, &x, t)
+        let (seg, t, x) = self.read(t);
+        self.shapes(seg, seg.mode, t, &x)
     }
 
     /// The shapes at event `k`, from the state just before it (positions do not jump at
     /// an event; velocities may).
     pub fn shapes_at_event(&self, k: usize) -> Result<Vec<Shape>, Error> {
         let e = &self.traj.events[k];
-        self.shapes(e.mode_before, &e.y_minus[..self.nx], e.t)
+        let seg = &self.traj.segments[e.segment];
+        self.shapes(seg, e.mode_before, e.t, &e.y_minus[..self.nx])
     }
 
-    fn shapes(&self, mode: usize, x: &[f64], t: f64) -> Result<Vec<Shape>, Error> {
+    fn shapes(
+        &self,
+        seg: &Segment<f64>,
+        mode: usize,
+        t: f64,
+        x: &[f64],
+    ) -> Result<Vec<Shape>, Error> {
+        let u = (self.controls)(seg, t);
         self.geometry
-            .shapes(mode, x, &self.p)
+            .shapes(mode, t, x, &u, &self.p)
             .map_err(|source| Error::Model {
                 t,
                 mode: self.modes.get(mode).cloned().unwrap_or_default(),
@@ -122,8 +164,8 @@ impl<'a> Motion<'a> {
     pub fn mass_paths(&self, per_step: usize) -> Result<Paths, Error> {
         let mut out = Paths::default();
         for (t, si, x) in self.traj.samples(per_step) {
-            let mode = self.traj.segments[si].mode;
-            let masses = mass_positions(&self.shapes(mode, &x[..self.nx], t)?);
+            let seg = &self.traj.segments[si];
+            let masses = mass_positions(&self.shapes(seg, seg.mode, t, &x[..self.nx])?);
             if out.points.is_empty() {
                 out.points = vec![Vec::new(); masses.len()];
             }
