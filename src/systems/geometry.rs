@@ -95,12 +95,19 @@ impl Geometry for ImpactPendulum {
             },
         ])
     }
-    /// The wall: a radial stop at the angle `q_w` (parameter 5).
+    /// The wall: a radial stop at the angle `q_w` (parameter 5), drawn 0.05 l beyond it (on
+    /// the side of larger q) so that it does not hide the rod that strikes it.
     fn scene(&self, p: &[f64], _x_range: (f64, f64)) -> Vec<SceneItem> {
         let qw = p.get(5).copied().unwrap_or(0.0);
-        let at = |r: f64| [r * qw.sin(), -r * qw.cos()];
+        let off = 0.05 * PENDULUM_LENGTH;
+        let at = |r: f64| {
+            [
+                r * qw.sin() + off * qw.cos(),
+                -r * qw.cos() + off * qw.sin(),
+            ]
+        };
         vec![SceneItem::Segment {
-            a: at(0.6 * PENDULUM_LENGTH),
+            a: at(0.2 * PENDULUM_LENGTH),
             b: at(1.3 * PENDULUM_LENGTH),
             label: "wall".into(),
         }]
