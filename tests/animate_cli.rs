@@ -101,6 +101,15 @@ fn every_shipped_problem_animates() {
             assert!(out.join(f).exists(), "{stem}: {f} missing");
         }
         assert_eq!(png_size(&out.join("strobe.png")).0, 480, "{stem}");
+        let svg = std::fs::read_to_string(out.join("strobe.svg")).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{stem}"
+        );
+        assert!(
+            svg.contains("earlier paler"),
+            "{stem}: the caption is in the SVG"
+        );
     }
     // only the results folders: no staging or temporary files left
     assert_eq!(std::fs::read_dir(&parent).unwrap().count(), names.len());
