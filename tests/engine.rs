@@ -8,7 +8,7 @@ mod common;
 use common::Rng;
 use hybridopt::cost::{Objective, Term};
 use hybridopt::model::{vjp_by_dual_passes, vjp_by_scalar_duals, OutputCotangent, VjpArgs, VjpOut};
-use hybridopt::multibody::{Formulation, MultibodySystem};
+use hybridopt::multibody::Formulation;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{adjoint, evaluate, GradientMethod};
 use hybridopt::setup::Setup;

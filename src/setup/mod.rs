@@ -37,7 +37,8 @@ use std::sync::Arc;
 /// System + horizon + controls + objectives + solver settings.
 #[derive(Clone)]
 pub struct Setup<'a, S: HybridSystem> {
-    sys: SystemRef<'a, S>,
+    /// The system, borrowed or shared (it dereferences to `S`).
+    pub sys: SystemRef<'a, S>,
     pub dims: Dims,
     pub t0: f64,
     pub t_end: f64,
