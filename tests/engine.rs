@@ -12,7 +12,7 @@ use hybridopt::multibody::Formulation;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{adjoint, evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::BouncingBall;
+use hybridopt::systems::bouncing_ball::{BouncingBall, ThrustBall};
 use hybridopt::systems::five_bar::{FiveBar, FiveBarConfig};
 use hybridopt::systems::locking_pendulum::{LockingPendulum, LockingPendulumConfig};
 use hybridopt::HybridSystem;
@@ -30,7 +30,20 @@ fn worst_rel(a: &[f64], b: &[f64]) -> f64 {
 /// The hook's and the dual passes' products at `(mode, x)` for k = 3 random cotangents
 /// on the flow and on the outputs; returns the worst relative difference.
 fn hook_vs_dual<M: HybridSystem>(sys: &M, mode: usize, x: &[f64], p: &[f64], rng: &mut Rng) -> f64 {
+    hook_vs_dual_u(sys, mode, x, &[], p, rng)
+}
+
+/// [`hook_vs_dual`] with controls u (their products gu compared too).
+fn hook_vs_dual_u<M: HybridSystem>(
+    sys: &M,
+    mode: usize,
+    x: &[f64],
+    u: &[f64],
+    p: &[f64],
+    rng: &mut Rng,
+) -> f64 {
     let k = 3;
+    let nu = u.len();
     let nx = x.len();
     let ny = HybridSystem::output_names(sys).len();
     let lam = rng.vec(k * nx, -1.0, 1.0);
@@ -49,7 +62,7 @@ fn hook_vs_dual<M: HybridSystem>(sys: &M, mode: usize, x: &[f64], p: &[f64], rng
             mode,
             t: 0.3,
             x,
-            u: &[],
+            u,
             p,
             k,
             lam: &lam,
@@ -61,12 +74,13 @@ fn hook_vs_dual<M: HybridSystem>(sys: &M, mode: usize, x: &[f64], p: &[f64], rng
         };
         let (mut gx1, mut gp1) = (vec![0.0; k * nx], vec![0.0; k * p.len()]);
         let (mut gx2, mut gp2) = (gx1.clone(), gp1.clone());
+        let (mut gu1, mut gu2, mut gu3) = (vec![0.0; k * nu], vec![0.0; k * nu], vec![0.0; k * nu]);
         let (mut y1, mut y2) = (vec![0.0; ny], vec![0.0; ny]);
         sys.flow_vjp(
             args,
             VjpOut {
                 gx: &mut gx1,
-                gu: &mut [],
+                gu: &mut gu1,
                 gp: &mut gp1,
                 y: &mut y1,
             },
@@ -77,13 +91,16 @@ fn hook_vs_dual<M: HybridSystem>(sys: &M, mode: usize, x: &[f64], p: &[f64], rng
             args,
             VjpOut {
                 gx: &mut gx2,
-                gu: &mut [],
+                gu: &mut gu2,
                 gp: &mut gp2,
                 y: &mut y2,
             },
         )
         .unwrap();
         worst = worst.max(worst_rel(&gx1, &gx2)).max(worst_rel(&gp1, &gp2));
+        if nu > 0 {
+            worst = worst.max(worst_rel(&gu1, &gu2));
+        }
         // one scalar-dual pass per direction gives the same products as the vector duals
         let (mut gx3, mut gp3, mut y3) = (gx1.clone(), gp1.clone(), y1.clone());
         vjp_by_scalar_duals(
@@ -91,13 +108,16 @@ fn hook_vs_dual<M: HybridSystem>(sys: &M, mode: usize, x: &[f64], p: &[f64], rng
             args,
             VjpOut {
                 gx: &mut gx3,
-                gu: &mut [],
+                gu: &mut gu3,
                 gp: &mut gp3,
                 y: &mut y3,
             },
         )
         .unwrap();
         worst = worst.max(worst_rel(&gx3, &gx2)).max(worst_rel(&gp3, &gp2));
+        if nu > 0 {
+            worst = worst.max(worst_rel(&gu3, &gu2));
+        }
         if case == 2 {
             // the hook's outputs (from its own solve) are the outputs
             worst = worst.max(worst_rel(&y1, &y2));
@@ -377,7 +397,7 @@ fn a_shared_setup_lives_on_another_thread_and_equals_the_borrowed_one() {
 
 #[test]
 fn ball_vjp_hook_equals_the_dual_pass_vjp() {
-    // the bouncing ball's hand-written products (its flow_vjp) against the exact dual
+    // the bouncing ball's and thrust ball's hand-written products (flow_vjp) against the exact dual
     // passes, at random states and parameters, for no, given and computed ȳ
     let mut rng = Rng(11);
     let mut worst: f64 = 0.0;
@@ -385,6 +405,8 @@ fn ball_vjp_hook_equals_the_dual_pass_vjp() {
         let x = rng.vec(2, -2.0, 2.0);
         let p = rng.vec(5, 0.1, 10.0);
         worst = worst.max(hook_vs_dual(&BouncingBall, 0, &x, &p, &mut rng));
+        let u = rng.vec(1, -5.0, 5.0);
+        worst = worst.max(hook_vs_dual_u(&ThrustBall, 0, &x, &u, &p, &mut rng));
     }
     println!("ball hook vs dual passes: worst {worst:.2e}");
     assert!(worst <= 1e-13, "{worst:e}");
