@@ -49,6 +49,7 @@
 pub mod artifacts;
 pub mod control;
 pub mod cost;
+pub mod custom;
 pub mod error;
 pub mod integrate;
 pub mod interrupt;

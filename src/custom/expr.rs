@@ -1,0 +1,249 @@
+//! The compiled form of an expression and its evaluation, generic over the [`Scalar`]:
+//! a flat arena of nodes whose names are already resolved to slots (time, state i,
+//! control i, parameter i), children stored before their parents and the root last. The
+//! evaluation is a walk from the root with no name look-up, and because it only uses the
+//! scalar's arithmetic, the same code gives values in `f64` and exact derivatives in dual
+//! numbers (theory.md §1: every Jacobian of the model by forward-mode duals).
+
+use crate::model::Scalar;
+
+/// Index of a node in its expression's arena.
+pub type Id = u32;
+
+/// One-argument functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func1 {
+    Sin,
+    Cos,
+    Tan,
+    Exp,
+    Ln,
+    Sqrt,
+    Abs,
+    Tanh,
+    Sinh,
+    Cosh,
+    Asin,
+    Acos,
+    Atan,
+}
+
+/// Two-argument functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func2 {
+    Atan2,
+    Min,
+    Max,
+    /// `a^b` with a non-constant exponent: `exp(b ln a)` (a > 0).
+    Pow,
+}
+
+/// Comparisons: 1 when true, 0 when false, derivative 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+/// A node of the arena.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Node {
+    Num(f64),
+    Time,
+    State(u32),
+    Control(u32),
+    Param(u32),
+    Neg(Id),
+    Add(Id, Id),
+    Sub(Id, Id),
+    Mul(Id, Id),
+    Div(Id, Id),
+    /// `a^n` for a constant integer n.
+    PowI(Id, i32),
+    /// `a^r` for a constant non-integer r.
+    PowF(Id, f64),
+    Call1(Func1, Id),
+    Call2(Func2, Id, Id),
+    Cmp(Cmp, Id, Id),
+    And(Id, Id),
+    Or(Id, Id),
+    Not(Id),
+    /// `if(c, a, b)`: a where c ≠ 0, else b; only the chosen branch is evaluated.
+    If(Id, Id, Id),
+}
+
+/// The inputs an expression may read. Expressions are compiled against a scope that only
+/// names what their context provides (a reset has no controls, `x0` no state or time).
+#[derive(Debug, Clone, Copy)]
+pub struct Env<'a, D> {
+    pub t: D,
+    pub x: &'a [D],
+    pub u: &'a [D],
+    pub p: &'a [D],
+}
+
+/// A compiled expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    nodes: Vec<Node>,
+}
+
+impl Expr {
+    /// From an arena whose last node is the root (the parser's output).
+    pub(super) fn from_nodes(nodes: Vec<Node>) -> Expr {
+        Expr { nodes }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the arena is empty (never, for a parsed expression).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The value at `env` (in dual numbers: with the exact derivative).
+    #[inline]
+    pub fn eval<D: Scalar>(&self, env: &Env<'_, D>) -> D {
+        match self.nodes.len() {
+            0 => D::from(f64::NAN),
+            n => self.node(n as Id - 1, env),
+        }
+    }
+
+    /// The value as a constant, if the expression reads no input.
+    pub fn constant(&self) -> Option<f64> {
+        match self.nodes.as_slice() {
+            [Node::Num(v)] => Some(*v),
+            _ => None,
+        }
+    }
+
+    fn node<D: Scalar>(&self, id: Id, env: &Env<'_, D>) -> D {
+        let ev = |i: Id| self.node(i, env);
+        match self.nodes[id as usize] {
+            Node::Num(v) => D::from(v),
+            Node::Time => env.t,
+            Node::State(i) => env.x[i as usize],
+            Node::Control(i) => env.u[i as usize],
+            Node::Param(i) => env.p[i as usize],
+            Node::Neg(a) => -ev(a),
+            Node::Add(a, b) => ev(a) + ev(b),
+            Node::Sub(a, b) => ev(a) - ev(b),
+            Node::Mul(a, b) => ev(a) * ev(b),
+            Node::Div(a, b) => ev(a) / ev(b),
+            Node::PowI(a, n) => ev(a).powi(n),
+            Node::PowF(a, r) => ev(a).powf(r),
+            Node::Call1(f, a) => call1(f, ev(a)),
+            Node::Call2(f, a, b) => call2(f, ev(a), ev(b)),
+            Node::Cmp(c, a, b) => truth(compare(c, ev(a).re(), ev(b).re())),
+            Node::And(a, b) => logic(ev(a).re(), || ev(b).re(), true),
+            Node::Or(a, b) => logic(ev(a).re(), || ev(b).re(), false),
+            Node::Not(a) => {
+                let v = ev(a).re();
+                if v.is_nan() {
+                    D::from(f64::NAN)
+                } else {
+                    truth(v == 0.0)
+                }
+            }
+            Node::If(c, a, b) => {
+                let cv = ev(c).re();
+                if cv.is_nan() {
+                    D::from(f64::NAN)
+                } else if cv != 0.0 {
+                    ev(a)
+                } else {
+                    ev(b)
+                }
+            }
+        }
+    }
+}
+
+/// 1 or 0 as a scalar (a constant: derivative 0).
+fn truth<D: Scalar>(b: bool) -> D {
+    D::from(if b { 1.0 } else { 0.0 })
+}
+
+/// `a && b` (`all = true`) or `a || b` on truth values, short-circuit; NaN propagates.
+fn logic<D: Scalar>(a: f64, b: impl FnOnce() -> f64, all: bool) -> D {
+    if a.is_nan() {
+        return D::from(f64::NAN);
+    }
+    if (a != 0.0) != all {
+        // decided by a: false for &&, true for ||
+        return truth(!all);
+    }
+    let b = b();
+    if b.is_nan() {
+        D::from(f64::NAN)
+    } else {
+        truth(b != 0.0)
+    }
+}
+
+/// A comparison of real parts (false when either is NaN, as in IEEE 754).
+pub fn compare(c: Cmp, a: f64, b: f64) -> bool {
+    match c {
+        Cmp::Lt => a < b,
+        Cmp::Le => a <= b,
+        Cmp::Gt => a > b,
+        Cmp::Ge => a >= b,
+        Cmp::Eq => a == b,
+        Cmp::Ne => a != b,
+    }
+}
+
+/// A one-argument function; its derivative is the scalar type's (num-dual: exact).
+#[inline]
+pub fn call1<D: Scalar>(f: Func1, a: D) -> D {
+    match f {
+        Func1::Sin => a.sin(),
+        Func1::Cos => a.cos(),
+        Func1::Tan => a.tan(),
+        Func1::Exp => a.exp(),
+        Func1::Ln => a.ln(),
+        Func1::Sqrt => a.sqrt(),
+        Func1::Abs => a.abs(),
+        Func1::Tanh => a.tanh(),
+        Func1::Sinh => a.sinh(),
+        Func1::Cosh => a.cosh(),
+        Func1::Asin => a.asin(),
+        Func1::Acos => a.acos(),
+        Func1::Atan => a.atan(),
+    }
+}
+
+/// A two-argument function. `min`/`max` take the derivative of the chosen argument
+/// (either at a tie: the first) and give NaN if either argument is NaN.
+#[inline]
+pub fn call2<D: Scalar>(f: Func2, a: D, b: D) -> D {
+    let nan = a.re().is_nan() || b.re().is_nan();
+    match f {
+        Func2::Atan2 => a.atan2(b),
+        Func2::Pow => a.powd(b),
+        Func2::Min if nan => D::from(f64::NAN),
+        Func2::Max if nan => D::from(f64::NAN),
+        Func2::Min => {
+            if a.re() <= b.re() {
+                a
+            } else {
+                b
+            }
+        }
+        Func2::Max => {
+            if a.re() >= b.re() {
+                a
+            } else {
+                b
+            }
+        }
+    }
+}
