@@ -67,3 +67,26 @@ fn render_expr(key: &str, expr: &str, col: usize, message: &str, scope: &[String
         " ".repeat(col)
     )
 }
+
+impl CustomError {
+    /// The message with ` (line N)` of the problem `text` at the end of its first line:
+    /// the line that holds the offending expression (quoted), else the first name the
+    /// message quotes in backticks.
+    pub fn located(&self, text: &str) -> String {
+        let msg = self.to_string();
+        let needle = match self {
+            CustomError::Expr { expr, .. } if !expr.is_empty() => format!("\"{expr}\""),
+            _ => match msg.split('`').nth(1) {
+                Some(name) if !name.is_empty() => name.to_string(),
+                _ => return msg,
+            },
+        };
+        let Some(line) = text.lines().position(|l| l.contains(&needle)) else {
+            return msg;
+        };
+        match msg.split_once('\n') {
+            Some((first, rest)) => format!("{first} (line {})\n{rest}", line + 1),
+            None => format!("{msg} (line {})", line + 1),
+        }
+    }
+}

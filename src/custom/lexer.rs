@@ -47,10 +47,14 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ExprError> {
             continue;
         }
         let col = i;
-        if ch.is_ascii_digit() || (ch == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        if ch.is_ascii_digit()
+            || (ch == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
         {
             let (v, next) = number(&chars, i)?;
-            out.push(Token { tok: Tok::Num(v), col });
+            out.push(Token {
+                tok: Tok::Num(v),
+                col,
+            });
             i = next;
             continue;
         }
@@ -60,7 +64,10 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ExprError> {
                 i += 1;
             }
             let name: String = chars[start..i].iter().collect();
-            out.push(Token { tok: Tok::Ident(name), col });
+            out.push(Token {
+                tok: Tok::Ident(name),
+                col,
+            });
             continue;
         }
         let two = |c2: char| chars.get(i + 1) == Some(&c2);

@@ -123,7 +123,10 @@ pub fn parse(src: &str, scope: &Scope) -> Result<Expr, ExprError> {
     if t.tok != Tok::End {
         return Err(ExprError::at(
             t.col,
-            format!("unexpected {} after a complete expression", describe(&t.tok)),
+            format!(
+                "unexpected {} after a complete expression",
+                describe(&t.tok)
+            ),
         ));
     }
     Ok(Expr::from_nodes(p.nodes))
@@ -323,7 +326,10 @@ impl Parser<'_> {
             Tok::Ident(name) => self.name(&name, t.col),
             other => Err(ExprError::at(
                 t.col,
-                format!("expected a number, a name, `-` or `(`, found {}", describe(&other)),
+                format!(
+                    "expected a number, a name, `-` or `(`, found {}",
+                    describe(&other)
+                ),
             )),
         }
     }

@@ -55,9 +55,7 @@ fn compile(key: &str, src: &str, scope: &Scope) -> Result<Expr, CustomError> {
 /// A name must look like an identifier of the expression language and not be reserved.
 fn check_name(key: &str, name: &str) -> Result<(), CustomError> {
     let mut chars = name.chars();
-    let ident = chars
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
+    let ident = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_');
     if !ident {
         return Err(CustomError::schema(
@@ -106,7 +104,10 @@ fn per_state(
             Some(src) => compile(&format!("{key}.{s}"), src, scope),
             None => Err(CustomError::schema(
                 key,
-                format!("needs an expression for state `{s}`; states: {}", states.join(", ")),
+                format!(
+                    "needs an expression for state `{s}`; states: {}",
+                    states.join(", ")
+                ),
             )),
         })
         .collect()
@@ -180,7 +181,12 @@ impl CustomSystem {
             states: spec.states.clone(),
             params: spec.parameters.clone(),
             controls: spec.controls.clone(),
-            initial: per_state("[system] initial", &spec.initial, &spec.states, &scopes.initial)?,
+            initial: per_state(
+                "[system] initial",
+                &spec.initial,
+                &spec.states,
+                &scopes.initial,
+            )?,
             initial_mode: match &spec.initial_mode {
                 Some(m) => mode_index("[system] initial_mode", m, &modes)?,
                 None => 0,
@@ -204,7 +210,10 @@ impl CustomSystem {
     fn check_declarations(spec: &SystemSpec) -> Result<(), CustomError> {
         let mut seen = BTreeMap::new();
         if spec.states.is_empty() {
-            return Err(CustomError::schema("[system] states", "at least one state is needed"));
+            return Err(CustomError::schema(
+                "[system] states",
+                "at least one state is needed",
+            ));
         }
         declare("[system] states", &spec.states, &mut seen)?;
         declare("[system] parameters", &spec.parameters, &mut seen)?;
@@ -220,7 +229,10 @@ impl CustomSystem {
         let outs: Vec<String> = spec.outputs.iter().map(|o| o.name.clone()).collect();
         declare("[system] outputs", &outs, &mut BTreeMap::new())?;
         if spec.modes.is_empty() {
-            return Err(CustomError::schema("[system] modes", "at least one mode is needed"));
+            return Err(CustomError::schema(
+                "[system] modes",
+                "at least one mode is needed",
+            ));
         }
         let modes: Vec<String> = spec.modes.iter().map(|m| m.name.clone()).collect();
         declare("[system] modes", &modes, &mut BTreeMap::new())?;
@@ -246,7 +258,12 @@ impl CustomSystem {
             &spec.states,
             &scopes.full,
         )?);
-        check_keys(&format!("{key}: outputs"), &mode.outputs, &self.output_names, "output")?;
+        check_keys(
+            &format!("{key}: outputs"),
+            &mode.outputs,
+            &self.output_names,
+            "output",
+        )?;
         let outs = spec
             .outputs
             .iter()
