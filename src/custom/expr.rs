@@ -113,8 +113,43 @@ impl Expr {
     pub fn eval<D: Scalar>(&self, env: &Env<'_, D>) -> D {
         match self.nodes.len() {
             0 => D::from(f64::NAN),
-            n => self.node(n as Id - 1, env),
+            1 => self.operand(0, env),
+            n if n <= LINEAR => self.eval_linear(env),
+            n => self.operand(n as Id - 1, env),
         }
+    }
+
+    /// Evaluates a small arena in storage order (children come before parents) into a
+    /// buffer on the stack: no recursion, one pass. Both branches of `if`, `&&` and `||`
+    /// are evaluated and the result selected, which gives the same value as the lazy walk
+    /// (an unselected branch never reaches the result).
+    fn eval_linear<D: Scalar>(&self, env: &Env<'_, D>) -> D {
+        let mut r = [D::zero(); LINEAR];
+        for (i, node) in self.nodes.iter().enumerate() {
+            let v = |k: Id| r[k as usize];
+            r[i] = match *node {
+                Node::Num(c) => D::from(c),
+                Node::Time => env.t,
+                Node::State(k) => env.x[k as usize],
+                Node::Control(k) => env.u[k as usize],
+                Node::Param(k) => env.p[k as usize],
+                Node::Neg(a) => -v(a),
+                Node::Add(a, b) => v(a) + v(b),
+                Node::Sub(a, b) => v(a) - v(b),
+                Node::Mul(a, b) => v(a) * v(b),
+                Node::Div(a, b) => v(a) / v(b),
+                Node::PowI(a, n) => v(a).powi(n),
+                Node::PowF(a, p) => v(a).powf(p),
+                Node::Call1(f, a) => call1(f, v(a)),
+                Node::Call2(f, a, b) => call2(f, v(a), v(b)),
+                Node::Cmp(c, a, b) => truth(compare(c, v(a).re(), v(b).re())),
+                Node::And(a, b) => logic(v(a).re(), || v(b).re(), true),
+                Node::Or(a, b) => logic(v(a).re(), || v(b).re(), false),
+                Node::Not(a) => not(v(a).re()),
+                Node::If(c, a, b) => select(v(c).re(), v(a), v(b)),
+            };
+        }
+        r[self.nodes.len() - 1]
     }
 
     /// The value as a constant, if the expression reads no input.
@@ -125,45 +160,88 @@ impl Expr {
         }
     }
 
-    fn node<D: Scalar>(&self, id: Id, env: &Env<'_, D>) -> D {
-        let ev = |i: Id| self.node(i, env);
+    /// A child's value: leaves (numbers and slots, most nodes) are read here, without the
+    /// call of [`Expr::node`] (measured: the expression ball's adjoint 1.85× → 1.5× the
+    /// built-in ball's).
+    #[inline(always)]
+    fn operand<D: Scalar>(&self, id: Id, env: &Env<'_, D>) -> D {
         match self.nodes[id as usize] {
             Node::Num(v) => D::from(v),
             Node::Time => env.t,
             Node::State(i) => env.x[i as usize],
             Node::Control(i) => env.u[i as usize],
             Node::Param(i) => env.p[i as usize],
-            Node::Neg(a) => -ev(a),
-            Node::Add(a, b) => ev(a) + ev(b),
-            Node::Sub(a, b) => ev(a) - ev(b),
-            Node::Mul(a, b) => ev(a) * ev(b),
-            Node::Div(a, b) => ev(a) / ev(b),
-            Node::PowI(a, n) => ev(a).powi(n),
-            Node::PowF(a, r) => ev(a).powf(r),
-            Node::Call1(f, a) => call1(f, ev(a)),
-            Node::Call2(f, a, b) => call2(f, ev(a), ev(b)),
-            Node::Cmp(c, a, b) => truth(compare(c, ev(a).re(), ev(b).re())),
-            Node::And(a, b) => logic(ev(a).re(), || ev(b).re(), true),
-            Node::Or(a, b) => logic(ev(a).re(), || ev(b).re(), false),
-            Node::Not(a) => {
-                let v = ev(a).re();
-                if v.is_nan() {
-                    D::from(f64::NAN)
-                } else {
-                    truth(v == 0.0)
-                }
-            }
+            _ => self.node(id, env),
+        }
+    }
+
+    fn node<D: Scalar>(&self, id: Id, env: &Env<'_, D>) -> D {
+        match self.nodes[id as usize] {
+            Node::Num(v) => D::from(v),
+            Node::Time => env.t,
+            Node::State(i) => env.x[i as usize],
+            Node::Control(i) => env.u[i as usize],
+            Node::Param(i) => env.p[i as usize],
+            Node::Neg(a) => -self.operand(a, env),
+            Node::Add(a, b) => self.operand(a, env) + self.operand(b, env),
+            Node::Sub(a, b) => self.operand(a, env) - self.operand(b, env),
+            Node::Mul(a, b) => self.operand(a, env) * self.operand(b, env),
+            Node::Div(a, b) => self.operand(a, env) / self.operand(b, env),
+            Node::PowI(a, n) => self.operand(a, env).powi(n),
+            Node::PowF(a, r) => self.operand(a, env).powf(r),
+            Node::Call1(f, a) => call1(f, self.operand(a, env)),
+            Node::Call2(f, a, b) => call2(f, self.operand(a, env), self.operand(b, env)),
+            Node::Cmp(c, a, b) => truth(compare(
+                c,
+                self.operand(a, env).re(),
+                self.operand(b, env).re(),
+            )),
+            Node::And(a, b) => logic(
+                self.operand(a, env).re(),
+                || self.operand(b, env).re(),
+                true,
+            ),
+            Node::Or(a, b) => logic(
+                self.operand(a, env).re(),
+                || self.operand(b, env).re(),
+                false,
+            ),
+            Node::Not(a) => not(self.operand(a, env).re()),
             Node::If(c, a, b) => {
-                let cv = ev(c).re();
+                let cv = self.operand(c, env).re();
                 if cv.is_nan() {
                     D::from(f64::NAN)
                 } else if cv != 0.0 {
-                    ev(a)
+                    self.operand(a, env)
                 } else {
-                    ev(b)
+                    self.operand(b, env)
                 }
             }
         }
+    }
+}
+
+/// Arenas up to this many nodes are evaluated in one pass over a stack buffer
+/// ([`Expr::eval_linear`]); larger ones by the recursive walk.
+const LINEAR: usize = 16;
+
+/// `!a`: 1 where a = 0, else 0; NaN propagates.
+fn not<D: Scalar>(a: f64) -> D {
+    if a.is_nan() {
+        D::from(f64::NAN)
+    } else {
+        truth(a == 0.0)
+    }
+}
+
+/// `if(c, a, b)` of evaluated branches: a where c ≠ 0, b where c = 0, NaN where c is.
+fn select<D: Scalar>(c: f64, a: D, b: D) -> D {
+    if c.is_nan() {
+        D::from(f64::NAN)
+    } else if c != 0.0 {
+        a
+    } else {
+        b
     }
 }
 
