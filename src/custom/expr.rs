@@ -76,6 +76,29 @@ pub enum Node {
     If(Id, Id, Id),
 }
 
+impl Node {
+    /// The node with every child index mapped by `f`.
+    pub(super) fn map_ids(self, f: impl Fn(Id) -> Id) -> Node {
+        match self {
+            Node::Neg(a) => Node::Neg(f(a)),
+            Node::Add(a, b) => Node::Add(f(a), f(b)),
+            Node::Sub(a, b) => Node::Sub(f(a), f(b)),
+            Node::Mul(a, b) => Node::Mul(f(a), f(b)),
+            Node::Div(a, b) => Node::Div(f(a), f(b)),
+            Node::PowI(a, n) => Node::PowI(f(a), n),
+            Node::PowF(a, r) => Node::PowF(f(a), r),
+            Node::Call1(g, a) => Node::Call1(g, f(a)),
+            Node::Call2(g, a, b) => Node::Call2(g, f(a), f(b)),
+            Node::Cmp(c, a, b) => Node::Cmp(c, f(a), f(b)),
+            Node::And(a, b) => Node::And(f(a), f(b)),
+            Node::Or(a, b) => Node::Or(f(a), f(b)),
+            Node::Not(a) => Node::Not(f(a)),
+            Node::If(c, a, b) => Node::If(f(c), f(a), f(b)),
+            leaf => leaf,
+        }
+    }
+}
+
 /// The inputs an expression may read. Expressions are compiled against a scope that only
 /// names what their context provides (a reset has no controls, `x0` no state or time).
 #[derive(Debug, Clone, Copy)]
@@ -138,8 +161,8 @@ impl Expr {
                 Node::Sub(a, b) => v(a) - v(b),
                 Node::Mul(a, b) => v(a) * v(b),
                 Node::Div(a, b) => v(a) / v(b),
-                Node::PowI(a, n) => v(a).powi(n),
-                Node::PowF(a, p) => v(a).powf(p),
+                Node::PowI(a, n) => powi(v(a), n),
+                Node::PowF(a, p) => powf(v(a), p),
                 Node::Call1(f, a) => call1(f, v(a)),
                 Node::Call2(f, a, b) => call2(f, v(a), v(b)),
                 Node::Cmp(c, a, b) => truth(compare(c, v(a).re(), v(b).re())),
@@ -187,8 +210,8 @@ impl Expr {
             Node::Sub(a, b) => self.operand(a, env) - self.operand(b, env),
             Node::Mul(a, b) => self.operand(a, env) * self.operand(b, env),
             Node::Div(a, b) => self.operand(a, env) / self.operand(b, env),
-            Node::PowI(a, n) => self.operand(a, env).powi(n),
-            Node::PowF(a, r) => self.operand(a, env).powf(r),
+            Node::PowI(a, n) => powi(self.operand(a, env), n),
+            Node::PowF(a, r) => powf(self.operand(a, env), r),
             Node::Call1(f, a) => call1(f, self.operand(a, env)),
             Node::Call2(f, a, b) => call2(f, self.operand(a, env), self.operand(b, env)),
             Node::Cmp(c, a, b) => truth(compare(
@@ -245,6 +268,49 @@ fn select<D: Scalar>(c: f64, a: D, b: D) -> D {
     }
 }
 
+/// `a^n` by repeated squaring (`1/a^|n|` for n < 0): the same multiplications in `f64`
+/// and in dual numbers, so both give the same value everywhere (num-dual's `powi` forms
+/// `a^(n−3)·a³`, which is NaN at a = 0 for n < 3).
+fn powi<D: Scalar>(a: D, n: i32) -> D {
+    let mut base = a;
+    let mut k = n.unsigned_abs();
+    let mut acc = D::one();
+    while k > 0 {
+        if k & 1 == 1 {
+            acc *= base;
+        }
+        k >>= 1;
+        if k > 0 {
+            base = base * base;
+        }
+    }
+    if n < 0 {
+        acc.recip()
+    } else {
+        acc
+    }
+}
+
+/// `a^r = exp(r ln a)` (a > 0; 0 at a = 0 for r > 0, NaN for a < 0): the same formula in
+/// `f64` and in dual numbers.
+fn powf<D: Scalar>(a: D, r: f64) -> D {
+    (a.ln() * r).exp()
+}
+
+/// `tanh a = sign(a)·(1 − e^{−2|a|})/(1 + e^{−2|a|})`: no overflow for large |a| (num-dual's
+/// `sinh/cosh` is ∞/∞ = NaN past |a| ≈ 710); derivative `1 − tanh²` through the duals.
+fn tanh<D: Scalar>(a: D) -> D {
+    let neg = a.re() < 0.0;
+    let m = if neg { -a } else { a };
+    let e = (m * -2.0).exp();
+    let t = (D::one() - e) / (D::one() + e);
+    if neg {
+        -t
+    } else {
+        t
+    }
+}
+
 /// 1 or 0 as a scalar (a constant: derivative 0).
 fn truth<D: Scalar>(b: bool) -> D {
     D::from(if b { 1.0 } else { 0.0 })
@@ -290,7 +356,7 @@ pub fn call1<D: Scalar>(f: Func1, a: D) -> D {
         Func1::Ln => a.ln(),
         Func1::Sqrt => a.sqrt(),
         Func1::Abs => a.abs(),
-        Func1::Tanh => a.tanh(),
+        Func1::Tanh => tanh(a),
         Func1::Sinh => a.sinh(),
         Func1::Cosh => a.cosh(),
         Func1::Asin => a.asin(),
@@ -306,7 +372,8 @@ pub fn call2<D: Scalar>(f: Func2, a: D, b: D) -> D {
     let nan = a.re().is_nan() || b.re().is_nan();
     match f {
         Func2::Atan2 => a.atan2(b),
-        Func2::Pow => a.powd(b),
+        // written out (not `powd`): the same formula in f64 and in dual numbers
+        Func2::Pow => (a.ln() * b).exp(),
         Func2::Min if nan => D::from(f64::NAN),
         Func2::Max if nan => D::from(f64::NAN),
         Func2::Min => {

@@ -114,6 +114,7 @@ pub fn parse(src: &str, scope: &Scope) -> Result<Expr, ExprError> {
         scope,
         nodes: Vec::new(),
         depth: Vec::new(),
+        nesting: 0,
     };
     if p.peek() == &Tok::End {
         return Err(ExprError::at(0, "empty expression".into()));
@@ -139,6 +140,9 @@ struct Parser<'s> {
     nodes: Vec<Node>,
     /// Height of each node's subtree.
     depth: Vec<usize>,
+    /// Current recursion depth of [`Parser::expr`] (bounded before the tree is built, so
+    /// that `((((…` or `----…` cannot overflow the stack).
+    nesting: usize,
 }
 
 /// Binding power of an infix operator token (left, right), or None.
@@ -218,13 +222,16 @@ impl Parser<'_> {
         self.nodes.push(node);
         self.depth.push(height);
         if constant_kids {
-            let v = Expr::from_nodes(self.nodes.clone()).eval::<f64>(&Env {
+            // evaluate the node alone: its constant children, then it, ids rebased to 0..
+            let keep = n - kids.len();
+            let mut mini: Vec<Node> = self.nodes[keep..n].to_vec();
+            mini.push(node.map_ids(|k| k - keep as Id));
+            let v = Expr::from_nodes(mini).eval::<f64>(&Env {
                 t: 0.0,
                 x: &[],
                 u: &[],
                 p: &[],
             });
-            let keep = n - kids.len();
             self.nodes.truncate(keep);
             self.depth.truncate(keep);
             self.nodes.push(Node::Num(v));
@@ -235,6 +242,19 @@ impl Parser<'_> {
 
     /// An expression whose operators bind at least as tight as `min_bp`.
     fn expr(&mut self, min_bp: u8) -> Result<Id, ExprError> {
+        self.nesting += 1;
+        if self.nesting > MAX_DEPTH {
+            return Err(ExprError::at(
+                self.col(),
+                format!("expression nested deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        let r = self.expr_inner(min_bp);
+        self.nesting -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self, min_bp: u8) -> Result<Id, ExprError> {
         let mut lhs = self.prefix()?;
         let mut last_cmp = false;
         loop {

@@ -188,7 +188,7 @@ impl Builtin {
             )),
             other => {
                 return Err(format!(
-                    "unknown system kind \"{other}\"; valid kinds: {}",
+                    "[system] kind: unknown system kind \"{other}\"; valid kinds: {}",
                     KINDS.join(", ")
                 ))
             }
