@@ -654,3 +654,182 @@ fn random_bderiv_cases_never_panic() {
         "too few valid cases ({ok}) to exercise the evaluation"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// the command line: --param and runs that hit limits
+
+fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hybridopt"));
+    c.env("RUST_BACKTRACE", "0");
+    c
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hybridopt-fuzz-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn problem_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("problems")
+        .join(name)
+}
+
+/// `--param` with NaN, ±inf, an overflowing number, an empty value, an empty or unknown
+/// name, or no `=`: exit code 1, a message naming the flag and what is wrong, no panic,
+/// nothing written.
+#[test]
+fn bad_param_overrides_fail_clearly() {
+    let dir = tmpdir("param");
+    let cases = [
+        ("e=NaN", "--param e=NaN: not a finite number"),
+        ("e=nan", "--param e=NaN: not a finite number"),
+        ("e=inf", "--param e=inf: not a finite number"),
+        ("e=-inf", "--param e=-inf: not a finite number"),
+        ("e=1e999", "--param e=inf: not a finite number"),
+        ("e=", "--param e=: `` is not a number"),
+        ("e=abc", "--param e=abc: `abc` is not a number"),
+        ("=1", "--param =1: the parameter name is empty"),
+        (
+            "foo=1",
+            "--param foo: unknown parameter; valid: g, e, c, y0, v0",
+        ),
+        ("e", "--param e: expected NAME=VALUE"),
+        ("e=1.5", "--param e=1.5: outside the bounds"),
+    ];
+    for (file, bounded) in [("custom_ball.toml", false), ("ball_identify.toml", true)] {
+        for (arg, want) in cases {
+            if arg == "e=1.5" && !bounded {
+                continue;
+            }
+            let out = dir.join("out");
+            let o = bin()
+                .args(["simulate", problem_path(file).to_str().unwrap(), "--out"])
+                .arg(&out)
+                .args(["--param", arg])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{file} --param {arg}: {err}");
+            assert!(err.contains(want), "{file} --param {arg}: {err}");
+            assert!(!err.contains("panicked"), "{err}");
+            assert!(!out.exists(), "{file} --param {arg} wrote {out:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every file under `dir` (relative path → bytes).
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut m = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                m.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    m
+}
+
+/// A one-state custom system `ẏ = FLOW`, y(0) = y0 = 1, over [0, 2].
+fn one_state(flow: &str) -> String {
+    format!(
+        "name = \"limits\"\n[system]\nkind = \"custom\"\nstates = [\"y\"]\nparameters = [\"y0\"]\n\
+         initial = {{ y = \"y0\" }}\noutputs = [{{ name = \"y\", expr = \"y\" }}]\n\
+         [[system.modes]]\nname = \"only\"\nflow = {{ y = \"{flow}\" }}\n\
+         [simulation]\nt_end = 2.0\n[parameters]\ny0 = {{ value = 1.0, optimize = true }}\n\
+         [[cost]]\nkind = \"terminal\"\noutput = \"y\"\n"
+    )
+}
+
+/// Runs that hit a limit — Zeno (more events than max_events), step-size underflow (a
+/// finite-time blow-up ẏ = y²), a non-finite flow (ẏ = sqrt(y − 2) at y = 1) — end with
+/// the typed error, in the library and on the command line (exit code 1, the message),
+/// and leave the results of an earlier run in the same `--out` byte-identical.
+#[test]
+fn runs_hitting_limits_keep_earlier_results() {
+    let dir = tmpdir("limits");
+    let zeno = std::fs::read_to_string(problem_path("custom_ball.toml"))
+        .unwrap()
+        .replace("max_events = 1000", "max_events = 5")
+        .replace("c  = { value = 0.1 }", "c  = { value = 0.0 }")
+        .replace("e  = { value = 0.8 }", "e  = { value = 0.95 }")
+        .replace("t_end = 3.0", "t_end = 20.0");
+    let cases = [
+        (
+            "zeno",
+            zeno,
+            "Zeno behaviour: more than max_events = 5 events",
+        ),
+        ("blowup", one_state("y^2"), "step-size underflow at t = 1.0"),
+        (
+            "nan",
+            one_state("sqrt(y - 2)"),
+            "non-finite value in right-hand side at t = 0",
+        ),
+    ];
+    // the library's typed errors
+    for (tag, text, _) in &cases {
+        let p = Problem::parse(text, Path::new("limits.toml")).unwrap();
+        let err = p.setup().unwrap().simulate(&p.theta_values()).unwrap_err();
+        let typed = match *tag {
+            "zeno" => matches!(err, Error::Zeno { max_events: 5, .. }),
+            "blowup" => matches!(err, Error::StepSizeUnderflow { .. }),
+            _ => matches!(err, Error::NonFinite { .. }),
+        };
+        assert!(typed, "{tag}: {err:?}");
+    }
+    // the command line: an earlier result stays as it was
+    let out = dir.join("results");
+    let o = bin()
+        .args([
+            "simulate",
+            problem_path("custom_ball.toml").to_str().unwrap(),
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = snapshot(&out);
+    assert!(before.contains_key(Path::new("trajectory.csv")));
+    for (tag, text, want) in &cases {
+        let file = dir.join(format!("{tag}.toml"));
+        std::fs::write(&file, text).unwrap();
+        for cmd in ["simulate", "optimize"] {
+            let o = bin()
+                .arg(cmd)
+                .arg(&file)
+                .arg("--out")
+                .arg(&out)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{tag} {cmd}: {err}");
+            assert!(err.contains(want), "{tag} {cmd}: {err}");
+            assert!(!err.contains("panicked"), "{err}");
+            assert_eq!(
+                snapshot(&out),
+                before,
+                "{tag} {cmd} changed the earlier results"
+            );
+        }
+    }
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "results" && !n.ends_with(".toml"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
