@@ -149,30 +149,47 @@ impl Expr {
     fn eval_linear<D: Scalar>(&self, env: &Env<'_, D>) -> D {
         let mut r = [D::zero(); LINEAR];
         for (i, node) in self.nodes.iter().enumerate() {
-            let v = |k: Id| r[k as usize];
             r[i] = match *node {
                 Node::Num(c) => D::from(c),
                 Node::Time => env.t,
                 Node::State(k) => env.x[k as usize],
                 Node::Control(k) => env.u[k as usize],
                 Node::Param(k) => env.p[k as usize],
-                Node::Neg(a) => -v(a),
-                Node::Add(a, b) => v(a) + v(b),
-                Node::Sub(a, b) => v(a) - v(b),
-                Node::Mul(a, b) => v(a) * v(b),
-                Node::Div(a, b) => v(a) / v(b),
-                Node::PowI(a, n) => powi(v(a), n),
-                Node::PowF(a, p) => powf(v(a), p),
-                Node::Call1(f, a) => call1(f, v(a)),
-                Node::Call2(f, a, b) => call2(f, v(a), v(b)),
-                Node::Cmp(c, a, b) => truth(compare(c, v(a).re(), v(b).re())),
-                Node::And(a, b) => logic(v(a).re(), || v(b).re(), true),
-                Node::Or(a, b) => logic(v(a).re(), || v(b).re(), false),
-                Node::Not(a) => not(v(a).re()),
-                Node::If(c, a, b) => select(v(c).re(), v(a), v(b)),
+                other => Self::apply(other, &|k: Id| r[k as usize]),
             };
         }
         r[self.nodes.len() - 1]
+    }
+
+    /// The nodes in storage order (children before parents, the root last).
+    pub(super) fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// An inner node's value from its children's values `v` (both branches of `if`,
+    /// `&&`, `||` already evaluated; the result selects). Leaves give NaN: the caller
+    /// reads them.
+    #[inline(always)]
+    pub(super) fn apply<D: Scalar>(node: Node, v: &impl Fn(Id) -> D) -> D {
+        match node {
+            Node::Neg(a) => -v(a),
+            Node::Add(a, b) => v(a) + v(b),
+            Node::Sub(a, b) => v(a) - v(b),
+            Node::Mul(a, b) => v(a) * v(b),
+            Node::Div(a, b) => v(a) / v(b),
+            Node::PowI(a, n) => powi(v(a), n),
+            Node::PowF(a, p) => powf(v(a), p),
+            Node::Call1(f, a) => call1(f, v(a)),
+            Node::Call2(f, a, b) => call2(f, v(a), v(b)),
+            Node::Cmp(c, a, b) => truth(compare(c, v(a).re(), v(b).re())),
+            Node::And(a, b) => logic(v(a).re(), || v(b).re(), true),
+            Node::Or(a, b) => logic(v(a).re(), || v(b).re(), false),
+            Node::Not(a) => not(v(a).re()),
+            Node::If(c, a, b) => select(v(c).re(), v(a), v(b)),
+            Node::Num(_) | Node::Time | Node::State(_) | Node::Control(_) | Node::Param(_) => {
+                D::from(f64::NAN)
+            }
+        }
     }
 
     /// The value as a constant, if the expression reads no input.
@@ -271,7 +288,7 @@ fn select<D: Scalar>(c: f64, a: D, b: D) -> D {
 /// `a^n` by repeated squaring (`1/a^|n|` for n < 0): the same multiplications in `f64`
 /// and in dual numbers, so both give the same value everywhere (num-dual's `powi` forms
 /// `a^(n−3)·a³`, which is NaN at a = 0 for n < 3).
-fn powi<D: Scalar>(a: D, n: i32) -> D {
+pub(super) fn powi<D: Scalar>(a: D, n: i32) -> D {
     let mut base = a;
     let mut k = n.unsigned_abs();
     let mut acc = D::one();

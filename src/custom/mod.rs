@@ -8,6 +8,7 @@ mod error;
 pub mod expr;
 mod lexer;
 pub mod parser;
+mod reverse;
 pub mod schema;
 mod system;
 

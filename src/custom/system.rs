@@ -6,9 +6,10 @@
 use super::error::CustomError;
 use super::expr::{Env, Expr, Node};
 use super::parser::{function_names, parse, Scope};
+use super::reverse::{Point, Sinks};
 use super::schema::{GuardSpec, ModeSpec, SystemSpec};
 use crate::error::ModelError;
-use crate::model::{GuardInfo, HybridSystem, Scalar};
+use crate::model::{GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut};
 use std::collections::BTreeMap;
 
 /// The reset of one guard.
@@ -328,7 +329,75 @@ fn mode_index(key: &str, name: &str, modes: &[String]) -> Result<usize, CustomEr
     })
 }
 
+/// Scratch of [`CustomSystem::flow_vjp`], kept per thread (no allocation per product once
+/// grown): node values, node adjoints, output cotangents.
+#[derive(Default)]
+struct Scratch {
+    vals: Vec<f64>,
+    adj: Vec<f64>,
+    ybar: Vec<f64>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
+}
+
+impl CustomSystem {
+    /// Adds `Σ_i w_ji ∂e_i/∂(x, u, p)` for every cotangent j to `out` (rows of nx, nu, np),
+    /// with `w` k×len(exprs) row-major: one tape and k sweeps per expression.
+    fn accumulate(
+        exprs: &[Expr],
+        w: &[f64],
+        k: usize,
+        at: Point<'_>,
+        s: &mut Scratch,
+        out: &mut VjpOut<'_>,
+    ) {
+        let (n, nx, nu, np) = (exprs.len(), at.x.len(), at.u.len(), at.p.len());
+        for (i, e) in exprs.iter().enumerate() {
+            e.tape(at, &mut s.vals);
+            for j in 0..k {
+                let mut sinks = Sinks {
+                    gx: &mut out.gx[j * nx..(j + 1) * nx],
+                    gu: &mut out.gu[j * nu..(j + 1) * nu],
+                    gp: &mut out.gp[j * np..(j + 1) * np],
+                };
+                e.sweep(w[j * n + i], &s.vals, &mut s.adj, &mut sinks);
+            }
+        }
+    }
+}
+
 impl HybridSystem for CustomSystem {
+    /// The exact products by reverse mode over the expressions' arenas
+    /// ([`super::reverse`]) instead of one dual pass per input: `gx_j = f_xᵀ λ_j + h_xᵀ ȳ_j`
+    /// (and `gu`, `gp` alike).
+    fn flow_vjp(&self, a: VjpArgs<'_>, mut out: VjpOut<'_>) -> Result<(), ModelError> {
+        SCRATCH.with(|cell| {
+            let mut s = cell.borrow_mut();
+            let at = Point {
+                t: a.t,
+                x: a.x,
+                u: a.u,
+                p: a.p,
+            };
+            out.gx.fill(0.0);
+            out.gu.fill(0.0);
+            out.gp.fill(0.0);
+            Self::accumulate(&self.flows[a.mode], a.lam, a.k, at, &mut s, &mut out);
+            if let OutputCotangent::At(_) = a.ybar {
+                self.outputs(a.mode, a.t, a.x, a.u, a.p, out.y)?;
+            }
+            let mut buf = std::mem::take(&mut s.ybar);
+            let ybar = a.ybar.resolve(out.y, a.k, &mut buf);
+            if !ybar.is_empty() {
+                Self::accumulate(&self.outputs[a.mode], ybar, a.k, at, &mut s, &mut out);
+            }
+            s.ybar = buf;
+            Ok(())
+        })
+    }
+
     fn state_names(&self) -> Vec<String> {
         self.states.clone()
     }
