@@ -136,7 +136,7 @@ fn mutate(rng: &mut Rng, text: &str) -> String {
             l.insert(k, lines[k]);
             l.join("\n")
         }
-        2 | 3 | 4 => {
+        2..=4 => {
             // replace a value
             let starts = value_starts(text);
             if starts.is_empty() {
