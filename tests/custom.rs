@@ -593,3 +593,28 @@ fn everything_system_adjoint_matches_direct_and_dual() {
         );
     }
 }
+
+/// A terminal guard ends the run at its event: the expression ball with `terminal = true`
+/// stops at the first impact, whose time has the closed form of a drag-free fall
+/// (c = 0): t₁ = (v0 + √(v0² + 2 g y0))/g (measured: equal to round-off).
+#[test]
+fn terminal_guard_ends_the_run() {
+    let t = text("custom_ball.toml").replace(
+        "direction = \"falling\",",
+        "direction = \"falling\", terminal = true,",
+    );
+    let mut p = Problem::parse(&t, Path::new("terminal.toml")).unwrap();
+    p.set_param("c", 0.0).unwrap();
+    p.set_param("v0", 0.5).unwrap();
+    assert!(p.dims.guards[0].terminal);
+    let tr = p.setup().unwrap().simulate(&p.theta_values()).unwrap();
+    assert_eq!(tr.events.len(), 1);
+    let (g, y0, v0) = (9.81f64, 1.0f64, 0.5f64);
+    let want = (v0 + (v0 * v0 + 2.0 * g * y0).sqrt()) / g;
+    assert_within(
+        "terminal event time vs closed form",
+        ((tr.t_final - want) / want).abs(),
+        1e-9,
+    );
+    assert_eq!(tr.t_final, tr.events[0].t);
+}
