@@ -363,7 +363,7 @@ impl Problem {
             }
         };
         let system = if kind == "custom" {
-            let sys = crate::custom::CustomSystem::from_table(sys_table)
+            let sys = crate::custom::CustomSystem::from_file_text(text)
                 .map_err(|e| perr(e.located(text)))?;
             Builtin::Custom(Box::new(sys))
         } else {

@@ -76,6 +76,16 @@ impl CustomError {
         let msg = self.to_string();
         let needle = match self {
             CustomError::Expr { expr, .. } if !expr.is_empty() => format!("\"{expr}\""),
+            // a serde message quotes a name from the file only for an unknown field or
+            // variant; otherwise (`missing field`, `invalid type: integer `1``) searching
+            // for the quoted text could point at an unrelated line
+            CustomError::Schema { key, message }
+                if key == "[system]"
+                    && !message.starts_with("unknown field")
+                    && !message.starts_with("unknown variant") =>
+            {
+                return msg
+            }
             _ => match msg.split('`').nth(1) {
                 Some(name) if !name.is_empty() => name.to_string(),
                 _ => return msg,

@@ -200,9 +200,8 @@ impl Expr {
         }
     }
 
-    /// A child's value: leaves (numbers and slots, most nodes) are read here, without the
-    /// call of [`Expr::node`] (measured: the expression ball's adjoint 1.85× → 1.5× the
-    /// built-in ball's).
+    /// A child's value: leaves (numbers and slots, most nodes) are read here, without a
+    /// call of [`Expr::node`].
     #[inline(always)]
     fn operand<D: Scalar>(&self, id: Id, env: &Env<'_, D>) -> D {
         match self.nodes[id as usize] {

@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemSpec {
+    /// `"custom"` (checked by the caller; present when read from the whole file).
+    #[serde(default)]
+    pub kind: Option<String>,
     /// State names, in order.
     pub states: Vec<String>,
     /// Parameter names, in order (their values and bounds are in `[parameters]`).
@@ -30,6 +33,13 @@ pub struct SystemSpec {
     pub outputs: Vec<OutputSpec>,
     /// The modes, in order.
     pub modes: Vec<ModeSpec>,
+}
+
+/// A whole problem file seen only for its `[system]` table (the other tables are read by
+/// `problem.rs`): deserializing from the text gives errors with line, column and a caret.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FileSystem {
+    pub system: SystemSpec,
 }
 
 /// One output.

@@ -172,6 +172,14 @@ impl CustomSystem {
         Self::from_spec(&spec)
     }
 
+    /// Builds the system from the `[system]` table of a problem file's text: a type error
+    /// in the table is reported with its line, column and key by the TOML reader.
+    pub fn from_file_text(text: &str) -> Result<CustomSystem, CustomError> {
+        let spec: super::schema::FileSystem = toml::from_str(text)
+            .map_err(|e| CustomError::schema("[system]", e.to_string().trim_end().to_string()))?;
+        Self::from_spec(&spec.system)
+    }
+
     /// Builds the system from its parsed specification.
     pub fn from_spec(spec: &SystemSpec) -> Result<CustomSystem, CustomError> {
         Self::check_declarations(spec)?;
