@@ -146,6 +146,7 @@ impl Builtin {
             Builtin::FiveBar(_) => "five_bar",
             Builtin::LockingPendulum(_) => "locking_pendulum",
             Builtin::Biped(_) => "biped",
+            Builtin::Custom(_) => "custom",
         }
     }
 
