@@ -1,0 +1,333 @@
+//! `hybridopt.Problem`: a validated problem file, its θ by name, and the calls that
+//! simulate, differentiate and optimize it (each with the GIL released).
+
+use crate::errors::{invalid, IntoPy};
+use crate::results::{Gradient, Simulation};
+use crate::{runs, theta};
+use hybridopt::problem::{parse_gradient_method, Problem, SolverKind, Transform};
+use hybridopt::sensitivity::GradientMethod;
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A hybrid-system problem (a problem file: system, horizon, parameters, controls, costs,
+/// optimizer settings). Load one with `Problem.from_file(path)` or
+/// `Problem.from_toml(text)`.
+///
+/// θ is the parameters, then the control coefficients (`parameter_names`); `values` are
+/// their current values, which every call uses unless given `theta`; `optimized` names the
+/// entries the optimizer changes (`optimize = true`, and every control coefficient).
+#[pyclass(name = "Problem", module = "hybridopt", frozen)]
+pub struct PyProblem {
+    /// Shared with running calls (which hold their own `Arc`); a change of values makes a
+    /// new copy, so a running call keeps the values it started with.
+    inner: Mutex<Arc<Problem>>,
+}
+
+impl PyProblem {
+    fn new(p: Problem) -> Self {
+        PyProblem {
+            inner: Mutex::new(Arc::new(p)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Arc<Problem>> {
+        // A panic while the lock was held leaves the problem as it was: recover it.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The problem as it is now (its values included).
+    fn current(&self) -> Arc<Problem> {
+        self.lock().clone()
+    }
+
+    fn parse_method(py: Python<'_>, name: &str) -> PyResult<GradientMethod> {
+        parse_gradient_method(name).ok_or_else(|| {
+            invalid(
+                py,
+                format!("method `{name}`: valid methods are adjoint, direct, fd, dual"),
+            )
+        })
+    }
+}
+
+/// Sets entry `i` of θ, checking that the value is finite and inside the entry's bounds
+/// (the check of `--param`); the bounds' transform follows the value as for `--param`.
+fn set_entry(p: &mut Problem, i: usize, value: f64) -> Result<(), hybridopt::Error> {
+    let np = p.dims.np();
+    let name = p.theta[i].name.clone();
+    if i < np {
+        return p.set_param(&name, value);
+    }
+    let e = &mut p.theta[i];
+    if !value.is_finite() {
+        return Err(hybridopt::Error::Invalid(format!(
+            "{name}={value}: not a finite number"
+        )));
+    }
+    if e.lower.is_some_and(|l| !(value > l)) || e.upper.is_some_and(|u| !(value < u)) {
+        return Err(hybridopt::Error::Invalid(format!(
+            "{name}={value}: outside the bounds ({:?}, {:?}) of the problem file",
+            e.lower, e.upper
+        )));
+    }
+    e.value = value;
+    e.transform = Transform::from_bounds(e.lower, e.upper, value);
+    Ok(())
+}
+
+#[pymethods]
+impl PyProblem {
+    /// Reads and validates a problem file (TOML).
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let p = py.detach(|| Problem::load(&path)).or_raise(py)?;
+        Ok(Self::new(p))
+    }
+
+    /// Parses and validates problem text (TOML); `name` stands for the file in messages.
+    #[staticmethod]
+    #[pyo3(signature = (text, name = "<string>"))]
+    fn from_toml(py: Python<'_>, text: &str, name: &str) -> PyResult<Self> {
+        let p = Problem::parse(text, Path::new(name)).or_raise(py)?;
+        Ok(Self::new(p))
+    }
+
+    /// The problem's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.lock().name.clone()
+    }
+
+    /// The file the problem was read from ("<string>" for text).
+    #[getter]
+    fn file(&self) -> PathBuf {
+        self.lock().file.clone()
+    }
+
+    /// The names of θ: the parameters, then `channel[k]` for each control coefficient.
+    #[getter]
+    fn parameter_names(&self) -> Vec<String> {
+        theta::names(&self.lock())
+    }
+
+    /// The current values of θ (a copy), in the order of `parameter_names`.
+    #[getter]
+    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.lock().theta_values())
+    }
+
+    /// Sets every value of θ (each checked as by `set_value`; all or none change).
+    #[setter]
+    fn set_values(&self, py: Python<'_>, values: Vec<f64>) -> PyResult<()> {
+        let mut guard = self.lock();
+        if values.len() != guard.theta.len() {
+            return Err(invalid(
+                py,
+                format!(
+                    "values has {} entries; this problem has {}: {}",
+                    values.len(),
+                    guard.theta.len(),
+                    theta::names(&guard).join(", ")
+                ),
+            ));
+        }
+        let mut p = (**guard).clone();
+        for (i, v) in values.into_iter().enumerate() {
+            if p.theta[i].value != v {
+                set_entry(&mut p, i, v).or_raise(py)?;
+            }
+        }
+        *guard = Arc::new(p);
+        Ok(())
+    }
+
+    /// Sets one entry of θ by name; the value must be finite and inside the entry's
+    /// bounds (as the command line's `--param NAME=VALUE`).
+    fn set_value(&self, py: Python<'_>, name: &str, value: f64) -> PyResult<()> {
+        let mut guard = self.lock();
+        let i = theta::index_of(py, &guard, name)?;
+        let mut p = (**guard).clone();
+        set_entry(&mut p, i, value).or_raise(py)?;
+        *guard = Arc::new(p);
+        Ok(())
+    }
+
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<f64> {
+        let p = self.current();
+        Ok(p.theta[theta::index_of(py, &p, name)?].value)
+    }
+
+    fn __setitem__(&self, py: Python<'_>, name: &str, value: f64) -> PyResult<()> {
+        self.set_value(py, name, value)
+    }
+
+    /// The names of the optimized entries of θ (the order of `x0` and `fun_and_grad`).
+    #[getter]
+    fn optimized(&self) -> Vec<String> {
+        let p = self.lock();
+        p.free_indices()
+            .iter()
+            .map(|&i| p.theta[i].name.clone())
+            .collect()
+    }
+
+    /// The current values of the optimized entries.
+    #[getter]
+    fn x0<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let p = self.lock();
+        let v = p.free_indices().iter().map(|&i| p.theta[i].value).collect();
+        PyArray1::from_vec(py, v)
+    }
+
+    /// The bounds `(lower, upper)` of the optimized entries (None where unbounded), as
+    /// `scipy.optimize.minimize(..., bounds=...)` takes them. The problem file's bounds
+    /// are open; scipy's are closed.
+    #[getter]
+    fn bounds(&self) -> Vec<(Option<f64>, Option<f64>)> {
+        let p = self.lock();
+        p.free_indices()
+            .iter()
+            .map(|&i| (p.theta[i].lower, p.theta[i].upper))
+            .collect()
+    }
+
+    /// The objectives' names; the first is the one `optimize` and `fun_and_grad` minimize.
+    #[getter]
+    fn objective_names(&self) -> Vec<String> {
+        self.lock().objective_names()
+    }
+
+    /// The names of the system's states, outputs, guards and modes.
+    #[getter]
+    fn state_names(&self) -> Vec<String> {
+        self.lock().dims.states.clone()
+    }
+
+    #[getter]
+    fn output_names(&self) -> Vec<String> {
+        self.lock().dims.outputs.clone()
+    }
+
+    #[getter]
+    fn guard_names(&self) -> Vec<String> {
+        let p = self.lock();
+        (0..p.dims.guards.len())
+            .map(|k| p.dims.guard_name(k))
+            .collect()
+    }
+
+    /// The simulated horizon (t0, t_end).
+    #[getter]
+    fn horizon(&self) -> (f64, f64) {
+        let p = self.lock();
+        (p.t0, p.t_end)
+    }
+
+    /// Simulates at `theta` (None: the current values; a sequence of every entry; or a
+    /// dict of entries to change by name).
+    #[pyo3(signature = (theta = None))]
+    fn simulate(&self, py: Python<'_>, theta: Option<&Bound<'_, PyAny>>) -> PyResult<Simulation> {
+        let p = self.current();
+        let th = theta::resolve(py, &p, theta)?;
+        let run = py.detach(|| runs::simulate(&p, &th)).or_raise(py)?;
+        Simulation::new(py, run, &p.objective_names(), p.dims.nx(), p.dims.outputs.len())
+    }
+
+    /// Cost and gradient at `theta` by `method` (adjoint, direct, fd or dual); with
+    /// `tau=True` the events carry τ = dt_e/dθ (from the method's run for direct and dual,
+    /// else from one direct pass), as `hybridopt gradient --json` reports them.
+    #[pyo3(signature = (theta = None, method = "adjoint", tau = false))]
+    fn gradient(
+        &self,
+        py: Python<'_>,
+        theta: Option<&Bound<'_, PyAny>>,
+        method: &str,
+        tau: bool,
+    ) -> PyResult<Gradient> {
+        let m = Self::parse_method(py, method)?;
+        let p = self.current();
+        let th = theta::resolve(py, &p, theta)?;
+        let run = py.detach(|| runs::gradient(&p, &th, m, tau)).or_raise(py)?;
+        Gradient::new(py, run, m.name(), theta::names(&p), p.objective_names())
+    }
+
+    /// `(ψ, dψ/dx)` of the first objective over the optimized entries `x` (in the order of
+    /// `optimized`, physical units; the other entries keep their values): the `fun` of
+    /// `scipy.optimize.minimize(fun_and_grad, x0, jac=True)`. `method` defaults to the
+    /// file's `[optimizer] gradient` (adjoint).
+    #[pyo3(signature = (x, method = None))]
+    fn fun_and_grad<'py>(
+        &self,
+        py: Python<'py>,
+        x: Vec<f64>,
+        method: Option<&str>,
+    ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
+        let p = self.current();
+        let m = match method {
+            Some(name) => Self::parse_method(py, name)?,
+            None => p.optimizer.gradient,
+        };
+        let th = theta::with_free(py, &p, &x)?;
+        let (cost, grad) = py.detach(|| runs::first_objective(&p, &th, m)).or_raise(py)?;
+        let free: Vec<f64> = p.free_indices().iter().map(|&i| grad[i]).collect();
+        Ok((cost, PyArray1::from_vec(py, free)))
+    }
+
+    /// Minimizes the first objective over the optimized entries from the current values
+    /// with the library's optimizer, as `hybridopt optimize` does; returns the CLI's
+    /// `summary.json` as a dict. `solver` (lbfgs, gd), `max_iters` and `gradient`
+    /// (adjoint, direct, fd) default to the file's `[optimizer]`. The results folder
+    /// (summary.json, history.csv, trajectories, figures) is written only when `out` is
+    /// given. The problem's values are not changed.
+    #[pyo3(signature = (solver = None, max_iters = None, gradient = None, out = None))]
+    fn optimize<'py>(
+        &self,
+        py: Python<'py>,
+        solver: Option<&str>,
+        max_iters: Option<u64>,
+        gradient: Option<&str>,
+        out: Option<PathBuf>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut p = (*self.current()).clone();
+        if let Some(s) = solver {
+            p.optimizer.solver = SolverKind::parse(s).ok_or_else(|| {
+                invalid(py, format!("solver `{s}`: valid solvers are lbfgs, gd"))
+            })?;
+        }
+        if let Some(g) = gradient {
+            p.optimizer.gradient = match Self::parse_method(py, g)? {
+                GradientMethod::Dual => {
+                    return Err(invalid(
+                        py,
+                        "gradient `dual`: the optimizer takes adjoint, direct or fd".into(),
+                    ))
+                }
+                m => m,
+            };
+        }
+        if let Some(n) = max_iters {
+            p.optimizer.max_iters = n;
+        }
+        let text = py.detach(|| runs::optimize(&p, out.as_deref())).or_raise(py)?;
+        py.import("json")?
+            .call_method1("loads", (text,))?
+            .cast_into::<PyDict>()
+            .map_err(PyErr::from)
+    }
+
+    fn __repr__(&self) -> String {
+        let p = self.lock();
+        format!(
+            "Problem(name='{}', parameters={:?}, optimized={:?})",
+            p.name,
+            theta::names(&p),
+            p.free_indices()
+                .iter()
+                .map(|&i| p.theta[i].name.as_str())
+                .collect::<Vec<_>>()
+        )
+    }
+}
