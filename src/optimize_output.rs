@@ -76,7 +76,10 @@ pub fn write_optimize_results<S: HybridSystem>(
 }
 
 /// `history.csv`: `iteration, cost, grad_norm, step`, then θ by name, one row per iteration.
-pub fn history_table(names: &[String], history: &[HistoryRow]) -> (Vec<String>, ndarray::Array2<f64>) {
+pub fn history_table(
+    names: &[String],
+    history: &[HistoryRow],
+) -> (Vec<String>, ndarray::Array2<f64>) {
     let mut header = vec![
         "iteration".to_string(),
         "cost".into(),

@@ -92,11 +92,7 @@ impl OptimizeSummary {
             final_gradient_norm: r.final_grad_norm,
             restarts: r.restarts.clone(),
             kinks_met: r.kinks.len(),
-            final_kink: r
-                .kinks
-                .last()
-                .filter(|k| k.theta == r.theta_final)
-                .cloned(),
+            final_kink: r.kinks.last().filter(|k| k.theta == r.theta_final).cloned(),
             wall_time_s: r.wall_time_s,
             events: EventSummary::list(setup, &r.last.trajectory),
         }

@@ -67,7 +67,8 @@ fn set_entry(p: &mut Problem, i: usize, value: f64) -> Result<(), hybridopt::Err
             "{name}={value}: not a finite number"
         )));
     }
-    if e.lower.is_some_and(|l| !(value > l)) || e.upper.is_some_and(|u| !(value < u)) {
+    // the value is finite here, so the comparisons are total
+    if e.lower.is_some_and(|l| value <= l) || e.upper.is_some_and(|u| value >= u) {
         return Err(hybridopt::Error::Invalid(format!(
             "{name}={value}: outside the bounds ({:?}, {:?}) of the problem file",
             e.lower, e.upper
@@ -233,7 +234,13 @@ impl PyProblem {
         let p = self.current();
         let th = theta::resolve(py, &p, theta)?;
         let run = py.detach(|| runs::simulate(&p, &th)).or_raise(py)?;
-        Simulation::new(py, run, &p.objective_names(), p.dims.nx(), p.dims.outputs.len())
+        Simulation::new(
+            py,
+            run,
+            &p.objective_names(),
+            p.dims.nx(),
+            p.dims.outputs.len(),
+        )
     }
 
     /// Cost and gradient at `theta` by `method` (adjoint, direct, fd or dual); with
@@ -271,7 +278,9 @@ impl PyProblem {
             None => p.optimizer.gradient,
         };
         let th = theta::with_free(py, &p, &x)?;
-        let (cost, grad) = py.detach(|| runs::first_objective(&p, &th, m)).or_raise(py)?;
+        let (cost, grad) = py
+            .detach(|| runs::first_objective(&p, &th, m))
+            .or_raise(py)?;
         let free: Vec<f64> = p.free_indices().iter().map(|&i| grad[i]).collect();
         Ok((cost, PyArray1::from_vec(py, free)))
     }
@@ -293,9 +302,8 @@ impl PyProblem {
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut p = (*self.current()).clone();
         if let Some(s) = solver {
-            p.optimizer.solver = SolverKind::parse(s).ok_or_else(|| {
-                invalid(py, format!("solver `{s}`: valid solvers are lbfgs, gd"))
-            })?;
+            p.optimizer.solver = SolverKind::parse(s)
+                .ok_or_else(|| invalid(py, format!("solver `{s}`: valid solvers are lbfgs, gd")))?;
         }
         if let Some(g) = gradient {
             p.optimizer.gradient = match Self::parse_method(py, g)? {
@@ -311,7 +319,9 @@ impl PyProblem {
         if let Some(n) = max_iters {
             p.optimizer.max_iters = n;
         }
-        let text = py.detach(|| runs::optimize(&p, out.as_deref())).or_raise(py)?;
+        let text = py
+            .detach(|| runs::optimize(&p, out.as_deref()))
+            .or_raise(py)?;
         py.import("json")?
             .call_method1("loads", (text,))?
             .cast_into::<PyDict>()

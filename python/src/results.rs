@@ -30,7 +30,11 @@ impl Event {
             self.guard,
             self.mode_before,
             self.mode_after,
-            if self.tau.is_some() { ", tau=[...]" } else { "" }
+            if self.tau.is_some() {
+                ", tau=[...]"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -106,9 +110,13 @@ impl Simulation {
         let outputs = PyDict::new(py);
         let controls = PyDict::new(py);
         let first_control = 2 + nx + n_outputs;
-        for c in 2 + nx..h.len() {
-            let dict = if c < first_control { &outputs } else { &controls };
-            dict.set_item(&h[c], col(c).to_pyarray(py))?;
+        for (c, name) in h.iter().enumerate().skip(2 + nx) {
+            let dict = if c < first_control {
+                &outputs
+            } else {
+                &controls
+            };
+            dict.set_item(name, col(c).to_pyarray(py))?;
         }
         let costs = PyDict::new(py);
         let cost_error = match &run.costs {

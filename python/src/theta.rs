@@ -7,7 +7,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// The full θ for a call.
-pub fn resolve(py: Python<'_>, p: &Problem, theta: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<f64>> {
+pub fn resolve(
+    py: Python<'_>,
+    p: &Problem,
+    theta: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<f64>> {
     let mut values = p.theta_values();
     let Some(arg) = theta else {
         return Ok(values);
@@ -81,7 +85,10 @@ pub fn index_of(py: Python<'_>, p: &Problem, name: &str) -> PyResult<usize> {
     p.theta.iter().position(|e| e.name == name).ok_or_else(|| {
         invalid(
             py,
-            format!("`{name}` is not an entry of theta; valid: {}", names(p).join(", ")),
+            format!(
+                "`{name}` is not an entry of theta; valid: {}",
+                names(p).join(", ")
+            ),
         )
     })
 }
