@@ -63,3 +63,18 @@ def test_the_measurement_catches_a_call_that_holds_the_gil():
     duration, count, gap = progress_during(lambda: sorted(data))
     print(f"sorted(): {duration:.3f} s, {count} iterations, longest gap {gap * 1e3:.1f} ms")
     assert gap > duration / 2
+
+
+def test_parallel_threads_give_the_sequential_results(problems):
+    """Four threads evaluate two problems (one shared object) at once: the same numbers
+    as one after the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    a = hybridopt.Problem.from_file(problems / "locking_pendulum.toml")
+    b = hybridopt.Problem.from_file(problems / "thrust_control.toml")
+    calls = [(a, "adjoint"), (b, "adjoint"), (a, "direct"), (b, "direct")]
+    sequential = [p.gradient(method=m).gradient for p, m in calls]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = list(pool.map(lambda c: c[0].gradient(method=c[1]).gradient, calls))
+    for s, q in zip(sequential, parallel):
+        assert np.array_equal(s, q)
