@@ -7,7 +7,14 @@ that jump or switch at events — with exact adjoint and direct sensitivities th
 >>> f, df = p.fun_and_grad(p.x0)  # over the optimized entries, for scipy (jac=True)
 """
 
-from ._native import Event, Gradient, Problem, Simulation
+try:
+    from ._native import Event, Gradient, Problem, Simulation
+except ImportError as e:  # pragma: no cover - a setup problem, not a library error
+    raise ImportError(
+        "hybridopt's compiled extension (hybridopt._native) was not found: install the "
+        "package with `pip install ./python` from the repository, and run Python outside "
+        "the python/ folder (its hybridopt/ source folder has no extension in it)"
+    ) from e
 from .errors import (
     FileAccessError,
     GrazingError,

@@ -3,10 +3,12 @@
 //! exception hierarchy of `hybridopt/errors.py`.
 //!
 //! Every simulation, gradient and optimization runs with the GIL released
-//! (`Python::detach`): the problem is shared as an `Arc`, and the engine's setup, which
-//! borrows its system, is built inside the call.
+//! (`Python::detach`) and can be interrupted by Ctrl-C ([`interrupt`]): the problem is
+//! shared as an `Arc`, and the engine's setup, which borrows its system, is built inside
+//! the call.
 
 mod errors;
+mod interrupt;
 mod problem;
 mod results;
 mod runs;

@@ -3,7 +3,7 @@
 
 use crate::errors::{invalid, IntoPy};
 use crate::results::{Gradient, Simulation};
-use crate::{runs, theta};
+use crate::{interrupt, runs, theta};
 use hybridopt::problem::{parse_gradient_method, Problem, SolverKind, Transform};
 use hybridopt::sensitivity::GradientMethod;
 use numpy::PyArray1;
@@ -233,7 +233,7 @@ impl PyProblem {
     fn simulate(&self, py: Python<'_>, theta: Option<&Bound<'_, PyAny>>) -> PyResult<Simulation> {
         let p = self.current();
         let th = theta::resolve(py, &p, theta)?;
-        let run = py.detach(|| runs::simulate(&p, &th)).or_raise(py)?;
+        let run = interrupt::run(py, || runs::simulate(&p, &th))?;
         Simulation::new(
             py,
             run,
@@ -257,7 +257,7 @@ impl PyProblem {
         let m = Self::parse_method(py, method)?;
         let p = self.current();
         let th = theta::resolve(py, &p, theta)?;
-        let run = py.detach(|| runs::gradient(&p, &th, m, tau)).or_raise(py)?;
+        let run = interrupt::run(py, || runs::gradient(&p, &th, m, tau))?;
         Gradient::new(py, run, m.name(), theta::names(&p), p.objective_names())
     }
 
@@ -278,9 +278,7 @@ impl PyProblem {
             None => p.optimizer.gradient,
         };
         let th = theta::with_free(py, &p, &x)?;
-        let (cost, grad) = py
-            .detach(|| runs::first_objective(&p, &th, m))
-            .or_raise(py)?;
+        let (cost, grad) = interrupt::run(py, || runs::first_objective(&p, &th, m))?;
         let free: Vec<f64> = p.free_indices().iter().map(|&i| grad[i]).collect();
         Ok((cost, PyArray1::from_vec(py, free)))
     }
@@ -319,9 +317,7 @@ impl PyProblem {
         if let Some(n) = max_iters {
             p.optimizer.max_iters = n;
         }
-        let text = py
-            .detach(|| runs::optimize(&p, out.as_deref()))
-            .or_raise(py)?;
+        let text = interrupt::run(py, || runs::optimize(&p, out.as_deref()))?;
         py.import("json")?
             .call_method1("loads", (text,))?
             .cast_into::<PyDict>()
