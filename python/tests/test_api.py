@@ -80,3 +80,20 @@ def test_undefined_cost_is_reported_not_raised(problems):
     assert len(s.events) == 1 and s.t[-1] == 0.6
     with pytest.raises(hybridopt.InvalidInputError, match="no column `nope`"):
         s["nope"]
+
+
+def test_type_stubs_name_what_exists():
+    """hybridopt/_native.pyi declares exactly the runtime classes' public attributes."""
+    import ast
+    from pathlib import Path
+
+    stub = Path(hybridopt.__file__).with_name("_native.pyi")
+    tree = ast.parse(stub.read_text())
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    assert set(classes) == {"Event", "Simulation", "Gradient", "Problem"}
+    for name, node in classes.items():
+        declared = {n.target.id for n in node.body if isinstance(n, ast.AnnAssign)}
+        declared |= {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+        runtime = {a for a in dir(getattr(hybridopt, name)) if not a.startswith("_")}
+        declared = {a for a in declared if not a.startswith("_")}
+        assert declared == runtime, (name, declared ^ runtime)
