@@ -227,6 +227,34 @@ impl PyProblem {
         (p.t0, p.t_end)
     }
 
+    /// The integrator's relative and absolute tolerances `(rtol, atol)` (the file's
+    /// `[simulation]` values or their defaults).
+    #[getter]
+    fn tolerances(&self) -> (f64, f64) {
+        let p = self.lock();
+        (p.solver.rtol, p.solver.atol)
+    }
+
+    /// Sets both tolerances, each in (0, 1), as `hybridopt gradient --rtol --atol` does.
+    #[setter]
+    fn set_tolerances(&self, py: Python<'_>, tolerances: (f64, f64)) -> PyResult<()> {
+        let (rtol, atol) = tolerances;
+        for (name, v) in [("rtol", rtol), ("atol", atol)] {
+            if !(v > 0.0 && v < 1.0) {
+                return Err(invalid(
+                    py,
+                    format!("{name} {v}: a tolerance must be in (0, 1)"),
+                ));
+            }
+        }
+        let mut guard = self.lock();
+        let mut p = (**guard).clone();
+        p.solver.rtol = rtol;
+        p.solver.atol = atol;
+        *guard = Arc::new(p);
+        Ok(())
+    }
+
     /// Simulates at `theta` (None: the current values; a sequence of every entry; or a
     /// dict of entries to change by name).
     #[pyo3(signature = (theta = None))]

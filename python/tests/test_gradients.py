@@ -90,3 +90,23 @@ def test_fun_and_grad_is_the_gradient_over_the_optimized_entries(problems):
     h = 1e-5
     fd = (p.fun_and_grad(x + h * d)[0] - p.fun_and_grad(x - h * d)[0]) / (2 * h)
     assert abs(fd - df @ d) < 1e-5 * max(abs(fd), 1e-12), (fd, df @ d)
+
+
+def test_tolerances_equal_the_cli_overrides(cli, problems):
+    f = problems / "bouncing_ball.toml"
+    p = hybridopt.Problem.from_file(f)
+    assert p.tolerances == (1e-10, 1e-10)
+    p.tolerances = (1e-6, 1e-7)
+    g = p.gradient(method="adjoint", tau=True)
+    want = cli.json("gradient", f, "--rtol", "1e-6", "--atol", "1e-7")
+    assert want["tolerances"] == {"rtol": 1e-6, "atol": 1e-7}
+    assert g.cost == want["cost"] and g.as_dict() == want["gradient"]
+    # the events without τ are the adjoint's own run; with τ, the direct pass's (as the
+    # CLI's): the same events, their times within the direct pass's own step control
+    # (measured 6.5e-14 apart at rtol 1e-6)
+    plain = p.gradient(method="adjoint")
+    assert [e.guard for e in plain.events] == [e.guard for e in g.events]
+    assert max(abs(a.t - b.t) for a, b in zip(plain.events, g.events)) < 1e-9
+    with pytest.raises(hybridopt.InvalidInputError, match=r"rtol 0.0: a tolerance must be in \(0, 1\)"):
+        p.tolerances = (0.0, 1e-6)
+    assert p.tolerances == (1e-6, 1e-7)
