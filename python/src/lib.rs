@@ -4,11 +4,12 @@
 //!
 //! Every simulation, gradient and optimization runs with the GIL released
 //! (`Python::detach`) and can be interrupted by Ctrl-C ([`interrupt`]): the problem is
-//! shared as an `Arc`, and the engine's setup, which borrows its system, is built inside
-//! the call.
+//! shared as an `Arc`, and the engine's setup, which borrows its system, lives beside it in
+//! one cell ([`prepared`]), built on first use and again after the values change.
 
 mod errors;
 mod interrupt;
+mod prepared;
 mod problem;
 mod results;
 mod runs;

@@ -2,6 +2,7 @@
 //! simulate, differentiate and optimize it (each with the GIL released).
 
 use crate::errors::{invalid, IntoPy};
+use crate::prepared::Prepared;
 use crate::results::{Gradient, Simulation};
 use crate::{interrupt, runs, theta};
 use hybridopt::problem::{parse_gradient_method, Problem, SolverKind, Transform};
@@ -21,26 +22,73 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// entries the optimizer changes (`optimize = true`, and every control coefficient).
 #[pyclass(name = "Problem", module = "hybridopt", frozen)]
 pub struct PyProblem {
-    /// Shared with running calls (which hold their own `Arc`); a change of values makes a
-    /// new copy, so a running call keeps the values it started with.
-    inner: Mutex<Arc<Problem>>,
+    state: Mutex<State>,
 }
+
+/// The problem as it is now, and the setup built from it once it was first needed.
+/// Running calls hold their own `Arc`s; a change of values makes a new problem (and drops
+/// the setup), so a running call keeps the values it started with.
+struct State {
+    problem: Arc<Problem>,
+    prepared: Option<Arc<Prepared>>,
+}
+
+/// The problem and (when already built) its setup, as a call starts.
+type Snapshot = (Arc<Problem>, Option<Arc<Prepared>>);
 
 impl PyProblem {
     fn new(p: Problem) -> Self {
         PyProblem {
-            inner: Mutex::new(Arc::new(p)),
+            state: Mutex::new(State {
+                problem: Arc::new(p),
+                prepared: None,
+            }),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Arc<Problem>> {
-        // A panic while the lock was held leaves the problem as it was: recover it.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while the lock was held leaves the state as it was: recover it.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The problem as it is now (its values included).
     fn current(&self) -> Arc<Problem> {
-        self.lock().clone()
+        self.lock().problem.clone()
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let g = self.lock();
+        (g.problem.clone(), g.prepared.clone())
+    }
+
+    /// Replaces the problem (new values or tolerances); its setup is built anew when next
+    /// needed.
+    fn replace(guard: &mut State, p: Problem) {
+        guard.problem = Arc::new(p);
+        guard.prepared = None;
+    }
+
+    /// Runs `work` on the snapshot's setup (built first if it was not yet), with the GIL
+    /// released and Ctrl-C handled; keeps a newly built setup while the problem is
+    /// unchanged.
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        (problem, cached): Snapshot,
+        work: impl FnOnce(&Prepared) -> Result<T, hybridopt::Error> + Send,
+    ) -> PyResult<T> {
+        let (out, prepared) = interrupt::run(py, move || {
+            let prepared = match cached {
+                Some(c) => c,
+                None => Arc::new(Prepared::build(problem)?),
+            };
+            Ok((work(&prepared)?, prepared))
+        })?;
+        let mut g = self.lock();
+        if g.prepared.is_none() && Arc::ptr_eq(&g.problem, prepared.problem()) {
+            g.prepared = Some(prepared);
+        }
+        Ok(out)
     }
 
     fn parse_method(py: Python<'_>, name: &str) -> PyResult<GradientMethod> {
@@ -99,49 +147,50 @@ impl PyProblem {
     /// The problem's name.
     #[getter]
     fn name(&self) -> String {
-        self.lock().name.clone()
+        self.current().name.clone()
     }
 
     /// The file the problem was read from ("<string>" for text).
     #[getter]
     fn file(&self) -> PathBuf {
-        self.lock().file.clone()
+        self.current().file.clone()
     }
 
     /// The names of θ: the parameters, then `channel[k]` for each control coefficient.
     #[getter]
     fn parameter_names(&self) -> Vec<String> {
-        theta::names(&self.lock())
+        theta::names(&self.current())
     }
 
     /// The current values of θ (a copy), in the order of `parameter_names`.
     #[getter]
     fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_vec(py, self.lock().theta_values())
+        PyArray1::from_vec(py, self.current().theta_values())
     }
 
     /// Sets every value of θ (each checked as by `set_value`; all or none change).
     #[setter]
     fn set_values(&self, py: Python<'_>, values: Vec<f64>) -> PyResult<()> {
         let mut guard = self.lock();
-        if values.len() != guard.theta.len() {
+        let current = guard.problem.clone();
+        if values.len() != current.theta.len() {
             return Err(invalid(
                 py,
                 format!(
                     "values has {} entries; this problem has {}: {}",
                     values.len(),
-                    guard.theta.len(),
-                    theta::names(&guard).join(", ")
+                    current.theta.len(),
+                    theta::names(&current).join(", ")
                 ),
             ));
         }
-        let mut p = (**guard).clone();
+        let mut p = (*current).clone();
         for (i, v) in values.into_iter().enumerate() {
             if p.theta[i].value != v {
                 set_entry(&mut p, i, v).or_raise(py)?;
             }
         }
-        *guard = Arc::new(p);
+        Self::replace(&mut guard, p);
         Ok(())
     }
 
@@ -149,10 +198,10 @@ impl PyProblem {
     /// bounds (as the command line's `--param NAME=VALUE`).
     fn set_value(&self, py: Python<'_>, name: &str, value: f64) -> PyResult<()> {
         let mut guard = self.lock();
-        let i = theta::index_of(py, &guard, name)?;
-        let mut p = (**guard).clone();
+        let i = theta::index_of(py, &guard.problem, name)?;
+        let mut p = (*guard.problem).clone();
         set_entry(&mut p, i, value).or_raise(py)?;
-        *guard = Arc::new(p);
+        Self::replace(&mut guard, p);
         Ok(())
     }
 
@@ -168,7 +217,7 @@ impl PyProblem {
     /// The names of the optimized entries of θ (the order of `x0` and `fun_and_grad`).
     #[getter]
     fn optimized(&self) -> Vec<String> {
-        let p = self.lock();
+        let p = self.current();
         p.free_indices()
             .iter()
             .map(|&i| p.theta[i].name.clone())
@@ -178,7 +227,7 @@ impl PyProblem {
     /// The current values of the optimized entries.
     #[getter]
     fn x0<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        let p = self.lock();
+        let p = self.current();
         let v = p.free_indices().iter().map(|&i| p.theta[i].value).collect();
         PyArray1::from_vec(py, v)
     }
@@ -188,7 +237,7 @@ impl PyProblem {
     /// are open; scipy's are closed.
     #[getter]
     fn bounds(&self) -> Vec<(Option<f64>, Option<f64>)> {
-        let p = self.lock();
+        let p = self.current();
         p.free_indices()
             .iter()
             .map(|&i| (p.theta[i].lower, p.theta[i].upper))
@@ -198,23 +247,23 @@ impl PyProblem {
     /// The objectives' names; the first is the one `optimize` and `fun_and_grad` minimize.
     #[getter]
     fn objective_names(&self) -> Vec<String> {
-        self.lock().objective_names()
+        self.current().objective_names()
     }
 
     /// The names of the system's states, outputs, guards and modes.
     #[getter]
     fn state_names(&self) -> Vec<String> {
-        self.lock().dims.states.clone()
+        self.current().dims.states.clone()
     }
 
     #[getter]
     fn output_names(&self) -> Vec<String> {
-        self.lock().dims.outputs.clone()
+        self.current().dims.outputs.clone()
     }
 
     #[getter]
     fn guard_names(&self) -> Vec<String> {
-        let p = self.lock();
+        let p = self.current();
         (0..p.dims.guards.len())
             .map(|k| p.dims.guard_name(k))
             .collect()
@@ -223,7 +272,7 @@ impl PyProblem {
     /// The simulated horizon (t0, t_end).
     #[getter]
     fn horizon(&self) -> (f64, f64) {
-        let p = self.lock();
+        let p = self.current();
         (p.t0, p.t_end)
     }
 
@@ -231,7 +280,7 @@ impl PyProblem {
     /// `[simulation]` values or their defaults).
     #[getter]
     fn tolerances(&self) -> (f64, f64) {
-        let p = self.lock();
+        let p = self.current();
         (p.solver.rtol, p.solver.atol)
     }
 
@@ -248,10 +297,10 @@ impl PyProblem {
             }
         }
         let mut guard = self.lock();
-        let mut p = (**guard).clone();
+        let mut p = (*guard.problem).clone();
         p.solver.rtol = rtol;
         p.solver.atol = atol;
-        *guard = Arc::new(p);
+        Self::replace(&mut guard, p);
         Ok(())
     }
 
@@ -259,9 +308,10 @@ impl PyProblem {
     /// dict of entries to change by name).
     #[pyo3(signature = (theta = None))]
     fn simulate(&self, py: Python<'_>, theta: Option<&Bound<'_, PyAny>>) -> PyResult<Simulation> {
-        let p = self.current();
+        let snap = self.snapshot();
+        let p = snap.0.clone();
         let th = theta::resolve(py, &p, theta)?;
-        let run = interrupt::run(py, || runs::simulate(&p, &th))?;
+        let run = self.run(py, snap, |s| runs::simulate(s.setup(), &th))?;
         Simulation::new(
             py,
             run,
@@ -283,9 +333,10 @@ impl PyProblem {
         tau: bool,
     ) -> PyResult<Gradient> {
         let m = Self::parse_method(py, method)?;
-        let p = self.current();
+        let snap = self.snapshot();
+        let p = snap.0.clone();
         let th = theta::resolve(py, &p, theta)?;
-        let run = interrupt::run(py, || runs::gradient(&p, &th, m, tau))?;
+        let run = self.run(py, snap, |s| runs::gradient(s.setup(), &th, m, tau))?;
         Gradient::new(py, run, m.name(), theta::names(&p), p.objective_names())
     }
 
@@ -300,13 +351,14 @@ impl PyProblem {
         x: Vec<f64>,
         method: Option<&str>,
     ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
-        let p = self.current();
+        let snap = self.snapshot();
+        let p = snap.0.clone();
         let m = match method {
             Some(name) => Self::parse_method(py, name)?,
             None => p.optimizer.gradient,
         };
         let th = theta::with_free(py, &p, &x)?;
-        let (cost, grad) = interrupt::run(py, || runs::first_objective(&p, &th, m))?;
+        let (cost, grad) = self.run(py, snap, |s| runs::first_objective(s.setup(), &th, m))?;
         let free: Vec<f64> = p.free_indices().iter().map(|&i| grad[i]).collect();
         Ok((cost, PyArray1::from_vec(py, free)))
     }
@@ -326,7 +378,8 @@ impl PyProblem {
         gradient: Option<&str>,
         out: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mut p = (*self.current()).clone();
+        let snap = self.snapshot();
+        let mut p = (*snap.0).clone();
         if let Some(s) = solver {
             p.optimizer.solver = SolverKind::parse(s)
                 .ok_or_else(|| invalid(py, format!("solver `{s}`: valid solvers are lbfgs, gd")))?;
@@ -345,7 +398,8 @@ impl PyProblem {
         if let Some(n) = max_iters {
             p.optimizer.max_iters = n;
         }
-        let text = interrupt::run(py, || runs::optimize(&p, out.as_deref()))?;
+        // the setup does not depend on the optimizer's settings changed here
+        let text = self.run(py, snap, |s| runs::optimize(&p, s.setup(), out.as_deref()))?;
         py.import("json")?
             .call_method1("loads", (text,))?
             .cast_into::<PyDict>()
@@ -353,7 +407,7 @@ impl PyProblem {
     }
 
     fn __repr__(&self) -> String {
-        let p = self.lock();
+        let p = self.current();
         format!(
             "Problem(name='{}', parameters={:?}, optimized={:?})",
             p.name,

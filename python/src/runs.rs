@@ -1,6 +1,6 @@
 //! The computations behind the Python methods, free of Python objects so that they run
-//! with the GIL released: each builds the engine's setup from the problem and returns
-//! plain data.
+//! with the GIL released: each takes the engine's setup (built once, [`crate::prepared`])
+//! and returns plain data.
 
 use hybridopt::artifacts::{trajectory_table, Table};
 use hybridopt::error::Error;
@@ -24,18 +24,17 @@ pub struct SimRun {
     pub costs: Result<Vec<f64>, String>,
 }
 
-/// Simulates `p` at `theta`.
-pub fn simulate(p: &Problem, theta: &[f64]) -> Result<SimRun, Error> {
-    let setup = p.setup()?;
+/// Simulates at `theta`.
+pub fn simulate(setup: &Setup<'_, Builtin>, theta: &[f64]) -> Result<SimRun, Error> {
     let traj = setup.simulate(theta)?;
-    let table = trajectory_table(&setup, &traj, theta)?;
+    let table = trajectory_table(setup, &traj, theta)?;
     // The costs are reported, not required (as `hybridopt simulate` does): a simulation
     // whose cost is undefined still runs, and says why.
     let costs = setup
         .objective_values(&traj, theta)
         .map_err(|e| e.to_string());
     Ok(SimRun {
-        events: EventSummary::list(&setup, &traj),
+        events: EventSummary::list(setup, &traj),
         t_final: traj.t_final,
         stats: traj.stats,
         costs,
@@ -64,20 +63,19 @@ pub struct GradRun {
 /// computed them (direct, dual), else from one forward-sensitivity pass (as
 /// `hybridopt gradient` does).
 pub fn gradient(
-    p: &Problem,
+    setup: &Setup<'_, Builtin>,
     theta: &[f64],
     method: GradientMethod,
     tau: bool,
 ) -> Result<GradRun, Error> {
-    let setup = p.setup()?;
-    let ev = evaluate(&setup, theta, method)?;
+    let ev = evaluate(setup, theta, method)?;
     let (events, tau_from) = if !tau {
-        (plain_events(&setup, &ev.trajectory), None)
+        (plain_events(setup, &ev.trajectory), None)
     } else if let Some(t) = &ev.tau {
-        (tau_events(&setup, t), Some(method.name()))
+        (tau_events(setup, t), Some(method.name()))
     } else {
-        let fw = forward::forward_sensitivity(&setup, theta)?;
-        (tau_events(&setup, &fw.events), Some("direct_pass"))
+        let fw = forward::forward_sensitivity(setup, theta)?;
+        (tau_events(setup, &fw.events), Some("direct_pass"))
     };
     Ok(GradRun {
         values: ev.values,
@@ -112,24 +110,27 @@ fn tau_events(setup: &Setup<'_, Builtin>, evs: &[EventSensitivity]) -> Vec<Event
 /// ψ₀ (the first objective) and dψ₀/dθ at θ, as the optimizer evaluates them (the other
 /// objectives are not computed).
 pub fn first_objective(
-    p: &Problem,
+    setup: &Setup<'_, Builtin>,
     theta: &[f64],
     method: GradientMethod,
 ) -> Result<(f64, Vec<f64>), Error> {
-    let setup = p.setup()?;
     let only = setup.only_objective(0);
     let mut ev = evaluate(&only, theta, method)?;
     Ok((ev.values[0], ev.gradients.swap_remove(0)))
 }
 
-/// Runs the optimizer with `p.optimizer` from `p`'s values; the summary as JSON text (the
-/// CLI's `summary.json`), and the results folder written when `out` is given.
-pub fn optimize(p: &Problem, out: Option<&Path>) -> Result<String, Error> {
-    let setup = p.setup()?;
-    let r = run_optimizer(&setup, &p.theta, &p.optimizer, None)?;
-    let summary = OptimizeSummary::new(p, &setup, &r);
+/// Runs the optimizer with `p.optimizer` from `p`'s values on `setup` (built from `p`,
+/// whose optimizer settings it does not hold); the summary as JSON text (the CLI's
+/// `summary.json`), and the results folder written when `out` is given.
+pub fn optimize(
+    p: &Problem,
+    setup: &Setup<'_, Builtin>,
+    out: Option<&Path>,
+) -> Result<String, Error> {
+    let r = run_optimizer(setup, &p.theta, &p.optimizer, None)?;
+    let summary = OptimizeSummary::new(p, setup, &r);
     if let Some(dir) = out {
-        write_optimize_results(p, &setup, &r, &summary, dir)?;
+        write_optimize_results(p, setup, &r, &summary, dir)?;
     }
     let json = |e: serde_json::Error| Error::Optimizer(format!("summary as JSON: {e}"));
     serde_json::to_string(&summary.to_value().map_err(json)?).map_err(json)

@@ -110,3 +110,21 @@ def test_tolerances_equal_the_cli_overrides(cli, problems):
     with pytest.raises(hybridopt.InvalidInputError, match=r"rtol 0: a tolerance must be in \(0, 1\)"):
         p.tolerances = (0.0, 1e-6)
     assert p.tolerances == (1e-6, 1e-7)
+
+
+def test_the_setup_follows_the_values(cli, problems):
+    """ball_identify tracks a reference run made with the problem's other values (y0 here):
+    the setup built once is reused while the values stay, and built anew after a change,
+    as the CLI builds it from `--param`."""
+    f = problems / "ball_identify.toml"
+    p = hybridopt.Problem.from_file(f)
+    x = p.x0
+    f1, g1 = p.fun_and_grad(x)
+    f2, g2 = p.fun_and_grad(x)
+    assert f1 == f2 and np.array_equal(g1, g2)
+    p["y0"] = 1.2
+    f3, g3 = p.fun_and_grad(x)
+    want = cli.json("gradient", f, "--param", "y0=1.2", "--no-tau")
+    assert f3 == want["cost"]
+    assert list(g3) == [want["gradient"][n] for n in p.optimized]
+    assert f3 != f1
