@@ -1,7 +1,9 @@
 //! The results folder of an optimization — `summary.json`, `history.csv`, the initial and
-//! final trajectories, the convergence, trajectory and control figures — written through
+//! final trajectories, the convergence, trajectory and control figures, and the strobe
+//! picture of the initial and optimized motion for a system that can be drawn — written through
 //! [`Staging`], so that a failure leaves no partial folder and earlier results unchanged.
 
+use crate::animate::{stage_strobe, Drawing, OutputGeometry, Run, StrobeOptions};
 use crate::artifacts::{self, trajectory_table};
 use crate::error::Error;
 use crate::model::HybridSystem;
@@ -72,7 +74,46 @@ pub fn write_optimize_results<S: HybridSystem>(
             Some(&stage.path("controls.svg")),
         )?;
     }
+    strobe(p, setup, r, &stage)?;
     stage.commit()
+}
+
+/// `strobe.png`/`.svg`: the initial and the optimized motion side by side, drawn with the
+/// problem file's `[plot] geometry`, else the system's own geometry; nothing for a system
+/// that has neither.
+fn strobe<S: HybridSystem>(
+    p: &Problem,
+    setup: &Setup<'_, S>,
+    r: &OptimizeResult,
+    stage: &Staging,
+) -> Result<(), Error> {
+    let from_file = p
+        .plot_geometry
+        .as_ref()
+        .map(|g| OutputGeometry::new(&p.system, g));
+    let drawing = match &from_file {
+        Some(g) => Drawing::Given(g),
+        None if p.system.geometry().is_some() => Drawing::System(p.system.kind()),
+        None => return Ok(()),
+    };
+    let runs = [
+        Run {
+            label: "initial".into(),
+            trajectory: &r.initial.trajectory,
+            theta: &r.theta_initial,
+        },
+        Run {
+            label: "optimized".into(),
+            trajectory: &r.last.trajectory,
+            theta: &r.theta_final,
+        },
+    ];
+    let title = format!("{}: initial vs optimized motion", p.name);
+    let opts = StrobeOptions {
+        width: 560,
+        ..Default::default()
+    };
+    stage_strobe(stage, setup, drawing, &title, &runs, &opts)
 }
 
 /// `history.csv`: `iteration, cost, grad_norm, step`, then θ by name, one row per iteration.

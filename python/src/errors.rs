@@ -10,6 +10,8 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
     match e {
         Error::Problem { .. } => ("ProblemFileError", "problem"),
         Error::Invalid(_) => ("InvalidInputError", "invalid"),
+        // an animation asked of a system without geometry (the package draws none yet)
+        Error::NoGeometry { .. } => ("InvalidInputError", "no_geometry"),
         Error::Io { .. } => ("FileAccessError", "io"),
         Error::Plot { .. } => ("FileAccessError", "plot"),
         Error::Zeno { .. } => ("ZenoError", "zeno"),
