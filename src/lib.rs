@@ -58,11 +58,13 @@ pub mod linalg;
 pub mod model;
 pub mod multibody;
 pub mod optimize;
+pub mod optimize_output;
 pub mod plot;
 pub mod problem;
 pub mod report;
 pub mod sensitivity;
 pub mod setup;
+pub mod summary;
 pub mod systems;
 
 pub use error::{Error, ModelError, Result};

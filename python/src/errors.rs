@@ -1,0 +1,75 @@
+//! Library errors as Python exceptions of the hierarchy in `hybridopt/errors.py`, with the
+//! command line's message (the error and its causes joined by ": ", as `hybridopt` prints
+//! them after "error: ") and a `kind` attribute naming the variant.
+
+use hybridopt::Error;
+use pyo3::prelude::*;
+
+/// The Python class (in `hybridopt.errors`) and the `kind` of each library error.
+fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
+    match e {
+        Error::Problem { .. } => ("ProblemFileError", "problem"),
+        Error::Invalid(_) => ("InvalidInputError", "invalid"),
+        // an animation asked of a system without geometry (the package draws none yet)
+        Error::NoGeometry { .. } => ("InvalidInputError", "no_geometry"),
+        Error::Io { .. } => ("FileAccessError", "io"),
+        Error::Plot { .. } => ("FileAccessError", "plot"),
+        Error::Zeno { .. } => ("ZenoError", "zeno"),
+        Error::Sticking { .. } => ("ZenoError", "sticking"),
+        Error::Grazing { .. } => ("GrazingError", "grazing"),
+        Error::MissingEvent { .. } => ("MissingEventError", "missing_event"),
+        Error::StepSizeUnderflow { .. } => ("StepSizeError", "step_size_underflow"),
+        Error::Model { .. } => ("ModelError", "model"),
+        Error::NonFinite { .. } => ("SimulationError", "non_finite"),
+        Error::NewtonFailure { .. } => ("SimulationError", "newton_failure"),
+        Error::TooManySteps { .. } => ("SimulationError", "too_many_steps"),
+        Error::Optimizer(_) => ("OptimizerError", "optimizer"),
+        Error::RestartsExhausted { .. } => ("OptimizerError", "restarts_exhausted"),
+        Error::Interrupted => ("HybridoptError", "interrupted"),
+    }
+}
+
+/// The message as the command line prints it: the error, then each cause, joined by ": ".
+pub fn message(e: &Error) -> String {
+    let mut msg = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        msg.push_str(": ");
+        msg.push_str(&c.to_string());
+        cause = c.source();
+    }
+    msg
+}
+
+/// The Python exception for a library error.
+pub fn to_py(py: Python<'_>, e: &Error) -> PyErr {
+    let (class, kind) = class_and_kind(e);
+    raise(py, class, kind, message(e))
+}
+
+/// An exception of class `class` (of `hybridopt.errors`) with `message` and `kind`.
+pub fn raise(py: Python<'_>, class: &str, kind: &str, message: String) -> PyErr {
+    let made = (|| -> PyResult<PyErr> {
+        let cls = py.import("hybridopt.errors")?.getattr(class)?;
+        let value = cls.call1((message.clone(),))?;
+        value.setattr("kind", kind)?;
+        Ok(PyErr::from_value(value))
+    })();
+    made.unwrap_or_else(|e| e)
+}
+
+/// An `InvalidInputError` (bad arguments from Python: a method name, a length, a key).
+pub fn invalid(py: Python<'_>, message: String) -> PyErr {
+    raise(py, "InvalidInputError", "invalid", message)
+}
+
+/// Converts a library result, raising its exception.
+pub trait IntoPy<T> {
+    fn or_raise(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPy<T> for Result<T, Error> {
+    fn or_raise(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_py(py, &e))
+    }
+}

@@ -1,0 +1,133 @@
+"""Every exception class is raised by a bad input, with the command line's message."""
+
+import pytest
+
+import hybridopt
+from hybridopt import errors
+
+BALL = """
+[system]
+kind = "bouncing_ball"
+[simulation]
+t_end = {t_end}
+{simulation}
+[parameters]
+g  = {{ value = {g} }}
+e  = {{ value = {e} }}
+c  = {{ value = 0.0 }}
+y0 = {{ value = 1.0 }}
+v0 = {{ value = 0.0, optimize = true }}
+[[cost]]
+kind = "event_time"
+guard = "ground"
+occurrence = {occurrence}
+"""
+
+
+def ball(t_end=3.0, simulation="", g=9.81, e=0.8, occurrence=1):
+    return BALL.format(t_end=t_end, simulation=simulation, g=g, e=e, occurrence=occurrence)
+
+
+# (class, kind, problem text, the call that fails, the CLI command that fails the same way)
+CASES = [
+    (hybridopt.ZenoError, "zeno", ball(t_end=10.0, simulation="max_events = 3"), "simulate"),
+    (hybridopt.ZenoError, "sticking", ball(e=0.0), "simulate"),
+    (hybridopt.GrazingError, "grazing", ball(simulation="grazing_tol = 100.0"), "simulate"),
+    (hybridopt.MissingEventError, "missing_event", ball(t_end=1.0, occurrence=5), "gradient"),
+    (hybridopt.StepSizeError, "step_size_underflow",
+     ball(simulation="rtol = 1e-300\natol = 1e-300"), "simulate"),
+]
+
+
+@pytest.mark.parametrize("cls,kind,text,call", CASES, ids=[c[1] for c in CASES])
+def test_simulation_errors(cli, tmp_path, cls, kind, text, call):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    p = hybridopt.Problem.from_file(f)
+    with pytest.raises(cls) as info:
+        getattr(p, call)()
+    e = info.value
+    assert e.kind == kind
+    assert isinstance(e, hybridopt.SimulationError) and isinstance(e, hybridopt.HybridoptError)
+    out = ["--out", tmp_path / "out"] if call == "simulate" else []
+    assert str(e) == cli.error(call, f, *out)
+    assert not (tmp_path / "out").exists()
+
+
+def test_model_error(cli, problems, tmp_path):
+    """A locking pendulum without mass: the index-1 saddle-point matrix is singular."""
+    text = (problems / "locking_pendulum.toml").read_text()
+    text = text.replace("m1 = { value = 1.0 }", "m1 = { value = 0.0 }")
+    text = text.replace("m2 = { value = 1.0 }", "m2 = { value = 0.0 }")
+    f = tmp_path / "massless.toml"
+    f.write_text(text)
+    with pytest.raises(hybridopt.ModelError) as info:
+        hybridopt.Problem.from_file(f).simulate()
+    assert info.value.kind == "model"
+    assert "singular linear system" in str(info.value)
+    assert str(info.value) == cli.error("simulate", f, "--out", tmp_path / "out")
+
+
+def test_problem_file_error(cli, tmp_path):
+    text = ball().replace("[simulation]", "[simulation]\nrtoll = 1e-6")
+    f = tmp_path / "typo.toml"
+    f.write_text(text)
+    with pytest.raises(hybridopt.ProblemFileError) as info:
+        hybridopt.Problem.from_file(f)
+    assert "rtoll" in str(info.value) and isinstance(info.value, ValueError)
+    assert str(info.value) == cli.error("simulate", f, "--out", tmp_path / "out")
+    # from text: the name stands for the file
+    with pytest.raises(hybridopt.ProblemFileError, match=r"(?s)^mine\.toml: .*unknown field `rtoll`"):
+        hybridopt.Problem.from_toml(text, name="mine.toml")
+
+
+def test_file_access_error(cli, tmp_path):
+    f = tmp_path / "missing.toml"
+    with pytest.raises(hybridopt.FileAccessError) as info:
+        hybridopt.Problem.from_file(f)
+    assert isinstance(info.value, OSError) and info.value.kind == "io"
+    assert str(info.value) == cli.error("simulate", f)
+
+
+def test_invalid_input_error(cli, problems):
+    f = problems / "impact_timing.toml"
+    p = hybridopt.Problem.from_file(f)
+    with pytest.raises(hybridopt.InvalidInputError, match="outside the bounds") as info:
+        p.set_value("v0", -1.0)
+    assert str(info.value) == cli.error("simulate", f, "--param", "v0=-1")
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(hybridopt.InvalidInputError, match="valid: g, e, c, y0, v0"):
+        p["gg"] = 1.0
+    with pytest.raises(hybridopt.InvalidInputError, match="valid methods are adjoint"):
+        p.gradient(method="backprop")
+    with pytest.raises(hybridopt.InvalidInputError, match="theta has 2 entries"):
+        p.simulate([1.0, 2.0])
+    with pytest.raises(hybridopt.InvalidInputError, match="x has 2 entries"):
+        p.fun_and_grad([1.0, 2.0])
+    with pytest.raises(hybridopt.InvalidInputError, match="values has 1 entries"):
+        p.values = [1.0]
+    assert p["v0"] == 0.5
+
+
+def test_optimizer_error(cli, problems, tmp_path):
+    """Target 20 s for the 3rd impact in a 10 s horizon: every line search ends at the
+    domain's edge, and the optimizer gives up naming the last domain error."""
+    text = (problems / "impact_timing.toml").read_text().replace("target = 2.0", "target = 20.0")
+    f = tmp_path / "unreachable.toml"
+    f.write_text(text)
+    with pytest.raises(hybridopt.OptimizerError) as info:
+        hybridopt.Problem.from_file(f).optimize(out=str(tmp_path / "py"))
+    assert info.value.kind == "restarts_exhausted"
+    assert "a cost term needs occurrence 3 of guard 'ground'" in str(info.value)
+    assert str(info.value) == cli.error("optimize", f, "--out", tmp_path / "cli", "--quiet")
+    assert not (tmp_path / "py").exists() and not (tmp_path / "cli").exists()
+
+
+def test_every_class_is_tested():
+    tested = {c[0] for c in CASES} | {
+        hybridopt.ModelError, hybridopt.ProblemFileError, hybridopt.FileAccessError,
+        hybridopt.InvalidInputError, hybridopt.OptimizerError,
+    }
+    leaves = {getattr(errors, n) for n in errors.__all__} - {
+        hybridopt.HybridoptError, hybridopt.SimulationError}
+    assert leaves == tested

@@ -1,0 +1,142 @@
+//! The results folder of an optimization — `summary.json`, `history.csv`, the initial and
+//! final trajectories, the convergence, trajectory and control figures, and the strobe
+//! picture of the initial and optimized motion for a system that can be drawn — written through
+//! [`Staging`], so that a failure leaves no partial folder and earlier results unchanged.
+
+use crate::animate::{stage_strobe, Drawing, OutputGeometry, Run, StrobeOptions};
+use crate::artifacts::{self, trajectory_table};
+use crate::error::Error;
+use crate::model::HybridSystem;
+use crate::optimize::{HistoryRow, OptimizeResult};
+use crate::plot::{write_figure, LineKind};
+use crate::problem::Problem;
+use crate::report::Staging;
+use crate::setup::Setup;
+use crate::summary::OptimizeSummary;
+use std::path::{Path, PathBuf};
+
+/// Writes the results of `r` (a run on `setup`, built from `p`) into the folder `out`,
+/// staged and swapped in atomically; returns the folder.
+pub fn write_optimize_results<S: HybridSystem>(
+    p: &Problem,
+    setup: &Setup<'_, S>,
+    r: &OptimizeResult,
+    summary: &OptimizeSummary,
+    out: &Path,
+) -> Result<PathBuf, Error> {
+    let stage = Staging::new(out)?;
+    let value = summary.to_value().map_err(|e| Error::Io {
+        path: stage.path("summary.json"),
+        source: std::io::Error::from(e),
+    })?;
+    stage.write_json("summary.json", &value)?;
+    let names = setup.theta_names();
+    let (header, rows) = history_table(&names, &r.history);
+    stage.write_csv("history.csv", &header, &rows)?;
+    let t_init = trajectory_table(setup, &r.initial.trajectory, &r.theta_initial)?;
+    let t_final = trajectory_table(setup, &r.last.trajectory, &r.theta_final)?;
+    stage.write_csv("trajectory_initial.csv", &t_init.header, &t_init.rows)?;
+    stage.write_csv("trajectory.csv", &t_final.header, &t_final.rows)?;
+    write_figure(
+        &artifacts::convergence_figure(&format!("{}: convergence", p.name), &r.history),
+        &stage.path("convergence.png"),
+        Some(&stage.path("convergence.svg")),
+    )?;
+    let runs = [
+        ("initial", &t_init, LineKind::Dashed),
+        ("optimized", &t_final, LineKind::Solid),
+    ];
+    let mut plotted: Vec<String> = p
+        .plot_outputs
+        .iter()
+        .map(|&i| p.dims.outputs[i].clone())
+        .collect();
+    plotted.retain(|n| !setup.dims.controls.contains(n));
+    write_figure(
+        &artifacts::outputs_figure(
+            &format!("{}: initial vs optimized", p.name),
+            &plotted,
+            &runs,
+            artifacts::event_markers(setup, &r.last.trajectory),
+        ),
+        &stage.path("trajectory.png"),
+        Some(&stage.path("trajectory.svg")),
+    )?;
+    if !setup.dims.controls.is_empty() {
+        write_figure(
+            &artifacts::outputs_figure(
+                &format!("{}: controls", p.name),
+                &setup.dims.controls,
+                &runs,
+                vec![],
+            ),
+            &stage.path("controls.png"),
+            Some(&stage.path("controls.svg")),
+        )?;
+    }
+    strobe(p, setup, r, &stage)?;
+    stage.commit()
+}
+
+/// `strobe.png`/`.svg`: the initial and the optimized motion side by side, drawn with the
+/// problem file's `[plot] geometry`, else the system's own geometry; nothing for a system
+/// that has neither.
+fn strobe<S: HybridSystem>(
+    p: &Problem,
+    setup: &Setup<'_, S>,
+    r: &OptimizeResult,
+    stage: &Staging,
+) -> Result<(), Error> {
+    let from_file = p
+        .plot_geometry
+        .as_ref()
+        .map(|g| OutputGeometry::new(&p.system, g));
+    let drawing = match &from_file {
+        Some(g) => Drawing::Given(g),
+        None if p.system.geometry().is_some() => Drawing::System(p.system.kind()),
+        None => return Ok(()),
+    };
+    let runs = [
+        Run {
+            label: "initial".into(),
+            trajectory: &r.initial.trajectory,
+            theta: &r.theta_initial,
+        },
+        Run {
+            label: "optimized".into(),
+            trajectory: &r.last.trajectory,
+            theta: &r.theta_final,
+        },
+    ];
+    let title = format!("{}: initial vs optimized motion", p.name);
+    let opts = StrobeOptions {
+        width: 560,
+        ..Default::default()
+    };
+    stage_strobe(stage, setup, drawing, &title, &runs, &opts)
+}
+
+/// `history.csv`: `iteration, cost, grad_norm, step`, then θ by name, one row per iteration.
+pub fn history_table(
+    names: &[String],
+    history: &[HistoryRow],
+) -> (Vec<String>, ndarray::Array2<f64>) {
+    let mut header = vec![
+        "iteration".to_string(),
+        "cost".into(),
+        "grad_norm".into(),
+        "step".into(),
+    ];
+    header.extend(names.iter().cloned());
+    let mut rows = ndarray::Array2::zeros((history.len(), header.len()));
+    for (i, h) in history.iter().enumerate() {
+        rows[(i, 0)] = h.iteration as f64;
+        rows[(i, 1)] = h.cost;
+        rows[(i, 2)] = h.grad_norm;
+        rows[(i, 3)] = h.step;
+        for (j, v) in h.theta.iter().enumerate() {
+            rows[(i, 4 + j)] = *v;
+        }
+    }
+    (header, rows)
+}
