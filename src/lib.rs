@@ -56,6 +56,7 @@ pub mod linalg;
 pub mod model;
 pub mod multibody;
 pub mod optimize;
+pub mod periodic;
 pub mod plot;
 pub mod problem;
 pub mod report;

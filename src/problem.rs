@@ -29,6 +29,8 @@ struct FileSpec {
     reference: Option<ReferenceSpec>,
     optimizer: Option<OptimizerSpec>,
     plot: Option<PlotSpec>,
+    /// The periodic-orbit settings, validated by [`crate::periodic::spec`].
+    periodic: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -299,6 +301,8 @@ pub struct Problem {
     pub reference: Option<BTreeMap<String, f64>>,
     pub optimizer: OptimizerSettings,
     pub plot_outputs: Vec<usize>,
+    /// The `[periodic]` table as written (validated by `periodic::spec::PeriodicSpec`).
+    pub periodic: Option<toml::Table>,
 }
 
 /// The line of the first occurrence of `key` as a TOML key in `text` (for messages).
@@ -691,6 +695,7 @@ impl Problem {
             reference,
             optimizer,
             plot_outputs,
+            periodic: spec.periodic,
         })
     }
 

@@ -6,6 +6,8 @@ use super::bouncing_ball::{BouncingBall, ThrustBall};
 use super::five_bar::FiveBar;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
+use super::compass_gait::CompassGait;
+use super::simplest_walker::SimplestWalker;
 use super::switched::SwitchedLinear;
 use crate::error::ModelError;
 use crate::model::{GuardInfo, HybridSystem, Scalar};
@@ -20,10 +22,12 @@ pub enum Builtin {
     FiveBar(Box<FiveBar>),
     LockingPendulum(Box<LockingPendulum>),
     Biped(Biped),
+    SimplestWalker(SimplestWalker),
+    CompassGait(CompassGait),
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 7] = [
+pub const KINDS: [&str; 9] = [
     "biped",
     "bouncing_ball",
     "thrust_ball",
@@ -31,6 +35,8 @@ pub const KINDS: [&str; 7] = [
     "impact_pendulum",
     "five_bar",
     "locking_pendulum",
+    "simplest_walker",
+    "compass_gait",
 ];
 
 macro_rules! each {
@@ -43,6 +49,8 @@ macro_rules! each {
             Builtin::FiveBar($s) => $e,
             Builtin::LockingPendulum($s) => $e,
             Builtin::Biped($s) => $e,
+            Builtin::SimplestWalker($s) => $e,
+            Builtin::CompassGait($s) => $e,
         }
     };
 }
@@ -155,6 +163,14 @@ impl Builtin {
             "impact_pendulum" => {
                 none(kind, &rest)?;
                 Builtin::ImpactPendulum(ImpactPendulum)
+            }
+            "simplest_walker" => {
+                none(kind, &rest)?;
+                Builtin::SimplestWalker(SimplestWalker)
+            }
+            "compass_gait" => {
+                none(kind, &rest)?;
+                Builtin::CompassGait(CompassGait)
             }
             "five_bar" => {
                 let c: super::five_bar::FiveBarConfig = cfg(rest)

@@ -1,0 +1,1 @@
+//! Natural-parameter continuation (placeholder filled below).
