@@ -131,6 +131,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Periodic orbit (a gait): Newton on the return map with the exact DP, Floquet
+    /// multipliers, sensitivities; `--continue NAME=LO:HI:N` follows it in a parameter.
+    Periodic {
+        /// The problem file (TOML) with a `[periodic]` table.
+        problem: PathBuf,
+        /// Output folder (default: results/<problem name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override a parameter value: NAME=VALUE (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Follow the orbit as parameter NAME goes from LO to HI in N points.
+        #[arg(long = "continue", value_name = "NAME=LO:HI:N")]
+        continuation: Option<String>,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// B-derivative at a simultaneous crossing (seed 003, Algorithm 2.1) from a JSON case.
     Bderiv {
         /// The case file (JSON: normals, fields, directions).
@@ -935,6 +953,71 @@ fn cmd_optimize(
     Ok(())
 }
 
+fn cmd_periodic(
+    path: &Path,
+    out: Option<PathBuf>,
+    params: &[String],
+    continuation: Option<&str>,
+    as_json: bool,
+) -> Result<()> {
+    use hybridopt::periodic::{continuation as cont, orbit, output, spec::PeriodicSpec};
+    let p = load(path, params)?;
+    let spec = PeriodicSpec::from_problem(&p)?;
+    let range = continuation
+        .map(|c| cont::Range::parse(c, &p.dims))
+        .transpose()?;
+    let pv = p.theta_values()[..p.dims.np()].to_vec();
+    let o = orbit::solve_orbit(&p.system, &spec, &pv, &spec.guess, true)?;
+    let report = orbit::OrbitReport::new(&o, &p.dims, &spec.section.free);
+    let branch = match &range {
+        Some(r) => {
+            let mut p0 = pv.clone();
+            p0[r.param] = r.lo;
+            Some(cont::continue_orbit(&p.system, &spec, &p0, &spec.guess, r)?)
+        }
+        None => None,
+    };
+    let dir = out.unwrap_or_else(|| PathBuf::from("results").join(&p.name));
+    let stage = Staging::new(&dir)?;
+    output::write_orbit(&stage, &p.name, &p.system, &spec, &pv, &o, &report)?;
+    if let Some(b) = &branch {
+        output::write_branch(&stage, &p.name, b)?;
+    }
+    let dir = stage.commit()?;
+    if as_json {
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(b) = &branch {
+            v["continuation"] = json!({
+                "param": b.param, "points": b.points.len(),
+                "bifurcations": b.bifurcations, "stopped": b.stopped,
+            });
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "{}: period {:.10}, residual {:.1e} after {} Newton iteration(s); spectral radius {:.6} ({})",
+            p.name,
+            report.period,
+            report.residual,
+            report.newton_iterations,
+            report.spectral_radius,
+            if report.stable { "stable" } else { "unstable" }
+        );
+        println!("fixed point: {:?}", report.fixed_point);
+        println!("multipliers on the section: {:?}", report.multipliers);
+        if let Some(b) = &branch {
+            for f in &b.bifurcations {
+                println!("{:?} at {} = {:.8}", f.kind, b.param, f.at);
+            }
+            if let Some(s) = &b.stopped {
+                println!("branch stopped: {s}");
+            }
+        }
+        println!("results in {}", dir.display());
+    }
+    Ok(())
+}
+
 fn cmd_bderiv(path: &Path, as_json: bool) -> Result<()> {
     let out = hybridopt::sensitivity::bderivative::run_case_file(path)?;
     if as_json {
@@ -1022,5 +1105,12 @@ fn run(cli: Cli) -> Result<()> {
             &problem, out, solver, gradient, max_iters, &params, quiet, json,
         ),
         Command::Bderiv { case, json } => cmd_bderiv(&case, json),
+        Command::Periodic {
+            problem,
+            out,
+            params,
+            continuation,
+            json,
+        } => cmd_periodic(&problem, out, &params, continuation.as_deref(), json),
     }
 }

@@ -554,7 +554,8 @@ impl Problem {
         };
 
         // --- costs ---
-        if spec.cost.is_empty() {
+        // a periodic-orbit problem needs no cost (its objectives are the orbit's)
+        if spec.cost.is_empty() && spec.periodic.is_none() {
             return Err(perr(
                 "the file has no [[cost]] terms; at least one is needed".into(),
             ));

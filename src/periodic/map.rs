@@ -275,3 +275,19 @@ pub fn fd_monodromy<S: HybridSystem>(
     })?;
     Ok(images * inv)
 }
+
+/// The states and outputs of one cycle from `x` sampled on the dense output (for CSV
+/// files and phase plots): `t, mode, states…, outputs…`.
+pub fn cycle_table<S: HybridSystem>(
+    sys: &S,
+    sec: &Section,
+    opts: &MapOptions,
+    p: &[f64],
+    x: &[f64],
+) -> Result<crate::artifacts::Table, PeriodicError> {
+    let wrapped = StartOnSection::new(sys, sec.mode);
+    let setup = setup_for(&wrapped, sec, opts);
+    let theta = wrapped.theta(p, x);
+    let traj = setup.simulate(&theta)?;
+    Ok(crate::artifacts::trajectory_table(&setup, &traj, &theta)?)
+}

@@ -14,8 +14,11 @@
 
 pub mod continuation;
 pub mod error;
+pub mod figures;
 pub mod map;
 pub mod newton;
+pub mod orbit;
+pub mod output;
 pub mod second;
 pub mod section;
 pub mod sensitivity;
