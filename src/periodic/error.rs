@@ -17,6 +17,15 @@ pub enum PeriodicError {
         t_max: f64,
         state: Vec<f64>,
     },
+    /// The start is on the side of the section's guard from which it fires, so the
+    /// period would end at once.
+    #[error("the start {state:?} is not on the section: guard '{guard}' = {value:e} there, on the side from which it fires (|g| ≤ {zero_tol:e} is on the section); give a state just after the reset (e.g. the reset's image)")]
+    OffSection {
+        guard: String,
+        value: f64,
+        zero_tol: f64,
+        state: Vec<f64>,
+    },
     /// Newton's method did not reach the residual tolerance.
     #[error("Newton's method on P(x) − x = 0 did not converge: {reason:?} after {iterations} iteration(s); residual history ‖P(x) − x‖∞ = {history:?} (tolerance {tol:e})")]
     NoConvergence {

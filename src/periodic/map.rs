@@ -95,6 +95,35 @@ fn returned<D>(
     }
 }
 
+/// Fails when `x` lies strictly on the side of the section's guard from which it fires
+/// (beyond `zero_tol`; for a guard that fires either way, anywhere off its surface): the
+/// run would end at once at a spurious return.
+fn check_start<S: HybridSystem>(
+    sys: &S,
+    sec: &Section,
+    opts: &MapOptions,
+    p: &[f64],
+    x: &[f64],
+) -> Result<(), PeriodicError> {
+    let g = sys.guard(sec.mode, sec.guard, 0.0, x, &[], p);
+    let info = &sys.guards()[sec.guard];
+    let tol = opts.events.zero_tol;
+    let before = match info.direction {
+        crate::model::Direction::Rising => g < -tol,
+        crate::model::Direction::Falling => g > tol,
+        crate::model::Direction::Either => g.abs() > tol,
+    };
+    if before || !g.is_finite() {
+        return Err(PeriodicError::OffSection {
+            guard: info.name.clone(),
+            value: g,
+            zero_tol: tol,
+            state: x.to_vec(),
+        });
+    }
+    Ok(())
+}
+
 /// `P(x)` and its exact Jacobians (see the module docs).
 pub fn return_map<S: HybridSystem>(
     sys: &S,
@@ -103,6 +132,7 @@ pub fn return_map<S: HybridSystem>(
     p: &[f64],
     x: &[f64],
 ) -> Result<Return, PeriodicError> {
+    check_start(sys, sec, opts, p, x)?;
     let wrapped = StartOnSection::new(sys, sec.mode);
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
@@ -156,6 +186,7 @@ pub fn return_value<S: HybridSystem>(
     p: &[f64],
     x: &[f64],
 ) -> Result<(DVector<f64>, f64, Trajectory), PeriodicError> {
+    check_start(sys, sec, opts, p, x)?;
     let wrapped = StartOnSection::new(sys, sec.mode);
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);

@@ -19,6 +19,7 @@ pub mod map;
 pub mod newton;
 pub mod orbit;
 pub mod output;
+pub mod reference;
 pub mod second;
 pub mod section;
 pub mod sensitivity;

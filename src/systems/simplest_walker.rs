@@ -20,11 +20,12 @@ use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
 pub struct SimplestWalker;
 
 impl SimplestWalker {
-    /// γ = 0.009 (Garcia et al.'s reference slope) and the stable gait's start, rounded.
+    /// γ = 0.009 (Garcia et al.'s reference slope) and the stable gait's start, rounded,
+    /// on the section (`φ = 2θ`, `φ̇ = (1 − cos 2θ) θ̇` after the transition).
     pub fn default_params() -> Vec<f64> {
         let (th, dth): (f64, f64) = (0.2, -0.2);
         let c = (2.0 * th).cos();
-        vec![0.009, th, 2.0 * th, dth, c * (1.0 - c) * dth]
+        vec![0.009, th, 2.0 * th, dth, (1.0 - c) * dth]
     }
 
     /// Total mechanical energy per unit `M g l`: with the hip at `(−sin θ, cos θ)` in the
