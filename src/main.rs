@@ -810,6 +810,9 @@ fn cmd_optimize(
     as_json: bool,
 ) -> Result<()> {
     let mut p = load(path, params)?;
+    if p.periodic.is_some() {
+        return cmd_optimize_gait(&p, out, max_iters, quiet, as_json);
+    }
     if let Some(s) = solver {
         p.optimizer.solver = match s {
             SolverArg::Lbfgs => SolverKind::Lbfgs,
@@ -1014,6 +1017,56 @@ fn cmd_periodic(
             }
         }
         println!("results in {}", dir.display());
+    }
+    Ok(())
+}
+
+/// `optimize` on a `[periodic]` problem: L-BFGS on the orbit's objective.
+fn cmd_optimize_gait(
+    p: &Problem,
+    out: Option<PathBuf>,
+    max_iters: Option<u64>,
+    quiet: bool,
+    as_json: bool,
+) -> Result<()> {
+    use hybridopt::periodic::{optimize as gopt, orbit, output, spec::PeriodicSpec};
+    let spec = PeriodicSpec::from_problem(p)?;
+    let Some(objective) = spec.objective.clone() else {
+        bail!(
+            "{}: [periodic] has no `objective` (e.g. objective = {{ kind = \"spectral_radius\" }}): nothing to optimize",
+            p.file.display()
+        );
+    };
+    let np = p.dims.np();
+    let pv = p.theta_values()[..np].to_vec();
+    let free: Vec<usize> = (0..np).filter(|&i| p.theta[i].optimize).collect();
+    let transforms: Vec<_> = free.iter().map(|&i| p.theta[i].transform).collect();
+    let settings = gopt::GaitSettings {
+        max_iters: max_iters.unwrap_or(p.optimizer.max_iters),
+        tol_grad: p.optimizer.tol_grad,
+    };
+    let mut r = gopt::optimize_gait(&p.system, &spec, &objective, &pv, &free, &transforms, &settings)?;
+    r.names = free.iter().map(|&i| p.dims.params[i].clone()).collect();
+    let mut pf = pv.clone();
+    for (k, &i) in free.iter().enumerate() {
+        pf[i] = r.last.params[k];
+    }
+    let o = orbit::solve_orbit(&p.system, &spec, &pf, &spec.guess, true)?;
+    let report = orbit::OrbitReport::new(&o, &p.dims, &spec.section.free);
+    let dir = out.unwrap_or_else(|| PathBuf::from("results").join(&p.name));
+    let stage = Staging::new(&dir)?;
+    output::write_gait(&stage, &r)?;
+    output::write_orbit(&stage, &p.name, &p.system, &spec, &pf, &o, &report)?;
+    let dir = stage.commit()?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else if !quiet {
+        println!(
+            "{}: {} → {} ({}; {} iterations, {} evaluations); spectral radius {:.6} → {:.6} (re-solved from the guess: {:.6})",
+            p.name, r.initial.value, r.last.value, r.termination, r.iterations, r.evaluations,
+            r.initial.spectral_radius, r.last.spectral_radius, r.verified_spectral_radius
+        );
+        println!("{:?} = {:?}; results in {}", r.names, r.last.params, dir.display());
     }
     Ok(())
 }

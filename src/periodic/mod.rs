@@ -17,6 +17,8 @@ pub mod error;
 pub mod figures;
 pub mod map;
 pub mod newton;
+pub mod objective;
+pub mod optimize;
 pub mod orbit;
 pub mod output;
 pub mod reference;

@@ -89,3 +89,27 @@ pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Perio
     )?;
     Ok(())
 }
+
+/// Writes a gait optimization: `summary.json` (the [`super::optimize::GaitOptimum`]),
+/// `history.csv` (one row per evaluation: the parameters, value, spectral radius,
+/// period), and the orbit's files at the final parameters.
+pub fn write_gait(
+    stage: &Staging,
+    opt: &super::optimize::GaitOptimum,
+) -> Result<(), PeriodicError> {
+    stage.write_json("summary.json", opt)?;
+    let mut header: Vec<String> = vec!["evaluation".into()];
+    header.extend(opt.names.iter().cloned());
+    header.extend(["value", "spectral_radius", "period"].map(String::from));
+    let mut rows = Array2::zeros((opt.history.len(), header.len()));
+    for (r, e) in opt.history.iter().enumerate() {
+        let mut row = vec![r as f64];
+        row.extend(&e.params);
+        row.extend([e.value, e.spectral_radius, e.period]);
+        for (c, v) in row.into_iter().enumerate() {
+            rows[(r, c)] = v;
+        }
+    }
+    stage.write_csv("history.csv", &header, &rows)?;
+    Ok(())
+}

@@ -11,6 +11,9 @@
 //! tol = 1e-12                  # Newton: ‖P(x) − x‖∞ (default 1e-12)
 //! max_iters = 30
 //! sensitivities = ["gamma"]    # parameters to differentiate the orbit by (default none)
+//! objective = { kind = "spectral_radius" }  # for `hybridopt optimize`: also "period",
+//!                              # { kind = "speed", output = "step_length" },
+//!                              # { kind = "target", state = "theta", value = 0.2 }
 //! ```
 //!
 //! The integration settings are those of `[simulation]` (rtol, atol, method).
@@ -37,6 +40,7 @@ struct Raw {
     max_iters: Option<usize>,
     #[serde(default)]
     sensitivities: Vec<String>,
+    objective: Option<super::objective::ObjectiveSpec>,
 }
 
 fn one() -> usize {
@@ -53,6 +57,8 @@ pub struct PeriodicSpec {
     pub guess: Vec<f64>,
     /// Indices of the parameters to differentiate by.
     pub sensitivities: Vec<usize>,
+    /// What `hybridopt optimize` minimizes on this orbit.
+    pub objective: Option<super::objective::Objective>,
 }
 
 impl PeriodicSpec {
@@ -136,6 +142,10 @@ impl PeriodicSpec {
             })?;
             sensitivities.push(i);
         }
+        let objective = match &raw.objective {
+            Some(o) => Some(o.resolve(d).map_err(bad)?),
+            None => None,
+        };
         Ok(PeriodicSpec {
             section: Section {
                 guard,
@@ -151,6 +161,7 @@ impl PeriodicSpec {
             newton,
             guess,
             sensitivities,
+            objective,
         })
     }
 }

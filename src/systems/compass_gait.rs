@@ -215,7 +215,7 @@ impl HybridSystem for CompassGait {
         vec![GuardInfo::new("heel_strike", Direction::Rising)]
     }
     fn output_names(&self) -> Vec<String> {
-        ["theta_ns", "theta_s", "dtheta_ns", "dtheta_s", "energy"]
+        ["theta_ns", "theta_s", "dtheta_ns", "dtheta_s", "energy", "step_length"]
             .iter()
             .map(|s| s.to_string())
             .collect()
@@ -263,6 +263,8 @@ impl HybridSystem for CompassGait {
     ) -> Result<(), ModelError> {
         out[..4].copy_from_slice(&x[..4]);
         out[4] = Self::energy(p, x);
+        // the distance between the feet, 2 l sin((θ_ns − θ_s)/2)
+        out[5] = (p[A] + p[B]) * 2.0 * ((x[0] - x[1]) * 0.5).sin();
         Ok(())
     }
 }

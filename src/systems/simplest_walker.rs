@@ -12,6 +12,8 @@
 //!   `θ̇⁺ = cos(2θ⁻) θ̇⁻`, `φ̇⁺ = cos(2θ⁻)(1 − cos(2θ⁻)) θ̇⁻`.
 //! - Parameters: the slope `gamma`, and the start state `theta0, phi0, dtheta0, dphi0`
 //!   (for plain simulations; the periodic solver sets the start state itself).
+//! - Outputs: the states, the energy, and `step_length = 2 sin(φ/2)` (the distance
+//!   between the feet in leg lengths).
 
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
@@ -52,7 +54,7 @@ impl HybridSystem for SimplestWalker {
         vec![GuardInfo::new("heel_strike", Direction::Rising)]
     }
     fn output_names(&self) -> Vec<String> {
-        ["theta", "phi", "dtheta", "dphi", "energy"]
+        ["theta", "phi", "dtheta", "dphi", "energy", "step_length"]
             .iter()
             .map(|s| s.to_string())
             .collect()
@@ -105,6 +107,8 @@ impl HybridSystem for SimplestWalker {
     ) -> Result<(), ModelError> {
         out[..4].copy_from_slice(&x[..4]);
         out[4] = Self::energy(x, p[0]);
+        // the distance between the feet (legs of length 1): 2 sin(φ/2)
+        out[5] = (x[1] * 0.5).sin() * 2.0;
         Ok(())
     }
 }
