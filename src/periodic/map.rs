@@ -124,7 +124,16 @@ fn check_start<S: HybridSystem>(
     Ok(())
 }
 
-/// `P(x)` and its exact Jacobians (see the module docs).
+/// Which Jacobians a return-map evaluation computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Columns {
+    /// `∂/∂x` only (Newton's iterations): `n` sensitivity columns.
+    State,
+    /// `∂/∂x` and `∂/∂p`: `n + np` columns.
+    StateAndParams,
+}
+
+/// `P(x)` and its exact Jacobians (see the module docs), in `x` and `p`.
 pub fn return_map<S: HybridSystem>(
     sys: &S,
     sec: &Section,
@@ -132,14 +141,29 @@ pub fn return_map<S: HybridSystem>(
     p: &[f64],
     x: &[f64],
 ) -> Result<Return, PeriodicError> {
+    return_map_with(sys, sec, opts, p, x, Columns::StateAndParams)
+}
+
+/// `P(x)` and the chosen Jacobians; with [`Columns::State`], `dp` and `dt_dp` are empty.
+pub fn return_map_with<S: HybridSystem>(
+    sys: &S,
+    sec: &Section,
+    opts: &MapOptions,
+    p: &[f64],
+    x: &[f64],
+    columns: Columns,
+) -> Result<Return, PeriodicError> {
     check_start(sys, sec, opts, p, x)?;
-    let wrapped = StartOnSection::new(sys, sec.mode);
+    let wrapped = match columns {
+        Columns::State => StartOnSection::frozen(sys, sec.mode, p),
+        Columns::StateAndParams => StartOnSection::new(sys, sec.mode),
+    };
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
     let r = forward_sensitivity(&setup, &theta)?;
     let traj = &r.trajectory;
     let last = returned(traj, sec, opts, setup.dims.guard_name(sec.guard), x)?;
-    let (n, np) = (x.len(), p.len());
+    let (n, np) = (x.len(), wrapped.np);
     let e = &traj.events[last];
     let ctx = event_ctx(traj, last);
     let jump = Jump::at(&setup, &ctx, sec.guard, e.t, &e.y_minus[..n], &theta, false).map_err(

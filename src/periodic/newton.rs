@@ -9,7 +9,9 @@
 //! give multipliers 0), so `DP − I` is invertible unless a multiplier is 1 (a fold).
 
 use super::error::{NewtonFailure, PeriodicError};
-use super::map::{fd_monodromy, Stencil, return_map, return_value, MapOptions, Return};
+use super::map::{
+    fd_monodromy, return_map, return_map_with, return_value, Columns, MapOptions, Return, Stencil,
+};
 use super::section::Section;
 use crate::model::HybridSystem;
 use nalgebra::{DMatrix, DVector};
@@ -67,16 +69,16 @@ fn evaluate<S: HybridSystem>(
     p: &[f64],
     x: &[f64],
     jac: JacobianSource,
-) -> Result<(DVector<f64>, DMatrix<f64>, Option<Return>), PeriodicError> {
+) -> Result<(DVector<f64>, DMatrix<f64>), PeriodicError> {
     match jac {
         JacobianSource::Exact => {
-            let r = return_map(sys, sec, opts, p, x)?;
-            Ok((r.x_next.clone(), r.monodromy.clone(), Some(r)))
+            let r = return_map_with(sys, sec, opts, p, x, Columns::State)?;
+            Ok((r.x_next, r.monodromy))
         }
         JacobianSource::FiniteDifferences => {
             let (v, _, _) = return_value(sys, sec, opts, p, x)?;
             let m = fd_monodromy(sys, sec, opts, p, x, FD_STEP, Stencil::Second)?;
-            Ok((v, m, None))
+            Ok((v, m))
         }
     }
 }
@@ -105,16 +107,14 @@ pub fn solve<S: HybridSystem>(
         history: history.clone(),
         tol: nopt.tol,
     };
-    let (mut px, mut m, mut ret) = evaluate(sys, sec, opts, p, x.as_slice(), jac)?;
+    let (mut px, mut m) = evaluate(sys, sec, opts, p, x.as_slice(), jac)?;
     for _ in 0..=nopt.max_iters {
         let r = &px - &x;
         let norm = r.amax();
         history.push(norm);
         if norm <= nopt.tol {
-            let ret = match ret {
-                Some(r) => r,
-                None => return_map(sys, sec, opts, p, x.as_slice())?,
-            };
+            // the solution's exact Jacobians in x and p (one more pass)
+            let ret = return_map(sys, sec, opts, p, x.as_slice())?;
             return Ok(FixedPoint {
                 iterations: history.len() - 1,
                 residual: norm,
@@ -135,13 +135,12 @@ pub fn solve<S: HybridSystem>(
         loop {
             let trial = &x + &step * alpha;
             match evaluate(sys, sec, opts, p, trial.as_slice(), jac) {
-                Ok((ptrial, mtrial, rtrial))
+                Ok((ptrial, mtrial))
                     if (&ptrial - &trial).amax() <= (1.0 - 1e-4 * alpha) * norm =>
                 {
                     x = trial;
                     px = ptrial;
                     m = mtrial;
-                    ret = rtrial;
                     break;
                 }
                 // a trial without a return (or grazing) counts as no decrease

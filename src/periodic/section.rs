@@ -27,28 +27,57 @@ pub struct Section {
     pub free: Vec<usize>,
 }
 
-/// A system whose start state is taken from its last `nx` parameters.
+/// A system whose start state is taken from its last `nx` parameters. With `frozen`
+/// parameters, those are constants and `θ = x0` alone (so that a sensitivity pass carries
+/// only the `n` columns of the monodromy, as Newton's iterations need).
 pub struct StartOnSection<'a, S: HybridSystem> {
     pub base: &'a S,
     pub np: usize,
     pub mode: usize,
+    frozen: Option<Vec<f64>>,
     state_names: Vec<String>,
 }
 
 impl<'a, S: HybridSystem> StartOnSection<'a, S> {
+    /// θ = (p, x0).
     pub fn new(base: &'a S, mode: usize) -> Self {
         StartOnSection {
             base,
             np: base.param_names().len(),
             mode,
+            frozen: None,
             state_names: base.state_names(),
         }
     }
-    /// θ = (p, x0).
+    /// θ = x0, the parameters fixed at `p`.
+    pub fn frozen(base: &'a S, mode: usize, p: &[f64]) -> Self {
+        StartOnSection {
+            np: 0,
+            frozen: Some(p.to_vec()),
+            ..Self::new(base, mode)
+        }
+    }
+    /// θ = (p, x0), or x0 when the parameters are frozen.
     pub fn theta(&self, p: &[f64], x0: &[f64]) -> Vec<f64> {
-        let mut th = p.to_vec();
+        let mut th = if self.frozen.is_some() {
+            Vec::new()
+        } else {
+            p.to_vec()
+        };
         th.extend_from_slice(x0);
         th
+    }
+    /// The base system's parameters in the scalar type.
+    #[inline]
+    fn params<'p, D: Scalar>(&self, p: &'p [D], buf: &'p mut Vec<D>) -> &'p [D] {
+        match &self.frozen {
+            Some(f) => {
+                buf.clear();
+                buf.extend(f.iter().map(|&v| D::from(v)));
+                buf
+            }
+            None => &p[..self.np],
+        }
     }
 }
 
@@ -57,7 +86,11 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
         self.state_names.clone()
     }
     fn param_names(&self) -> Vec<String> {
-        let mut v = self.base.param_names();
+        let mut v = if self.frozen.is_some() {
+            Vec::new()
+        } else {
+            self.base.param_names()
+        };
         v.extend(self.state_names.iter().map(|s| format!("{s}@section")));
         v
     }
@@ -89,11 +122,13 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
         p: &[D],
         dx: &mut [D],
     ) -> Result<(), ModelError> {
-        self.base.flow(mode, t, x, u, &p[..self.np], dx)
+        let mut b = Vec::new();
+        self.base.flow(mode, t, x, u, self.params(p, &mut b), dx)
     }
     #[inline]
     fn guard<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D {
-        self.base.guard(mode, k, t, x, u, &p[..self.np])
+        let mut b = Vec::new();
+        self.base.guard(mode, k, t, x, u, self.params(p, &mut b))
     }
     fn reset<D: Scalar>(
         &self,
@@ -103,7 +138,8 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
         x: &[D],
         p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
-        self.base.reset(mode, k, t, x, &p[..self.np])
+        let mut b = Vec::new();
+        self.base.reset(mode, k, t, x, self.params(p, &mut b))
     }
     fn outputs<D: Scalar>(
         &self,
@@ -114,6 +150,7 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
         p: &[D],
         out: &mut [D],
     ) -> Result<(), ModelError> {
-        self.base.outputs(mode, t, x, u, &p[..self.np], out)
+        let mut b = Vec::new();
+        self.base.outputs(mode, t, x, u, self.params(p, &mut b), out)
     }
 }
