@@ -363,3 +363,53 @@ fn compass_gait_gait_is_found_and_stable() {
     println!("compass gait DP vs FD: {gap:e}");
     assert!(gap <= 1e-7, "{gap:e}");
 }
+
+#[test]
+fn gait_objectives_have_exact_gradients() {
+    use hybridopt::periodic::objective::ObjectiveSpec;
+    use hybridopt::periodic::orbit::solve_orbit;
+    use hybridopt::periodic::spec::PeriodicSpec;
+    let pr = hybridopt::problem::Problem::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/problems/simplest_walker.toml"
+    )))
+    .unwrap();
+    let spec = PeriodicSpec::from_problem(&pr).unwrap();
+    let specs = [
+        ObjectiveSpec::SpectralRadius,
+        ObjectiveSpec::Period,
+        ObjectiveSpec::Speed { output: "step_length".into() },
+        ObjectiveSpec::Target { state: "theta".into(), value: 0.19 },
+    ];
+    for os in specs {
+        let obj = os.resolve(&pr.dims).unwrap();
+        let value = |g: f64| -> (f64, Vec<f64>) {
+            let p = walker_params(g);
+            let o = solve_orbit(&SimplestWalker, &spec, &p, &spec.guess, true).unwrap();
+            obj.evaluate(&SimplestWalker, 0, &p, &o).unwrap()
+        };
+        let (v, g) = value(GAMMA);
+        let fd = fd4(&|x| vec![value(x).0], GAMMA, 1e-5)[0];
+        let rel = (g[0] - fd).abs() / g[0].abs().max(1e-3);
+        println!("{os:?}: value {v}, gradient {} vs FD {fd} (rel {rel:.1e})", g[0]);
+        assert!(rel <= 1e-6, "{os:?}: {} vs {fd}", g[0]);
+    }
+    // names are checked
+    let bad = ObjectiveSpec::Speed { output: "stride".into() }.resolve(&pr.dims).unwrap_err();
+    assert!(bad.contains("stride") && bad.contains("step_length"), "{bad}");
+}
+
+#[test]
+fn spectral_radius_of_two_distinct_equal_moduli_is_a_reported_kink() {
+    use hybridopt::periodic::stability::radius_kink;
+    use nalgebra::Complex;
+    let c = |re: f64, im: f64| Complex::new(re, im);
+    // a complex-conjugate pair shares its modulus by symmetry: smooth
+    assert!(radius_kink(&[c(-0.2, 0.5), c(-0.2, -0.5), c(0.1, 0.0)], 1e-9).is_none());
+    // two real multipliers ±0.6: no gradient, said so
+    let m = radius_kink(&[c(0.6, 0.0), c(-0.6, 0.0)], 1e-9).unwrap();
+    assert!(m.contains("no gradient"), "{m}");
+    // a pair and a real one of the same modulus
+    assert!(radius_kink(&[c(0.3, 0.4), c(0.3, -0.4), c(-0.5, 0.0)], 1e-9).is_some());
+    assert!(radius_kink(&[c(0.3, 0.4), c(0.3, -0.4), c(-0.49, 0.0)], 1e-9).is_none());
+}
