@@ -121,6 +121,8 @@ struct OptimizerSpec {
 #[serde(deny_unknown_fields)]
 struct PlotSpec {
     outputs: Vec<String>,
+    /// `[plot.geometry]`: see [`crate::animate::spec`].
+    geometry: Option<toml::Value>,
 }
 
 /// How a bounded parameter is mapped to an unconstrained optimization variable.
@@ -303,6 +305,8 @@ pub struct Problem {
     pub plot_outputs: Vec<usize>,
     /// The `[periodic]` table as written (validated by `periodic::spec::PeriodicSpec`).
     pub periodic: Option<toml::Table>,
+    /// `[plot.geometry]`: a geometry from the outputs, for pictures of the motion.
+    pub plot_geometry: Option<crate::animate::GeometrySpec>,
 }
 
 /// The line of the first occurrence of `key` as a TOML key in `text` (for messages).
@@ -675,6 +679,14 @@ impl Problem {
             None => (0..dims.outputs.len().min(6)).collect(),
         };
 
+        let plot_geometry = match spec.plot.as_ref().and_then(|p| p.geometry.clone()) {
+            Some(v) => Some(
+                crate::animate::GeometrySpec::parse(v, &dims.outputs)
+                    .map_err(|e| perr(format!("[plot.geometry] {}{}", e.message, at(&e.key))))?,
+            ),
+            None => None,
+        };
+
         let name = spec.name.clone().unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().to_string())
@@ -697,6 +709,7 @@ impl Problem {
             optimizer,
             plot_outputs,
             periodic: spec.periodic,
+            plot_geometry,
         })
     }
 
