@@ -26,7 +26,15 @@ fn best_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn row<S: HybridSystem>(label: &str, sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x0: &[f64], reps: usize) {
+fn row<S: HybridSystem>(
+    label: &str,
+    sys: &S,
+    sec: &Section,
+    opts: &MapOptions,
+    p: &[f64],
+    x0: &[f64],
+    reps: usize,
+) {
     let nopt = NewtonOptions::default();
     let mut out = Vec::new();
     for jac in [JacobianSource::Exact, JacobianSource::FiniteDifferences] {
@@ -39,11 +47,26 @@ fn row<S: HybridSystem>(label: &str, sys: &S, sec: &Section, opts: &MapOptions, 
     let (te, tf) = (out[0].1, out[1].1);
     let fp = &out[0].4;
     let fd = fd_monodromy(sys, sec, opts, p, fp.as_slice(), FD_STEP, Stencil::Second).unwrap();
-    let exact = solve(sys, sec, opts, &nopt, p, fp.as_slice(), JacobianSource::Exact).unwrap();
+    let exact = solve(
+        sys,
+        sec,
+        opts,
+        &nopt,
+        p,
+        fp.as_slice(),
+        JacobianSource::Exact,
+    )
+    .unwrap();
     let dp_err = (&fd - &exact.ret.monodromy).amax() / exact.ret.monodromy.amax();
     println!("{label}");
     for (jac, t, it, res, _) in &out {
-        println!("  {:<20} {:>9.3} ms  {:>2} iterations  residual {:.1e}", format!("{jac:?}"), t * 1e3, it, res);
+        println!(
+            "  {:<20} {:>9.3} ms  {:>2} iterations  residual {:.1e}",
+            format!("{jac:?}"),
+            t * 1e3,
+            it,
+            res
+        );
     }
     println!(
         "  FD-Jacobian Newton / exact-DP Newton: {:.2}x time; same fixed point to {:.1e}; FD DP relative error {:.1e}",
@@ -68,6 +91,19 @@ fn main() {
     );
     let cg = CompassGait;
     let p = CompassGait::default_params();
-    let sec = Section { guard: 0, count: 1, mode: 0, free: vec![1, 2, 3] };
-    row("compass gait, 3°", &cg, &sec, &MapOptions { t_max: 5.0, ..opts }, &p, &[0.27236, -0.16764, -0.4, 1.2], reps);
+    let sec = Section {
+        guard: 0,
+        count: 1,
+        mode: 0,
+        free: vec![1, 2, 3],
+    };
+    row(
+        "compass gait, 3°",
+        &cg,
+        &sec,
+        &MapOptions { t_max: 5.0, ..opts },
+        &p,
+        &[0.27236, -0.16764, -0.4, 1.2],
+        reps,
+    );
 }

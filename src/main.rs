@@ -1111,7 +1111,15 @@ fn cmd_optimize_gait(
         max_iters: max_iters.unwrap_or(p.optimizer.max_iters),
         tol_grad: p.optimizer.tol_grad,
     };
-    let mut r = gopt::optimize_gait(&p.system, &spec, &objective, &pv, &free, &transforms, &settings)?;
+    let mut r = gopt::optimize_gait(
+        &p.system,
+        &spec,
+        &objective,
+        &pv,
+        &free,
+        &transforms,
+        &settings,
+    )?;
     r.names = free.iter().map(|&i| p.dims.params[i].clone()).collect();
     let mut pf = pv.clone();
     for (k, &i) in free.iter().enumerate() {
@@ -1132,7 +1140,12 @@ fn cmd_optimize_gait(
             p.name, r.initial.value, r.last.value, r.termination, r.iterations, r.evaluations,
             r.initial.spectral_radius, r.last.spectral_radius, r.verified_spectral_radius
         );
-        println!("{:?} = {:?}; results in {}", r.names, r.last.params, dir.display());
+        println!(
+            "{:?} = {:?}; results in {}",
+            r.names,
+            r.last.params,
+            dir.display()
+        );
     }
     Ok(())
 }

@@ -53,7 +53,12 @@ fn walker_both_gaits_match_garcia_and_are_classified() {
         // on the section: φ = 2θ, φ̇ from the transition
         let on = walker_on_section(fp.x[0], fp.x[2]);
         assert!((DVector::from_vec(on) - &fp.x).amax() <= 1e-12);
-        let sp = spectrum(&fp.ret.monodromy, &walker_section().free, &names(&SimplestWalker)).unwrap();
+        let sp = spectrum(
+            &fp.ret.monodromy,
+            &walker_section().free,
+            &names(&SimplestWalker),
+        )
+        .unwrap();
         assert_eq!(sp.stability, stability);
         // the full monodromy has the section's multipliers and two zeros (the collapsed
         // directions: the flow and the reset's kernel)
@@ -62,7 +67,12 @@ fn walker_both_gaits_match_garcia_and_are_classified() {
             assert!((a - b).norm() <= 1e-9, "{a} vs {b}");
         }
         assert!(sp.monodromy[2].norm() <= 1e-12 && sp.monodromy[3].norm() <= 1e-12);
-        println!("gait {guess:?}: x* = {:?}, T = {}, λ = {:?}", fp.x.as_slice(), fp.ret.period, sp.section);
+        println!(
+            "gait {guess:?}: x* = {:?}, T = {}, λ = {:?}",
+            fp.x.as_slice(),
+            fp.ret.period,
+            sp.section
+        );
     }
 }
 
@@ -93,14 +103,30 @@ fn exact_dp_equals_finite_differences_of_the_return_map() {
         let (tangent, f) = section_basis(&SimplestWalker, &walker_section(), &p, x).unwrap();
         // fourth-order central differences along the section's tangent directions
         // (acceptance ≤ 1e-7; measured 1.5e-10 and 5.1e-10 at h = 1e-5)
-        let fd = fd_monodromy(&SimplestWalker, &walker_section(), &opts, &p, x, 1e-5, Stencil::Fourth)
-            .unwrap();
+        let fd = fd_monodromy(
+            &SimplestWalker,
+            &walker_section(),
+            &opts,
+            &p,
+            x,
+            1e-5,
+            Stencil::Fourth,
+        )
+        .unwrap();
         let gap = ((&fd - m) * &tangent).amax();
         assert!(gap <= 1e-8, "DP vs FD: {gap:e}");
         // and the second-order stencil converges at its order to the same DP (error ∝ h²)
         let e = |h: f64| {
-            let fd = fd_monodromy(&SimplestWalker, &walker_section(), &opts, &p, x, h, Stencil::Second)
-                .unwrap();
+            let fd = fd_monodromy(
+                &SimplestWalker,
+                &walker_section(),
+                &opts,
+                &p,
+                x,
+                h,
+                Stencil::Second,
+            )
+            .unwrap();
             ((&fd - m) * &tangent).amax()
         };
         let slope = (e(1e-3) / e(1e-4)).log10();
@@ -110,8 +136,16 @@ fn exact_dp_equals_finite_differences_of_the_return_map() {
         // a third witness: the direct pass in dual numbers along each tangent direction
         for j in 0..3 {
             let d = tangent.column(j);
-            let r = monodromy_derivative(&SimplestWalker, &walker_section(), &opts, &p, x, &[0.0; 5], d.as_slice())
-                .unwrap();
+            let r = monodromy_derivative(
+                &SimplestWalker,
+                &walker_section(),
+                &opts,
+                &p,
+                x,
+                &[0.0; 5],
+                d.as_slice(),
+            )
+            .unwrap();
             assert!((DVector::from_vec(r.d_return) - m * d).amax() <= 1e-10);
             assert!((&r.monodromy - m).amax() <= 1e-10);
         }
@@ -134,13 +168,27 @@ fn orbit_sensitivities_equal_central_differences_of_the_periodic_solve() {
     for guess in [(0.2, -0.2), (0.19, -0.2)] {
         let fp = walker_gait(GAMMA, guess, &opts);
         let sp = spectrum(&fp.ret.monodromy, &free, &names(&SimplestWalker)).unwrap();
-        let s = orbit_sensitivities(&SimplestWalker, &sec, &opts, &walker_params(GAMMA), &fp, &sp, &[0])
-            .unwrap();
+        let s = orbit_sensitivities(
+            &SimplestWalker,
+            &sec,
+            &opts,
+            &walker_params(GAMMA),
+            &fp,
+            &sp,
+            &[0],
+        )
+        .unwrap();
         // the whole periodic solve as a function of γ: (θ*, θ̇*, T, |λ_1|, |λ_2|)
         let whole = |g: f64| -> Vec<f64> {
             let f = walker_gait(g, (fp.x[0], fp.x[2]), &opts);
             let sp = spectrum(&f.ret.monodromy, &free, &names(&SimplestWalker)).unwrap();
-            vec![f.x[0], f.x[2], f.ret.period, sp.section[0].norm(), sp.section[1].norm()]
+            vec![
+                f.x[0],
+                f.x[2],
+                f.ret.period,
+                sp.section[0].norm(),
+                sp.section[1].norm(),
+            ]
         };
         let fd = fd4(&whole, GAMMA, 1e-5);
         let exact = [
@@ -175,7 +223,14 @@ fn continuation_finds_the_first_period_doubling() {
     .unwrap();
     let spec = PeriodicSpec::from_problem(&pr).unwrap();
     let range = Range::parse("gamma=0.009:0.017:9", &pr.dims).unwrap();
-    let b = continue_orbit(&SimplestWalker, &spec, &walker_params(0.009), &spec.guess, &range).unwrap();
+    let b = continue_orbit(
+        &SimplestWalker,
+        &spec,
+        &walker_params(0.009),
+        &spec.guess,
+        &range,
+    )
+    .unwrap();
     assert_eq!(b.points.len(), 9);
     assert!(b.stopped.is_none());
     assert_eq!(b.bifurcations.len(), 1, "{:?}", b.bifurcations);
@@ -210,7 +265,11 @@ fn newton_failure_is_typed_with_its_history() {
     )
     .unwrap_err();
     match e {
-        PeriodicError::NoConvergence { history, iterations, .. } => {
+        PeriodicError::NoConvergence {
+            history,
+            iterations,
+            ..
+        } => {
             assert_eq!(iterations, 2);
             assert_eq!(history.len(), 3);
             assert!(history[2] < history[0]);
@@ -219,18 +278,38 @@ fn newton_failure_is_typed_with_its_history() {
     }
     // a start from which the walker falls (no heel strike within t_max) is no return
     let short = MapOptions { t_max: 0.5, ..opts };
-    let e = return_value(&SimplestWalker, &walker_section(), &short, &walker_params(GAMMA), &walker_on_section(0.2, -0.2))
-        .unwrap_err();
+    let e = return_value(
+        &SimplestWalker,
+        &walker_section(),
+        &short,
+        &walker_params(GAMMA),
+        &walker_on_section(0.2, -0.2),
+    )
+    .unwrap_err();
     assert!(matches!(e, PeriodicError::NoReturn { fired: 0, .. }), "{e}");
     // a start before the guard's surface (φ − 2θ < 0 for the rising heel strike) would
     // return at once: refused
     let mut off = walker_on_section(0.2, -0.2);
     off[1] -= 1e-6;
-    let e = return_value(&SimplestWalker, &walker_section(), &opts, &walker_params(GAMMA), &off).unwrap_err();
+    let e = return_value(
+        &SimplestWalker,
+        &walker_section(),
+        &opts,
+        &walker_params(GAMMA),
+        &off,
+    )
+    .unwrap_err();
     assert!(matches!(e, PeriodicError::OffSection { .. }), "{e}");
     // after it (φ − 2θ > 0) the run is a genuine one
     off[1] += 2e-6;
-    assert!(return_value(&SimplestWalker, &walker_section(), &opts, &walker_params(GAMMA), &off).is_ok());
+    assert!(return_value(
+        &SimplestWalker,
+        &walker_section(),
+        &opts,
+        &walker_params(GAMMA),
+        &off
+    )
+    .is_ok());
 }
 
 // ---------------------------------------------------------------- compass gait
@@ -296,9 +375,12 @@ fn compass_gait_conserves_energy_over_a_swing() {
     println!("energy drift over a swing: {worst:e} (E = {e0})");
     assert!(worst <= 1e-10, "{worst:e}");
     // the swing is not trivial: the energy moves between kinetic and potential
-    let kinetic = |x: &[f64]| CompassGait::energy(&p, x) - CompassGait::energy(&p, &[x[0], x[1], 0.0, 0.0]);
+    let kinetic =
+        |x: &[f64]| CompassGait::energy(&p, x) - CompassGait::energy(&p, &[x[0], x[1], 0.0, 0.0]);
     let ks: Vec<f64> = traj.samples(3).iter().map(|(_, _, x)| kinetic(x)).collect();
-    let (kmin, kmax) = ks.iter().fold((f64::MAX, f64::MIN), |(a, b), &k| (a.min(k), b.max(k)));
+    let (kmin, kmax) = ks
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &k| (a.min(k), b.max(k)));
     assert!(kmax - kmin > 1.0, "kinetic energy range {kmin}..{kmax}");
 }
 
@@ -328,7 +410,10 @@ fn compass_gait_impact_conserves_both_angular_momenta() {
         let leg_pre = momentum(m, r[1], r[0], v[1]);
         let leg_post = momentum(m, rp[2], rp[0], vp[2]);
         println!("momenta {pre} → {post}, {leg_pre} → {leg_post}");
-        assert!((pre - post).abs() <= 1e-8 * pre.abs().max(1.0), "{pre} vs {post}");
+        assert!(
+            (pre - post).abs() <= 1e-8 * pre.abs().max(1.0),
+            "{pre} vs {post}"
+        );
         assert!((leg_pre - leg_post).abs() <= 1e-8 * leg_pre.abs().max(1.0));
         // the legs swap, and the hip does not move
         assert_eq!((xp[0], xp[1]), (x[1], x[0]));
@@ -337,7 +422,10 @@ fn compass_gait_impact_conserves_both_angular_momenta() {
         // energy is lost (a plastic impact); the potential's datum moves from the old
         // stance foot to the new one, r[3] lower
         let datum = (mh + 2.0 * m) * p[4] * r[3][1];
-        let (e_pre, e_post) = (CompassGait::energy(&p, &x), CompassGait::energy(&p, &xp) + datum);
+        let (e_pre, e_post) = (
+            CompassGait::energy(&p, &x),
+            CompassGait::energy(&p, &xp) + datum,
+        );
         assert!(e_post < e_pre - 1e-3, "{e_pre} → {e_post}");
     }
 }
@@ -347,18 +435,40 @@ fn compass_gait_gait_is_found_and_stable() {
     let opts = walker_options(1e-12);
     let p = cg_params();
     let guess = [0.27236, -0.16764, -0.4, 1.2];
-    let fp = solve(&CompassGait, &cg_section(), &opts, &NewtonOptions::default(), &p, &guess, JacobianSource::Exact)
-        .unwrap();
+    let fp = solve(
+        &CompassGait,
+        &cg_section(),
+        &opts,
+        &NewtonOptions::default(),
+        &p,
+        &guess,
+        JacobianSource::Exact,
+    )
+    .unwrap();
     assert!(fp.residual <= 1e-12);
     let sp = spectrum(&fp.ret.monodromy, &cg_section().free, &names(&CompassGait)).unwrap();
-    println!("compass gait: x* = {:?}, T = {}, λ = {:?}", fp.x.as_slice(), fp.ret.period, sp.section);
+    println!(
+        "compass gait: x* = {:?}, T = {}, λ = {:?}",
+        fp.x.as_slice(),
+        fp.ret.period,
+        sp.section
+    );
     assert_eq!(sp.stability, Stability::Stable);
     assert_eq!(sp.section.len(), 3);
     // on the guard, with the swing leg behind (θ_ns > θ_s) just after the swap
     assert!((fp.x[0] + fp.x[1] - 2.0 * p[5]).abs() <= 1e-12 && fp.x[0] > fp.x[1]);
     // DP against fourth-order differences of the return map
     let (tangent, _) = section_basis(&CompassGait, &cg_section(), &p, fp.x.as_slice()).unwrap();
-    let fd = fd_monodromy(&CompassGait, &cg_section(), &opts, &p, fp.x.as_slice(), 1e-4, Stencil::Fourth).unwrap();
+    let fd = fd_monodromy(
+        &CompassGait,
+        &cg_section(),
+        &opts,
+        &p,
+        fp.x.as_slice(),
+        1e-4,
+        Stencil::Fourth,
+    )
+    .unwrap();
     let gap = ((&fd - &fp.ret.monodromy) * tangent).amax();
     println!("compass gait DP vs FD: {gap:e}");
     assert!(gap <= 1e-7, "{gap:e}");
@@ -378,8 +488,13 @@ fn gait_objectives_have_exact_gradients() {
     let specs = [
         ObjectiveSpec::SpectralRadius,
         ObjectiveSpec::Period,
-        ObjectiveSpec::Speed { output: "step_length".into() },
-        ObjectiveSpec::Target { state: "theta".into(), value: 0.19 },
+        ObjectiveSpec::Speed {
+            output: "step_length".into(),
+        },
+        ObjectiveSpec::Target {
+            state: "theta".into(),
+            value: 0.19,
+        },
     ];
     for os in specs {
         let obj = os.resolve(&pr.dims).unwrap();
@@ -391,12 +506,22 @@ fn gait_objectives_have_exact_gradients() {
         let (v, g) = value(GAMMA);
         let fd = fd4(&|x| vec![value(x).0], GAMMA, 1e-5)[0];
         let rel = (g[0] - fd).abs() / g[0].abs().max(1e-3);
-        println!("{os:?}: value {v}, gradient {} vs FD {fd} (rel {rel:.1e})", g[0]);
+        println!(
+            "{os:?}: value {v}, gradient {} vs FD {fd} (rel {rel:.1e})",
+            g[0]
+        );
         assert!(rel <= 1e-6, "{os:?}: {} vs {fd}", g[0]);
     }
     // names are checked
-    let bad = ObjectiveSpec::Speed { output: "stride".into() }.resolve(&pr.dims).unwrap_err();
-    assert!(bad.contains("stride") && bad.contains("step_length"), "{bad}");
+    let bad = ObjectiveSpec::Speed {
+        output: "stride".into(),
+    }
+    .resolve(&pr.dims)
+    .unwrap_err();
+    assert!(
+        bad.contains("stride") && bad.contains("step_length"),
+        "{bad}"
+    );
 }
 
 #[test]

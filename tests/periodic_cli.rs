@@ -53,7 +53,13 @@ fn every_periodic_problem_solves_with_the_json_contract() {
     for p in problems {
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();
         let out = tmpdir(&stem);
-        let o = run(&["periodic", p.to_str().unwrap(), "--json", "--out", out.to_str().unwrap()]);
+        let o = run(&[
+            "periodic",
+            p.to_str().unwrap(),
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         let v = json(&o);
         let fixed = v["fixed_point"].as_object().unwrap();
         assert!(!fixed.is_empty());
@@ -93,10 +99,19 @@ fn every_periodic_problem_solves_with_the_json_contract() {
 fn walker_json_names_its_states_and_slope() {
     let p = concat!(env!("CARGO_MANIFEST_DIR"), "/problems/simplest_walker.toml");
     let out = tmpdir("walker");
-    let v = json(&run(&["periodic", p, "--json", "--out", out.to_str().unwrap()]));
+    let v = json(&run(&[
+        "periodic",
+        p,
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     for s in ["theta", "phi", "dtheta", "dphi"] {
         assert!(v["fixed_point"][s].is_number(), "{s}");
-        assert!(v["sensitivities"]["fixed_point"][s]["gamma"].is_number(), "{s}");
+        assert!(
+            v["sensitivities"]["fixed_point"][s]["gamma"].is_number(),
+            "{s}"
+        );
     }
     assert!(v["sensitivities"]["period"]["gamma"].is_number());
     assert!(v["sensitivities"]["spectral_radius"]["gamma"].is_number());
@@ -123,7 +138,12 @@ fn continuation_through_the_command_line() {
     let b = c["bifurcations"].as_array().unwrap();
     assert_eq!(b.len(), 1);
     assert_eq!(b[0]["kind"], "period_doubling");
-    for f in ["continuation.json", "continuation.csv", "continuation.png", "continuation.svg"] {
+    for f in [
+        "continuation.json",
+        "continuation.csv",
+        "continuation.png",
+        "continuation.svg",
+    ] {
         assert!(out.join(f).exists(), "{f} missing");
     }
     let csv = std::fs::read_to_string(out.join("continuation.csv")).unwrap();
@@ -157,13 +177,43 @@ fn bad_periodic_input_is_rejected_clearly_and_writes_nothing() {
     let dir = tmpdir("bad");
     std::fs::create_dir_all(&dir).unwrap();
     let cases: [(&str, &str, &str, &[&str]); 7] = [
-        ("guard", "guard = \"heel_strike\"", "guard = \"toe\"", &["guard = \"toe\" is unknown", "heel_strike"]),
-        ("free", "free = [\"theta\", \"dtheta\"]", "free = [\"theta\", \"x\"]", &["free: state `x` is unknown", "dphi"]),
-        ("guess", ", dphi = -0.01578780119942298 }\nt_max", " }\nt_max", &["guess: state `dphi` is missing"]),
+        (
+            "guard",
+            "guard = \"heel_strike\"",
+            "guard = \"toe\"",
+            &["guard = \"toe\" is unknown", "heel_strike"],
+        ),
+        (
+            "free",
+            "free = [\"theta\", \"dtheta\"]",
+            "free = [\"theta\", \"x\"]",
+            &["free: state `x` is unknown", "dphi"],
+        ),
+        (
+            "guess",
+            ", dphi = -0.01578780119942298 }\nt_max",
+            " }\nt_max",
+            &["guess: state `dphi` is missing"],
+        ),
         ("count", "free = [", "count = 0\nfree = [", &["count = 0"]),
-        ("key", "t_max = 20.0", "t_max = 20.0\nsteps = 3", &["unknown field `steps`"]),
-        ("off", "guess = { theta = 0.2, phi = 0.4,", "guess = { theta = 0.2, phi = 0.3,", &["not on the section", "heel_strike"]),
-        ("chart", "free = [\"theta\", \"dtheta\"]", "free = [\"theta\"]", &["do not chart the section", "rank 2"]),
+        (
+            "key",
+            "t_max = 20.0",
+            "t_max = 20.0\nsteps = 3",
+            &["unknown field `steps`"],
+        ),
+        (
+            "off",
+            "guess = { theta = 0.2, phi = 0.4,",
+            "guess = { theta = 0.2, phi = 0.3,",
+            &["not on the section", "heel_strike"],
+        ),
+        (
+            "chart",
+            "free = [\"theta\", \"dtheta\"]",
+            "free = [\"theta\"]",
+            &["do not chart the section", "rank 2"],
+        ),
     ];
     for (tag, from, to, needles) in cases {
         let text = WALKER.replacen(from, to, 1);
@@ -171,7 +221,12 @@ fn bad_periodic_input_is_rejected_clearly_and_writes_nothing() {
         let file = dir.join(format!("{tag}.toml"));
         std::fs::write(&file, text).unwrap();
         let out = dir.join(format!("out-{tag}"));
-        let o = run(&["periodic", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let o = run(&[
+            "periodic",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{tag} succeeded");
         assert!(!err.contains("panicked"), "{tag}: {err}");
@@ -190,7 +245,14 @@ fn bad_periodic_input_is_rejected_clearly_and_writes_nothing() {
         ("gamma=a:0.01:3", "`a` is not a finite number"),
     ] {
         let out = dir.join("out-continue");
-        let o = run(&["periodic", good.to_str().unwrap(), "--continue", arg, "--out", out.to_str().unwrap()]);
+        let o = run(&[
+            "periodic",
+            good.to_str().unwrap(),
+            "--continue",
+            arg,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(needle), "{arg}: {err}");
         assert!(!out.exists());
@@ -203,9 +265,18 @@ fn bad_periodic_input_is_rejected_clearly_and_writes_nothing() {
 
 #[test]
 fn gait_stability_optimization_converges_and_is_verified() {
-    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/problems/compass_gait_stability.toml");
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/problems/compass_gait_stability.toml"
+    );
     let out = tmpdir("stability");
-    let v = json(&run(&["optimize", p, "--json", "--out", out.to_str().unwrap()]));
+    let v = json(&run(&[
+        "optimize",
+        p,
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     assert_eq!(v["converged"], true, "{}", v["termination"]);
     let (r0, r1) = (
         v["initial"]["spectral_radius"].as_f64().unwrap(),
@@ -223,13 +294,30 @@ fn gait_stability_optimization_converges_and_is_verified() {
     // the exact gradient at the start against central differences of the re-solved orbit
     let g0 = v["initial"]["gradient"][0].as_f64().unwrap();
     let rho = |mh: f64| -> f64 {
-        let o = run(&["periodic", p, "--json", "--param", &format!("m_h={mh}"), "--out", out.join("fd").to_str().unwrap()]);
+        let o = run(&[
+            "periodic",
+            p,
+            "--json",
+            "--param",
+            &format!("m_h={mh}"),
+            "--out",
+            out.join("fd").to_str().unwrap(),
+        ]);
         json(&o)["spectral_radius"].as_f64().unwrap()
     };
     let h = 1e-4;
     let fd = (rho(10.0 + h) - rho(10.0 - h)) / (2.0 * h);
-    assert!((g0 - fd).abs() <= 1e-6 * g0.abs().max(1e-3) + 1e-8, "{g0} vs {fd}");
-    for f in ["summary.json", "history.csv", "orbit.json", "limit_cycle.png", "multipliers.png"] {
+    assert!(
+        (g0 - fd).abs() <= 1e-6 * g0.abs().max(1e-3) + 1e-8,
+        "{g0} vs {fd}"
+    );
+    for f in [
+        "summary.json",
+        "history.csv",
+        "orbit.json",
+        "limit_cycle.png",
+        "multipliers.png",
+    ] {
         assert!(out.join(f).exists(), "{f} missing");
     }
 }

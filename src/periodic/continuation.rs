@@ -28,12 +28,17 @@ impl Range {
     /// Parses `NAME=LO:HI:N`; every failure says what would be valid.
     pub fn parse(s: &str, dims: &Dims) -> Result<Range, PeriodicError> {
         let bad = |m: String| {
-            PeriodicError::Invalid(format!("--continue {s}: {m} (expected NAME=LO:HI:N, e.g. gamma=0.009:0.02:45)"))
+            PeriodicError::Invalid(format!(
+                "--continue {s}: {m} (expected NAME=LO:HI:N, e.g. gamma=0.009:0.02:45)"
+            ))
         };
         let (name, rest) = s.split_once('=').ok_or_else(|| bad("no `=`".into()))?;
         let name = name.trim();
         let param = dims.param_index(name).ok_or_else(|| {
-            bad(format!("parameter `{name}` is unknown; valid: {}", dims.params.join(", ")))
+            bad(format!(
+                "parameter `{name}` is unknown; valid: {}",
+                dims.params.join(", ")
+            ))
         })?;
         let parts: Vec<&str> = rest.split(':').collect();
         if parts.len() != 3 {
@@ -191,7 +196,10 @@ pub fn continue_orbit<S: HybridSystem>(
             Err(e) => return Err(e),
         };
         if let Some((pv, po)) = &prev {
-            let (a, b) = (outside(&po.spectrum.section), outside(&orbit.spectrum.section));
+            let (a, b) = (
+                outside(&po.spectrum.section),
+                outside(&orbit.spectrum.section),
+            );
             for (k, kind) in [
                 BifurcationKind::PeriodDoubling,
                 BifurcationKind::Fold,
@@ -201,7 +209,16 @@ pub fn continue_orbit<S: HybridSystem>(
             .enumerate()
             {
                 if a[k] != b[k] {
-                    let bif = locate(sys, spec, &p, j, (*pv, po.clone()), (v, orbit.clone()), k, kind)?;
+                    let bif = locate(
+                        sys,
+                        spec,
+                        &p,
+                        j,
+                        (*pv, po.clone()),
+                        (v, orbit.clone()),
+                        k,
+                        kind,
+                    )?;
                     branch.bifurcations.push(bif);
                 }
             }

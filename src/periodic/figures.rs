@@ -9,7 +9,12 @@ use crate::plot::{Figure, LineKind, Marker, Panel, Series};
 /// Phase portrait: each position `q_i` (the first half of the states) against its
 /// velocity (the matching state of the second half), over one cycle; the states just
 /// before and after each event are marked and joined by a dashed line (the jump).
-pub fn limit_cycle(name: &str, table: &Table, states: &[String], jumps: &[(Vec<f64>, Vec<f64>)]) -> Figure {
+pub fn limit_cycle(
+    name: &str,
+    table: &Table,
+    states: &[String],
+    jumps: &[(Vec<f64>, Vec<f64>)],
+) -> Figure {
     let nq = states.len() / 2;
     let col = |s: &str| table.header.iter().position(|h| h == s);
     let mut series = Vec::new();
@@ -97,7 +102,12 @@ pub fn continuation(name: &str, b: &Branch) -> Figure {
             LineKind::Solid,
         ));
     }
-    let nm = b.points.iter().map(|p| p.multipliers.len()).max().unwrap_or(0);
+    let nm = b
+        .points
+        .iter()
+        .map(|p| p.multipliers.len())
+        .max()
+        .unwrap_or(0);
     let mult = |f: &dyn Fn(&[f64; 2]) -> f64, label: &str| -> Vec<Series> {
         (0..nm)
             .map(|i| {
@@ -111,7 +121,12 @@ pub fn continuation(name: &str, b: &Branch) -> Figure {
             .collect()
     };
     let line = |v: f64, label: &str| {
-        Series::new(label, vec![xs[0], *xs.last().unwrap_or(&xs[0])], vec![v, v], LineKind::Dashed)
+        Series::new(
+            label,
+            vec![xs[0], *xs.last().unwrap_or(&xs[0])],
+            vec![v, v],
+            LineKind::Dashed,
+        )
     };
     let mut moduli = mult(&|m| m[0].hypot(m[1]), "|λ|");
     moduli.push(line(1.0, "|λ| = 1"));
@@ -143,7 +158,12 @@ pub fn continuation(name: &str, b: &Branch) -> Figure {
             panel(
                 "period",
                 "T",
-                vec![Series::new("T", xs.clone(), b.points.iter().map(|p| p.period).collect(), LineKind::Solid)],
+                vec![Series::new(
+                    "T",
+                    xs.clone(),
+                    b.points.iter().map(|p| p.period).collect(),
+                    LineKind::Solid,
+                )],
             ),
             panel("multipliers on the section", "|λ|", moduli),
             panel("real parts (through −1: period doubling)", "Re λ", reals),

@@ -144,7 +144,9 @@ pub fn solve<S: HybridSystem>(
                     break;
                 }
                 // a trial without a return (or grazing) counts as no decrease
-                Ok(_) | Err(PeriodicError::NoReturn { .. }) | Err(PeriodicError::OffSection { .. }) => {}
+                Ok(_)
+                | Err(PeriodicError::NoReturn { .. })
+                | Err(PeriodicError::OffSection { .. }) => {}
                 Err(PeriodicError::Simulation(e)) if e.is_domain_error() => {}
                 Err(e) => return Err(e),
             }

@@ -23,8 +23,13 @@ pub enum ObjectiveSpec {
     SpectralRadius,
     Period,
     /// `output`: the name of the step-length output (e.g. `step_length`).
-    Speed { output: String },
-    Target { state: String, value: f64 },
+    Speed {
+        output: String,
+    },
+    Target {
+        state: String,
+        value: f64,
+    },
 }
 
 /// An objective with its names resolved.
@@ -44,12 +49,18 @@ impl ObjectiveSpec {
             ObjectiveSpec::Period => Objective::Period,
             ObjectiveSpec::Speed { output } => Objective::Speed {
                 output: dims.output_index(output).ok_or_else(|| {
-                    format!("objective: output `{output}` is unknown; valid outputs: {}", dims.outputs.join(", "))
+                    format!(
+                        "objective: output `{output}` is unknown; valid outputs: {}",
+                        dims.outputs.join(", ")
+                    )
                 })?,
             },
             ObjectiveSpec::Target { state, value } => Objective::Target {
                 state: dims.states.iter().position(|s| s == state).ok_or_else(|| {
-                    format!("objective: state `{state}` is unknown; valid states: {}", dims.states.join(", "))
+                    format!(
+                        "objective: state `{state}` is unknown; valid states: {}",
+                        dims.states.join(", ")
+                    )
                 })?,
                 value: *value,
             },

@@ -84,7 +84,9 @@ impl<S: HybridSystem> Gait<'_, S> {
         let mut spec = self.spec.clone();
         spec.sensitivities = self.free.clone();
         let orbit = solve_orbit(self.sys, &spec, p, guess, true)?;
-        let (value, gradient) = self.objective.evaluate(self.sys, spec.section.mode, p, &orbit)?;
+        let (value, gradient) = self
+            .objective
+            .evaluate(self.sys, spec.section.mode, p, &orbit)?;
         *self.warm.lock().expect("warm") = orbit.fixed.x.iter().copied().collect();
         Ok(GaitEvaluation {
             params: self.free.iter().map(|&k| p[k]).collect(),

@@ -133,7 +133,9 @@ impl OrbitReport {
 
 fn sensitivity_report(s: &OrbitSensitivities, dims: &Dims) -> SensitivityReport {
     let pn: Vec<String> = s.params.iter().map(|&j| dims.params[j].clone()).collect();
-    let by = |v: &[f64]| -> BTreeMap<String, f64> { pn.iter().cloned().zip(v.iter().copied()).collect() };
+    let by = |v: &[f64]| -> BTreeMap<String, f64> {
+        pn.iter().cloned().zip(v.iter().copied()).collect()
+    };
     SensitivityReport {
         period: by(&s.period),
         spectral_radius: match &s.spectral_radius {

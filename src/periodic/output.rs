@@ -61,7 +61,12 @@ pub fn write_orbit<S: HybridSystem>(
 /// (`param, states…, period, spectral_radius, stable, re_1, im_1, …`), and the plot.
 pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), PeriodicError> {
     stage.write_json("continuation.json", b)?;
-    let nm = b.points.iter().map(|p| p.multipliers.len()).max().unwrap_or(0);
+    let nm = b
+        .points
+        .iter()
+        .map(|p| p.multipliers.len())
+        .max()
+        .unwrap_or(0);
     let mut header = vec![b.param.clone()];
     header.extend(b.states.iter().cloned());
     header.extend(["period", "spectral_radius", "stable"].map(String::from));
@@ -73,7 +78,11 @@ pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Perio
     for (r, p) in b.points.iter().enumerate() {
         let mut row = vec![p.value];
         row.extend(&p.fixed_point);
-        row.extend([p.period, p.spectral_radius, if p.stable { 1.0 } else { 0.0 }]);
+        row.extend([
+            p.period,
+            p.spectral_radius,
+            if p.stable { 1.0 } else { 0.0 },
+        ]);
         for m in &p.multipliers {
             row.extend(m);
         }

@@ -141,7 +141,10 @@ impl<S: HybridSystem> HybridRhs<Dual64> for Variational<'_, S> {
         self.n * (1 + self.n)
     }
     fn mode_name(&self, mode: usize) -> String {
-        self.modes.get(mode).cloned().unwrap_or_else(|| format!("#{mode}"))
+        self.modes
+            .get(mode)
+            .cloned()
+            .unwrap_or_else(|| format!("#{mode}"))
     }
     fn guard_name(&self, k: usize) -> String {
         self.guards[k].name.clone()
@@ -177,7 +180,12 @@ impl<S: HybridSystem> HybridRhs<Dual64> for Variational<'_, S> {
         }
         Ok(())
     }
-    fn newton_jacobian(&self, _ctx: &Ctx, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
+    fn newton_jacobian(
+        &self,
+        _ctx: &Ctx,
+        _t: f64,
+        _y: &[f64],
+    ) -> Result<NewtonJacobian, ModelError> {
         Err(ModelError::Other(
             "the second-order pass runs the explicit method only".into(),
         ))

@@ -151,6 +151,7 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
         out: &mut [D],
     ) -> Result<(), ModelError> {
         let mut b = Vec::new();
-        self.base.outputs(mode, t, x, u, self.params(p, &mut b), out)
+        self.base
+            .outputs(mode, t, x, u, self.params(p, &mut b), out)
     }
 }

@@ -82,7 +82,15 @@ pub fn orbit_sensitivities<S: HybridSystem>(
         .map(|(c, &j)| {
             let mut dp = vec![0.0; p.len()];
             dp[j] = 1.0;
-            monodromy_derivative(sys, sec, opts, p, fp.x.as_slice(), &dp, dx.column(c).as_slice())
+            monodromy_derivative(
+                sys,
+                sec,
+                opts,
+                p,
+                fp.x.as_slice(),
+                &dp,
+                dx.column(c).as_slice(),
+            )
         })
         .collect();
     let mut moduli = vec![vec![None; params.len()]; spec.section.len()];
@@ -98,7 +106,10 @@ pub fn orbit_sensitivities<S: HybridSystem>(
     }
     let spectral_radius = match radius_kink(&spec.section, 1e-9) {
         Some(message) => RadiusDerivative::Nonsmooth { message },
-        None => match moduli.first().map(|row| row.iter().copied().collect::<Option<Vec<f64>>>()) {
+        None => match moduli
+            .first()
+            .map(|row| row.iter().copied().collect::<Option<Vec<f64>>>())
+        {
             Some(Some(gradient)) => RadiusDerivative::Smooth { gradient },
             _ => RadiusDerivative::Nonsmooth {
                 message: "the leading multiplier is not simple".into(),

@@ -81,20 +81,32 @@ impl PeriodicSpec {
             .position(|g| g.name == raw.guard)
             .ok_or_else(|| {
                 let valid: Vec<&str> = d.guards.iter().map(|g| g.name.as_str()).collect();
-                bad(format!("guard = \"{}\" is unknown; valid guards: {}", raw.guard, valid.join(", ")))
+                bad(format!(
+                    "guard = \"{}\" is unknown; valid guards: {}",
+                    raw.guard,
+                    valid.join(", ")
+                ))
             })?;
         if raw.count == 0 {
-            return Err(bad("count = 0: a period needs at least one firing of the guard".into()));
+            return Err(bad(
+                "count = 0: a period needs at least one firing of the guard".into(),
+            ));
         }
         let mode = match &raw.mode {
             None => 0,
             Some(m) => d.modes.iter().position(|x| x == m).ok_or_else(|| {
-                bad(format!("mode = \"{m}\" is unknown; valid modes: {}", d.modes.join(", ")))
+                bad(format!(
+                    "mode = \"{m}\" is unknown; valid modes: {}",
+                    d.modes.join(", ")
+                ))
             })?,
         };
         let state = |name: &str, key: &str| {
             d.states.iter().position(|s| s == name).ok_or_else(|| {
-                bad(format!("{key}: state `{name}` is unknown; valid states: {}", d.states.join(", ")))
+                bad(format!(
+                    "{key}: state `{name}` is unknown; valid states: {}",
+                    d.states.join(", ")
+                ))
             })
         };
         let mut free = Vec::new();
@@ -105,8 +117,12 @@ impl PeriodicSpec {
             }
             free.push(i);
         }
-        if free.is_empty() || free.len() >= d.nx() + 1 {
-            return Err(bad(format!("free must list 1 to {} states", d.nx())));
+        // the section has at most n − 1 dimensions (the flow direction is not on it)
+        if free.is_empty() || free.len() >= d.nx() {
+            return Err(bad(format!(
+                "free must list 1 to {} states (a section has at most n − 1 dimensions)",
+                d.nx() - 1
+            )));
         }
         for k in raw.guess.keys() {
             state(k, "guess")?;
@@ -138,7 +154,10 @@ impl PeriodicSpec {
         let mut sensitivities = Vec::new();
         for s in &raw.sensitivities {
             let i = d.param_index(s).ok_or_else(|| {
-                bad(format!("sensitivities: parameter `{s}` is unknown; valid parameters: {}", d.params.join(", ")))
+                bad(format!(
+                    "sensitivities: parameter `{s}` is unknown; valid parameters: {}",
+                    d.params.join(", ")
+                ))
             })?;
             sensitivities.push(i);
         }

@@ -126,7 +126,12 @@ pub fn eigenvalue_derivative(
 ) -> Option<Complex<f64>> {
     let n = m.nrows();
     let shifted = DMatrix::from_fn(n, n, |i, j| {
-        Complex::new(m[(i, j)], 0.0) - if i == j { lambda } else { Complex::new(0.0, 0.0) }
+        Complex::new(m[(i, j)], 0.0)
+            - if i == j {
+                lambda
+            } else {
+                Complex::new(0.0, 0.0)
+            }
     });
     let v = null_vector(&shifted);
     let w = null_vector(&shifted.adjoint());

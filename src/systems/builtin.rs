@@ -3,10 +3,10 @@
 
 use super::biped::Biped;
 use super::bouncing_ball::{BouncingBall, ThrustBall};
+use super::compass_gait::CompassGait;
 use super::five_bar::FiveBar;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
-use super::compass_gait::CompassGait;
 use super::simplest_walker::SimplestWalker;
 use super::switched::SwitchedLinear;
 use crate::error::ModelError;

@@ -93,10 +93,7 @@ impl CompassGait {
         let (mh, m, a, b) = (p[MH], p[M], p[A], p[B]);
         let l = a + b;
         let off = -(m * l * b * (q[1] - q[0]).cos());
-        [
-            [m * b * b, off],
-            [off, mh * l * l + m * a * a + m * l * l],
-        ]
+        [[m * b * b, off], [off, mh * l * l + m * a * a + m * l * l]]
     }
 
     /// `q̈ = M⁻¹ (−h − ∂V/∂q)` from Lagrange's equations: with `s = sin(θ_s − θ_ns)`,
@@ -108,7 +105,11 @@ impl CompassGait {
         let s = (q[1] - q[0]).sin();
         let r0 = -(m * l * b * s * dq[1] * dq[1]) - g * m * b * q[0].sin();
         let r1 = m * l * b * s * dq[0] * dq[0] + g * (mh * l + m * a + m * l) * q[1].sin();
-        solve2(Self::mass_matrix(p, q), [r0, r1], "the compass gait's mass matrix")
+        solve2(
+            Self::mass_matrix(p, q),
+            [r0, r1],
+            "the compass gait's mass matrix",
+        )
     }
 
     /// Total energy `T + V`, `V = g ((m_h l + m a + m l) cos θ_s − m b cos θ_ns)`
@@ -117,8 +118,9 @@ impl CompassGait {
         let q = [x[0], x[1]];
         let dq = [x[2], x[3]];
         let mm = Self::mass_matrix(p, q);
-        let t = (mm[0][0] * dq[0] * dq[0] + mm[0][1] * dq[0] * dq[1] * 2.0 + mm[1][1] * dq[1] * dq[1])
-            * 0.5;
+        let t =
+            (mm[0][0] * dq[0] * dq[0] + mm[0][1] * dq[0] * dq[1] * 2.0 + mm[1][1] * dq[1] * dq[1])
+                * 0.5;
         let (mh, m, a, b, g) = (p[MH], p[M], p[A], p[B], p[G]);
         let l = a + b;
         t + g * ((mh * l + m * a + m * l) * q[1].cos() - m * b * q[0].cos())
@@ -166,7 +168,11 @@ impl CompassGait {
             Self::post_impact_momenta(p, &[qn, qs, e[0], e[1]])
         };
         let (c0, c1) = (col(0), col(1));
-        let dq = solve2([[c0[0], c1[0]], [c0[1], c1[1]]], h, "the compass gait's impact map")?;
+        let dq = solve2(
+            [[c0[0], c1[0]], [c0[1], c1[1]]],
+            h,
+            "the compass gait's impact map",
+        )?;
         Ok(vec![qn, qs, dq[0], dq[1]])
     }
 }
@@ -215,10 +221,17 @@ impl HybridSystem for CompassGait {
         vec![GuardInfo::new("heel_strike", Direction::Rising)]
     }
     fn output_names(&self) -> Vec<String> {
-        ["theta_ns", "theta_s", "dtheta_ns", "dtheta_s", "energy", "step_length"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        [
+            "theta_ns",
+            "theta_s",
+            "dtheta_ns",
+            "dtheta_s",
+            "energy",
+            "step_length",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(p[6..10].to_vec())
