@@ -193,7 +193,48 @@ fn solve2<D: Scalar>(m: [[D; 2]; 2], r: P2<D>, what: &str) -> Result<P2<D>, Mode
     ])
 }
 
+/// The picture in the stance foot's frame (the foot at the origin, x downhill): the legs
+/// and the three masses of [`CompassGait`]'s kinematics.
+impl crate::animate::Geometry for CompassGait {
+    fn shapes(
+        &self,
+        _mode: usize,
+        _t: f64,
+        x: &[f64],
+        _u: &[f64],
+        p: &[f64],
+    ) -> Result<Vec<crate::animate::Shape>, ModelError> {
+        use crate::animate::Shape;
+        let pt = Self::points(p, [x[0], x[1]], [x[2], x[3]]);
+        let [hip, m1, m2, foot] = pt.pos;
+        let mass = |at, m: f64, name: &str| Shape::Mass {
+            at,
+            mass: m,
+            name: name.into(),
+        };
+        Ok(vec![
+            Shape::Bar {
+                a: [0.0, 0.0],
+                b: hip,
+            },
+            Shape::Bar { a: hip, b: foot },
+            mass(hip, p[MH], "hip"),
+            mass(m1, p[M], ""),
+            mass(m2, p[M], ""),
+        ])
+    }
+    fn scene(&self, p: &[f64], _x_range: (f64, f64)) -> Vec<crate::animate::SceneItem> {
+        vec![crate::animate::SceneItem::Slope {
+            through: [0.0, 0.0],
+            angle: -p[SLOPE],
+        }]
+    }
+}
+
 impl HybridSystem for CompassGait {
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        Some(self)
+    }
     fn state_names(&self) -> Vec<String> {
         ["theta_ns", "theta_s", "dtheta_ns", "dtheta_s"]
             .iter()

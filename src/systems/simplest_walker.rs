@@ -37,7 +37,56 @@ impl SimplestWalker {
     }
 }
 
+/// The picture in the stance foot's frame (the foot at the origin; the slope falls to the
+/// right at γ): the hip at `(−sin θ, cos θ)` in slope coordinates, the swing foot at the
+/// hip minus the swing leg's foot→hip vector `(−sin(θ − φ), cos(θ − φ))`; legs of
+/// length 1.
+impl crate::animate::Geometry for SimplestWalker {
+    fn shapes(
+        &self,
+        _mode: usize,
+        _t: f64,
+        x: &[f64],
+        _u: &[f64],
+        p: &[f64],
+    ) -> Result<Vec<crate::animate::Shape>, ModelError> {
+        use crate::animate::Shape;
+        let g = p[0];
+        let world = |v: [f64; 2]| {
+            [
+                v[0] * g.cos() + v[1] * g.sin(),
+                -v[0] * g.sin() + v[1] * g.cos(),
+            ]
+        };
+        let hip = [-x[0].sin(), x[0].cos()];
+        let a = x[0] - x[1];
+        let foot = [hip[0] + a.sin(), hip[1] - a.cos()];
+        let (hip, foot) = (world(hip), world(foot));
+        Ok(vec![
+            Shape::Bar {
+                a: [0.0, 0.0],
+                b: hip,
+            },
+            Shape::Bar { a: hip, b: foot },
+            Shape::Mass {
+                at: hip,
+                mass: 1.0,
+                name: "hip".into(),
+            },
+        ])
+    }
+    fn scene(&self, p: &[f64], _x_range: (f64, f64)) -> Vec<crate::animate::SceneItem> {
+        vec![crate::animate::SceneItem::Slope {
+            through: [0.0, 0.0],
+            angle: -p[0],
+        }]
+    }
+}
+
 impl HybridSystem for SimplestWalker {
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        Some(self)
+    }
     fn state_names(&self) -> Vec<String> {
         ["theta", "phi", "dtheta", "dphi"]
             .iter()
