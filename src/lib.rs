@@ -59,6 +59,7 @@ pub mod model;
 pub mod multibody;
 pub mod optimize;
 pub mod optimize_output;
+pub mod periodic;
 pub mod plot;
 pub mod problem;
 pub mod report;

@@ -135,6 +135,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Periodic orbit (a gait): Newton on the return map with the exact DP, Floquet
+    /// multipliers, sensitivities; `--continue NAME=LO:HI:N` follows it in a parameter.
+    Periodic {
+        /// The problem file (TOML) with a `[periodic]` table.
+        problem: PathBuf,
+        /// Output folder (default: results/<problem name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override a parameter value: NAME=VALUE (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Follow the orbit as parameter NAME goes from LO to HI in N points.
+        #[arg(long = "continue", value_name = "NAME=LO:HI:N")]
+        continuation: Option<String>,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Animate a mechanism: animation.gif (real time, events flashed) and strobe.png/.svg.
     Animate {
         /// The problem file (TOML).
@@ -830,6 +848,9 @@ fn cmd_optimize(
     as_json: bool,
 ) -> Result<()> {
     let mut p = load(path, params)?;
+    if p.periodic.is_some() {
+        return cmd_optimize_gait(&p, out, max_iters, quiet, as_json);
+    }
     if let Some(s) = solver {
         p.optimizer.solver = match s {
             SolverArg::Lbfgs => SolverKind::Lbfgs,
@@ -1000,6 +1021,134 @@ fn cmd_optimize(
             );
         }
         println!("  wrote {}", dir.display());
+    }
+    Ok(())
+}
+
+fn cmd_periodic(
+    path: &Path,
+    out: Option<PathBuf>,
+    params: &[String],
+    continuation: Option<&str>,
+    as_json: bool,
+) -> Result<()> {
+    use hybridopt::periodic::{continuation as cont, orbit, output, spec::PeriodicSpec};
+    let p = load(path, params)?;
+    let spec = PeriodicSpec::from_problem(&p)?;
+    let range = continuation
+        .map(|c| cont::Range::parse(c, &p.dims))
+        .transpose()?;
+    let pv = p.theta_values()[..p.dims.np()].to_vec();
+    let o = orbit::solve_orbit(&p.system, &spec, &pv, &spec.guess, true)?;
+    let report = orbit::OrbitReport::new(&o, &p.dims, &spec.section.free);
+    let branch = match &range {
+        Some(r) => {
+            let mut p0 = pv.clone();
+            p0[r.param] = r.lo;
+            Some(cont::continue_orbit(&p.system, &spec, &p0, &spec.guess, r)?)
+        }
+        None => None,
+    };
+    let dir = out.unwrap_or_else(|| PathBuf::from("results").join(&p.name));
+    let stage = Staging::new(&dir)?;
+    output::write_orbit(&stage, &p.name, &p.system, &spec, &pv, &o, &report)?;
+    if let Some(b) = &branch {
+        output::write_branch(&stage, &p.name, b)?;
+    }
+    let dir = stage.commit()?;
+    if as_json {
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(b) = &branch {
+            v["continuation"] = json!({
+                "param": b.param, "points": b.points.len(),
+                "bifurcations": b.bifurcations, "stopped": b.stopped,
+            });
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "{}: period {:.10}, residual {:.1e} after {} Newton iteration(s); spectral radius {:.6} ({})",
+            p.name,
+            report.period,
+            report.residual,
+            report.newton_iterations,
+            report.spectral_radius,
+            if report.stable { "stable" } else { "unstable" }
+        );
+        println!("fixed point: {:?}", report.fixed_point);
+        println!("multipliers on the section: {:?}", report.multipliers);
+        if let Some(b) = &branch {
+            for f in &b.bifurcations {
+                println!("{:?} at {} = {:.8}", f.kind, b.param, f.at);
+            }
+            if let Some(s) = &b.stopped {
+                println!("branch stopped: {s}");
+            }
+        }
+        println!("results in {}", dir.display());
+    }
+    Ok(())
+}
+
+/// `optimize` on a `[periodic]` problem: L-BFGS on the orbit's objective.
+fn cmd_optimize_gait(
+    p: &Problem,
+    out: Option<PathBuf>,
+    max_iters: Option<u64>,
+    quiet: bool,
+    as_json: bool,
+) -> Result<()> {
+    use hybridopt::periodic::{optimize as gopt, orbit, output, spec::PeriodicSpec};
+    let spec = PeriodicSpec::from_problem(p)?;
+    let Some(objective) = spec.objective.clone() else {
+        bail!(
+            "{}: [periodic] has no `objective` (e.g. objective = {{ kind = \"spectral_radius\" }}): nothing to optimize",
+            p.file.display()
+        );
+    };
+    let np = p.dims.np();
+    let pv = p.theta_values()[..np].to_vec();
+    let free: Vec<usize> = (0..np).filter(|&i| p.theta[i].optimize).collect();
+    let transforms: Vec<_> = free.iter().map(|&i| p.theta[i].transform).collect();
+    let settings = gopt::GaitSettings {
+        max_iters: max_iters.unwrap_or(p.optimizer.max_iters),
+        tol_grad: p.optimizer.tol_grad,
+    };
+    let mut r = gopt::optimize_gait(
+        &p.system,
+        &spec,
+        &objective,
+        &pv,
+        &free,
+        &transforms,
+        &settings,
+    )?;
+    r.names = free.iter().map(|&i| p.dims.params[i].clone()).collect();
+    let mut pf = pv.clone();
+    for (k, &i) in free.iter().enumerate() {
+        pf[i] = r.last.params[k];
+    }
+    let o = orbit::solve_orbit(&p.system, &spec, &pf, &spec.guess, true)?;
+    let report = orbit::OrbitReport::new(&o, &p.dims, &spec.section.free);
+    let dir = out.unwrap_or_else(|| PathBuf::from("results").join(&p.name));
+    let stage = Staging::new(&dir)?;
+    output::write_gait(&stage, &r)?;
+    output::write_orbit(&stage, &p.name, &p.system, &spec, &pf, &o, &report)?;
+    let dir = stage.commit()?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else if !quiet {
+        println!(
+            "{}: {} → {} ({}; {} iterations, {} evaluations); spectral radius {:.6} → {:.6} (re-solved from the guess: {:.6})",
+            p.name, r.initial.value, r.last.value, r.termination, r.iterations, r.evaluations,
+            r.initial.spectral_radius, r.last.spectral_radius, r.verified_spectral_radius
+        );
+        println!(
+            "{:?} = {:?}; results in {}",
+            r.names,
+            r.last.params,
+            dir.display()
+        );
     }
     Ok(())
 }
@@ -1259,5 +1408,12 @@ fn run(cli: Cli) -> Result<()> {
             json,
         ),
         Command::Bderiv { case, json } => cmd_bderiv(&case, json),
+        Command::Periodic {
+            problem,
+            out,
+            params,
+            continuation,
+            json,
+        } => cmd_periodic(&problem, out, &params, continuation.as_deref(), json),
     }
 }

@@ -29,6 +29,8 @@ struct FileSpec {
     reference: Option<ReferenceSpec>,
     optimizer: Option<OptimizerSpec>,
     plot: Option<PlotSpec>,
+    /// The periodic-orbit settings, validated by [`crate::periodic::spec`].
+    periodic: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -301,6 +303,8 @@ pub struct Problem {
     pub reference: Option<BTreeMap<String, f64>>,
     pub optimizer: OptimizerSettings,
     pub plot_outputs: Vec<usize>,
+    /// The `[periodic]` table as written (validated by `periodic::spec::PeriodicSpec`).
+    pub periodic: Option<toml::Table>,
     /// `[plot.geometry]`: a geometry from the outputs, for pictures of the motion.
     pub plot_geometry: Option<crate::animate::GeometrySpec>,
 }
@@ -552,7 +556,8 @@ impl Problem {
         };
 
         // --- costs ---
-        if spec.cost.is_empty() {
+        // a periodic-orbit problem needs no cost (its objectives are the orbit's)
+        if spec.cost.is_empty() && spec.periodic.is_none() {
             return Err(perr(
                 "the file has no [[cost]] terms; at least one is needed".into(),
             ));
@@ -701,6 +706,7 @@ impl Problem {
             reference,
             optimizer,
             plot_outputs,
+            periodic: spec.periodic,
             plot_geometry,
         })
     }

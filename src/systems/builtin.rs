@@ -3,9 +3,11 @@
 
 use super::biped::Biped;
 use super::bouncing_ball::{BouncingBall, ThrustBall};
+use super::compass_gait::CompassGait;
 use super::five_bar::FiveBar;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
+use super::simplest_walker::SimplestWalker;
 use super::switched::SwitchedLinear;
 use crate::custom::CustomSystem;
 use crate::error::ModelError;
@@ -21,12 +23,14 @@ pub enum Builtin {
     FiveBar(Box<FiveBar>),
     LockingPendulum(Box<LockingPendulum>),
     Biped(Biped),
+    SimplestWalker(SimplestWalker),
+    CompassGait(CompassGait),
     /// An expression-defined system (`kind = "custom"`).
     Custom(Box<CustomSystem>),
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 8] = [
+pub const KINDS: [&str; 10] = [
     "biped",
     "custom",
     "bouncing_ball",
@@ -35,6 +39,8 @@ pub const KINDS: [&str; 8] = [
     "impact_pendulum",
     "five_bar",
     "locking_pendulum",
+    "simplest_walker",
+    "compass_gait",
 ];
 
 macro_rules! each {
@@ -47,6 +53,8 @@ macro_rules! each {
             Builtin::FiveBar($s) => $e,
             Builtin::LockingPendulum($s) => $e,
             Builtin::Biped($s) => $e,
+            Builtin::SimplestWalker($s) => $e,
+            Builtin::CompassGait($s) => $e,
             Builtin::Custom($s) => $e,
         }
     };
@@ -146,6 +154,8 @@ impl Builtin {
             Builtin::FiveBar(_) => "five_bar",
             Builtin::LockingPendulum(_) => "locking_pendulum",
             Builtin::Biped(_) => "biped",
+            Builtin::SimplestWalker(_) => "simplest_walker",
+            Builtin::CompassGait(_) => "compass_gait",
             Builtin::Custom(_) => "custom",
         }
     }
@@ -177,6 +187,14 @@ impl Builtin {
             "impact_pendulum" => {
                 none(kind, &rest)?;
                 Builtin::ImpactPendulum(ImpactPendulum)
+            }
+            "simplest_walker" => {
+                none(kind, &rest)?;
+                Builtin::SimplestWalker(SimplestWalker)
+            }
+            "compass_gait" => {
+                none(kind, &rest)?;
+                Builtin::CompassGait(CompassGait)
             }
             "five_bar" => {
                 let c: super::five_bar::FiveBarConfig = cfg(rest)

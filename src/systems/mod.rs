@@ -2,8 +2,10 @@
 pub mod biped;
 pub mod bouncing_ball;
 pub mod builtin;
+pub mod compass_gait;
 pub mod five_bar;
 pub mod geometry;
 pub mod impact_pendulum;
 pub mod locking_pendulum;
+pub mod simplest_walker;
 pub mod switched;

@@ -1,0 +1,109 @@
+//! Periodic-orbit benchmark (issue 12): one periodic solve of the simplest walker's
+//! stable gait at γ = 0.009 (Newton on P(x) − x = 0 to ‖P(x) − x‖∞ ≤ 1e-12 from
+//! (θ, θ̇) = (0.2, −0.2), rtol = atol = 1e-12) with the exact DP (one direct-sensitivity
+//! pass per iteration) against Newton with a finite-difference DP (central differences
+//! along the section's 3 tangent directions: 6 plain runs per iteration), and the same for
+//! the compass gait. The best of N runs each (a shared machine only adds time).
+//!
+//! Run: `cargo bench --bench periodic` (or `-- --quick`).
+
+use hybridopt::periodic::map::{fd_monodromy, MapOptions, Stencil};
+use hybridopt::periodic::newton::{solve, JacobianSource, NewtonOptions, FD_STEP};
+use hybridopt::periodic::reference::*;
+use hybridopt::periodic::section::Section;
+use hybridopt::systems::compass_gait::CompassGait;
+use hybridopt::systems::simplest_walker::SimplestWalker;
+use hybridopt::HybridSystem;
+use std::time::Instant;
+
+fn best_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
+    (0..reps.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn row<S: HybridSystem>(
+    label: &str,
+    sys: &S,
+    sec: &Section,
+    opts: &MapOptions,
+    p: &[f64],
+    x0: &[f64],
+    reps: usize,
+) {
+    let nopt = NewtonOptions::default();
+    let mut out = Vec::new();
+    for jac in [JacobianSource::Exact, JacobianSource::FiniteDifferences] {
+        let fp = solve(sys, sec, opts, &nopt, p, x0, jac).expect("converges");
+        let t = best_time(reps, || {
+            solve(sys, sec, opts, &nopt, p, x0, jac).expect("converges");
+        });
+        out.push((jac, t, fp.iterations, fp.residual, fp.x.clone()));
+    }
+    let (te, tf) = (out[0].1, out[1].1);
+    let fp = &out[0].4;
+    let fd = fd_monodromy(sys, sec, opts, p, fp.as_slice(), FD_STEP, Stencil::Second).unwrap();
+    let exact = solve(
+        sys,
+        sec,
+        opts,
+        &nopt,
+        p,
+        fp.as_slice(),
+        JacobianSource::Exact,
+    )
+    .unwrap();
+    let dp_err = (&fd - &exact.ret.monodromy).amax() / exact.ret.monodromy.amax();
+    println!("{label}");
+    for (jac, t, it, res, _) in &out {
+        println!(
+            "  {:<20} {:>9.3} ms  {:>2} iterations  residual {:.1e}",
+            format!("{jac:?}"),
+            t * 1e3,
+            it,
+            res
+        );
+    }
+    println!(
+        "  FD-Jacobian Newton / exact-DP Newton: {:.2}x time; same fixed point to {:.1e}; FD DP relative error {:.1e}",
+        tf / te,
+        (&out[0].4 - &out[1].4).amax(),
+        dp_err
+    );
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let reps = if quick { 3 } else { 11 };
+    let opts = walker_options(1e-12);
+    row(
+        "simplest walker, γ = 0.009, stable gait",
+        &SimplestWalker,
+        &walker_section(),
+        &opts,
+        &walker_params(GAMMA),
+        &walker_on_section(0.2, -0.2),
+        reps,
+    );
+    let cg = CompassGait;
+    let p = CompassGait::default_params();
+    let sec = Section {
+        guard: 0,
+        count: 1,
+        mode: 0,
+        free: vec![1, 2, 3],
+    };
+    row(
+        "compass gait, 3°",
+        &cg,
+        &sec,
+        &MapOptions { t_max: 5.0, ..opts },
+        &p,
+        &[0.27236, -0.16764, -0.4, 1.2],
+        reps,
+    );
+}

@@ -1,0 +1,157 @@
+//! The Poincaré section and the system that starts on it.
+//!
+//! The section is "just after the reset of guard `guard`": the return map `P` starts at a
+//! state `x` on it (in mode `mode`), flows through `count` firings of that guard (other
+//! guards may fire in between) and applies the last firing's reset: `P(x) = x⁺` of the
+//! `count`-th firing. The run itself stops at that firing (`EventOptions::stop_after`),
+//! so the last reset is applied here, through the one jump formula (theory.md §3).
+//!
+//! [`StartOnSection`] wraps a system so that the start state is a parameter: its
+//! parameters are `θ = (p, x0)`, so one direct-sensitivity pass gives `∂P/∂x0` (the
+//! monodromy) and `∂P/∂p` together.
+
+use crate::error::ModelError;
+use crate::model::{GuardInfo, HybridSystem, Scalar};
+
+/// Where the section is and what one period is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// The guard whose reset defines the section.
+    pub guard: usize,
+    /// How many firings of that guard make one period (k for a period-k orbit).
+    pub count: usize,
+    /// The mode the state on the section is in.
+    pub mode: usize,
+    /// The state components that are free on the section (the coordinates in which the
+    /// section's Jacobian is reported).
+    pub free: Vec<usize>,
+}
+
+/// A system whose start state is taken from its last `nx` parameters. With `frozen`
+/// parameters, those are constants and `θ = x0` alone (so that a sensitivity pass carries
+/// only the `n` columns of the monodromy, as Newton's iterations need).
+pub struct StartOnSection<'a, S: HybridSystem> {
+    pub base: &'a S,
+    pub np: usize,
+    pub mode: usize,
+    frozen: Option<Vec<f64>>,
+    state_names: Vec<String>,
+}
+
+impl<'a, S: HybridSystem> StartOnSection<'a, S> {
+    /// θ = (p, x0).
+    pub fn new(base: &'a S, mode: usize) -> Self {
+        StartOnSection {
+            base,
+            np: base.param_names().len(),
+            mode,
+            frozen: None,
+            state_names: base.state_names(),
+        }
+    }
+    /// θ = x0, the parameters fixed at `p`.
+    pub fn frozen(base: &'a S, mode: usize, p: &[f64]) -> Self {
+        StartOnSection {
+            np: 0,
+            frozen: Some(p.to_vec()),
+            ..Self::new(base, mode)
+        }
+    }
+    /// θ = (p, x0), or x0 when the parameters are frozen.
+    pub fn theta(&self, p: &[f64], x0: &[f64]) -> Vec<f64> {
+        let mut th = if self.frozen.is_some() {
+            Vec::new()
+        } else {
+            p.to_vec()
+        };
+        th.extend_from_slice(x0);
+        th
+    }
+    /// The base system's parameters in the scalar type.
+    #[inline]
+    fn params<'p, D: Scalar>(&self, p: &'p [D], buf: &'p mut Vec<D>) -> &'p [D] {
+        match &self.frozen {
+            Some(f) => {
+                buf.clear();
+                buf.extend(f.iter().map(|&v| D::from(v)));
+                buf
+            }
+            None => &p[..self.np],
+        }
+    }
+}
+
+impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
+    fn state_names(&self) -> Vec<String> {
+        self.state_names.clone()
+    }
+    fn param_names(&self) -> Vec<String> {
+        let mut v = if self.frozen.is_some() {
+            Vec::new()
+        } else {
+            self.base.param_names()
+        };
+        v.extend(self.state_names.iter().map(|s| format!("{s}@section")));
+        v
+    }
+    fn mode_names(&self) -> Vec<String> {
+        self.base.mode_names()
+    }
+    fn guards(&self) -> Vec<GuardInfo> {
+        self.base.guards()
+    }
+    fn guard_active(&self, mode: usize, k: usize) -> bool {
+        self.base.guard_active(mode, k)
+    }
+    fn output_names(&self) -> Vec<String> {
+        self.base.output_names()
+    }
+    fn initial_mode(&self, _p: &[f64]) -> usize {
+        self.mode
+    }
+    fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
+        Ok(p[self.np..].to_vec())
+    }
+    #[inline]
+    fn flow<D: Scalar>(
+        &self,
+        mode: usize,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        dx: &mut [D],
+    ) -> Result<(), ModelError> {
+        let mut b = Vec::new();
+        self.base.flow(mode, t, x, u, self.params(p, &mut b), dx)
+    }
+    #[inline]
+    fn guard<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D {
+        let mut b = Vec::new();
+        self.base.guard(mode, k, t, x, u, self.params(p, &mut b))
+    }
+    fn reset<D: Scalar>(
+        &self,
+        mode: usize,
+        k: usize,
+        t: D,
+        x: &[D],
+        p: &[D],
+    ) -> Result<(usize, Vec<D>), ModelError> {
+        let mut b = Vec::new();
+        self.base.reset(mode, k, t, x, self.params(p, &mut b))
+    }
+    fn outputs<D: Scalar>(
+        &self,
+        mode: usize,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
+        let mut b = Vec::new();
+        self.base
+            .outputs(mode, t, x, u, self.params(p, &mut b), out)
+    }
+}
