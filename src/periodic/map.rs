@@ -18,7 +18,7 @@ use super::error::PeriodicError;
 use super::section::{Section, StartOnSection};
 use crate::integrate::{EventOptions, SolverOptions, Stats, Trajectory};
 use crate::model::HybridSystem;
-use crate::sensitivity::forward::{event_ctx, forward_sensitivity};
+use crate::sensitivity::forward::forward_sensitivity;
 use crate::sensitivity::jump::Jump;
 use crate::setup::Setup;
 use nalgebra::{DMatrix, DVector};
@@ -165,7 +165,7 @@ pub fn return_map_with<S: HybridSystem>(
     let last = returned(traj, sec, opts, setup.dims.guard_name(sec.guard), x)?;
     let (n, np) = (x.len(), wrapped.np);
     let e = &traj.events[last];
-    let ctx = event_ctx(traj, last);
+    let ctx = traj.event_ctx(last);
     let jump = Jump::at(&setup, &ctx, sec.guard, e.t, &e.y_minus[..n], &theta, false).map_err(
         |source| crate::error::Error::Model {
             t: e.t,
