@@ -61,6 +61,7 @@ pub mod problem;
 pub mod report;
 pub mod sensitivity;
 pub mod setup;
+pub mod sweep;
 pub mod systems;
 
 pub use error::{Error, ModelError, Result};
