@@ -54,16 +54,46 @@ pub struct SweepArgs {
 /// The multi-start flags shared by `sweep --starts` and `optimize --starts`.
 #[derive(clap::Args)]
 pub struct StartArgs {
-    /// Seed of the start points (SplitMix64; the same seed gives the same points).
-    #[arg(long, default_value_t = 0, requires = "starts")]
-    seed: u64,
+    /// Seed of the start points (SplitMix64; the same seed gives the same points;
+    /// default 0).
+    #[arg(long)]
+    seed: Option<u64>,
     /// The sampling interval NAME=LO:HI of an optimized parameter (repeatable; needed for
     /// one without both bounds; within its bounds).
-    #[arg(long = "range", value_name = "NAME=LO:HI", requires = "starts")]
+    #[arg(long = "range", value_name = "NAME=LO:HI")]
     ranges: Vec<String>,
     /// Worker threads (default: all cores).
     #[arg(long, value_name = "J")]
     jobs: Option<usize>,
+}
+
+impl StartArgs {
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or(0)
+    }
+
+    /// Without `--starts`, `--seed` and `--range` (and, for `optimize`, `--jobs`) have
+    /// nothing to act on: an error rather than a silently ignored flag.
+    pub fn check_unused(&self, jobs_too: bool) -> Result<()> {
+        let flag = if let Some(s) = self.seed {
+            Some(("--seed", s.to_string()))
+        } else if let Some(r) = self.ranges.first() {
+            Some(("--range", r.clone()))
+        } else if jobs_too && self.jobs.is_some() {
+            Some(("--jobs", self.jobs.unwrap_or(0).to_string()))
+        } else {
+            None
+        };
+        if let Some((flag, value)) = flag {
+            return Err(hybridopt::Error::Flag {
+                flag: flag.into(),
+                value,
+                message: "applies to multi-start only: add --starts N".into(),
+            }
+            .into());
+        }
+        Ok(())
+    }
 }
 
 /// `hybridopt merge`.
@@ -160,10 +190,11 @@ pub fn cmd_sweep(a: SweepArgs) -> Result<()> {
     let plan = match a.starts {
         Some(n) => Plan::Starts {
             count: starts::check_count(n)?,
-            seed: a.multi.seed,
+            seed: a.multi.seed(),
             ranges: starts::sampling_box(&p.theta, &a.multi.ranges)?,
         },
         None => {
+            a.multi.check_unused(false)?;
             let axes = a
                 .grid
                 .iter()
@@ -213,7 +244,7 @@ pub fn best_of_starts(
 ) -> Result<(hybridopt::optimize::OptimizeResult, Value)> {
     let ranges = starts::sampling_box(&p.theta, &s.ranges)?;
     let opts = run_options(s.jobs, None, quiet)?;
-    let ms = sweep::multi_start(p, setup, count, s.seed, &ranges, &opts)?;
+    let ms = sweep::multi_start(p, setup, count, s.seed(), &ranges, &opts)?;
     let failed = ms
         .records
         .iter()
@@ -221,7 +252,7 @@ pub fn best_of_starts(
         .count();
     let info = json!({
         "starts": count,
-        "seed": s.seed,
+        "seed": s.seed(),
         "ranges": ranges,
         "best_start": ms.best_index,
         "failed": failed,

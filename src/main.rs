@@ -808,6 +808,9 @@ fn cmd_optimize(
     multi: &cli_sweep::StartArgs,
 ) -> Result<()> {
     let mut p = load(path, params)?;
+    if starts.is_none() {
+        multi.check_unused(true)?;
+    }
     if let Some(s) = solver {
         p.optimizer.solver = match s {
             SolverArg::Lbfgs => SolverKind::Lbfgs,

@@ -26,12 +26,17 @@ fn flag_err(value: &str, message: String) -> Error {
 }
 
 impl Axis {
-    /// The k-th value, `lo + (hi − lo)·k/(n − 1)`; the last one is `hi` exactly.
+    /// The k-th value, `(lo·(n − 1 − k) + hi·k)/(n − 1)` (the weighted form keeps decimal
+    /// grids decimal: 0.8:0.9:3 gives 0.85, not 0.8500000000000001); the ends are `lo`
+    /// and `hi` exactly.
     pub fn value(&self, k: usize) -> f64 {
-        if k + 1 >= self.n {
+        let m = self.n - 1;
+        if k == 0 {
+            self.lo
+        } else if k >= m {
             self.hi
         } else {
-            self.lo + (self.hi - self.lo) * (k as f64) / ((self.n - 1) as f64)
+            (self.lo * (m - k) as f64 + self.hi * k as f64) / m as f64
         }
     }
 
@@ -174,6 +179,7 @@ mod tests {
         assert_eq!(v[0], 0.1);
         assert_eq!(v[6], 0.7);
         assert!((v[3] - 0.4).abs() < 1e-15);
+        assert!(v.windows(2).all(|w| w[0] < w[1]));
         let b = Axis {
             name: "b".into(),
             lo: 1.0,

@@ -22,10 +22,11 @@ pub fn splitmix64(seed: u64, k: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A uniform number in the open interval (0, 1) from the top 53 bits of `x`:
-/// `(⌊x/2¹¹⌋ + ½)·2⁻⁵³`, never 0 nor 1.
+/// A uniform number in the open interval (0, 1) from the top 52 bits of `x`:
+/// `(⌊x/2¹²⌋ + ½)·2⁻⁵²`, exactly representable (53 significant bits), so never 0 nor 1
+/// (with 53 bits the largest, 1 − 2⁻⁵⁴, would round to 1).
 pub fn unit_open(x: u64) -> f64 {
-    ((x >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+    ((x >> 12) as f64 + 0.5) * (1.0 / (1u64 << 52) as f64)
 }
 
 /// The sampling interval of one optimized entry of θ.
@@ -198,6 +199,8 @@ mod tests {
         assert_eq!(splitmix64(1234567, 1), 3203168211198807973);
         assert_eq!(splitmix64(1234567, 2), 9817491932198370423);
         assert!(unit_open(0) > 0.0 && unit_open(u64::MAX) < 1.0);
+        assert_eq!(unit_open(u64::MAX), 1.0 - f64::EPSILON / 2.0);
+        assert_eq!(unit_open(1 << 63), 0.5 + f64::EPSILON / 4.0);
     }
 
     #[test]
