@@ -200,7 +200,7 @@ mod tests {
         assert_eq!(splitmix64(1234567, 2), 9817491932198370423);
         assert!(unit_open(0) > 0.0 && unit_open(u64::MAX) < 1.0);
         assert_eq!(unit_open(u64::MAX), 1.0 - f64::EPSILON / 2.0);
-        assert_eq!(unit_open(1 << 63), 0.5 + f64::EPSILON / 4.0);
+        assert_eq!(unit_open(1 << 63), 0.5 + f64::EPSILON / 2.0);
     }
 
     #[test]
