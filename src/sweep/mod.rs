@@ -47,7 +47,10 @@ pub fn sweep(problem: &Problem, plan: &Plan, opts: &RunOptions) -> Result<SweepR
         source,
     })?;
     let setup = problem.setup()?;
-    let total = plan.total();
+    let total = match plan {
+        Plan::Grid { axes } => grid::check_axes(axes)?,
+        Plan::Starts { count, .. } => starts::check_count(*count)?,
+    };
     let indices = opts.shard.unwrap_or(Shard::ALL).indices(total);
     let (points, finals) = match plan {
         Plan::Grid { axes } => {

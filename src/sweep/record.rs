@@ -25,7 +25,7 @@ pub enum Plan {
 }
 
 impl Plan {
-    /// The number of points.
+    /// The number of points (of a checked plan: see [`super::grid::check_axes`]).
     pub fn total(&self) -> usize {
         match self {
             Plan::Grid { axes } => axes.iter().map(|a| a.n).product(),
