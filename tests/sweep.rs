@@ -450,3 +450,55 @@ fn merge_refuses_incomplete_or_mixed_shards() {
     assert_same_files(Path::new(&whole), Path::new(&out));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Ctrl-C (SIGINT) during a sweep, after an earlier sweep into the same `--out`: exit
+/// code 130, no staging folder left, and the earlier files unchanged (the points already
+/// computed are not written: the sweep's files are all or nothing).
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_a_sweep_keeps_the_earlier_result() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let d = tmpdir("sigint");
+    let out = d.join("res");
+    let o = out.display().to_string();
+    let p = problem("five_bar_stiffness.toml");
+    ok(&["sweep", &p, "--grid", "k1=90:110:2", "--out", &o]);
+    let before = files(&out);
+    let start = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_hybridopt"))
+        .args([
+            "sweep",
+            &p,
+            "--grid",
+            "k1=60:140:40",
+            "--grid",
+            "k2=60:140:40",
+        ])
+        .args(["--jobs", "2", "--quiet", "--out", &o])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // 1600 points of about 25 ms each: far from done after 1.5 s
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the pid of our own child, which has not been waited for yet.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(rc, 0, "kill failed");
+    let r = child.wait_with_output().unwrap();
+    let took = start.elapsed();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(130), "status {:?}: {err}", r.status);
+    assert!(
+        err.contains("interrupted") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["res".to_string()]);
+    assert!(files(&out) == before, "the earlier result changed");
+    let _ = std::fs::remove_dir_all(&d);
+}
