@@ -166,11 +166,20 @@ fn print_summary(v: &Value, as_json: bool) -> Result<()> {
     }
     println!();
     if v["best"].is_object() {
+        let params: Vec<String> = v["best"]["parameters"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, x)| format!("{k} = {x}")).collect())
+            .unwrap_or_default();
+        let shown = params.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
+        let more = if params.len() > 8 {
+            format!(", … ({} in all; see sweep.json)", params.len())
+        } else {
+            String::new()
+        };
         println!(
-            "  best: point {} with cost {:.10e} at {}",
+            "  best: point {} with cost {:.10e} at {shown}{more}",
             v["best"]["index"],
             v["best"]["cost"].as_f64().unwrap_or(f64::NAN),
-            v["best"]["parameters"]
         );
     } else {
         println!("  no point succeeded");
