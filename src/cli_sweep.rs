@@ -170,7 +170,12 @@ fn print_summary(v: &Value, as_json: bool) -> Result<()> {
             .as_object()
             .map(|m| m.iter().map(|(k, x)| format!("{k} = {x}")).collect())
             .unwrap_or_default();
-        let shown = params.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
+        let shown = params
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
         let more = if params.len() > 8 {
             format!(", … ({} in all; see sweep.json)", params.len())
         } else {

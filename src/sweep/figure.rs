@@ -34,8 +34,8 @@ pub fn write(stage: &Staging, res: &SweepResult) -> Result<(), Error> {
             let best = file.best.as_ref().and_then(|b| {
                 let p = file.points.iter().find(|p| p.index == b.index)?;
                 Some((
-                    *p.parameters.get(&axes[0].name)?,
-                    *p.parameters.get(&axes[1].name)?,
+                    p.parameters.get(&axes[0].name)?,
+                    p.parameters.get(&axes[1].name)?,
                     b.cost,
                 ))
             });
@@ -97,7 +97,7 @@ fn cost_curve(file: &SweepFile, name: &str) -> Figure {
         .points
         .iter()
         .filter_map(|p| {
-            let x = *p.parameters.get(name)?;
+            let x = p.parameters.get(name)?;
             Some((
                 x,
                 p.cost.unwrap_or(f64::NAN),
@@ -115,7 +115,7 @@ fn cost_curve(file: &SweepFile, name: &str) -> Figure {
         .and_then(|b| {
             let p = file.points.iter().find(|p| p.index == b.index)?;
             Some(vec![Marker::new(
-                *p.parameters.get(name)?,
+                p.parameters.get(name)?,
                 Some(format!("min {:.4e}", b.cost)),
             )])
         })

@@ -11,6 +11,7 @@ mod figure;
 pub mod grid;
 mod heatmap;
 pub mod merge;
+pub mod named;
 pub mod output;
 pub mod record;
 pub mod run;
@@ -29,7 +30,6 @@ use crate::optimize::OptimizeResult;
 use crate::problem::Problem;
 use crate::setup::Setup;
 use crate::systems::builtin::Builtin;
-use std::collections::BTreeMap;
 
 /// A finished sweep or shard: `sweep.json`'s content and, for starts, the best start's
 /// final trajectory (outputs over time).
@@ -172,12 +172,14 @@ fn check_ranges(problem: &Problem, ranges: &[Range]) -> Result<(), Error> {
 }
 
 /// The physical parameters (not control coefficients) by name.
-fn base_parameters(problem: &Problem) -> BTreeMap<String, f64> {
+fn base_parameters(problem: &Problem) -> named::Named {
     let np = problem.dims.np();
-    problem.theta[..np]
-        .iter()
-        .map(|e| (e.name.clone(), e.value))
-        .collect()
+    named::Named(
+        problem.theta[..np]
+            .iter()
+            .map(|e| (e.name.clone(), e.value))
+            .collect(),
+    )
 }
 
 /// The problem's plotted outputs, without the controls.

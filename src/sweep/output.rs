@@ -66,9 +66,7 @@ fn row(plan: &Plan, p: &PointRecord) -> Vec<String> {
         Plan::Grid { axes } => axes.iter().map(|a| a.name.as_str()).collect(),
         Plan::Starts { ranges, .. } => ranges.iter().map(|a| a.name.as_str()).collect(),
     };
-    let pick = |m: Option<&std::collections::BTreeMap<String, f64>>, n: &str| {
-        num(m.and_then(|m| m.get(n).copied()))
-    };
+    let pick = |m: Option<&super::named::Named>, n: &str| num(m.and_then(|m| m.get(n)));
     r.extend(names.iter().map(|n| pick(Some(&p.parameters), n)));
     match plan {
         Plan::Grid { .. } => {

@@ -2,13 +2,13 @@
 //! holds them (read back by `merge`, so every type here round-trips through serde).
 
 use super::grid::Axis;
+use super::named::Named;
 use super::shard::Shard;
 use super::starts::Range;
 use crate::error::Error;
 use crate::optimize::Outcome;
 use crate::sensitivity::GradientMethod;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// What is swept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -145,10 +145,10 @@ pub struct PointRecord {
     /// The point's index in the whole sweep (0-based).
     pub index: usize,
     /// The point: the grid axes' values, or a start's values of the optimized entries.
-    pub parameters: BTreeMap<String, f64>,
+    pub parameters: Named,
     /// A start: the optimized entries at the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_parameters: Option<BTreeMap<String, f64>>,
+    pub final_parameters: Option<Named>,
     /// A start: ψ at the start point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_cost: Option<f64>,
@@ -158,7 +158,7 @@ pub struct PointRecord {
     pub gradient_norm: Option<f64>,
     /// Grid: ∂ψ/∂(each axis).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gradient: Option<BTreeMap<String, f64>>,
+    pub gradient: Option<Named>,
     /// A start: the optimizer's iterations and evaluations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u64>,
@@ -209,7 +209,7 @@ pub struct SweepFile {
     /// different files.
     pub problem_digest: String,
     /// All parameters (after `--param` overrides) at which the sweep runs.
-    pub base_parameters: BTreeMap<String, f64>,
+    pub base_parameters: Named,
     pub plan: Plan,
     /// Grid: the gradient method; starts: the optimizer's.
     pub gradient: GradientMethod,
@@ -293,7 +293,7 @@ mod tests {
     fn rec(index: usize, cost: Option<f64>, outcome: PointOutcome) -> PointRecord {
         PointRecord {
             index,
-            parameters: BTreeMap::from([("a".to_string(), 0.1 * index as f64)]),
+            parameters: Named::zip(["a"], &[0.1 * index as f64]),
             final_parameters: None,
             initial_cost: None,
             cost,
@@ -331,7 +331,7 @@ mod tests {
             kind: FailureKind::MissingEvent,
             message: "m".into(),
         });
-        r.parameters.insert("b".into(), 1.0 / 3.0);
+        r.parameters.0.push(("b".into(), 1.0 / 3.0));
         let s = serde_json::to_string(&r).unwrap();
         assert!(s.contains("\"kind\":\"missing_event\""));
         let back: PointRecord = serde_json::from_str(&s).unwrap();

@@ -3,6 +3,7 @@
 //! error and the sweep goes on; only an interruption (Ctrl-C) stops it.
 
 use super::grid::{self, Axis};
+use super::named::Named;
 use super::record::{finite, PointError, PointOutcome, PointRecord};
 use super::shard::Shard;
 use super::starts::{self, Range};
@@ -13,7 +14,6 @@ use crate::problem::{OptimizerSettings, ThetaEntry, Transform};
 use crate::sensitivity::{evaluate, GradientMethod};
 use crate::setup::Setup;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
 
 /// How to run: worker threads, which slice, and whether to draw a progress bar on stderr.
 #[derive(Debug, Clone, Copy)]
@@ -118,12 +118,7 @@ pub fn grid_point<S: HybridSystem>(
     for (&j, &v) in at.iter().zip(&values) {
         theta[j] = v;
     }
-    let named = |v: &[f64]| -> BTreeMap<String, f64> {
-        axes.iter()
-            .map(|a| a.name.clone())
-            .zip(v.iter().copied())
-            .collect()
-    };
+    let named = |v: &[f64]| Named::zip(axes.iter().map(|a| a.name.as_str()), v);
     let mut rec = PointRecord {
         index: i,
         parameters: named(&values),
@@ -180,12 +175,7 @@ pub fn start_point<S: HybridSystem>(
         e.value = v;
         e.transform = Transform::from_bounds(e.lower, e.upper, v);
     }
-    let named = |v: &[f64]| -> BTreeMap<String, f64> {
-        free.iter()
-            .map(|&j| theta[j].name.clone())
-            .zip(v.iter().copied())
-            .collect()
-    };
+    let named = |v: &[f64]| Named::zip(free.iter().map(|&j| theta[j].name.as_str()), v);
     let mut rec = PointRecord {
         index: i,
         parameters: named(&x0),
