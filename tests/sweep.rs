@@ -388,6 +388,7 @@ fn bad_flags_are_clear_errors() {
         (vec!["sweep", &p, "--grid", "e=0.8:0.9:3", "--grid", "e=0.8:0.9:3"], "given twice"),
         (vec!["sweep", &p, "--starts", "0"], "--starts 0: the number of starts must be between 1"),
         (vec!["sweep", &p, "--starts", "3", "--jobs", "0"], "--jobs 0: the number of worker threads must be at least 1"),
+        (vec!["sweep", &p, "--starts", "3", "--jobs", "5000"], "--jobs 5000: the number of worker threads must be at least 1 and at most 1024"),
         (vec!["sweep", &p, "--starts", "3", "--shard", "4/3"], "--shard 4/3: shard 4 of 3"),
         (vec!["sweep", &p, "--starts", "3", "--shard", "two"], "--shard two: expected I/N"),
         (vec!["sweep", &p, "--starts", "3", "--range", "g=1:2"], "`g` is not an optimized parameter; valid: e, c"),

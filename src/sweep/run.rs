@@ -48,14 +48,17 @@ pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Checks `--jobs J` (J ≥ 1).
+/// The most worker threads `--jobs` accepts.
+pub const MAX_JOBS: usize = 1024;
+
+/// Checks `--jobs J` (1 ≤ J ≤ [`MAX_JOBS`]).
 pub fn check_jobs(jobs: usize) -> Result<usize, Error> {
-    if jobs == 0 {
+    if jobs == 0 || jobs > MAX_JOBS {
         return Err(Error::Flag {
             flag: "--jobs".into(),
-            value: "0".into(),
+            value: jobs.to_string(),
             message: format!(
-                "the number of worker threads must be at least 1 (this machine has {} cores)",
+                "the number of worker threads must be at least 1 and at most {MAX_JOBS} (this machine has {} cores)",
                 default_jobs()
             ),
         });
