@@ -97,6 +97,9 @@ pub enum Error {
     },
     #[error("plotting {path}: {message}")]
     Plot { path: PathBuf, message: String },
+    /// A picture or animation was asked of a system that has no geometry.
+    #[error("system '{system}' has no geometry, so its motion cannot be drawn: only mechanical systems can be animated. A system gets one by implementing hybridopt::animate::Geometry (its shapes at a state and its static scene) and returning it from HybridSystem::geometry")]
+    NoGeometry { system: String },
     /// An interruption (Ctrl-C) was requested through [`crate::interrupt::request`].
     #[error("interrupted (Ctrl-C)")]
     Interrupted,

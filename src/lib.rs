@@ -46,6 +46,7 @@
     clippy::neg_cmp_op_on_partial_ord,
     clippy::too_many_arguments
 )]
+pub mod animate;
 pub mod artifacts;
 pub mod control;
 pub mod cost;

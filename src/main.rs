@@ -2,8 +2,12 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use hybridopt::animate::{
+    stage_animation, stage_strobe, AnimationOptions, Drawing, OutputGeometry, Run, StrobeOptions,
+};
 use hybridopt::artifacts::{self, trajectory_table, Table};
 use hybridopt::integrate::Stats;
+use hybridopt::model::HybridSystem;
 use hybridopt::optimize::{optimize, OptimizeResult};
 use hybridopt::plot::{write_figure, LineKind};
 use hybridopt::problem::{Problem, SolverKind};
@@ -145,6 +149,37 @@ enum Command {
     /// Combine the output folders of the shards of one sweep into the files an unsharded
     /// run writes.
     Merge(cli_sweep::MergeArgs),
+    /// Animate a mechanism: animation.gif (real time, events flashed) and strobe.png/.svg.
+    Animate {
+        /// The problem file (TOML).
+        problem: PathBuf,
+        /// Output folder (default: results/animate/<problem name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Frames per second (1–100).
+        #[arg(long, default_value_t = 25)]
+        fps: u32,
+        /// Display duration in seconds (default: real time).
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Override a parameter value: NAME=VALUE (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Draw the initial and the optimized motion side by side, with the parameters of
+        /// `optimize`'s summary (see --summary).
+        #[arg(long)]
+        compare_initial: bool,
+        /// The summary.json of `optimize` for --compare-initial (default:
+        /// results/<problem name>/summary.json).
+        #[arg(long)]
+        summary: Option<PathBuf>,
+        /// Width of one panel in pixels (64–2000).
+        #[arg(long, default_value_t = 480)]
+        width: u32,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// B-derivative at a simultaneous crossing (seed 003, Algorithm 2.1) from a JSON case.
     Bderiv {
         /// The case file (JSON: normals, fields, directions).
@@ -921,6 +956,37 @@ fn cmd_optimize(
             Some(&stage.path("controls.svg")),
         )?;
     }
+    let from_file = p
+        .plot_geometry
+        .as_ref()
+        .map(|g| OutputGeometry::new(&p.system, g));
+    let drawing = match &from_file {
+        Some(g) => Some(Drawing::Given(g)),
+        None => setup
+            .sys
+            .geometry()
+            .map(|_| Drawing::System(p.system.kind())),
+    };
+    if let Some(drawing) = drawing {
+        let runs = [
+            Run {
+                label: "initial".into(),
+                trajectory: &r.initial.trajectory,
+                theta: &r.theta_initial,
+            },
+            Run {
+                label: "optimized".into(),
+                trajectory: &r.last.trajectory,
+                theta: &r.theta_final,
+            },
+        ];
+        let title = format!("{}: initial vs optimized motion", p.name);
+        let opts = StrobeOptions {
+            width: 560,
+            ..Default::default()
+        };
+        stage_strobe(&stage, &setup, drawing, &title, &runs, &opts)?;
+    }
     let dir = stage.commit()?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -959,6 +1025,153 @@ fn cmd_optimize(
             );
         }
         println!("  wrote {}", dir.display());
+    }
+    Ok(())
+}
+
+/// θ from `optimize`'s summary: its `parameters_initial` and `parameters_final` over the
+/// problem's values (the summary must be of the same problem).
+fn summary_thetas(
+    p: &Problem,
+    setup: &Setup<'_, Builtin>,
+    path: &Path,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "--compare-initial reads optimize's summary {}: run `hybridopt optimize` first, or give --summary",
+            path.display()
+        )
+    })?;
+    let v: Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a JSON summary", path.display()))?;
+    if v["problem"].as_str() != Some(p.name.as_str()) {
+        bail!(
+            "{}: key `problem` = {} but the problem file is `{}`",
+            path.display(),
+            v["problem"],
+            p.name
+        );
+    }
+    let names = setup.theta_names();
+    let read = |key: &str| -> Result<Vec<f64>> {
+        let mut theta = p.theta_values();
+        let Some(map) = v[key].as_object() else {
+            bail!("{}: key `{key}` is missing or not a table", path.display());
+        };
+        for (name, x) in map {
+            let Some(i) = names.iter().position(|n| n == name) else {
+                bail!(
+                    "{}: `{key}.{name}` is not a parameter of problem `{}`",
+                    path.display(),
+                    p.name
+                );
+            };
+            theta[i] = x.as_f64().with_context(|| {
+                format!("{}: `{key}.{name}` = {x} is not a number", path.display())
+            })?;
+        }
+        Ok(theta)
+    };
+    Ok((read("parameters_initial")?, read("parameters_final")?))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_animate(
+    path: &Path,
+    out: Option<PathBuf>,
+    fps: u32,
+    duration: Option<f64>,
+    params: &[String],
+    compare_initial: bool,
+    summary: Option<PathBuf>,
+    width: u32,
+    as_json: bool,
+) -> Result<()> {
+    let wall = Instant::now();
+    if !(64..=2000).contains(&width) {
+        bail!("--width {width}: a panel must be between 64 and 2000 pixels wide");
+    }
+    let p = load(path, params)?;
+    let kind = p.system.kind();
+    let from_file = p
+        .plot_geometry
+        .as_ref()
+        .map(|g| OutputGeometry::new(&p.system, g));
+    let drawing = match &from_file {
+        Some(g) => Drawing::Given(g),
+        None if p.system.geometry().is_some() => Drawing::System(kind),
+        None => {
+            return Err(hybridopt::Error::NoGeometry {
+                system: kind.into(),
+            }
+            .into())
+        }
+    };
+    let setup = p.setup()?;
+    let thetas = if compare_initial {
+        let file =
+            summary.unwrap_or_else(|| PathBuf::from("results").join(&p.name).join("summary.json"));
+        let (a, b) = summary_thetas(&p, &setup, &file)?;
+        vec![("initial", a), ("optimized", b)]
+    } else {
+        vec![("", p.theta_values())]
+    };
+    let trajs = thetas
+        .iter()
+        .map(|(_, th)| setup.simulate(th))
+        .collect::<hybridopt::Result<Vec<_>>>()?;
+    let runs: Vec<Run<'_>> = thetas
+        .iter()
+        .zip(&trajs)
+        .map(|((label, th), tr)| Run {
+            label: label.to_string(),
+            trajectory: tr,
+            theta: th,
+        })
+        .collect();
+    let out = out.unwrap_or_else(|| PathBuf::from("results/animate").join(&p.name));
+    let stage = Staging::new(&out)?;
+    let opts = AnimationOptions {
+        fps,
+        duration,
+        width,
+        ..Default::default()
+    };
+    let gif = stage_animation(&stage, &setup, drawing, &p.name, &runs, &opts)?;
+    let strobe = StrobeOptions {
+        width: width.max(320) + 160,
+        ..Default::default()
+    };
+    stage_strobe(
+        &stage,
+        &setup,
+        drawing,
+        &format!("{}: stroboscopic picture", p.name),
+        &runs,
+        &strobe,
+    )?;
+    let obj = json!({
+        "animation": gif,
+        "fps": fps,
+        "events": trajs.iter().map(|t| events_json(&setup, t)).collect::<Vec<_>>(),
+        "wall_s": wall.elapsed().as_secs_f64(),
+    });
+    stage.write_json("animation.json", &obj)?;
+    let dir = stage.commit()?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&obj)?);
+    } else {
+        println!(
+            "{}: {} frames of {}×{} at {} fps ({} s of motion per second shown), {:.2} s; wrote {}",
+            p.name,
+            gif.frames,
+            gif.width,
+            gif.height,
+            fps,
+            gif.speed,
+            obj["wall_s"].as_f64().unwrap_or(0.0),
+            dir.display()
+        );
     }
     Ok(())
 }
@@ -1053,6 +1266,27 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Command::Sweep(a) => cli_sweep::cmd_sweep(a),
         Command::Merge(a) => cli_sweep::cmd_merge(a),
+        Command::Animate {
+            problem,
+            out,
+            fps,
+            duration,
+            params,
+            compare_initial,
+            summary,
+            width,
+            json,
+        } => cmd_animate(
+            &problem,
+            out,
+            fps,
+            duration,
+            &params,
+            compare_initial,
+            summary,
+            width,
+            json,
+        ),
         Command::Bderiv { case, json } => cmd_bderiv(&case, json),
     }
 }

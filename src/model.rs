@@ -179,6 +179,13 @@ pub trait HybridSystem: Sync {
         out: &mut [D],
     ) -> Result<(), ModelError>;
 
+    /// The system's geometry, for pictures and animations of its motion
+    /// ([`crate::animate`]); none by default. A system that has one implements
+    /// [`crate::animate::Geometry`] and returns `Some(self)` here.
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        None
+    }
+
     /// Vector–Jacobian products of the flow and the outputs for `k` cotangent pairs at once
     /// (the adjoint's inner loop, theory.md §4): for each j < k,
     ///

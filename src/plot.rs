@@ -499,7 +499,7 @@ fn fmt_tick(v: f64, step: f64) -> String {
     }
 }
 
-fn create_parent(path: &Path) -> Result<(), Error> {
+pub(crate) fn create_parent(path: &Path) -> Result<(), Error> {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => {
             std::fs::create_dir_all(dir).map_err(|source| Error::Io {
@@ -513,7 +513,7 @@ fn create_parent(path: &Path) -> Result<(), Error> {
 
 /// `<dir>/.<name>.tmp-<pid>-<n>.<ext>`: a unique temporary name next to `path` that keeps
 /// the extension (plotters picks the image encoder from it).
-fn temp_sibling(path: &Path, ext: &str) -> PathBuf {
+pub(crate) fn temp_sibling(path: &Path, ext: &str) -> PathBuf {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let n = SEQ.fetch_add(1, Ordering::Relaxed);
     let name = path

@@ -119,6 +119,8 @@ struct OptimizerSpec {
 #[serde(deny_unknown_fields)]
 struct PlotSpec {
     outputs: Vec<String>,
+    /// `[plot.geometry]`: see [`crate::animate::spec`].
+    geometry: Option<toml::Value>,
 }
 
 /// How a bounded parameter is mapped to an unconstrained optimization variable.
@@ -299,6 +301,8 @@ pub struct Problem {
     pub reference: Option<BTreeMap<String, f64>>,
     pub optimizer: OptimizerSettings,
     pub plot_outputs: Vec<usize>,
+    /// `[plot.geometry]`: a geometry from the outputs, for pictures of the motion.
+    pub plot_geometry: Option<crate::animate::GeometrySpec>,
 }
 
 /// The line of the first occurrence of `key` as a TOML key in `text` (for messages).
@@ -670,6 +674,14 @@ impl Problem {
             None => (0..dims.outputs.len().min(6)).collect(),
         };
 
+        let plot_geometry = match spec.plot.as_ref().and_then(|p| p.geometry.clone()) {
+            Some(v) => Some(
+                crate::animate::GeometrySpec::parse(v, &dims.outputs)
+                    .map_err(|e| perr(format!("[plot.geometry] {}{}", e.message, at(&e.key))))?,
+            ),
+            None => None,
+        };
+
         let name = spec.name.clone().unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().to_string())
@@ -691,6 +703,7 @@ impl Problem {
             reference,
             optimizer,
             plot_outputs,
+            plot_geometry,
         })
     }
 

@@ -85,6 +85,12 @@ pub trait MultibodySystem: Sync {
         out: &mut [D],
     ) -> Result<(), ModelError>;
 
+    /// The mechanism's geometry for pictures (see [`HybridSystem::geometry`]); none by
+    /// default.
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        None
+    }
+
     /// Accelerations, multipliers and residuals in `mode` at `x = (q, v)`.
     fn accelerations<D: Scalar>(
         &self,
@@ -122,6 +128,9 @@ impl<M: MultibodySystem> HybridSystem for M {
     }
     fn output_names(&self) -> Vec<String> {
         MultibodySystem::output_names(self)
+    }
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        MultibodySystem::geometry(self)
     }
     fn initial_mode(&self, p: &[f64]) -> usize {
         MultibodySystem::initial_mode(self, p)

@@ -258,6 +258,9 @@ impl Biped {
 }
 
 impl HybridSystem for Biped {
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        Some(self)
+    }
     fn state_names(&self) -> Vec<String> {
         STATE_NAMES.iter().map(|s| s.to_string()).collect()
     }

@@ -43,6 +43,9 @@ pub fn shipped_objective() -> crate::cost::Objective {
 }
 
 impl HybridSystem for BouncingBall {
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        Some(self)
+    }
     fn state_names(&self) -> Vec<String> {
         vec!["y".into(), "v".into()]
     }
@@ -111,6 +114,9 @@ impl HybridSystem for BouncingBall {
 pub struct ThrustBall;
 
 impl HybridSystem for ThrustBall {
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        Some(self)
+    }
     fn state_names(&self) -> Vec<String> {
         BouncingBall.state_names()
     }

@@ -118,6 +118,9 @@ impl HybridSystem for Builtin {
     ) -> Result<(), ModelError> {
         each!(self, s => s.outputs(mode, t, x, u, p, out))
     }
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        each!(self, s => s.geometry())
+    }
     fn flow_vjp(
         &self,
         args: crate::model::VjpArgs<'_>,
@@ -128,6 +131,19 @@ impl HybridSystem for Builtin {
 }
 
 impl Builtin {
+    /// The `kind` that names this system in a problem file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Builtin::BouncingBall(_) => "bouncing_ball",
+            Builtin::ThrustBall(_) => "thrust_ball",
+            Builtin::SwitchedLinear(_) => "switched_linear",
+            Builtin::ImpactPendulum(_) => "impact_pendulum",
+            Builtin::FiveBar(_) => "five_bar",
+            Builtin::LockingPendulum(_) => "locking_pendulum",
+            Builtin::Biped(_) => "biped",
+        }
+    }
+
     /// Builds a system from its kind and its `[system]` table (without `kind`).
     pub fn from_table(kind: &str, rest: toml::Table) -> Result<Builtin, String> {
         let none = |name: &str, rest: &toml::Table| -> Result<(), String> {

@@ -182,6 +182,9 @@ impl FiveBar {
 }
 
 impl MultibodySystem for FiveBar {
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        Some(self)
+    }
     fn mechanism(&self) -> &Mechanism {
         &self.mech
     }

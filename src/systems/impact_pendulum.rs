@@ -17,6 +17,9 @@ impl ImpactPendulum {
 }
 
 impl HybridSystem for ImpactPendulum {
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        Some(self)
+    }
     fn state_names(&self) -> Vec<String> {
         vec!["q".into(), "v".into()]
     }

@@ -236,6 +236,9 @@ impl LockingPendulum {
 }
 
 impl MultibodySystem for LockingPendulum {
+    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+        Some(self)
+    }
     fn mechanism(&self) -> &Mechanism {
         &self.mech
     }

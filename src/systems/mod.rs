@@ -3,6 +3,7 @@ pub mod biped;
 pub mod bouncing_ball;
 pub mod builtin;
 pub mod five_bar;
+pub mod geometry;
 pub mod impact_pendulum;
 pub mod locking_pendulum;
 pub mod switched;
