@@ -54,7 +54,7 @@ pub fn trajectory_table<S: HybridSystem>(
         };
         let u = setup.controls_at(&ctx, *t, theta);
         setup
-            .sys
+            .sys()
             .outputs(seg.mode, *t, &x[..nx], &u, &theta[..setup.np()], &mut y)
             .map_err(|e: ModelError| Error::Model {
                 t: *t,

@@ -122,6 +122,41 @@ impl Term {
         }
     }
 
+    /// The partial derivatives of [`Self::running`] in closed form, reported entry by
+    /// entry (only the non-zero ones): `dy(i, ∂L/∂y_i)` and `du(i, ∂L/∂u_i)` with
+    ///
+    /// ```text
+    /// Integral: ∂L/∂y_o = w     IntegralSquared: 2w(y_o − target)
+    /// Track:    2w(y_o − y_ref) Effort:          ∂L/∂u_i = 2w u_i
+    /// ```
+    ///
+    /// (the adjoint's output cotangent ȳ, theory.md §4; the unit test holds it to the
+    /// dual derivative of [`Self::running`]).
+    pub fn running_partials(
+        &self,
+        y: &[f64],
+        u: &[f64],
+        y_ref: f64,
+        mut dy: impl FnMut(usize, f64),
+        mut du: impl FnMut(usize, f64),
+    ) {
+        match *self {
+            Term::Integral { output, weight } => dy(output, weight),
+            Term::IntegralSquared {
+                output,
+                target,
+                weight,
+            } => dy(output, 2.0 * weight * (y[output] - target)),
+            Term::Track { output, weight, .. } => dy(output, 2.0 * weight * (y[output] - y_ref)),
+            Term::Effort { weight } => {
+                for (i, &v) in u.iter().enumerate() {
+                    du(i, 2.0 * weight * v);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The terminal value `Φ` from the outputs at tf.
     pub fn terminal<D: Scalar>(&self, y: &[D]) -> D {
         match *self {
@@ -199,6 +234,50 @@ impl Objective {
         Objective {
             name: name.to_string(),
             terms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Term;
+    use num_dual::Dual64;
+
+    /// The closed-form partials equal the dual derivative of `running`, entry by entry.
+    #[test]
+    fn running_partials_equal_the_dual_derivative() {
+        let y = [0.7, -1.3, 2.1];
+        let u = [0.4, -0.9];
+        let terms = [
+            Term::Integral {
+                output: 1,
+                weight: 0.3,
+            },
+            Term::IntegralSquared {
+                output: 2,
+                target: 0.5,
+                weight: 1.7,
+            },
+            Term::Effort { weight: 0.25 },
+        ];
+        for term in &terms {
+            let (mut gy, mut gu) = ([0.0; 3], [0.0; 2]);
+            term.running_partials(&y, &u, 0.0, |i, d| gy[i] += d, |i, d| gu[i] += d);
+            let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();
+            for i in 0..5 {
+                let (mut yd, mut ud) = (lift(&y), lift(&u));
+                if i < 3 {
+                    yd[i].eps = 1.0;
+                } else {
+                    ud[i - 3].eps = 1.0;
+                }
+                let want = term.running(&yd, &ud, Dual64::from(0.0)).eps;
+                let got = if i < 3 { gy[i] } else { gu[i - 3] };
+                assert!(
+                    (got - want).abs() <= 1e-15 * want.abs().max(1.0),
+                    "{term:?} entry {i}: {got} vs {want}"
+                );
+            }
         }
     }
 }

@@ -50,6 +50,7 @@ pub mod animate;
 pub mod artifacts;
 pub mod control;
 pub mod cost;
+pub mod custom;
 pub mod error;
 pub mod integrate;
 pub mod interrupt;

@@ -196,6 +196,9 @@ fn load(path: &Path, params: &[String]) -> Result<Problem> {
         let Some((k, v)) = kv.split_once('=') else {
             bail!("--param {kv}: expected NAME=VALUE, e.g. --param e=0.85");
         };
+        if k.trim().is_empty() {
+            bail!("--param {kv}: the parameter name is empty; expected NAME=VALUE, e.g. --param e=0.85");
+        }
         let v: f64 = v
             .trim()
             .parse()

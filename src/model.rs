@@ -117,7 +117,7 @@ impl GuardInfo {
 /// All functions are generic over [`Scalar`] so that the library can differentiate them
 /// exactly; write them with ordinary arithmetic (`+ - * /`, `sin`, `sqrt`, `powi`, ...),
 /// using [`c`] to lift constants.
-pub trait HybridSystem: Sync {
+pub trait HybridSystem: Send + Sync {
     /// Names of the states `x`.
     fn state_names(&self) -> Vec<String>;
     /// Names of the parameters `p`.

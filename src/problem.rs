@@ -366,15 +366,13 @@ impl Problem {
                 )))
             }
         };
-        let system = Builtin::from_table(&kind, sys_table).map_err(|m| {
-            // point at the offending key's line where the message names one
-            let line = m
-                .split('`')
-                .nth(1)
-                .and_then(|k| line_of(text, k))
-                .map_or(String::new(), |l| format!(" (line {l})"));
-            perr(format!("{m}{line}"))
-        })?;
+        let system = if kind == "custom" {
+            let sys = crate::custom::CustomSystem::from_file_text(text)
+                .map_err(|e| perr(e.located(text)))?;
+            Builtin::Custom(Box::new(sys))
+        } else {
+            Self::builtin(&kind, sys_table, text, &perr)?
+        };
         let dims = Dims::of(&system);
 
         // --- simulation ---
@@ -704,6 +702,25 @@ impl Problem {
             optimizer,
             plot_outputs,
             plot_geometry,
+        })
+    }
+
+    /// A built-in system from its kind and `[system]` table; the error points at the line
+    /// of the key its message names.
+    fn builtin(
+        kind: &str,
+        table: toml::Table,
+        text: &str,
+        perr: &dyn Fn(String) -> Error,
+    ) -> Result<Builtin, Error> {
+        Builtin::from_table(kind, table).map_err(|m| {
+            // point at the offending key's line where the message names one
+            let line = m
+                .split('`')
+                .nth(1)
+                .and_then(|k| line_of(text, k))
+                .map_or(String::new(), |l| format!(" (line {l})"));
+            perr(format!("{m}{line}"))
         })
     }
 

@@ -78,6 +78,12 @@ fn expect(stem: &str) -> Expect {
         "biped_damping_symmetric" => e(2e-7, f64::NAN, false, 6e-4, 1e-3),
         // exact 1.2e-11, fd 1.1e-10; GD: gap 5.0e-16, |g| 5.5e-9
         "bouncing_ball" => e(3e-10, 3e-9, true, 1e-14, 1e-7),
+        // the same system as expressions: exact 1.2e-11, fd 1.1e-10; GD: gap 1.1e-15,
+        // |g| 1.2e-8
+        "custom_ball" => e(3e-10, 3e-9, true, 1e-14, 1e-7),
+        // exact 7.4e-11, fd 3.5e-7 (large higher derivatives in the thresholds); GD: gap
+        // 8.9e-15, |g| 5.2e-7
+        "custom_thermostat" => e(2e-9, 7e-6, true, 3e-14, 5e-6),
         // exact 7.5e-9, fd 8.1e-9; GD: gap 8.9e-15, |g| 1.8e-10
         "five_bar_identify" => e(2e-7, 2e-7, true, 3e-14, 5e-9),
         // exact 5.5e-8, fd 9.8e-8; GD: gap 2.2e-14, |g| 2.7e-8

@@ -13,7 +13,7 @@ mod common;
 use common::Rng;
 use hybridopt::cost::{Objective, Term};
 use hybridopt::integrate::hybrid::Ctx;
-use hybridopt::sensitivity::forward::event_ctx;
+
 use hybridopt::sensitivity::jump::Jump;
 use hybridopt::sensitivity::term_jacobian;
 use hybridopt::setup::{ScalarJac, Setup};
@@ -142,7 +142,7 @@ fn points(setup: &Setup<'_, ImpactPendulum>, p: &[f64]) -> Vec<(Ctx, f64, Vec<f6
     let mut pts: Vec<(Ctx, f64, Vec<f64>)> = (0..3)
         .map(|i| {
             let e = &traj.events[i];
-            (event_ctx(&traj, i), e.t, e.y_minus.clone())
+            (traj.event_ctx(i), e.t, e.y_minus.clone())
         })
         .collect();
     let ctx = Ctx {

@@ -9,7 +9,7 @@ use common::assert_within;
 
 use hybridopt::cost::{Objective, Term};
 use hybridopt::sensitivity::bderivative::saltation_for_order;
-use hybridopt::sensitivity::forward::{event_ctx, forward_sensitivity};
+use hybridopt::sensitivity::forward::forward_sensitivity;
 use hybridopt::sensitivity::jump::Jump;
 use hybridopt::sensitivity::simultaneous::{
     directional_derivative, directional_derivatives, piece_gradients, simultaneous_events,
@@ -412,7 +412,7 @@ fn corner_pieces_equal_the_products_of_jumps_and_b_reduces_to_the_jump_for_one_s
     th[8] = 0.3;
     let fr = forward_sensitivity(&s, &th).unwrap();
     let e = &fr.trajectory.events[0];
-    let ctx = event_ctx(&fr.trajectory, 0);
+    let ctx = fr.trajectory.event_ctx(0);
     let xm = &e.y_minus[..n];
     let sm = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
     let one = SimultaneousEvent::new(&s, &ctx, e.t, &[e.guard], xm, &th).unwrap();
@@ -665,7 +665,7 @@ fn one_surface_with_parameter_and_time_dependent_guards_is_the_ordinary_jump() {
     let (n, nth) = (s.n(), s.ntheta());
     assert_eq!(fr.trajectory.events.len(), 2);
     for (i, e) in fr.trajectory.events.iter().enumerate() {
-        let ctx = event_ctx(&fr.trajectory, i);
+        let ctx = fr.trajectory.event_ctx(i);
         let xm = &e.y_minus[..n];
         let sm = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
         let one = SimultaneousEvent::new(&s, &ctx, e.t, &[e.guard], xm, &th).unwrap();

@@ -21,6 +21,23 @@ impl<D: Scalar> DenseStep<D> {
     /// Builds the interpolant from the step's end values, slopes and the 5th coefficient.
     /// `r5 = None` gives the cubic Hermite interpolant.
     pub fn new(t0: D, h: D, y0: &[D], y1: &[D], f0: &[D], f1: &[D], r5: Option<&[D]>) -> Self {
+        match r5 {
+            Some(r) => Self::with_r5(t0, h, y0, y1, f0, f1, |i| r[i]),
+            None => Self::with_r5(t0, h, y0, y1, f0, f1, |_| D::zero()),
+        }
+    }
+
+    /// [`Self::new`] with the 5th coefficient given by component (so that the stepper
+    /// writes it straight into the interpolant: one allocation).
+    pub fn with_r5(
+        t0: D,
+        h: D,
+        y0: &[D],
+        y1: &[D],
+        f0: &[D],
+        f1: &[D],
+        r5: impl Fn(usize) -> D,
+    ) -> Self {
         let n = y0.len();
         let mut coef = Vec::with_capacity(5 * n);
         coef.extend_from_slice(y0);
@@ -36,10 +53,7 @@ impl<D: Scalar> DenseStep<D> {
             let r3 = h * f0[i] - r2;
             coef.push(r2 - h * f1[i] - r3);
         }
-        match r5 {
-            Some(r) => coef.extend_from_slice(r),
-            None => coef.extend(std::iter::repeat_n(D::zero(), n)),
-        }
+        coef.extend((0..n).map(r5));
         DenseStep {
             t0,
             h,

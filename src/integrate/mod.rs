@@ -3,6 +3,7 @@
 pub mod dense;
 pub mod hybrid;
 pub mod options;
+pub(crate) mod scratch;
 pub mod smooth;
 pub mod stepper;
 pub mod tableau;

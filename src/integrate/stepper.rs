@@ -71,16 +71,27 @@ pub struct Tolerances {
 impl Tolerances {
     /// RMS norm of `e` weighted by the tolerances (Hairer, Nørsett & Wanner I, (II.4.11)).
     pub fn norm<D: Scalar>(&self, e: &[f64], y0: &[D], y1: &[D]) -> f64 {
-        if e.is_empty() {
+        self.norm_by(e.len(), |i| e[i], y0, y1)
+    }
+
+    /// [`Self::norm`] of the first `m` components of an error given by component.
+    pub fn norm_by<D: Scalar>(
+        &self,
+        m: usize,
+        e: impl Fn(usize) -> f64,
+        y0: &[D],
+        y1: &[D],
+    ) -> f64 {
+        if m == 0 {
             return 0.0;
         }
         let mut s = 0.0;
-        for i in 0..e.len() {
+        for i in 0..m {
             let sc = self.atol + self.rtol * y0[i].re().abs().max(y1[i].re().abs());
-            let r = e[i] / sc;
+            let r = e(i) / sc;
             s += r * r;
         }
-        (s / e.len() as f64).sqrt()
+        (s / m as f64).sqrt()
     }
 }
 
@@ -122,55 +133,45 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     h: D,
     tol: &Tolerances,
 ) -> Result<Attempt<D>, ModelError> {
-    use dopri5::{A, B, C, D as DD, E};
+    use dopri5::{A, C, D as DD, E};
     let n = y.len();
-    let mut k: Vec<Vec<D>> = Vec::with_capacity(7);
-    k.push(f0.to_vec());
+    // the seven stage slopes, flat (stage s at s·n): one allocation per step
+    let mut k = vec![D::zero(); 7 * n];
+    k[..n].copy_from_slice(f0);
     let mut ys = vec![D::zero(); n];
     for s in 1..7 {
+        let (done, rest) = k.split_at_mut(s * n);
         for i in 0..n {
             let mut acc = D::zero();
-            for (j, kj) in k.iter().enumerate() {
-                let a = A[s][j];
-                if a != 0.0 {
-                    acc += kj[i] * a;
+            for (j, a) in A[s][..s].iter().enumerate() {
+                if *a != 0.0 {
+                    acc += done[j * n + i] * *a;
                 }
             }
             ys[i] = y[i] + h * acc;
         }
-        let mut ks = vec![D::zero(); n];
-        rhs.eval(t + h * C[s], &ys, &mut ks)?;
-        k.push(ks);
+        rhs.eval(t + h * C[s], &ys, &mut rest[..n])?;
     }
     // Stage 7 was evaluated at y1 (FSAL): ys holds y1.
     let y1 = ys;
     let hr = h.re();
-    let mut e = vec![0.0; n];
-    for (i, ei) in e.iter_mut().enumerate() {
-        let mut acc = 0.0;
-        for s in 0..7 {
-            acc += E[s] * k[s][i].re();
-        }
-        *ei = hr * acc;
-    }
-    let _ = B;
     let m = rhs.error_dim();
-    let mut err = tol.norm(&e[..m], &y[..m], &y1[..m]);
+    let e = |i: usize| hr * (0..7).map(|s| E[s] * k[s * n + i].re()).sum::<f64>();
+    let mut err = tol.norm_by(m, e, &y[..m], &y1[..m]);
     if D::NDERIV > 0 {
-        err = err.max(derivative_error(tol, hr, &E, &k, &y[..m], &y1[..m]));
+        err = err.max(derivative_error(tol, hr, &E, &k, n, &y[..m], &y1[..m]));
     }
-    let mut r5 = vec![D::zero(); n];
-    for (i, r) in r5.iter_mut().enumerate() {
+    let f1 = k[6 * n..].to_vec();
+    let r5 = |i: usize| {
         let mut acc = D::zero();
         for s in 0..7 {
             if DD[s] != 0.0 {
-                acc += k[s][i] * DD[s];
+                acc += k[s * n + i] * DD[s];
             }
         }
-        *r = h * acc;
-    }
-    let f1 = k.pop().expect("seven stages");
-    let dense = DenseStep::new(t, h, y, &y1, f0, &f1, Some(&r5));
+        h * acc
+    };
+    let dense = DenseStep::with_r5(t, h, y, &y1, f0, &f1, r5);
     Ok(Attempt::Done {
         y1,
         f1,
@@ -187,7 +188,8 @@ fn derivative_error<D: Scalar>(
     tol: &Tolerances,
     h: f64,
     e: &[f64],
-    k: &[Vec<D>],
+    k: &[D],
+    stride: usize,
     y0: &[D],
     y1: &[D],
 ) -> f64 {
@@ -195,8 +197,8 @@ fn derivative_error<D: Scalar>(
     let mut s = 0.0;
     for i in 0..n {
         let mut acc = 0.0;
-        for (es, ks) in e.iter().zip(k) {
-            acc += es * ks[i].eps_part();
+        for (st, es) in e.iter().enumerate() {
+            acc += es * k[st * stride + i].eps_part();
         }
         let sc = tol.atol + tol.rtol * y0[i].eps_part().abs().max(y1[i].eps_part().abs());
         let r = h * acc / sc;

@@ -182,6 +182,18 @@ pub struct Trajectory<D = f64> {
 }
 
 impl<D: Scalar> Trajectory<D> {
+    /// The context (mode, breakpoint interval) just before event `i`: the mode the event
+    /// left, in the interval of the segment it ended (recorded on the tape).
+    pub fn event_ctx(&self, i: usize) -> crate::integrate::hybrid::Ctx {
+        let e = &self.events[i];
+        let seg = &self.segments[e.segment];
+        crate::integrate::hybrid::Ctx {
+            mode: e.mode_before,
+            t_lo: seg.t_lo,
+            t_hi: seg.t_hi,
+        }
+    }
+
     /// Whether every segment keeps all of its interpolants (sampling and tables need it;
     /// the adjoint replays compacted windows itself).
     pub fn is_dense(&self) -> bool {

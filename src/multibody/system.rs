@@ -37,7 +37,7 @@ use crate::model::{
 /// the mode's constraint set and the configured formulation, and whose `flow_vjp` is the
 /// implicit-differentiation product of the module docs. The state is `x = (q, v)` with
 /// `q` the mechanism's `n` coordinates. Mechanisms take no controls.
-pub trait MultibodySystem: Sync {
+pub trait MultibodySystem: Send + Sync {
     /// The mechanism (points, bodies, forces, its own constraint set).
     fn mechanism(&self) -> &Mechanism;
     /// The formulation and its coefficients.

@@ -252,23 +252,6 @@ pub fn adjoint_with_history<S: HybridSystem>(
     adjoint_impl(setup, traj, theta, true, &[]).map(|(g, _, h)| (g, h))
 }
 
-/// The jump of every event of `traj`, built once and shared by every column.
-pub fn trajectory_jumps<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
-) -> Result<Vec<Jump>, Error> {
-    traj.events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let ctx = super::forward::event_ctx(traj, i);
-            Jump::at(setup, &ctx, e.guard, e.t, &e.y_minus, theta, e.terminal)
-                .map_err(located(setup, e.t, ctx.mode))
-        })
-        .collect()
-}
-
 /// Backward across the events at a segment's end, every column at once: the transposed
 /// jumps of the recorded order, or the transpose of a piece's composed map.
 fn across_events(
@@ -314,9 +297,9 @@ fn adjoint_impl<S: HybridSystem>(
     let (n, nx, np, nu) = (setup.n(), setup.nx(), setup.np(), setup.nu());
     let k = setup.objectives.len();
     let mut stats = Stats::default();
-    let jumps = trajectory_jumps(setup, traj, theta)?;
+    let jumps = Jump::tape(setup, traj, theta)?;
     let seeds = ObjectiveSeeds::build(setup, traj, theta, |i| &jumps[i])?;
-    let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..np])
+    let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..np])
         .map_err(located(setup, setup.t0, 0))?;
     let mut lam = DMatrix::from_columns(&seeds.lambda_tf);
     let mut mu = DMatrix::from_columns(&seeds.mu_tf);

@@ -12,11 +12,15 @@ use crate::model::{Direction, HybridSystem};
 #[allow(unused_imports)]
 use crate::setup::{guard_meta, guards_on_leading_state, Setup};
 use nalgebra::DMatrix;
+use std::cell::RefCell;
 
-/// X together with S (column-major, n×nθ), as one integrated vector.
+/// X together with S (column-major, n×nθ), as one integrated vector. Each event's jump,
+/// built to map S across it, is kept in order, so the τ report and the objectives' seeds
+/// use the same one (built once per trajectory).
 pub struct SensRhs<'s, 'a, S: HybridSystem> {
     pub setup: &'s Setup<'a, S>,
     pub theta: Vec<f64>,
+    jumps: RefCell<Vec<Jump>>,
 }
 
 impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
@@ -59,7 +63,9 @@ impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
         let s_plus = jump.forward(&s_minus);
         let mut out = jump.x_plus.as_slice().to_vec();
         out.extend_from_slice(s_plus.as_slice());
-        Ok((jump.mode_after, out))
+        let mode_after = jump.mode_after;
+        self.jumps.borrow_mut().push(jump);
+        Ok((mode_after, out))
     }
 }
 
@@ -120,20 +126,6 @@ impl ForwardResult {
     }
 }
 
-/// The context (mode, breakpoint interval) just before event `i` of a trajectory.
-pub fn event_ctx<D>(traj: &Trajectory<D>, i: usize) -> Ctx {
-    let seg = traj
-        .segments
-        .iter()
-        .find(|s| s.end_events.contains(&i))
-        .expect("every event ends a segment");
-    Ctx {
-        mode: traj.events[i].mode_before,
-        t_lo: seg.t_lo,
-        t_hi: seg.t_hi,
-    }
-}
-
 /// Runs X and S together and assembles dψ/dθ = Z(tf) + Φ_X S(tf) + Φ_θ + Σ E-terms.
 pub fn forward_sensitivity<S: HybridSystem>(
     setup: &Setup<'_, S>,
@@ -144,7 +136,7 @@ pub fn forward_sensitivity<S: HybridSystem>(
     let nx = setup.nx();
     let nth = setup.ntheta();
     let (m0, x0) = setup.initial(theta).map_err(located(setup, setup.t0, 0))?;
-    let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..setup.np()])
+    let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..setup.np()])
         .map_err(located(setup, setup.t0, m0))?;
     let mut s0 = DMatrix::zeros(n, nth);
     s0.view_mut((0, 0), (nx, setup.np())).copy_from(&dx0);
@@ -153,6 +145,7 @@ pub fn forward_sensitivity<S: HybridSystem>(
     let rhs = SensRhs {
         setup,
         theta: theta.to_vec(),
+        jumps: RefCell::new(Vec::new()),
     };
     let traj = simulate_hybrid(
         &rhs,
@@ -162,32 +155,31 @@ pub fn forward_sensitivity<S: HybridSystem>(
         &setup.solver,
         &setup.events,
     )?;
-    // event reports (τ) from the tape with the one jump formula
-    let mut events = Vec::with_capacity(traj.events.len());
-    let mut jumps = Vec::with_capacity(traj.events.len());
-    for (i, e) in traj.events.iter().enumerate() {
-        let ctx = event_ctx(&traj, i);
-        let jump = Jump::at(
-            setup,
-            &ctx,
-            e.guard,
-            e.t,
-            &e.y_minus[..n],
-            theta,
-            e.terminal,
-        )
-        .map_err(located(setup, e.t, ctx.mode))?;
-        let s_minus = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
-        events.push(EventSensitivity {
+    // event reports (τ) from the jumps the run applied, one per event of the tape
+    let jumps = rhs.jumps.into_inner();
+    let jumps = if jumps.len() == traj.events.len() {
+        jumps
+    } else {
+        Jump::tape(setup, &traj, theta)?
+    };
+    let s_minus: Vec<DMatrix<f64>> = traj
+        .events
+        .iter()
+        .map(|e| DMatrix::from_column_slice(n, nth, &e.y_minus[n..]))
+        .collect();
+    let events = traj
+        .events
+        .iter()
+        .zip(jumps.iter().zip(&s_minus))
+        .map(|(e, (jump, s))| EventSensitivity {
             t: e.t,
             guard: e.guard,
             mode_before: e.mode_before,
             mode_after: e.mode_after,
             group: e.group,
-            tau: jump.tau(&s_minus).as_slice().to_vec(),
-        });
-        jumps.push((jump, s_minus, ctx));
-    }
+            tau: jump.tau(s).as_slice().to_vec(),
+        })
+        .collect();
     let s_f = DMatrix::from_column_slice(n, nth, &traj.y_final[n..]);
     // values from the X part
     let state_only = ForwardResult {
@@ -201,13 +193,13 @@ pub fn forward_sensitivity<S: HybridSystem>(
     // dψ/dθ from the objectives' seeds (the same ones the adjoint starts from):
     // λ_tfᵀ S(tf) + μ_tf + Σ_events c_Xᵀ S⁻ + c_θ, where cᵀ[S⁻; I] = E_t τ + E_X(S⁻ + f⁻τ) + E_θ
     // is the event cost's total derivative (theory §3–4)
-    let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i].0)?;
+    let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i])?;
     let mut gradients = Vec::new();
     for (oi, obj) in setup.objectives.iter().enumerate() {
         let mut g = s_f.tr_mul(&seeds.lambda_tf[oi]) + &seeds.mu_tf[oi];
         for (i, per_objective) in seeds.events.iter().enumerate() {
             if let Some((cx, ct)) = &per_objective[oi] {
-                g += jumps[i].1.tr_mul(cx) + ct;
+                g += s_minus[i].tr_mul(cx) + ct;
             }
         }
         let mut g = g.as_slice().to_vec();

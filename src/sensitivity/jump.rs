@@ -2,11 +2,23 @@
 //! transpose the adjoint, and the per-event reports (theory.md §3–4; seed 000 (23a)–(25),
 //! seed 003 (2.5)).
 
-use crate::error::ModelError;
+use super::located;
+use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::Ctx;
+use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::setup::{ScalarJac, Setup};
 use nalgebra::{DMatrix, DVector};
+
+/// Where an event happens: the context before it, the guard, the instant and X⁻.
+#[derive(Clone, Copy)]
+struct EventPoint<'a> {
+    ctx: &'a Ctx,
+    k: usize,
+    t: f64,
+    x_minus: &'a [f64],
+    terminal: bool,
+}
 
 /// Everything the sensitivity analysis needs at one event.
 #[derive(Debug, Clone)]
@@ -28,9 +40,9 @@ pub struct Jump {
 }
 
 impl Jump {
-    /// Builds the jump of guard `k` at `(t, X⁻)` in the mode of `ctx` (theory.md §3).
-    /// A terminal event has the identity reset and f⁺ = 0, so that the jump maps the
-    /// sensitivities to those of x(t_e(θ)): `S⁺ = S⁻ + f⁻ τ`.
+    /// Builds the jump of guard `k` at `(t, X⁻)` in the mode of `ctx` (theory.md §3),
+    /// evaluating f⁻ and f⁺. A terminal event has the identity reset and f⁺ = 0, so that
+    /// the jump maps the sensitivities to those of x(t_e(θ)): `S⁺ = S⁻ + f⁻ τ`.
     pub fn at<S: HybridSystem>(
         setup: &Setup<'_, S>,
         ctx: &Ctx,
@@ -40,11 +52,77 @@ impl Jump {
         theta: &[f64],
         terminal: bool,
     ) -> Result<Jump, ModelError> {
-        let n = setup.n();
-        let nth = setup.ntheta();
-        let mut f_minus = vec![0.0; n];
+        let mut f_minus = vec![0.0; setup.n()];
         setup.rhs(ctx, t, x_minus, theta, &mut f_minus)?;
-        let f_minus = DVector::from_vec(f_minus);
+        let at = EventPoint {
+            ctx,
+            k,
+            t,
+            x_minus,
+            terminal,
+        };
+        Self::with_slopes(setup, &at, theta, DVector::from_vec(f_minus), None)
+    }
+
+    /// The jump of event `i` of a trajectory's tape, from what the simulation recorded:
+    /// the segment's context, X⁻, and the slopes f⁻ and f⁺ (the first n components of
+    /// each, so a tape of (X, S) serves too). No right-hand side is evaluated again.
+    pub fn from_record<S: HybridSystem>(
+        setup: &Setup<'_, S>,
+        traj: &Trajectory,
+        i: usize,
+        theta: &[f64],
+    ) -> Result<Jump, ModelError> {
+        let n = setup.n();
+        let e = &traj.events[i];
+        let ctx = traj.event_ctx(i);
+        let at = EventPoint {
+            ctx: &ctx,
+            k: e.guard,
+            t: e.t,
+            x_minus: &e.y_minus[..n],
+            terminal: e.terminal,
+        };
+        let f_minus = DVector::from_column_slice(&e.f_minus[..n]);
+        let f_plus = DVector::from_column_slice(&e.f_plus[..n]);
+        Self::with_slopes(setup, &at, theta, f_minus, Some(f_plus))
+    }
+
+    /// Every event's jump on a trajectory's tape, built once and shared by every consumer
+    /// (the τ report, the objectives' seeds, the backward pass).
+    pub fn tape<S: HybridSystem>(
+        setup: &Setup<'_, S>,
+        traj: &Trajectory,
+        theta: &[f64],
+    ) -> Result<Vec<Jump>, Error> {
+        (0..traj.events.len())
+            .map(|i| {
+                Jump::from_record(setup, traj, i, theta).map_err(located(
+                    setup,
+                    traj.events[i].t,
+                    traj.events[i].mode_before,
+                ))
+            })
+            .collect()
+    }
+
+    /// The guard's and reset's Jacobians at the event, combined with the slopes; f⁺ is
+    /// evaluated at X⁺ when not given.
+    fn with_slopes<S: HybridSystem>(
+        setup: &Setup<'_, S>,
+        at: &EventPoint<'_>,
+        theta: &[f64],
+        f_minus: DVector<f64>,
+        f_plus: Option<DVector<f64>>,
+    ) -> Result<Jump, ModelError> {
+        let (n, nth) = (setup.n(), setup.ntheta());
+        let EventPoint {
+            ctx,
+            k,
+            t,
+            x_minus,
+            terminal,
+        } = *at;
         let guard = setup.guard_jacobian(ctx, k, t, x_minus, theta)?;
         let gdot = guard.t + guard.x.dot(&f_minus);
         let (mode_after, x_plus, rt, rx, rth) = if terminal {
@@ -59,16 +137,18 @@ impl Jump {
             let r = setup.reset_jacobian(ctx.mode, k, t, x_minus, theta)?;
             (r.mode_after, r.x_plus, r.rt, r.rx, r.rtheta)
         };
-        let f_plus = if terminal {
-            DVector::zeros(n)
-        } else {
-            let c2 = Ctx {
-                mode: mode_after,
-                ..*ctx
-            };
-            let mut fp = vec![0.0; n];
-            setup.rhs(&c2, t, x_plus.as_slice(), theta, &mut fp)?;
-            DVector::from_vec(fp)
+        let f_plus = match f_plus {
+            _ if terminal => DVector::zeros(n),
+            Some(f) => f,
+            None => {
+                let c2 = Ctx {
+                    mode: mode_after,
+                    ..*ctx
+                };
+                let mut fp = vec![0.0; n];
+                setup.rhs(&c2, t, x_plus.as_slice(), theta, &mut fp)?;
+                DVector::from_vec(fp)
+            }
         };
         Ok(Self::from_parts(
             mode_after, x_plus, f_minus, f_plus, guard, gdot, &rt, &rx, &rth,

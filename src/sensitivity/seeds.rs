@@ -3,7 +3,7 @@
 //! trajectory and shared by every backward pass.
 
 use super::jump::Jump;
-use super::{forward::event_ctx, term_jacobian};
+use super::term_jacobian;
 use crate::error::Error;
 use crate::integrate::hybrid::Ctx;
 use crate::integrate::Trajectory;
@@ -57,7 +57,7 @@ impl ObjectiveSeeds {
                     match terminal_event {
                         Some(i) => {
                             let e = &traj.events[i];
-                            let ctx = event_ctx(traj, i);
+                            let ctx = traj.event_ctx(i);
                             let tj =
                                 term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, true)?;
                             seeds.add_event(i, oi, jump(i).event_cost(&tj));

@@ -247,7 +247,7 @@ impl SimultaneousEvent {
             let prev = mask ^ (1 << j);
             let m = modes[prev];
             let k = guards[j];
-            if !setup.sys.guard_active(m, k) {
+            if !setup.sys().guard_active(m, k) {
                 return Err(here(format!(
                     "guard '{}' is not watched in mode '{}', reached by crossing the others \
                      first: not every crossing order is possible",
@@ -286,7 +286,7 @@ impl SimultaneousEvent {
             let mut seq = Vec::with_capacity(n);
             for &pos in &order {
                 let k = guards[pos];
-                if !setup.sys.guard_active(mode, k) {
+                if !setup.sys().guard_active(mode, k) {
                     return Err(here(format!(
                         "guard '{}' is not watched in mode '{}' in crossing order {:?}",
                         setup.dims.guard_name(k),
@@ -510,7 +510,7 @@ pub fn simultaneous_events<S: HybridSystem>(
                     setup.dims.guard_name(e.guard)
                 )));
             }
-            let ctx = super::forward::event_ctx(traj, i);
+            let ctx = traj.event_ctx(i);
             let guards: Vec<usize> = evs.iter().map(|e| e.guard).collect();
             let mut ev =
                 SimultaneousEvent::new(setup, &ctx, evs[0].t, &guards, &evs[0].y_minus, theta)?;
@@ -778,7 +778,7 @@ fn run_columns<S: HybridSystem>(
     let plan = Plan::of(plain, &groups);
     // start: X0 and the columns dX0/dθ · δθ_c
     let (m0, x0) = setup.initial(theta).map_err(located(setup, setup.t0, 0))?;
-    let (_, dx0) = crate::model::initial_jacobian(setup.sys, nx, &theta[..setup.np()])
+    let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..setup.np()])
         .map_err(located(setup, setup.t0, m0))?;
     let mut s0full = DMatrix::zeros(n, nth);
     s0full.view_mut((0, 0), (nx, setup.np())).copy_from(&dx0);
@@ -826,7 +826,7 @@ fn run_columns<S: HybridSystem>(
     let s_f = s_of(&traj.y_final);
     // the objectives' seeds (as for the direct and adjoint gradients), applied to the
     // columns: λ_tfᵀ S(tf) + μ_tfᵀ δθ + Σ_events c_Xᵀ S⁻ + c_θᵀ δθ
-    let jumps = super::adjoint::trajectory_jumps(setup, &xt, theta)?;
+    let jumps = Jump::tape(setup, &xt, theta)?;
     let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i])?;
     if let Some(i) = (0..xt.events.len()).find(|&i| multi[i] && seeds.has_event_cost(i)) {
         return Err(Error::Invalid(format!(

@@ -3,7 +3,7 @@
 //! Parameters (g, e, c, y0, v0). The restitution e enters only through the reset (R_p).
 
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{Direction, GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BouncingBall;
@@ -106,6 +106,60 @@ impl HybridSystem for BouncingBall {
         out[2] = p[0] * x[0] + x[1] * x[1] * 0.5;
         Ok(())
     }
+
+    /// The exact products by hand: [`ball_vjp`].
+    fn flow_vjp(&self, a: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
+        ball_vjp(a, out, false)
+    }
+}
+
+/// The ball's (and the thrust ball's) vector–Jacobian products by hand — the flow and
+/// outputs are linear but for `c·v`, `g·y` and `v²/2` — for k cotangents `(λ_j, ȳ_j)`:
+///
+/// ```text
+/// gx = (ȳ_y + g ȳ_E,  λ_y − c λ_v + ȳ_v + v ȳ_E)
+/// gp = (−λ_v + y ȳ_E,  0,  −v λ_v,  0,  0)            for p = (g, e, c, y0, v0)
+/// gu = λ_v + ȳ_thrust                                 (thrust ball: v̇ += u, output u)
+/// ```
+///
+/// `tests/engine.rs` holds both to the default dual passes.
+fn ball_vjp(a: VjpArgs<'_>, out: VjpOut<'_>, thrust: bool) -> Result<(), ModelError> {
+    let (x, p) = (a.x, a.p);
+    let ny = if thrust { 4 } else { 3 };
+    let mut y = [x[0], x[1], p[0] * x[0] + 0.5 * x[1] * x[1], 0.0];
+    if thrust {
+        y[3] = a.u[0];
+    }
+    const K_STACK: usize = 8;
+    let mut stack = [0.0; 4 * K_STACK];
+    let mut heap = Vec::new();
+    let ybar: &[f64] = match a.ybar {
+        OutputCotangent::None => &[],
+        OutputCotangent::Given(v) => v,
+        OutputCotangent::At(f) => {
+            out.y[..ny].copy_from_slice(&y[..ny]);
+            let buf = if a.k <= K_STACK {
+                &mut stack[..ny * a.k]
+            } else {
+                heap.resize(ny * a.k, 0.0);
+                &mut heap[..]
+            };
+            f(&y[..ny], buf);
+            buf
+        }
+    };
+    for j in 0..a.k {
+        let (ly, lv) = (a.lam[2 * j], a.lam[2 * j + 1]);
+        let yb = |i: usize| ybar.get(ny * j + i).copied().unwrap_or(0.0);
+        out.gx[2 * j] = yb(0) + p[0] * yb(2);
+        out.gx[2 * j + 1] = ly - p[2] * lv + yb(1) + x[1] * yb(2);
+        let gp = &mut out.gp[5 * j..5 * j + 5];
+        gp.copy_from_slice(&[-lv + x[0] * yb(2), 0.0, -x[1] * lv, 0.0, 0.0]);
+        if thrust {
+            out.gu[j] = lv + yb(3);
+        }
+    }
+    Ok(())
 }
 
 /// A ball pushed by a vertical thrust control `u(t)` (acceleration), same impacts:
@@ -173,6 +227,10 @@ impl HybridSystem for ThrustBall {
         BouncingBall.outputs(m, t, x, u, p, &mut out[..3])?;
         out[3] = u[0];
         Ok(())
+    }
+    /// The exact products by hand: [`ball_vjp`].
+    fn flow_vjp(&self, a: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
+        ball_vjp(a, out, true)
     }
 }
 

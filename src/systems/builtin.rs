@@ -7,6 +7,7 @@ use super::five_bar::FiveBar;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
 use super::switched::SwitchedLinear;
+use crate::custom::CustomSystem;
 use crate::error::ModelError;
 use crate::model::{GuardInfo, HybridSystem, Scalar};
 
@@ -20,11 +21,14 @@ pub enum Builtin {
     FiveBar(Box<FiveBar>),
     LockingPendulum(Box<LockingPendulum>),
     Biped(Biped),
+    /// An expression-defined system (`kind = "custom"`).
+    Custom(Box<CustomSystem>),
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 7] = [
+pub const KINDS: [&str; 8] = [
     "biped",
+    "custom",
     "bouncing_ball",
     "thrust_ball",
     "switched_linear",
@@ -43,6 +47,7 @@ macro_rules! each {
             Builtin::FiveBar($s) => $e,
             Builtin::LockingPendulum($s) => $e,
             Builtin::Biped($s) => $e,
+            Builtin::Custom($s) => $e,
         }
     };
 }
@@ -141,6 +146,7 @@ impl Builtin {
             Builtin::FiveBar(_) => "five_bar",
             Builtin::LockingPendulum(_) => "locking_pendulum",
             Builtin::Biped(_) => "biped",
+            Builtin::Custom(_) => "custom",
         }
     }
 
@@ -194,9 +200,12 @@ impl Builtin {
                     .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
                 Builtin::Biped(Biped::new(c).map_err(|e| format!("[system]: {e}"))?)
             }
+            "custom" => Builtin::Custom(Box::new(
+                CustomSystem::from_table(rest).map_err(|e| e.to_string())?,
+            )),
             other => {
                 return Err(format!(
-                    "unknown system kind \"{other}\"; valid kinds: {}",
+                    "[system] kind: unknown system kind \"{other}\"; valid kinds: {}",
                     KINDS.join(", ")
                 ))
             }

@@ -6,6 +6,7 @@ use super::{Ctx, HybridRhs};
 use crate::error::Error;
 use crate::integrate::dense::DenseStep;
 use crate::integrate::options::EventOptions;
+use crate::integrate::scratch::with_scratch;
 use crate::model::{Direction, Scalar};
 
 /// Guard samples per accepted step (interior points of the interpolant plus the end).
@@ -112,10 +113,9 @@ pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 continue;
             }
             if sys.guard_direction(k).crosses(w.g_prev, gj) {
-                let mut b2 = vec![0.0; buf.len()];
                 let gfun = |x: f64| {
-                    dense.eval_theta(x, &mut b2);
-                    guard_re(sys, ctx, k, dense.t0 + x * h, &b2)
+                    dense.eval_theta(x, buf);
+                    guard_re(sys, ctx, k, dense.t0 + x * h, buf)
                 };
                 let root = locate_root(gfun, (th_prev, th), w.g_prev, gj, dense.t0, h);
                 candidates.push((root, k));
@@ -238,6 +238,10 @@ pub(super) fn guard_re<D: Scalar, H: HybridRhs<D> + ?Sized>(
     t: f64,
     y: &[f64],
 ) -> f64 {
-    let yd: Vec<D> = y.iter().map(|&v| D::from(v)).collect();
-    sys.guard(ctx, k, D::from(t), &yd).re()
+    with_scratch(y.len(), |yd: &mut [D]| {
+        for (d, &v) in yd.iter_mut().zip(y) {
+            *d = D::from(v);
+        }
+        sys.guard(ctx, k, D::from(t), yd).re()
+    })
 }

@@ -1,0 +1,16 @@
+//! Systems written in the problem file (`[system] kind = "custom"`): named states,
+//! parameters, controls, constants and modes, with per mode the flow, guards (with their
+//! resets) and outputs as expressions. Each expression is parsed once ([`parser`]) into a
+//! flat arena with resolved slots ([`expr`]) and evaluated generically over the scalar,
+//! so every Jacobian stays exact. See the README section "Write your own system in TOML".
+
+mod error;
+pub mod expr;
+mod lexer;
+pub mod parser;
+mod reverse;
+pub mod schema;
+mod system;
+
+pub use error::{CustomError, ExprError};
+pub use system::CustomSystem;

@@ -1,0 +1,497 @@
+//! The [`HybridSystem`] of a `kind = "custom"` problem: every model function is a list of
+//! compiled expressions evaluated generically over the scalar, so the Jacobians the
+//! sensitivity analysis needs are exact (dual numbers) and every method and witness works
+//! unchanged (theory.md §1).
+
+use super::error::CustomError;
+use super::expr::{Env, Expr, Node};
+use super::parser::{function_names, parse, Scope};
+use super::reverse::{Point, Sinks};
+use super::schema::{GuardSpec, ModeSpec, SystemSpec};
+use crate::error::ModelError;
+use crate::model::{GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut};
+use std::collections::BTreeMap;
+
+/// The reset of one guard.
+#[derive(Debug, Clone)]
+struct Reset {
+    next: usize,
+    /// Per state: the new value, or `None` to keep it.
+    values: Vec<Option<Expr>>,
+}
+
+/// An expression-defined hybrid system.
+#[derive(Debug, Clone)]
+pub struct CustomSystem {
+    states: Vec<String>,
+    params: Vec<String>,
+    controls: Vec<String>,
+    modes: Vec<String>,
+    output_names: Vec<String>,
+    guards: Vec<GuardInfo>,
+    /// The mode that watches guard k.
+    guard_mode: Vec<usize>,
+    guard_expr: Vec<Expr>,
+    resets: Vec<Reset>,
+    /// Per mode, per state.
+    flows: Vec<Vec<Expr>>,
+    /// Per mode, per output.
+    outputs: Vec<Vec<Expr>>,
+    initial: Vec<Expr>,
+    initial_mode: usize,
+}
+
+/// Compiles `src` (found at `key`) in `scope`, turning a parse error into one that shows
+/// the expression with a caret and the names in scope.
+fn compile(key: &str, src: &str, scope: &Scope) -> Result<Expr, CustomError> {
+    parse(src, scope).map_err(|e| CustomError::Expr {
+        key: key.to_string(),
+        expr: src.to_string(),
+        col: e.col,
+        message: e.message,
+        scope: scope.names(),
+    })
+}
+
+/// A name must look like an identifier of the expression language and not be reserved.
+fn check_name(key: &str, name: &str) -> Result<(), CustomError> {
+    let mut chars = name.chars();
+    let ident = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_');
+    if !ident {
+        return Err(CustomError::schema(
+            key,
+            format!("`{name}` is not a valid name: use letters, digits and `_`, starting with a letter or `_`"),
+        ));
+    }
+    if name == "t" || name == "pi" || function_names().contains(&name) {
+        return Err(CustomError::schema(
+            key,
+            format!("`{name}` is reserved (`t` is time, `pi` a constant, the rest functions)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks names for validity and uniqueness (within `seen`, which collects them).
+fn declare(
+    key: &str,
+    names: &[String],
+    seen: &mut BTreeMap<String, String>,
+) -> Result<(), CustomError> {
+    for n in names {
+        check_name(key, n)?;
+        if let Some(first) = seen.insert(n.clone(), key.to_string()) {
+            return Err(CustomError::schema(
+                key,
+                format!("`{n}` is declared twice (also in {first}); names must be unique"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One expression per state from a table keyed by state name: every state exactly once.
+fn per_state(
+    key: &str,
+    table: &BTreeMap<String, String>,
+    states: &[String],
+    scope: &Scope,
+) -> Result<Vec<Expr>, CustomError> {
+    check_keys(key, table, states, "state")?;
+    states
+        .iter()
+        .map(|s| match table.get(s) {
+            Some(src) => compile(&format!("{key}.{s}"), src, scope),
+            None => Err(CustomError::schema(
+                key,
+                format!(
+                    "needs an expression for state `{s}`; states: {}",
+                    states.join(", ")
+                ),
+            )),
+        })
+        .collect()
+}
+
+/// Every key of `table` must be one of `valid`.
+fn check_keys(
+    key: &str,
+    table: &BTreeMap<String, String>,
+    valid: &[String],
+    what: &str,
+) -> Result<(), CustomError> {
+    match table.keys().find(|k| !valid.contains(k)) {
+        Some(k) => Err(CustomError::schema(
+            key,
+            format!("`{k}` is not a {what}; valid: {}", valid.join(", ")),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The scopes of the model functions.
+struct Scopes {
+    /// `x0(p)`: parameters and constants.
+    initial: Scope,
+    /// flow, guards, outputs: t, x, u, p, constants.
+    full: Scope,
+    /// resets: t, x⁻, p, constants.
+    reset: Scope,
+}
+
+impl Scopes {
+    fn new(spec: &SystemSpec) -> Scopes {
+        let with_consts = |mut s: Scope| {
+            for (n, v) in &spec.constants {
+                s = s.with(n, Node::Num(*v));
+            }
+            s
+        };
+        let params = |s: Scope| s.with_all(&spec.parameters, Node::Param);
+        let initial = with_consts(params(Scope::new()));
+        let base = Scope::new()
+            .with("t", Node::Time)
+            .with_all(&spec.states, Node::State);
+        let reset = with_consts(params(base.clone()));
+        let full = with_consts(params(base.with_all(&spec.controls, Node::Control)));
+        Scopes {
+            initial,
+            full,
+            reset,
+        }
+    }
+}
+
+impl CustomSystem {
+    /// Builds the system from its `[system]` table (without `kind`).
+    pub fn from_table(table: toml::Table) -> Result<CustomSystem, CustomError> {
+        let spec: SystemSpec = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| CustomError::schema("[system]", e.message()))?;
+        Self::from_spec(&spec)
+    }
+
+    /// Builds the system from the `[system]` table of a problem file's text: a type error
+    /// in the table is reported with its line, column and key by the TOML reader.
+    pub fn from_file_text(text: &str) -> Result<CustomSystem, CustomError> {
+        let spec: super::schema::FileSystem = toml::from_str(text)
+            .map_err(|e| CustomError::schema("[system]", e.to_string().trim_end().to_string()))?;
+        Self::from_spec(&spec.system)
+    }
+
+    /// Builds the system from its parsed specification.
+    pub fn from_spec(spec: &SystemSpec) -> Result<CustomSystem, CustomError> {
+        Self::check_declarations(spec)?;
+        let scopes = Scopes::new(spec);
+        let modes: Vec<String> = spec.modes.iter().map(|m| m.name.clone()).collect();
+        let output_names: Vec<String> = spec.outputs.iter().map(|o| o.name.clone()).collect();
+        let mut sys = CustomSystem {
+            states: spec.states.clone(),
+            params: spec.parameters.clone(),
+            controls: spec.controls.clone(),
+            initial: per_state(
+                "[system] initial",
+                &spec.initial,
+                &spec.states,
+                &scopes.initial,
+            )?,
+            initial_mode: match &spec.initial_mode {
+                Some(m) => mode_index("[system] initial_mode", m, &modes)?,
+                None => 0,
+            },
+            modes,
+            output_names,
+            guards: Vec::new(),
+            guard_mode: Vec::new(),
+            guard_expr: Vec::new(),
+            resets: Vec::new(),
+            flows: Vec::new(),
+            outputs: Vec::new(),
+        };
+        for (m, mode) in spec.modes.iter().enumerate() {
+            sys.add_mode(m, mode, spec, &scopes)?;
+        }
+        Ok(sys)
+    }
+
+    /// Names, counts and uniqueness of the declarations.
+    fn check_declarations(spec: &SystemSpec) -> Result<(), CustomError> {
+        let mut seen = BTreeMap::new();
+        if spec.states.is_empty() {
+            return Err(CustomError::schema(
+                "[system] states",
+                "at least one state is needed",
+            ));
+        }
+        declare("[system] states", &spec.states, &mut seen)?;
+        declare("[system] parameters", &spec.parameters, &mut seen)?;
+        declare("[system] controls", &spec.controls, &mut seen)?;
+        let consts: Vec<String> = spec.constants.keys().cloned().collect();
+        declare("[system] constants", &consts, &mut seen)?;
+        if let Some((n, v)) = spec.constants.iter().find(|(_, v)| !v.is_finite()) {
+            return Err(CustomError::schema(
+                "[system] constants",
+                format!("`{n}` = {v} is not a finite number"),
+            ));
+        }
+        let outs: Vec<String> = spec.outputs.iter().map(|o| o.name.clone()).collect();
+        declare("[system] outputs", &outs, &mut BTreeMap::new())?;
+        if spec.modes.is_empty() {
+            return Err(CustomError::schema(
+                "[system] modes",
+                "at least one mode is needed",
+            ));
+        }
+        let modes: Vec<String> = spec.modes.iter().map(|m| m.name.clone()).collect();
+        declare("[system] modes", &modes, &mut BTreeMap::new())?;
+        let guards: Vec<String> = spec
+            .modes
+            .iter()
+            .flat_map(|m| m.guards.iter().map(|g| g.name.clone()))
+            .collect();
+        declare("[system] guards", &guards, &mut BTreeMap::new())
+    }
+
+    fn add_mode(
+        &mut self,
+        m: usize,
+        mode: &ModeSpec,
+        spec: &SystemSpec,
+        scopes: &Scopes,
+    ) -> Result<(), CustomError> {
+        let key = format!("[system] modes \"{}\"", mode.name);
+        self.flows.push(per_state(
+            &format!("{key}: flow"),
+            &mode.flow,
+            &spec.states,
+            &scopes.full,
+        )?);
+        check_keys(
+            &format!("{key}: outputs"),
+            &mode.outputs,
+            &self.output_names,
+            "output",
+        )?;
+        let outs = spec
+            .outputs
+            .iter()
+            .map(|o| {
+                let (k, src) = match mode.outputs.get(&o.name) {
+                    Some(src) => (format!("{key}: outputs.{}", o.name), src),
+                    None => (format!("[system] outputs \"{}\"", o.name), &o.expr),
+                };
+                compile(&k, src, &scopes.full)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.outputs.push(outs);
+        for g in &mode.guards {
+            self.add_guard(m, &key, g, spec, scopes)?;
+        }
+        Ok(())
+    }
+
+    fn add_guard(
+        &mut self,
+        m: usize,
+        mode_key: &str,
+        g: &GuardSpec,
+        spec: &SystemSpec,
+        scopes: &Scopes,
+    ) -> Result<(), CustomError> {
+        let key = format!("{mode_key}: guard \"{}\"", g.name);
+        let expr = compile(&format!("{key}: expr"), &g.expr, &scopes.full)?;
+        let next = match &g.next {
+            Some(n) => mode_index(&format!("{key}: next"), n, &self.modes)?,
+            None => m,
+        };
+        check_keys(&format!("{key}: reset"), &g.reset, &spec.states, "state")?;
+        let values = spec
+            .states
+            .iter()
+            .map(|s| {
+                g.reset
+                    .get(s)
+                    .map(|src| compile(&format!("{key}: reset.{s}"), src, &scopes.reset))
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.guards.push(GuardInfo {
+            name: g.name.clone(),
+            direction: g.direction,
+            terminal: g.terminal,
+        });
+        self.guard_mode.push(m);
+        self.guard_expr.push(expr);
+        self.resets.push(Reset { next, values });
+        Ok(())
+    }
+}
+
+fn mode_index(key: &str, name: &str, modes: &[String]) -> Result<usize, CustomError> {
+    modes.iter().position(|m| m == name).ok_or_else(|| {
+        CustomError::schema(
+            key,
+            format!("mode `{name}` is unknown; modes: {}", modes.join(", ")),
+        )
+    })
+}
+
+/// Scratch of [`CustomSystem::flow_vjp`], kept per thread (no allocation per product once
+/// grown): node values, node adjoints, output cotangents.
+#[derive(Default)]
+struct Scratch {
+    vals: Vec<f64>,
+    adj: Vec<f64>,
+    ybar: Vec<f64>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
+}
+
+impl CustomSystem {
+    /// Adds `Σ_i w_ji ∂e_i/∂(x, u, p)` for every cotangent j to `out` (rows of nx, nu, np),
+    /// with `w` k×len(exprs) row-major: one tape and k sweeps per expression.
+    fn accumulate(
+        exprs: &[Expr],
+        w: &[f64],
+        k: usize,
+        at: Point<'_>,
+        s: &mut Scratch,
+        out: &mut VjpOut<'_>,
+    ) {
+        let (n, nx, nu, np) = (exprs.len(), at.x.len(), at.u.len(), at.p.len());
+        for (i, e) in exprs.iter().enumerate() {
+            e.tape(at, &mut s.vals);
+            for j in 0..k {
+                let mut sinks = Sinks {
+                    gx: &mut out.gx[j * nx..(j + 1) * nx],
+                    gu: &mut out.gu[j * nu..(j + 1) * nu],
+                    gp: &mut out.gp[j * np..(j + 1) * np],
+                };
+                e.sweep(w[j * n + i], &s.vals, &mut s.adj, &mut sinks);
+            }
+        }
+    }
+}
+
+impl HybridSystem for CustomSystem {
+    /// The exact products by reverse mode over the expressions' arenas
+    /// ([`super::reverse`]) instead of one dual pass per input: `gx_j = f_xᵀ λ_j + h_xᵀ ȳ_j`
+    /// (and `gu`, `gp` alike).
+    fn flow_vjp(&self, a: VjpArgs<'_>, mut out: VjpOut<'_>) -> Result<(), ModelError> {
+        SCRATCH.with(|cell| {
+            let mut s = cell.borrow_mut();
+            let at = Point {
+                t: a.t,
+                x: a.x,
+                u: a.u,
+                p: a.p,
+            };
+            out.gx.fill(0.0);
+            out.gu.fill(0.0);
+            out.gp.fill(0.0);
+            Self::accumulate(&self.flows[a.mode], a.lam, a.k, at, &mut s, &mut out);
+            if let OutputCotangent::At(_) = a.ybar {
+                self.outputs(a.mode, a.t, a.x, a.u, a.p, out.y)?;
+            }
+            let mut buf = std::mem::take(&mut s.ybar);
+            let ybar = a.ybar.resolve(out.y, a.k, &mut buf);
+            if !ybar.is_empty() {
+                Self::accumulate(&self.outputs[a.mode], ybar, a.k, at, &mut s, &mut out);
+            }
+            s.ybar = buf;
+            Ok(())
+        })
+    }
+
+    fn state_names(&self) -> Vec<String> {
+        self.states.clone()
+    }
+    fn param_names(&self) -> Vec<String> {
+        self.params.clone()
+    }
+    fn control_names(&self) -> Vec<String> {
+        self.controls.clone()
+    }
+    fn mode_names(&self) -> Vec<String> {
+        self.modes.clone()
+    }
+    fn guards(&self) -> Vec<GuardInfo> {
+        self.guards.clone()
+    }
+    fn guard_active(&self, mode: usize, k: usize) -> bool {
+        self.guard_mode.get(k) == Some(&mode)
+    }
+    fn output_names(&self) -> Vec<String> {
+        self.output_names.clone()
+    }
+    fn initial_mode(&self, _p: &[f64]) -> usize {
+        self.initial_mode
+    }
+    fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
+        let env = Env {
+            t: D::from(0.0),
+            x: &[],
+            u: &[],
+            p,
+        };
+        Ok(self.initial.iter().map(|e| e.eval(&env)).collect())
+    }
+    #[inline]
+    fn flow<D: Scalar>(
+        &self,
+        mode: usize,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        dx: &mut [D],
+    ) -> Result<(), ModelError> {
+        let env = Env { t, x, u, p };
+        for (d, e) in dx.iter_mut().zip(&self.flows[mode]) {
+            *d = e.eval(&env);
+        }
+        Ok(())
+    }
+    #[inline]
+    fn guard<D: Scalar>(&self, _mode: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D {
+        self.guard_expr[k].eval(&Env { t, x, u, p })
+    }
+    #[inline]
+    fn reset<D: Scalar>(
+        &self,
+        _mode: usize,
+        k: usize,
+        t: D,
+        x: &[D],
+        p: &[D],
+    ) -> Result<(usize, Vec<D>), ModelError> {
+        let r = &self.resets[k];
+        let env = Env { t, x, u: &[], p };
+        let xp = r
+            .values
+            .iter()
+            .zip(x)
+            .map(|(e, &xi)| e.as_ref().map_or(xi, |e| e.eval(&env)))
+            .collect();
+        Ok((r.next, xp))
+    }
+    #[inline]
+    fn outputs<D: Scalar>(
+        &self,
+        mode: usize,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
+        let env = Env { t, x, u, p };
+        for (o, e) in out.iter_mut().zip(&self.outputs[mode]) {
+            *o = e.eval(&env);
+        }
+        Ok(())
+    }
+}

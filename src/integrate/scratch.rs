@@ -1,0 +1,19 @@
+//! Scratch buffers of the hot loops (steps, stages, guard scans), on the stack for small
+//! systems so that they cost no allocation.
+
+use crate::model::Scalar;
+
+/// Stack length of [`with_scratch`]: enough for the state, outputs or controls of the
+/// small systems whose per-step overhead matters; larger ones allocate.
+pub(crate) const STACK_SCRATCH: usize = 32;
+
+/// Runs `f` on a zeroed scratch slice of `len` scalars, on the stack up to
+/// [`STACK_SCRATCH`] entries, on the heap beyond.
+pub(crate) fn with_scratch<D: Scalar, R>(len: usize, f: impl FnOnce(&mut [D]) -> R) -> R {
+    if len <= STACK_SCRATCH {
+        let mut a = [D::zero(); STACK_SCRATCH];
+        f(&mut a[..len])
+    } else {
+        f(&mut vec![D::zero(); len])
+    }
+}

@@ -1,0 +1,454 @@
+//! The augmented system on X = (x, z) (theory.md §1): `F = (f, L_1, …)` with the running
+//! costs as quadratures, its exact Jacobians (dual numbers), the guards and the resets.
+
+use super::Setup;
+use crate::control::Active;
+use crate::cost::Term;
+use crate::error::ModelError;
+use crate::integrate::hybrid::{Ctx, GuardRate};
+use crate::integrate::scratch::with_scratch;
+use crate::model::{jacobian_of, HybridSystem, Scalar};
+use nalgebra::{DMatrix, DVector};
+use num_dual::Dual64;
+
+/// `F = (f, L)` and its Jacobians at one point; the control part stays in `u` form with
+/// the active basis, so that the adjoint's work is O(active coefficients).
+#[derive(Debug, Clone)]
+pub struct FlowJac {
+    pub f: DVector<f64>,
+    /// n×n (columns of z are zero: nothing depends on a quadrature)
+    pub fx: DMatrix<f64>,
+    pub fp: DMatrix<f64>,
+    pub fu: DMatrix<f64>,
+    pub active: Option<Active<f64>>,
+}
+
+/// A scalar function's value and gradients with respect to t, X and θ.
+#[derive(Debug, Clone)]
+pub struct ScalarJac {
+    pub value: f64,
+    pub t: f64,
+    pub x: DVector<f64>,
+    pub theta: DVector<f64>,
+}
+
+/// A reset's value and Jacobians.
+#[derive(Debug, Clone)]
+pub struct ResetJac {
+    pub mode_after: usize,
+    pub x_plus: DVector<f64>,
+    pub rt: DVector<f64>,
+    pub rx: DMatrix<f64>,
+    pub rtheta: DMatrix<f64>,
+}
+
+impl<'a, S: HybridSystem> Setup<'a, S> {
+    /// The reference output of a tracking term at time t (real).
+    /// Generic in t: in a dual run the time carries a derivative after an event, and
+    /// y_ref(t) must pass it on.
+    pub(super) fn reference_output<D: Scalar>(
+        &self,
+        term: &Term,
+        ctx: &Ctx,
+        t: D,
+    ) -> Result<D, ModelError> {
+        let Term::Track {
+            output, reference, ..
+        } = term
+        else {
+            return Ok(D::zero());
+        };
+        let tr = &reference.trajectory;
+        let tre = t.re();
+        let prefer_left = tre >= 0.5 * (ctx.t_lo + ctx.t_hi);
+        let si = tr.segment_index(tre, prefer_left);
+        let seg = &tr.segments[si];
+        let mut xr = vec![D::zero(); tr.y_final.len()];
+        seg.state_at_generic(t, &mut xr);
+        let thr: Vec<D> = reference.theta.iter().map(|&v| D::from(v)).collect();
+        let u = self.controls_at(ctx, t, &thr);
+        let mut y = vec![D::zero(); self.dims.outputs.len()];
+        self.sys
+            .outputs(seg.mode, t, &xr[..self.nx()], &u, &thr[..self.np()], &mut y)?;
+        Ok(y[*output])
+    }
+
+    /// Reference outputs y_ref(t) of the running terms (0 for terms that track nothing).
+    pub(super) fn reference_outputs<D: Scalar>(
+        &self,
+        ctx: &Ctx,
+        t: D,
+    ) -> Result<Vec<D>, ModelError> {
+        let mut yref = vec![D::zero(); self.running.len()];
+        self.reference_outputs_into(ctx, t, &mut yref)?;
+        Ok(yref)
+    }
+
+    /// [`Self::reference_outputs`] into a slice (no allocation unless a term tracks).
+    fn reference_outputs_into<D: Scalar>(
+        &self,
+        ctx: &Ctx,
+        t: D,
+        yref: &mut [D],
+    ) -> Result<(), ModelError> {
+        for (r, &(o, term)) in yref.iter_mut().zip(&self.running) {
+            *r = self.reference_output(&self.objectives[o].terms[term], ctx, t)?;
+        }
+        Ok(())
+    }
+
+    /// `F(t, x, u, p) = (f, L_1, …)` with u an independent argument and the tracking
+    /// references given.
+    pub(super) fn flow_u<D: Scalar>(
+        &self,
+        ctx: &Ctx,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        yref: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
+        let ny = if self.running.is_empty() {
+            0
+        } else {
+            self.dims.outputs.len()
+        };
+        with_scratch(ny, |y| self.flow_u_into(ctx, t, x, u, p, yref, out, y))
+    }
+
+    /// [`Self::flow_u`] with a buffer for the outputs (length ny when there are running
+    /// terms; unused otherwise).
+    #[allow(clippy::too_many_arguments)]
+    fn flow_u_into<D: Scalar>(
+        &self,
+        ctx: &Ctx,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        yref: &[D],
+        out: &mut [D],
+        y: &mut [D],
+    ) -> Result<(), ModelError> {
+        let nx = self.nx();
+        self.sys.flow(ctx.mode, t, x, u, p, &mut out[..nx])?;
+        if self.running.is_empty() {
+            return Ok(());
+        }
+        self.sys.outputs(ctx.mode, t, x, u, p, y)?;
+        for (j, &(o, term)) in self.running.iter().enumerate() {
+            let term = &self.objectives[o].terms[term];
+            out[nx + j] = term.running(y, u, yref[j]);
+        }
+        Ok(())
+    }
+
+    /// `F(t, X, θ)`: the right-hand side of X. Its buffers (u, the references, the
+    /// outputs) live on the stack for small systems, so a step does not allocate.
+    pub fn rhs<D: Scalar>(
+        &self,
+        ctx: &Ctx,
+        t: D,
+        xx: &[D],
+        theta: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
+        let (nx, np) = (self.nx(), self.np());
+        with_scratch(self.nu(), |u| {
+            self.controls_into(ctx, t, theta, u);
+            with_scratch(self.running.len(), |yref| {
+                self.reference_outputs_into(ctx, t, yref)?;
+                self.flow_u(ctx, t, &xx[..nx], u, &theta[..np], yref, out)
+            })
+        })
+    }
+
+    /// `F` and its Jacobians (exact, dual numbers) at real values.
+    pub fn flow_jacobian(
+        &self,
+        ctx: &Ctx,
+        t: f64,
+        xx: &[f64],
+        theta: &[f64],
+    ) -> Result<FlowJac, ModelError> {
+        let u = self.controls_at(ctx, t, theta);
+        let n = self.n();
+        let nx = self.nx();
+        // f_t is not used downstream, so the references enter as constants
+        let yref: Vec<Dual64> = self
+            .reference_outputs(ctx, t)?
+            .iter()
+            .map(|&v| Dual64::from(v))
+            .collect();
+        let jac = jacobian_of(
+            n,
+            t,
+            &xx[..nx],
+            &u,
+            &theta[..self.np()],
+            |t, x, u, p, out| self.flow_u(ctx, t, x, u, p, &yref, out),
+        )?;
+        let mut fx = DMatrix::zeros(n, n);
+        fx.columns_mut(0, nx).copy_from(&jac.x);
+        let active = match (&self.controls, self.control_interval(ctx)) {
+            (Some(g), Some(i)) => Some(g.active(i, t)),
+            _ => None,
+        };
+        Ok(FlowJac {
+            f: jac.value,
+            fx,
+            fp: jac.p,
+            fu: jac.u,
+            active,
+        })
+    }
+
+    /// Dense `∂F/∂θ = [F_p | F_u φ(t)]` (n×nθ).
+    pub fn f_theta(&self, j: &FlowJac) -> DMatrix<f64> {
+        let n = self.n();
+        let mut m = DMatrix::zeros(n, self.ntheta());
+        m.columns_mut(0, self.np()).copy_from(&j.fp);
+        if let Some(act) = &j.active {
+            for ch in 0..self.nu() {
+                for a in 0..act.n {
+                    let col = self.control_column(ch, act.idx[a]);
+                    for i in 0..n {
+                        m[(i, col)] += j.fu[(i, ch)] * act.w[a];
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    /// Chain rule from (t, x, u, p)-gradients to (t, X, θ)-gradients of a scalar function
+    /// of u(t; c): `d/dt` gains `g_u u̇`, `d/dc` is `g_u φ(t)`.
+    pub(super) fn lift_scalar(
+        &self,
+        ctx: &Ctx,
+        t: f64,
+        value: f64,
+        gt: f64,
+        gx: &[f64],
+        gu: &[f64],
+        gp: &[f64],
+        theta: &[f64],
+    ) -> ScalarJac {
+        let n = self.n();
+        let mut x = DVector::zeros(n);
+        for (i, v) in gx.iter().enumerate() {
+            x[i] = *v;
+        }
+        let mut th = DVector::zeros(self.ntheta());
+        for (i, v) in gp.iter().enumerate() {
+            th[i] = *v;
+        }
+        let mut dt = gt;
+        if let (Some(g), Some(iv)) = (&self.controls, self.control_interval(ctx)) {
+            let act = g.active(iv, t);
+            let td = Dual64::new(t, 1.0);
+            let thd: Vec<Dual64> = theta.iter().map(|&v| Dual64::from(v)).collect();
+            let ud = self.controls_at(ctx, td, &thd);
+            for ch in 0..self.nu() {
+                dt += gu[ch] * ud[ch].eps;
+                for a in 0..act.n {
+                    th[self.control_column(ch, act.idx[a])] += gu[ch] * act.w[a];
+                }
+            }
+        }
+        ScalarJac {
+            value,
+            t: dt,
+            x,
+            theta: th,
+        }
+    }
+
+    /// Guard k and its gradients with respect to t, X, θ.
+    pub fn guard_jacobian(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: f64,
+        xx: &[f64],
+        theta: &[f64],
+    ) -> Result<ScalarJac, ModelError> {
+        let u = self.controls_at(ctx, t, theta);
+        let j = jacobian_of(
+            1,
+            t,
+            &xx[..self.nx()],
+            &u,
+            &theta[..self.np()],
+            |t, x, u, p, o| {
+                o[0] = self.sys.guard(ctx.mode, k, t, x, u, p);
+                Ok(())
+            },
+        )?;
+        Ok(self.lift_scalar(
+            ctx,
+            t,
+            j.value[0],
+            j.t[0],
+            j.x.row(0).transpose().as_slice(),
+            j.u.row(0).transpose().as_slice(),
+            j.p.row(0).transpose().as_slice(),
+            theta,
+        ))
+    }
+
+    /// Output `i` and its gradients with respect to t, X, θ, in mode `ctx.mode`.
+    pub fn output_jacobian(
+        &self,
+        ctx: &Ctx,
+        t: f64,
+        xx: &[f64],
+        theta: &[f64],
+    ) -> Result<Vec<ScalarJac>, ModelError> {
+        let u = self.controls_at(ctx, t, theta);
+        let ny = self.dims.outputs.len();
+        let j = jacobian_of(
+            ny,
+            t,
+            &xx[..self.nx()],
+            &u,
+            &theta[..self.np()],
+            |t, x, u, p, o| self.sys.outputs(ctx.mode, t, x, u, p, o),
+        )?;
+        Ok((0..ny)
+            .map(|i| {
+                self.lift_scalar(
+                    ctx,
+                    t,
+                    j.value[i],
+                    j.t[i],
+                    j.x.row(i).transpose().as_slice(),
+                    j.u.row(i).transpose().as_slice(),
+                    j.p.row(i).transpose().as_slice(),
+                    theta,
+                )
+            })
+            .collect())
+    }
+
+    /// The reset of X: `x⁺ = R(t, x⁻, p)`, `z⁺ = z⁻`.
+    pub fn reset<D: Scalar>(
+        &self,
+        mode: usize,
+        k: usize,
+        t: D,
+        xx: &[D],
+        theta: &[D],
+    ) -> Result<(usize, Vec<D>), ModelError> {
+        let nx = self.nx();
+        let (m2, mut xp) = self.sys.reset(mode, k, t, &xx[..nx], &theta[..self.np()])?;
+        if xp.len() != nx {
+            return Err(ModelError::Other(format!(
+                "reset of guard {k} returned {} values for {nx} states",
+                xp.len()
+            )));
+        }
+        xp.extend_from_slice(&xx[nx..]);
+        Ok((m2, xp))
+    }
+
+    /// The reset and its Jacobians `R_t, R_X, R_θ` (identity on z; no control dependence).
+    pub fn reset_jacobian(
+        &self,
+        mode: usize,
+        k: usize,
+        t: f64,
+        xx: &[f64],
+        theta: &[f64],
+    ) -> Result<ResetJac, ModelError> {
+        let nx = self.nx();
+        let n = self.n();
+        let (m2, j) = crate::model::reset_jacobian(
+            &*self.sys,
+            nx,
+            mode,
+            k,
+            t,
+            &xx[..nx],
+            &theta[..self.np()],
+        )?;
+        let mut xp = DVector::zeros(n);
+        let mut rt = DVector::zeros(n);
+        let mut rx = DMatrix::identity(n, n);
+        let mut rth = DMatrix::zeros(n, self.ntheta());
+        for i in 0..nx {
+            xp[i] = j.value[i];
+            rt[i] = j.t[i];
+            for c in 0..nx {
+                rx[(i, c)] = j.x[(i, c)];
+            }
+            for c in 0..self.np() {
+                rth[(i, c)] = j.p[(i, c)];
+            }
+        }
+        for i in nx..n {
+            xp[i] = xx[i];
+        }
+        Ok(ResetJac {
+            mode_after: m2,
+            x_plus: xp,
+            rt,
+            rx,
+            rtheta: rth,
+        })
+    }
+
+    /// ġ = G_t + G_X·v at real values, with its scale (for the grazing test).
+    pub fn guard_rate(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: f64,
+        xx: &[f64],
+        v: &[f64],
+        theta: &[f64],
+    ) -> GuardRate {
+        let td = Dual64::new(t, 1.0);
+        let xd: Vec<Dual64> = xx.iter().zip(v).map(|(&a, &b)| Dual64::new(a, b)).collect();
+        let thd: Vec<Dual64> = theta.iter().map(|&a| Dual64::from(a)).collect();
+        let rate = self.guard_value(ctx, k, td, &xd, &thd).eps;
+        // scale: |g_t| + ‖g_x‖‖v‖ (g_t by one more pass, ‖g_x‖ by nx passes)
+        let xd0: Vec<Dual64> = xx.iter().map(|&a| Dual64::from(a)).collect();
+        let gt = self.guard_value(ctx, k, td, &xd0, &thd).eps.abs();
+        let vn = v.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let scale = gt + self.guard_x_norm(ctx, k, t, xx, theta) * vn;
+        GuardRate { rate, scale }
+    }
+
+    pub(super) fn guard_x_norm(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: f64,
+        xx: &[f64],
+        theta: &[f64],
+    ) -> f64 {
+        let mut s = 0.0;
+        let thd: Vec<Dual64> = theta.iter().map(|&a| Dual64::from(a)).collect();
+        for i in 0..self.nx() {
+            let xd: Vec<Dual64> = xx
+                .iter()
+                .enumerate()
+                .map(|(j, &a)| Dual64::new(a, if i == j { 1.0 } else { 0.0 }))
+                .collect();
+            let g = self.guard_value(ctx, k, Dual64::from(t), &xd, &thd).eps;
+            s += g * g;
+        }
+        s.sqrt()
+    }
+
+    /// Guard k at X (generic; no allocation for small systems).
+    pub fn guard_value<D: Scalar>(&self, ctx: &Ctx, k: usize, t: D, xx: &[D], theta: &[D]) -> D {
+        with_scratch(self.nu(), |u| {
+            self.controls_into(ctx, t, theta, u);
+            self.sys
+                .guard(ctx.mode, k, t, &xx[..self.nx()], u, &theta[..self.np()])
+        })
+    }
+}

@@ -1,0 +1,229 @@
+//! A system together with its horizon, controls and objectives: everything a simulation
+//! needs besides the parameter values θ = (p, c) (physical parameters, then control
+//! coefficients). The integrated state is `X = (x, z)`: the system's state and one
+//! quadrature `ż = L` per running cost term (theory.md §1).
+//!
+//! The setup is a small data struct; what it computes is split by concept:
+//! - `augmented`: the augmented system on X — F, its Jacobians, guards and resets;
+//! - `vjp`: the vector–Jacobian products of the adjoint's inner loop;
+//! - `timeline`: breakpoints and the controls active in each interval;
+//! - `objectives`: the objectives' values on a trajectory and the events they name;
+//! - `simulate`: the plain hybrid system in X and the simulations;
+//! - `system_ref`: how a setup holds its system (borrowed or shared);
+//! - `builder`: [`Setup::builder`], the defaults and what differs from them.
+
+mod augmented;
+mod builder;
+mod objectives;
+mod simulate;
+mod system_ref;
+mod timeline;
+mod vjp;
+
+pub use augmented::{FlowJac, ResetJac, ScalarJac};
+pub use builder::SetupBuilder;
+pub use simulate::Plain;
+pub(crate) use simulate::{guard_meta, guards_on_leading_state};
+pub use system_ref::SystemRef;
+pub use vjp::VjpScratch;
+
+use crate::control::ControlGrid;
+use crate::cost::Objective;
+use crate::error::ModelError;
+use crate::integrate::{Checkpointing, EventOptions, SolverOptions};
+use crate::model::{Dims, HybridSystem, Scalar};
+use std::sync::Arc;
+
+/// System + horizon + controls + objectives + solver settings.
+#[derive(Clone)]
+pub struct Setup<'a, S: HybridSystem> {
+    /// The system, borrowed or shared (it dereferences to `S`).
+    pub sys: SystemRef<'a, S>,
+    pub dims: Dims,
+    pub t0: f64,
+    pub t_end: f64,
+    pub controls: Option<ControlGrid>,
+    pub objectives: Vec<Objective>,
+    /// Fixed times where the integration restarts (besides control nodes and the event
+    /// times of tracking references, which are added automatically).
+    pub extra_breakpoints: Vec<f64>,
+    pub solver: SolverOptions,
+    pub events: EventOptions,
+    /// What the adjoint's forward run keeps of its dense output.
+    pub checkpointing: Checkpointing,
+    /// (objective, term) of each quadrature state z_j.
+    running: Vec<(usize, usize)>,
+}
+
+impl<S: HybridSystem> Setup<'static, S> {
+    /// A setup that shares ownership of its system, so that it borrows nothing and can
+    /// be kept in long-lived objects or sent to other threads.
+    pub fn shared(
+        sys: Arc<S>,
+        t0: f64,
+        t_end: f64,
+        controls: Option<ControlGrid>,
+        objectives: Vec<Objective>,
+    ) -> Self {
+        Self::with_system(SystemRef::Shared(sys), t0, t_end, controls, objectives)
+    }
+}
+
+impl<'a, S: HybridSystem> Setup<'a, S> {
+    /// A builder over a borrowed system (defaults: horizon [0, 1], no controls, no
+    /// objectives, default solver, event and checkpointing settings).
+    pub fn builder(sys: &'a S) -> SetupBuilder<'a, S> {
+        SetupBuilder::new(SystemRef::Borrowed(sys))
+    }
+
+    /// A builder over a shared system (the setup it builds is `'static`).
+    pub fn builder_shared(sys: Arc<S>) -> SetupBuilder<'static, S> {
+        SetupBuilder::new(SystemRef::Shared(sys))
+    }
+
+    /// A setup that borrows its system.
+    pub fn new(
+        sys: &'a S,
+        t0: f64,
+        t_end: f64,
+        controls: Option<ControlGrid>,
+        objectives: Vec<Objective>,
+    ) -> Self {
+        Self::with_system(SystemRef::Borrowed(sys), t0, t_end, controls, objectives)
+    }
+
+    fn with_system(
+        sys: SystemRef<'a, S>,
+        t0: f64,
+        t_end: f64,
+        controls: Option<ControlGrid>,
+        objectives: Vec<Objective>,
+    ) -> Self {
+        let dims = Dims::of(&*sys);
+        let mut running = Vec::new();
+        for (i, o) in objectives.iter().enumerate() {
+            for (j, t) in o.terms.iter().enumerate() {
+                if t.is_running() {
+                    running.push((i, j));
+                }
+            }
+        }
+        Setup {
+            sys,
+            dims,
+            t0,
+            t_end,
+            controls,
+            objectives,
+            extra_breakpoints: Vec::new(),
+            solver: SolverOptions::default(),
+            events: EventOptions::default(),
+            checkpointing: Checkpointing::default(),
+            running,
+        }
+    }
+
+    /// A copy that carries only objective `i` (so that an optimizer that needs one cost
+    /// does not pay for the others' quadratures and adjoint passes).
+    pub fn only_objective(&self, i: usize) -> Setup<'a, S> {
+        let mut s = Setup::with_system(
+            self.sys.clone(),
+            self.t0,
+            self.t_end,
+            self.controls.clone(),
+            vec![self.objectives[i].clone()],
+        );
+        s.extra_breakpoints = self.extra_breakpoints.clone();
+        s.solver = self.solver;
+        s.events = self.events;
+        s.checkpointing = self.checkpointing;
+        s
+    }
+
+    /// The system.
+    pub fn sys(&self) -> &S {
+        &self.sys
+    }
+
+    pub fn nx(&self) -> usize {
+        self.dims.nx()
+    }
+
+    pub fn nz(&self) -> usize {
+        self.running.len()
+    }
+
+    /// Length of X = (x, z).
+    pub fn n(&self) -> usize {
+        self.nx() + self.nz()
+    }
+
+    pub fn np(&self) -> usize {
+        self.dims.np()
+    }
+
+    pub fn nu(&self) -> usize {
+        self.dims.nu()
+    }
+
+    /// Number of control coefficients.
+    pub fn nc(&self) -> usize {
+        self.controls.as_ref().map_or(0, |g| g.len())
+    }
+
+    pub fn ntheta(&self) -> usize {
+        self.np() + self.nc()
+    }
+
+    /// Quadrature states (index into z) of each objective's running terms.
+    pub fn running_of(&self, objective: usize) -> Vec<(usize, usize)> {
+        self.running
+            .iter()
+            .enumerate()
+            .filter(|(_, (o, _))| *o == objective)
+            .map(|(z, &(_, term))| (z, term))
+            .collect()
+    }
+
+    /// Names of θ: the parameters, then `control[k]` for each coefficient.
+    pub fn theta_names(&self) -> Vec<String> {
+        let mut v = self.dims.params.clone();
+        if let Some(g) = &self.controls {
+            for (j, name) in self.dims.controls.iter().enumerate() {
+                for k in 0..g.n_coef() {
+                    let _ = j;
+                    v.push(format!("{name}[{k}]"));
+                }
+            }
+        }
+        v
+    }
+
+    /// Start mode and X0 = (x0(p), 0).
+    pub fn initial<D: Scalar>(&self, theta: &[D]) -> Result<(usize, Vec<D>), ModelError> {
+        let p = &theta[..self.np()];
+        let mut x = self.sys.initial_state(p)?;
+        if x.len() != self.nx() {
+            return Err(ModelError::Other(format!(
+                "initial_state returned {} values for {} states",
+                x.len(),
+                self.nx()
+            )));
+        }
+        x.extend(std::iter::repeat_n(D::zero(), self.nz()));
+        let pr: Vec<f64> = p.iter().map(|v| v.re()).collect();
+        Ok((self.sys.initial_mode(&pr), x))
+    }
+
+    pub(crate) fn check_theta(&self, len: usize) -> Result<(), crate::error::Error> {
+        if len != self.ntheta() {
+            return Err(crate::error::Error::Invalid(format!(
+                "θ has {len} entries, the setup needs {} ({} parameters + {} control coefficients)",
+                self.ntheta(),
+                self.np(),
+                self.nc()
+            )));
+        }
+        Ok(())
+    }
+}

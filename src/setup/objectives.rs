@@ -1,0 +1,119 @@
+//! The objectives on a finished trajectory: their values and the events they refer to.
+
+use super::Setup;
+use crate::integrate::hybrid::Ctx;
+use crate::model::{HybridSystem, Scalar};
+
+impl<'a, S: HybridSystem> Setup<'a, S> {
+    /// The objectives' values on a finished trajectory (generic: the dual witness
+    /// evaluates the same formula in dual numbers).
+    pub fn objective_values<D: Scalar>(
+        &self,
+        traj: &crate::integrate::Trajectory<D>,
+        theta: &[D],
+    ) -> Result<Vec<D>, crate::error::Error> {
+        let nx = self.nx();
+        let ny = self.dims.outputs.len();
+        let mut vals = Vec::with_capacity(self.objectives.len());
+        // outputs at tf (unless a terminal event ended the run: then terminal terms are
+        // evaluated at that event, x⁻, like event terms)
+        let term_ev = traj.events.last().filter(|e| e.terminal);
+        let (tf, yf_state, mode_f) = match term_ev {
+            Some(e) => (e.t, e.y_minus.clone(), e.mode_before),
+            None => (traj.t_final, traj.y_final.clone(), traj.mode_final),
+        };
+        let last_seg = traj.segments.last();
+        let ctx_f = Ctx {
+            mode: mode_f,
+            t_lo: last_seg.map_or(self.t0, |s| s.t_lo),
+            t_hi: last_seg.map_or(self.t_end, |s| s.t_hi),
+        };
+        let uf = self.controls_at(&ctx_f, tf, theta);
+        let mut yf = vec![D::zero(); ny];
+        self.sys
+            .outputs(
+                mode_f,
+                tf,
+                &yf_state[..nx],
+                &uf,
+                &theta[..self.np()],
+                &mut yf,
+            )
+            .map_err(|e| crate::error::Error::Model {
+                t: tf.re(),
+                mode: self.dims.mode_name(mode_f),
+                source: e,
+            })?;
+        for (oi, obj) in self.objectives.iter().enumerate() {
+            let mut v = D::zero();
+            for (z, _) in self.running_of(oi) {
+                v += traj.y_final[nx + z];
+            }
+            for term in &obj.terms {
+                v += term.parameter_value(theta);
+                if term.is_terminal() {
+                    v += term.terminal(&yf);
+                }
+                if let Some((guard, occ)) = term.event() {
+                    let (idx, ctx) = self.find_event(traj, guard, occ)?;
+                    let e = &traj.events[idx];
+                    let u = self.controls_at(&ctx, e.t, theta);
+                    let mut y = vec![D::zero(); ny];
+                    self.sys
+                        .outputs(
+                            e.mode_before,
+                            e.t,
+                            &e.y_minus[..nx],
+                            &u,
+                            &theta[..self.np()],
+                            &mut y,
+                        )
+                        .map_err(|er| crate::error::Error::Model {
+                            t: e.t.re(),
+                            mode: self.dims.mode_name(e.mode_before),
+                            source: er,
+                        })?;
+                    v += term.event_value(e.t, &y);
+                }
+            }
+            vals.push(v);
+        }
+        Ok(vals)
+    }
+
+    /// The `occurrence`-th (1-based) event of `guard`, and the context just before it.
+    pub fn find_event<D: Scalar>(
+        &self,
+        traj: &crate::integrate::Trajectory<D>,
+        guard: usize,
+        occurrence: usize,
+    ) -> Result<(usize, Ctx), crate::error::Error> {
+        let mut count = 0;
+        for (i, e) in traj.events.iter().enumerate() {
+            if e.guard == guard {
+                count += 1;
+                if count == occurrence {
+                    // the segment that ends at this event
+                    let seg = traj
+                        .segments
+                        .iter()
+                        .find(|s| s.end_events.contains(&i))
+                        .or(traj.segments.last());
+                    let ctx = Ctx {
+                        mode: e.mode_before,
+                        t_lo: seg.map_or(self.t0, |s| s.t_lo),
+                        t_hi: seg.map_or(self.t_end, |s| s.t_hi),
+                    };
+                    return Ok((i, ctx));
+                }
+            }
+        }
+        Err(crate::error::Error::MissingEvent {
+            guard: self.dims.guard_name(guard),
+            occurrence,
+            fired: count,
+            t0: self.t0,
+            t1: self.t_end,
+        })
+    }
+}

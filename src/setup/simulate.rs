@@ -1,0 +1,157 @@
+//! The plain hybrid system in X (any scalar) and the setup's simulations.
+
+use super::Setup;
+use crate::error::ModelError;
+use crate::integrate::hybrid::{Ctx, GuardRate, HybridRhs};
+use crate::integrate::{Checkpointing, NewtonJacobian};
+use crate::model::{Direction, HybridSystem, Scalar};
+
+/// The plain hybrid system in X (any scalar): what `simulate` and the dual witness run.
+pub struct Plain<'s, 'a, S: HybridSystem, D> {
+    pub setup: &'s Setup<'a, S>,
+    pub theta: Vec<D>,
+    pub theta_re: Vec<f64>,
+}
+
+impl<'s, 'a, S: HybridSystem, D: Scalar> Plain<'s, 'a, S, D> {
+    pub fn new(setup: &'s Setup<'a, S>, theta: Vec<D>) -> Self {
+        let theta_re = theta.iter().map(|v| v.re()).collect();
+        Plain {
+            setup,
+            theta,
+            theta_re,
+        }
+    }
+}
+
+/// The guard metadata shared by every [`HybridRhs`] over a [`Setup`].
+macro_rules! guard_meta {
+    () => {
+        fn mode_name(&self, mode: usize) -> String {
+            self.setup.dims.mode_name(mode)
+        }
+        fn guard_name(&self, k: usize) -> String {
+            self.setup.dims.guard_name(k)
+        }
+        fn n_guards(&self) -> usize {
+            self.setup.dims.guards.len()
+        }
+        fn guard_active(&self, mode: usize, k: usize) -> bool {
+            self.setup.sys().guard_active(mode, k)
+        }
+        fn guard_direction(&self, k: usize) -> Direction {
+            self.setup.dims.guards[k].direction
+        }
+        fn guard_terminal(&self, k: usize) -> bool {
+            self.setup.dims.guards[k].terminal
+        }
+    };
+}
+pub(crate) use guard_meta;
+
+/// The guards of an integrated vector that starts with X (X, then sensitivity columns):
+/// for [`HybridRhs`] implementations with `setup` and `theta: Vec<f64>` fields.
+macro_rules! guards_on_leading_state {
+    () => {
+        fn guard(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64]) -> f64 {
+            self.setup
+                .guard_value(ctx, k, t, &y[..self.setup.n()], &self.theta)
+        }
+        fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate {
+            let n = self.setup.n();
+            self.setup
+                .guard_rate(ctx, k, t, &y[..n], &v[..n], &self.theta)
+        }
+    };
+}
+pub(crate) use guards_on_leading_state;
+
+impl<S: HybridSystem, D: Scalar> HybridRhs<D> for Plain<'_, '_, S, D> {
+    guard_meta!();
+    fn dim(&self) -> usize {
+        self.setup.n()
+    }
+    fn rhs(&self, ctx: &Ctx, t: D, y: &[D], dy: &mut [D]) -> Result<(), ModelError> {
+        self.setup.rhs(ctx, t, y, &self.theta, dy)
+    }
+    fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
+        let j = self.setup.flow_jacobian(ctx, t, y, &self.theta_re)?;
+        Ok(NewtonJacobian {
+            block: j.fx,
+            copies: 1,
+            rest: 0,
+        })
+    }
+    fn guard(&self, ctx: &Ctx, k: usize, t: D, y: &[D]) -> D {
+        self.setup.guard_value(ctx, k, t, y, &self.theta)
+    }
+    fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate {
+        self.setup.guard_rate(ctx, k, t, y, v, &self.theta_re)
+    }
+    fn event(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: D,
+        y: &[D],
+        terminal: bool,
+    ) -> Result<(usize, Vec<D>), ModelError> {
+        if terminal {
+            return Ok((ctx.mode, y.to_vec()));
+        }
+        self.setup.reset(ctx.mode, k, t, y, &self.theta)
+    }
+}
+
+impl<S: HybridSystem> Setup<'_, S> {
+    /// Simulates X from t0 to t_end (or a terminal event) at θ.
+    pub fn simulate(
+        &self,
+        theta: &[f64],
+    ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
+        self.simulate_generic(theta.to_vec())
+    }
+
+    /// The simulation for the adjoint: the same steps and events as [`Self::simulate`],
+    /// with the dense output kept under [`Self::checkpointing`] (the backward pass replays
+    /// compacted windows; tables and plots need [`Self::simulate`]).
+    pub fn simulate_for_adjoint(
+        &self,
+        theta: &[f64],
+    ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
+        self.simulate_keeping(theta.to_vec(), self.checkpointing)
+    }
+
+    /// The same simulation in any scalar (dual numbers give the witness derivative).
+    pub fn simulate_generic<D: Scalar>(
+        &self,
+        theta: Vec<D>,
+    ) -> Result<crate::integrate::Trajectory<D>, crate::error::Error> {
+        self.simulate_keeping(theta, Checkpointing::Never)
+    }
+
+    fn simulate_keeping<D: Scalar>(
+        &self,
+        theta: Vec<D>,
+        keep: Checkpointing,
+    ) -> Result<crate::integrate::Trajectory<D>, crate::error::Error> {
+        self.check_theta(theta.len())?;
+        let (m0, x0) = self
+            .initial(&theta)
+            .map_err(|e| crate::error::Error::Model {
+                t: self.t0,
+                mode: "initial".into(),
+                source: e,
+            })?;
+        let plain = Plain::new(self, theta);
+        crate::integrate::hybrid::simulate_hybrid_with(
+            &plain,
+            x0,
+            m0,
+            &self.breakpoints(),
+            &self.solver,
+            &self.events,
+            keep,
+        )
+    }
+}
