@@ -71,6 +71,14 @@ pub enum Error {
     Problem { file: PathBuf, message: String },
     #[error("invalid input: {0}")]
     Invalid(String),
+    /// A command-line flag with a value that cannot be used: the flag, the value as given,
+    /// and what would be valid.
+    #[error("{flag} {value}: {message}")]
+    Flag {
+        flag: String,
+        value: String,
+        message: String,
+    },
     #[error("optimizer: {0}")]
     Optimizer(String),
     /// A trial point left the cost's domain again after the most line-search restarts

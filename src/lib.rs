@@ -66,6 +66,7 @@ pub mod report;
 pub mod sensitivity;
 pub mod setup;
 pub mod summary;
+pub mod sweep;
 pub mod systems;
 
 pub use error::{Error, ModelError, Result};

@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+mod cli_sweep;
+
 #[derive(Parser)]
 #[command(
     name = "hybridopt",
@@ -134,6 +136,12 @@ enum Command {
         /// Print the summary JSON on stdout.
         #[arg(long)]
         json: bool,
+        /// Optimize from N seeded random starts inside the bounds (in parallel) and keep
+        /// the best result (summary JSON: `multi_start`).
+        #[arg(long, value_name = "N")]
+        starts: Option<usize>,
+        #[command(flatten)]
+        multi: cli_sweep::StartArgs,
     },
     /// Periodic orbit (a gait): Newton on the return map with the exact DP, Floquet
     /// multipliers, sensitivities; `--continue NAME=LO:HI:N` follows it in a parameter.
@@ -153,6 +161,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Cost and gradient over a grid (--grid), or multi-start optimization (--starts), in
+    /// parallel: sweep.csv, sweep.json and plots; --shard I/N runs one slice.
+    Sweep(cli_sweep::SweepArgs),
+    /// Combine the output folders of the shards of one sweep into the files an unsharded
+    /// run writes.
+    Merge(cli_sweep::MergeArgs),
     /// Animate a mechanism: animation.gif (real time, events flashed) and strobe.png/.svg.
     Animate {
         /// The problem file (TOML).
@@ -846,9 +860,21 @@ fn cmd_optimize(
     params: &[String],
     quiet: bool,
     as_json: bool,
+    starts: Option<usize>,
+    multi: &cli_sweep::StartArgs,
 ) -> Result<()> {
     let mut p = load(path, params)?;
+    if starts.is_none() {
+        multi.check_unused(true)?;
+    }
     if p.periodic.is_some() {
+        if starts.is_some() {
+            return Err(anyhow::anyhow!(
+                "{}: --starts is not available for a [periodic] problem (the gait optimizer \
+                 re-solves the orbit from the file's guess); drop --starts",
+                path.display()
+            ));
+        }
         return cmd_optimize_gait(&p, out, max_iters, quiet, as_json);
     }
     if let Some(s) = solver {
@@ -868,7 +894,7 @@ fn cmd_optimize(
         p.optimizer.max_iters = n;
     }
     let setup = p.setup()?;
-    let show = !quiet && std::io::stderr().is_terminal();
+    let show = !quiet && starts.is_none() && std::io::stderr().is_terminal();
     let bar = if show {
         let b = indicatif::ProgressBar::new(p.optimizer.max_iters);
         b.set_style(
@@ -885,11 +911,20 @@ fn cmd_optimize(
     let progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>> = bar.clone().map(|b| {
         Arc::new(move |it: u64, _c: f64| b.set_position(it)) as Arc<dyn Fn(u64, f64) + Send + Sync>
     });
-    let r = optimize(&setup, &p.theta, &p.optimizer, progress)?;
+    let (r, multi_start) = match starts {
+        Some(n) => {
+            let (r, info) = cli_sweep::best_of_starts(&p, &setup, n, multi, quiet)?;
+            (r, Some(info))
+        }
+        None => (optimize(&setup, &p.theta, &p.optimizer, progress)?, None),
+    };
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let summary = summary_json(&p, &setup, &r, p.optimizer.solver);
+    let mut summary = summary_json(&p, &setup, &r, p.optimizer.solver);
+    if let Some(info) = multi_start {
+        summary["multi_start"] = info;
+    }
     // results folder, staged and swapped in atomically
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&p.name));
     let stage = Staging::new(&out)?;
@@ -1383,9 +1418,13 @@ fn run(cli: Cli) -> Result<()> {
             params,
             quiet,
             json,
+            starts,
+            multi,
         } => cmd_optimize(
-            &problem, out, solver, gradient, max_iters, &params, quiet, json,
+            &problem, out, solver, gradient, max_iters, &params, quiet, json, starts, &multi,
         ),
+        Command::Sweep(a) => cli_sweep::cmd_sweep(a),
+        Command::Merge(a) => cli_sweep::cmd_merge(a),
         Command::Animate {
             problem,
             out,

@@ -10,6 +10,9 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
     match e {
         Error::Problem { .. } => ("ProblemFileError", "problem"),
         Error::Invalid(_) => ("InvalidInputError", "invalid"),
+        // a command-line flag of the sweep (not reachable from the package, mapped for
+        // completeness)
+        Error::Flag { .. } => ("InvalidInputError", "flag"),
         // an animation asked of a system without geometry (the package draws none yet)
         Error::NoGeometry { .. } => ("InvalidInputError", "no_geometry"),
         Error::Io { .. } => ("FileAccessError", "io"),

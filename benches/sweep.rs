@@ -1,0 +1,113 @@
+//! Sweep scaling: a 64-point grid (8 × 8 over the spring stiffnesses k1, k2) of
+//! `five_bar_stiffness`, cost and adjoint gradient at every point, on 1 and on 2 worker
+//! threads: the wall time of each (best of N) and the speedup `t(1)/t(2)`. Both runs must
+//! give identical points (the sweep is deterministic whatever the thread count).
+//!
+//! The speedup needs two idle cores: on a shared machine other work takes cores away from
+//! the 2-thread run, so the run prints the load average (from /proc/loadavg) and the cores
+//! it kept busy (its CPU time over its wall time, getrusage) next to it.
+//! The README's target is 1.8×; the checks below (CLAIM FAILED, non-zero exit): the
+//! 2-thread run uses at most 1.15× the CPU time of the 1-thread run (no parallel
+//! overhead), and, when it had its 2 cores (≥ 1.8 cores busy), a speedup of at least 1.5×
+//! (headroom for a moderately busy machine).
+//!
+//! Run: `cargo bench --bench sweep` (or `-- --quick`: best of 3 runs each instead of 7).
+
+use hybridopt::problem::Problem;
+use hybridopt::sweep::{self, Axis, Plan, RunOptions};
+use std::path::Path;
+use std::time::Instant;
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// CPU time of this process (all threads, user + system), from getrusage(2).
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer to a rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return f64::NAN;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let reps = if quick { 3 } else { 7 };
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/five_bar_stiffness.toml");
+    let problem = Problem::load(&file).expect("five_bar_stiffness.toml loads");
+    let axis = |name: &str| Axis {
+        name: name.into(),
+        lo: 80.0,
+        hi: 120.0,
+        n: 8,
+    };
+    let plan = Plan::Grid {
+        axes: vec![axis("k1"), axis("k2")],
+    };
+    let cores = sweep::run::default_jobs();
+    println!(
+        "sweep: five_bar_stiffness, 64-point grid k1 × k2 ∈ [80, 120]², cost + adjoint gradient; {cores} cores; load average before: {}",
+        load_average()
+    );
+    let mut times = Vec::new();
+    let mut results = Vec::new();
+    for jobs in [1, 2] {
+        let opts = RunOptions {
+            jobs,
+            shard: None,
+            progress: false,
+        };
+        let mut best = f64::INFINITY;
+        let mut cpu_of_best = f64::NAN;
+        for _ in 0..reps {
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let r = sweep::sweep(&problem, &plan, &opts).expect("the sweep runs");
+            let wall = t.elapsed().as_secs_f64();
+            if wall < best {
+                best = wall;
+                cpu_of_best = cpu_seconds() - c;
+            }
+            results.push(r.file);
+        }
+        // cores busy = CPU time / wall time: below `jobs`, other work took the cores
+        println!(
+            "  --jobs {jobs}: {best:.3} s (best of {reps}), {:.1} ms per point; CPU {cpu_of_best:.3} s, {:.2} cores busy; load average after: {}",
+            best / 64.0 * 1e3,
+            cpu_of_best / best,
+            load_average()
+        );
+        times.push((best, cpu_of_best));
+    }
+    let failed = results[0].counts.failed;
+    let same = results.iter().all(|f| f.points == results[0].points);
+    let speedup = times[0].0 / times[1].0;
+    let cpu_ratio = times[1].1 / times[0].1;
+    let busy = times[1].1 / times[1].0;
+    println!("  speedup --jobs 2 vs --jobs 1: {speedup:.2}× (target 1.8×); CPU time --jobs 2 / --jobs 1: {cpu_ratio:.3}; {failed} of 64 points failed; identical points in every run: {same}");
+    let mut failures = Vec::new();
+    if !same {
+        failures.push("the runs gave different points".to_string());
+    }
+    // the parallel run does no more work than the serial one
+    if cpu_ratio > 1.15 {
+        failures.push(format!("CPU time ratio {cpu_ratio:.3} > 1.15"));
+    }
+    // the wall-time speedup only where the machine gave the 2-thread run its 2 cores
+    if cores >= 2 && busy >= 1.8 {
+        if speedup < 1.5 {
+            failures.push(format!("speedup {speedup:.2} < 1.5"));
+        }
+    } else {
+        println!("  (speedup not checked: the --jobs 2 run had {busy:.2} of its 2 cores; other work had the rest)");
+    }
+    if !failures.is_empty() {
+        eprintln!("CLAIM FAILED: {}", failures.join("; "));
+        std::process::exit(1);
+    }
+}
