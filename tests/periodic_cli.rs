@@ -321,3 +321,21 @@ fn gait_stability_optimization_converges_and_is_verified() {
         assert!(out.join(f).exists(), "{f} missing");
     }
 }
+
+#[test]
+fn gradient_of_a_periodic_problem_without_cost_is_a_clear_error() {
+    // a [periodic] problem has no [[cost]]: `gradient` says what to use instead (it panicked
+    // in the adjoint's assembly of zero objectives before)
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/simplest_walker.toml");
+    for method in ["adjoint", "direct", "fd", "dual"] {
+        let out = run(&["gradient", f.to_str().unwrap(), "--method", method]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{method}: {err}");
+        assert!(
+            err.contains("no objective to differentiate"),
+            "{method}: {err}"
+        );
+        assert!(err.contains("hybridopt periodic"), "{method}: {err}");
+        assert!(!err.contains("panicked"), "{method}: {err}");
+    }
+}

@@ -9,7 +9,14 @@ import hybridopt
 
 
 def shipped(problems):
-    return sorted(problems.glob("*.toml"))
+    """The shipped problems with a cost ([periodic] ones are solved by `hybridopt periodic`)."""
+    return sorted(f for f in problems.glob("*.toml") if "[periodic]" not in f.read_text())
+
+
+def test_gradient_of_a_problem_without_cost_is_a_clear_error(problems):
+    p = hybridopt.Problem.from_file(problems / "simplest_walker.toml")
+    with pytest.raises(hybridopt.InvalidInputError, match="no objective to differentiate"):
+        p.gradient()
 
 
 @pytest.mark.parametrize("method", ["adjoint", "direct"])

@@ -301,11 +301,11 @@ fn adjoint_impl<S: HybridSystem>(
     let seeds = ObjectiveSeeds::build(setup, traj, theta, |i| &jumps[i])?;
     let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..np])
         .map_err(located(setup, setup.t0, 0))?;
-    let mut lam = DMatrix::from_columns(&seeds.lambda_tf);
-    let mut mu = DMatrix::from_columns(&seeds.mu_tf);
     if k == 0 {
         return Ok((Vec::new(), stats, Vec::new()));
     }
+    let mut lam = DMatrix::from_columns(&seeds.lambda_tf);
+    let mut mu = DMatrix::from_columns(&seeds.mu_tf);
     let mut histories: Vec<MuHistory> = vec![Vec::new(); k];
     if record {
         for (j, h) in histories.iter_mut().enumerate() {

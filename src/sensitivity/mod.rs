@@ -155,6 +155,14 @@ pub fn evaluate<S: HybridSystem>(
     theta: &[f64],
     method: GradientMethod,
 ) -> Result<Evaluation, Error> {
+    if setup.objectives.is_empty() {
+        return Err(Error::Invalid(
+            "no objective to differentiate: the setup has no cost terms (a problem file needs \
+             at least one [[cost]]; a [periodic] problem's orbit, multipliers and their \
+             sensitivities come from `hybridopt periodic`)"
+                .into(),
+        ));
+    }
     let start = Instant::now();
     // The plain simulation that starts every method but `Direct`, timed on its own.
     let simulate = || -> Result<(Trajectory, f64), Error> {
