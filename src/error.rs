@@ -121,3 +121,20 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The message of an error with its causes, as the command line and the Python package
+/// print it: the error, then each cause joined by ": ", leaving out a cause whose text the
+/// message already holds (an I/O error names its OS error itself, so it is said once).
+pub fn chain_message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+        cause = c.source();
+    }
+    msg
+}

@@ -1383,7 +1383,7 @@ fn main() {
             eprintln!("error: interrupted (Ctrl-C); no results were written, earlier results are unchanged");
             std::process::exit(EXIT_INTERRUPTED);
         }
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", hybridopt::error::chain_message(&*e));
         std::process::exit(1);
     }
 }

@@ -223,3 +223,15 @@ fn commit_is_refused_after_an_interruption() {
     assert_eq!(std::fs::read(out.join("a.txt")).unwrap(), b"later");
     let _ = std::fs::remove_dir_all(&parent);
 }
+
+#[test]
+fn a_missing_problem_file_says_its_os_error_once() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hybridopt"))
+        .args(["simulate", "/nonexistent/hybridopt-missing.toml"])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("/nonexistent/hybridopt-missing.toml"), "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}

@@ -32,16 +32,9 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
     }
 }
 
-/// The message as the command line prints it: the error, then each cause, joined by ": ".
+/// The message as the command line prints it ([`hybridopt::error::chain_message`]).
 pub fn message(e: &Error) -> String {
-    let mut msg = e.to_string();
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        msg.push_str(": ");
-        msg.push_str(&c.to_string());
-        cause = c.source();
-    }
-    msg
+    hybridopt::error::chain_message(e)
 }
 
 /// The Python exception for a library error.
