@@ -156,12 +156,15 @@ pub fn forward_sensitivity<S: HybridSystem>(
         &setup.events,
     )?;
     // event reports (τ) from the jumps the run applied, one per event of the tape
+    // (every event of the tape went through `SensRhs::event`, which kept its jump)
     let jumps = rhs.jumps.into_inner();
-    let jumps = if jumps.len() == traj.events.len() {
-        jumps
-    } else {
-        Jump::tape(setup, &traj, theta)?
-    };
+    if jumps.len() != traj.events.len() {
+        return Err(Error::Invalid(format!(
+            "internal: the direct method applied {} jumps for {} events on the tape",
+            jumps.len(),
+            traj.events.len()
+        )));
+    }
     let s_minus: Vec<DMatrix<f64>> = traj
         .events
         .iter()
