@@ -175,6 +175,7 @@ fn angle_reference(t_end: f64) -> Vec<f64> {
 fn fixed_step_order_is_five_on_smooth_odes() {
     let (s, errs) = fixed_step_slope(&Forced, &[1.0], &forced_exact(2.0), 2.0, &[4, 8, 16, 32]);
     println!("Radau5 forced: errors {errs:?}, slope {s:.3}");
+    // order 5: measured 4.979 (forced), 4.898 (pendulum) (2026-12-02); the bound
     assert!(s >= 4.5, "forced: slope {s}");
     let exact = angle_reference(2.0);
     let (s, errs) = fixed_step_slope(&AnglePendulum, &[-0.8, 0.0], &exact, 2.0, &[10, 20, 40, 80]);
@@ -213,6 +214,7 @@ fn dense_output_is_the_collocation_polynomial() {
     }
     let s = loglog_slope(&hs, &errs);
     println!("Radau5 dense output at θ = {theta}: errors {errs:?}, slope {s:.3}");
+    // local order 4 (order 3 inside the step): measured 3.80 (2026-12-02)
     assert!(s >= 3.5, "collocation polynomial local slope {s}");
 }
 
@@ -230,11 +232,13 @@ fn adaptive_runs_follow_the_tolerance() {
             "Radau5 rtol {rtol:e}: error {e:e}, steps {}, rejected {}, evals {}",
             st.steps, st.rejected, st.rhs_evals
         );
-        assert!(e <= 10.0 * rtol, "error {e:e} at rtol {rtol:e}");
+        // error / rtol measured ≤ 0.011 (2026-12-02), margin 90×
+        assert!(e <= rtol, "error {e:e} at rtol {rtol:e}");
         errs.push(e);
     }
     let s = loglog_slope(&rtols, &errs);
     println!("Radau5: error vs rtol slope {s:.3}");
+    // measured 1.044 (2026-12-02)
     assert!((0.7..=1.3).contains(&s), "error ∝ rtol^{s}");
 }
 
@@ -272,6 +276,8 @@ fn prothero_robinson_error_does_not_grow_with_stiffness() {
     for lambda in [1.0, 1e2, 1e4, 1e6] {
         let (s, errs) = fixed_step_slope(&ProtheroRobinson(lambda), &[0.0], &exact, 2.0, &ns);
         println!("Prothero–Robinson λ = {lambda:e}: errors {errs:?}, slope {s:.3}");
+        // measured 4.99 (λ = 1), 3.67, 3.03, 3.02 (λ = 1e6): the stiff limit's order is
+        // the stage order 3 (Hairer & Wanner II, §IV.15, order reduction) (2026-12-02)
         assert!(s >= 2.5, "λ = {lambda:e}: slope {s}");
         by_lambda.push(errs);
     }
@@ -290,8 +296,9 @@ fn prothero_robinson_error_does_not_grow_with_stiffness() {
         "Prothero–Robinson λ = 1e6, rtol 1e-8: error {e:e}, {} steps, {} rejected",
         st.steps, st.rejected
     );
+    // measured 8.1e-11 in 14 steps (2026-12-02)
     assert!(
-        e <= 1e-8 && st.steps <= 200,
+        e <= 1e-9 && st.steps <= 50,
         "error {e:e}, {} steps",
         st.steps
     );
@@ -312,7 +319,9 @@ fn radau5_is_l_stable() {
     };
     let dev = y1[0] - 1f64.sin();
     println!("Radau5, hλ = −1e8: y1 − φ(1) = {dev:e}");
-    assert!(dev.abs() < 1e-6, "y1 − φ = {dev:e}");
+    // R(z) = (1 + 2z/5 + z²/20)/(1 − 3z/5 + 3z²/20 − z³/60) ≈ −3/z: measured 3.0065e-8
+    // (2026-12-02); a method that is A- but not L-stable would leave |y1 − φ| ≈ 1
+    assert!((dev - 3e-8).abs() <= 3e-9, "y1 − φ = {dev:e}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -382,6 +391,7 @@ fn index1_dae_order_is_five() {
     let (ye, ze) = index1_exact(t_end);
     let (s, errs) = fixed_step_slope(&Index1, &[1.0], &[ye], t_end, &[8, 16, 32, 64]);
     println!("index-1 DAE, y: errors {errs:?}, slope {s:.3}");
+    // measured 5.029 for y and z (2026-12-02)
     assert!(s >= 4.5, "index 1, y: slope {s}");
     // z at t_end from the computed y (the algebraic state is consistent by construction)
     let ns = [8, 16, 32, 64];
@@ -446,6 +456,7 @@ fn index2_pendulum_order_is_five_against_the_angle_ode() {
     let y0 = cartesian(&[-0.8, 0.0]);
     let (s, errs) = fixed_step_slope(&Index2Pendulum, &y0, &exact, t_end, &[20, 40, 80, 160]);
     println!("index-2 pendulum (x, y, u, v): errors {errs:?}, slope {s:.3}");
+    // measured 4.985 (2026-12-02)
     assert!(s >= 4.5, "index 2: slope {s}");
     // λ at t_end against the angle model's rod force: λ = m(ω² L + g cos θ)/(2L) ... from
     // the hidden constraint at the exact state
@@ -457,7 +468,8 @@ fn index2_pendulum_order_is_five_against_the_angle_ode() {
     let drift = (y[0] * y[0] + y[1] * y[1] - 1.0).abs();
     let vdrift = (y[0] * y[2] + y[1] * y[3]).abs();
     println!("index-2 pendulum, 80 steps: λ error {:e}, position drift {drift:e}, velocity drift {vdrift:e}", (lc - le).abs());
-    assert!((lc - le).abs() <= 1e-7 && drift <= 1e-7 && vdrift <= 1e-7);
+    // measured λ 1.2e-8, drift 9.8e-9 (position), 2.4e-10 (velocity) (2026-12-02)
+    assert!((lc - le).abs() <= 1e-7 && drift <= 1e-7 && vdrift <= 1e-8);
     // adaptive at 1e-10: the drift stays at the tolerance's level
     let (ya, st) = adaptive(&Index2Pendulum, Method::Radau5, 1e-10, &y0, t_end);
     let e = max_err(&ya, &exact);
@@ -466,7 +478,8 @@ fn index2_pendulum_order_is_five_against_the_angle_ode() {
         "index-2 pendulum, rtol 1e-10: error {e:e}, drift {drift:e}, {} steps",
         st.steps
     );
-    assert!(e <= 1e-8 && drift <= 1e-8, "error {e:e}, drift {drift:e}");
+    // measured error 8.0e-14, drift 6.1e-14 in 1,001 steps (2026-12-02)
+    assert!(e <= 1e-11 && drift <= 1e-11, "error {e:e}, drift {drift:e}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -498,13 +511,16 @@ fn ball_gradients_and_events_with_radau5() {
     );
     let e = ((adj.values[0] - psi) / psi).abs();
     println!("ψ rel err {e:e}");
-    assert!(e <= 1e-9, "ψ rel err {e:e}");
+    // measured 5.2e-14 (2026-12-02)
+    assert!(e <= 1e-12, "ψ rel err {e:e}");
     const FLOOR: f64 = 1e-3;
+    // the bound is 1e-7, ours ~40× the measured: measured 1.0e-13 (direct vs adjoint), 2.0e-10 (FD vs
+    // adjoint), 1.3e-13 (adjoint vs oracle), 5.9e-14 (direct vs oracle) (2026-12-02)
     let w = assert_close(
         "direct vs adjoint",
         &fw.gradients[0],
         &adj.gradients[0],
-        1e-7,
+        5e-12,
         FLOOR,
     );
     println!("direct vs adjoint {w:e}");
@@ -512,12 +528,12 @@ fn ball_gradients_and_events_with_radau5() {
         "fd vs adjoint",
         &fd.gradients[0],
         &adj.gradients[0],
-        1e-7,
+        5e-9,
         FLOOR,
     );
     println!("fd vs adjoint {w:e}");
     for (name, g) in [("adjoint", &adj.gradients[0]), ("direct", &fw.gradients[0])] {
-        let w = assert_close(&format!("{name} vs oracle"), g, &g_o, 1e-7, FLOOR);
+        let w = assert_close(&format!("{name} vs oracle"), g, &g_o, 5e-12, FLOOR);
         println!("{name} vs oracle {w:e}");
     }
     let d = evaluate(&ball(Method::Dopri5), &p, GradientMethod::Adjoint).unwrap();
@@ -538,6 +554,110 @@ fn ball_gradients_and_events_with_radau5() {
         "event times: vs DOPRI5 {:e}, vs oracle {:e}; τ vs oracle {:e}",
         worst.0, worst.1, worst.2
     );
-    assert!(worst.0 <= 1e-9 && worst.1 <= 1e-9, "{worst:?}");
-    assert!(worst.2 <= 1e-7, "τ {worst:?}");
+    // the bound is 1e-9; measured 1.0e-14 vs DOPRI5, 1.3e-15 vs the oracle, τ
+    // 2.3e-15 relative (2026-12-02)
+    assert!(worst.0 <= 1e-9 && worst.1 <= 1e-12, "{worst:?}");
+    assert!(worst.2 <= 1e-10, "τ {worst:?}");
+}
+
+/// The adjoint's replay of checkpointed windows reproduces Radau5's interpolants bit for
+/// bit (the step is a function of (t, y, f0, h) alone: Newton starts from Z = 0): the
+/// checkpointed adjoint equals the adjoint on kept dense output.
+#[test]
+fn checkpointed_adjoint_replays_radau5_steps_exactly() {
+    use hybridopt::integrate::Checkpointing;
+    use hybridopt::sensitivity::adjoint::adjoint_gradients;
+    let p = BouncingBall::default_params();
+    let mut s = ball(Method::Radau5);
+    s.checkpointing = Checkpointing::Never;
+    let dense = s.simulate_for_adjoint(&p).unwrap();
+    let (g_dense, st_dense) = adjoint_gradients(&s, &dense, &p).unwrap();
+    s.checkpointing = Checkpointing::Every(7);
+    let traj = s.simulate_for_adjoint(&p).unwrap();
+    assert!(!traj.is_dense());
+    assert_eq!(traj.stats, dense.stats, "the forward run is the same run");
+    let (g, st) = adjoint_gradients(&s, &traj, &p).unwrap();
+    println!(
+        "replayed {} steps; backward steps {} vs {}",
+        st.replayed_steps, st.steps, st_dense.steps
+    );
+    assert!(st.replayed_steps > 0);
+    assert_eq!(st.steps, st_dense.steps);
+    assert_eq!(g, g_dense, "bit-identical gradients");
+}
+
+/// The dual property the witness relies on: a run in dual numbers iterates the same Newton
+/// with the same real matrix, so its derivative parts converge too. On
+/// `y' = −a y + sin t` (y(0) = 1, [0, 2], rtol = atol = 1e-10) the dual part of y(2) seeded
+/// along `a` equals the central difference of `f64` runs (which take the same steps: the
+/// step control reads real parts), and the closed form.
+#[test]
+fn dual_run_differentiates_the_radau5_solution() {
+    use num_dual::{Dual64, DualNum};
+    struct Decay<D>(D);
+    impl<D: hybridopt::model::Scalar> OdeRhs<D> for Decay<D> {
+        fn dim(&self) -> usize {
+            1
+        }
+        fn eval(&self, t: D, y: &[D], dy: &mut [D]) -> Result<(), ModelError> {
+            dy[0] = -self.0 * y[0] + t.sin();
+            Ok(())
+        }
+        fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
+            Ok(NewtonJacobian {
+                block: DMatrix::from_element(1, 1, -self.0.re()),
+                copies: 1,
+                rest: 0,
+            })
+        }
+    }
+    let sopt = SolverOptions {
+        method: Method::Radau5,
+        rtol: 1e-10,
+        atol: 1e-10,
+        ..SolverOptions::default()
+    };
+    let a = 1.3;
+    let run = |a: f64| {
+        let mut st = Stats::default();
+        let (y, _) =
+            integrate_smooth(&Decay(a), 0.0, 2.0, &[1.0], &sopt, None, &mut st, None).unwrap();
+        (y[0], st)
+    };
+    let mut st = Stats::default();
+    let (yd, _) = integrate_smooth(
+        &Decay(Dual64::new(a, 1.0)),
+        0.0,
+        2.0,
+        &[Dual64::from(1.0)],
+        &sopt,
+        None,
+        &mut st,
+        None,
+    )
+    .unwrap();
+    let (y0, st0) = run(a);
+    assert_eq!(
+        st.steps, st0.steps,
+        "the dual run takes the f64 run's steps"
+    );
+    assert_eq!(yd[0].re, y0);
+    let d = 1e-6;
+    let fd = (run(a + d).0 - run(a - d).0) / (2.0 * d);
+    // closed form: y = C e^{−at} + (a sin t − cos t)/(1 + a²), C = 1 + 1/(1 + a²)
+    let exact = |a: Dual64| {
+        let t = 2.0;
+        let k = (a * a + 1.0).recip();
+        (k + 1.0) * (-a * t).exp() + (a * t.sin() - t.cos()) * k
+    };
+    let ex = exact(Dual64::new(a, 1.0));
+    println!(
+        "dual {:e}, fd {fd:e}, exact {:e}; y(2) error {:e}",
+        yd[0].eps,
+        ex.eps,
+        (y0 - ex.re).abs()
+    );
+    // measured: dual vs closed form 2.6e-14, vs FD 8.3e-12 (2026-12-02)
+    assert!((yd[0].eps - fd).abs() <= 1e-9, "dual vs fd");
+    assert!((yd[0].eps - ex.eps).abs() <= 1e-11, "dual vs closed form");
 }
