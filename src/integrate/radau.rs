@@ -3,7 +3,7 @@
 //! Jacobian, the filtered embedded error estimate, and the collocation polynomial as dense
 //! output. Generic over the scalar like SDIRK3: a dual run iterates the same Newton with the
 //! same real matrix (convergence judged on real parts), so its dual parts converge with the
-//! real parts and the step sequence is that of the `f64` run.
+//! real parts; the derivative parts' error estimate joins the step control, as DOPRI5's.
 
 use super::dense::DenseStep;
 use super::stepper::{
@@ -161,19 +161,57 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
     Ok(Stages::Failed { evals })
 }
 
-/// The embedded error estimate (Hairer & Wanner II, (IV.8.19)), real parts:
+/// The embedded error estimate (Hairer & Wanner II, (IV.8.19)) of one part of the scalars
+/// (`part`: the real part, or a dual run's derivative part):
 /// `err = (I − hγ0 J)⁻¹ γ0 [h f + d1 Z1 + d2 Z2 + d3 Z3]` with `f = f(t0, y0)`; for
 /// (IV.8.20), `f = f(t0, y0 + err)` of the first estimate.
-fn error_estimate<D: Scalar>(tab: &Radau5, lu: &RadauLu, h: f64, f: &[D], z: &[D]) -> Vec<f64> {
+fn error_estimate<D: Scalar>(
+    tab: &Radau5,
+    lu: &RadauLu,
+    h: D,
+    f: &[D],
+    z: &[D],
+    part: impl Fn(&D) -> f64,
+) -> Vec<f64> {
     let n = f.len();
+    // summed in the scalar before taking the part: with a dual h (a step from an event
+    // time) the h-derivative of h f and of the Z_i cancel as the values do
     let mut e: Vec<f64> = (0..n)
         .map(|i| {
-            let dz: f64 = (0..3).map(|s| tab.d[s] * z[s * n + i].re()).sum();
-            tab.gamma0 * (h * f[i].re() + dz)
+            let mut acc = h * f[i];
+            for s in 0..3 {
+                acc += z[s * n + i] * tab.d[s];
+            }
+            tab.gamma0 * part(&acc)
         })
         .collect();
     lu.filter.solve(&mut e);
     e
+}
+
+/// The weighted norm of a dual run's derivative-part error estimate (scale
+/// `atol + rtol max(|ẏ0_i|, |ẏ1_i|)` of the derivative parts), so that the witness's
+/// derivative is as accurate as the tolerances ask, as DOPRI5 does for dual runs.
+fn derivative_error<D: Scalar>(
+    tab: &Radau5,
+    lu: &RadauLu,
+    tol: &Tolerances,
+    h: D,
+    (f0, z): (&[D], &[D]),
+    (y0, y1): (&[D], &[D]),
+    md: usize,
+) -> f64 {
+    let e = error_estimate(tab, lu, h, f0, z, |v| v.eps_part());
+    if md == 0 {
+        return 0.0;
+    }
+    let s: f64 = (0..md)
+        .map(|i| {
+            let sc = tol.atol + tol.rtol * y0[i].eps_part().abs().max(y1[i].eps_part().abs());
+            (e[i] / sc).powi(2)
+        })
+        .sum();
+    (s / md as f64).sqrt()
 }
 
 /// One Radau IIA(5) step from `(t, y)` with slope `f0` and step `h`. Stiffly accurate:
@@ -181,8 +219,9 @@ fn error_estimate<D: Scalar>(tab: &Radau5, lu: &RadauLu, h: f64, f: &[D], z: &[D
 /// (IV.8.19); when it is ≥ 1 the refined (IV.8.20) decides (RADAU5 refines only on the
 /// first step and after a rejection; a step here does not know its history, and the
 /// refinement only matters when the first estimate rejects). The dense output is the
-/// collocation polynomial. A singular Newton matrix or a failed stage iteration is
-/// [`Attempt::NewtonFailed`].
+/// collocation polynomial. A dual run also controls the error of its derivative parts
+/// (the same estimate on them), as DOPRI5 does. A singular Newton matrix or a failed stage
+/// iteration is [`Attempt::NewtonFailed`].
 pub fn radau5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     rhs: &R,
     t: D,
@@ -208,15 +247,19 @@ pub fn radau5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     rhs.eval(t + h, &y1, &mut f1)?;
     evals += 1;
     let md = rhs.error_dim();
-    let e = error_estimate(&tab, &lu, hr, f0, &z);
+    let e = error_estimate(&tab, &lu, h, f0, &z, |v| v.re());
     let mut err = tol.norm(&e[..md], &y[..md], &y1[..md]);
     if err >= 1.0 && err.is_finite() {
         let ye: Vec<D> = (0..n).map(|i| y[i] + D::from(e[i])).collect();
         let mut fe = vec![D::zero(); n];
         rhs.eval(t, &ye, &mut fe)?;
         evals += 1;
-        let e2 = error_estimate(&tab, &lu, hr, &fe, &z);
+        let e2 = error_estimate(&tab, &lu, h, &fe, &z, |v| v.re());
         err = tol.norm(&e2[..md], &y[..md], &y1[..md]);
+    }
+    if D::NDERIV > 0 {
+        let ed = derivative_error(&tab, &lu, tol, h, (f0, &z), (y, &y1), md);
+        err = err.max(ed);
     }
     let dense = DenseStep::collocation(t, h, y, &z, [tab.c[0], tab.c[1]]);
     Ok(Attempt::Done {
