@@ -197,6 +197,42 @@ fn expression_ball(reps: usize) -> (f64, f64) {
     (c.0 / b.0, c.1 / b.1)
 }
 
+/// The ball's forward run at rtol = atol = 1e-8 by each integrator: steps, rejections,
+/// right-hand-side evaluations and the best time (no claim: a table for the README).
+fn integrators(reps: usize) {
+    use hybridopt::integrate::Method;
+    println!(
+        "  {:8} {:>7} {:>9} {:>10} {:>12}",
+        "method", "steps", "rejected", "rhs evals", "forward [s]"
+    );
+    for method in [Method::Dopri5, Method::Sdirk3, Method::Radau5] {
+        let ball = BouncingBall;
+        let mut s = Setup::new(
+            &ball,
+            0.0,
+            3.0,
+            None,
+            vec![hybridopt::systems::bouncing_ball::shipped_objective()],
+        );
+        s.solver.method = method;
+        s.solver.rtol = 1e-8;
+        s.solver.atol = 1e-8;
+        let theta = BouncingBall::default_params();
+        let st = s.simulate(&theta).expect("ball forward run").stats;
+        let t = best_time(reps, || {
+            s.simulate(&theta).expect("ball forward run");
+        });
+        println!(
+            "  {:8} {:>7} {:>9} {:>10} {:>12.3e}",
+            format!("{method:?}").to_lowercase(),
+            st.steps,
+            st.rejected,
+            st.rhs_evals,
+            t
+        );
+    }
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let mut claims = Claims::default();
@@ -336,6 +372,10 @@ fn main() {
     println!();
     println!("== expression ball (kind = \"custom\") vs built-in ball, rtol = atol = 1e-8 ==");
     let (expr_fwd, expr_adj) = expression_ball(if quick { 51 } else { 201 });
+
+    println!();
+    println!("== ball forward run by integrator, rtol = atol = 1e-8 ==");
+    integrators(if quick { 51 } else { 201 });
 
     println!();
     println!("== claims (README) ==");

@@ -30,7 +30,11 @@ mod cli_sweep;
 #[command(
     name = "hybridopt",
     version,
-    about = "Optimize hybrid dynamical systems with exact sensitivities through events"
+    about = "Optimize hybrid dynamical systems with exact sensitivities through events",
+    after_help = "Integrators (a problem file's [simulation] method): \"dopri5\" (default; \
+                  Dormand–Prince 5(4), explicit), \"sdirk3\" (L-stable SDIRK 3(2), stiff \
+                  problems), \"radau5\" (Radau IIA of order 5, L-stable and stiffly \
+                  accurate: stiff problems at tight tolerances, DAEs in reduced form)."
 )]
 struct Cli {
     #[command(subcommand)]

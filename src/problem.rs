@@ -411,9 +411,10 @@ impl Problem {
             solver.method = match m.as_str() {
                 "dopri5" => Method::Dopri5,
                 "sdirk3" => Method::Sdirk3,
+                "radau5" => Method::Radau5,
                 other => {
                     return Err(perr(format!(
-                        "[simulation] method = \"{other}\" is unknown; valid: \"dopri5\" (explicit) or \"sdirk3\" (implicit, L-stable){}",
+                        "[simulation] method = \"{other}\" is unknown; valid: \"dopri5\" (explicit), \"sdirk3\" (implicit, L-stable) or \"radau5\" (implicit, L-stable, order 5){}",
                         at("method")
                     )))
                 }

@@ -527,7 +527,7 @@ fn first_impact(g: f64, y0: f64, v0: f64) -> f64 {
 fn terminal_event_time_and_its_derivative() {
     let sys = Ramp { terminal: true };
     for q in [0.3, 0.7, 2.5] {
-        for method in [Method::Dopri5, Method::Sdirk3] {
+        for method in [Method::Dopri5, Method::Sdirk3, Method::Radau5] {
             let objectives = vec![
                 Objective::new(
                     "T",

@@ -3,7 +3,10 @@
 //!   y(t0 + θh) = r1 + θ (r2 + (1−θ) (r3 + θ (r4 + (1−θ) r5)))
 //!
 //! With r5 = 0 this is the cubic Hermite interpolant through (y0, h f0) and (y1, h f1),
-//! which the implicit method uses; DOPRI5 fills r5 from its stages (4th-order extension).
+//! which SDIRK3 uses; DOPRI5 fills r5 from its stages (4th-order extension). With r5 = 0
+//! the form spans every cubic (basis 1, θ, θ(1−θ), θ²(1−θ)), so Radau IIA's collocation
+//! polynomial is stored in it too ([`DenseStep::collocation`]): one representation, and
+//! evaluation, event location and replay are the same code for every method.
 
 use crate::model::Scalar;
 
@@ -54,6 +57,42 @@ impl<D: Scalar> DenseStep<D> {
             coef.push(r2 - h * f1[i] - r3);
         }
         coef.extend((0..n).map(r5));
+        DenseStep {
+            t0,
+            h,
+            dim: n,
+            coef,
+        }
+    }
+
+    /// The collocation polynomial of a 3-stage collocation method with nodes
+    /// `(c1, c2, 1)`: the cubic u with u(0) = y0 and u(c_i) = y0 + Z_i, where `z` holds the
+    /// stage increments `Z_i = Y_i − y0` (stage i at i·n). Exact at both step ends (u(1) =
+    /// y0 + Z3 = y1 for a stiffly accurate method), order 3 inside (Hairer & Wanner II,
+    /// §IV.5, (5.3) and the dense output of RADAU5). In the form above:
+    ///
+    /// ```text
+    /// r1 = y0, r2 = Z3, q_i = (Z_i − c_i Z3) / (c_i (1 − c_i)) (i = 1, 2),
+    /// r4 = (q2 − q1)/(c2 − c1), r3 = q1 − c1 r4, r5 = 0.
+    /// ```
+    pub fn collocation(t0: D, h: D, y0: &[D], z: &[D], c: [f64; 2]) -> Self {
+        let n = y0.len();
+        let [c1, c2] = c;
+        let (w1, w2) = (1.0 / (c1 * (1.0 - c1)), 1.0 / (c2 * (1.0 - c2)));
+        let mut coef = Vec::with_capacity(5 * n);
+        coef.extend_from_slice(y0);
+        coef.extend_from_slice(&z[2 * n..3 * n]);
+        let q = |i: usize| {
+            let z3 = z[2 * n + i];
+            ((z[i] - z3 * c1) * w1, (z[n + i] - z3 * c2) * w2)
+        };
+        let r4 = |i: usize| {
+            let (q1, q2) = q(i);
+            (q2 - q1) / (c2 - c1)
+        };
+        coef.extend((0..n).map(|i| q(i).0 - r4(i) * c1));
+        coef.extend((0..n).map(r4));
+        coef.extend((0..n).map(|_| D::zero()));
         DenseStep {
             t0,
             h,

@@ -3,6 +3,7 @@
 pub mod dense;
 pub mod hybrid;
 pub mod options;
+pub mod radau;
 pub(crate) mod scratch;
 pub mod smooth;
 pub mod stepper;

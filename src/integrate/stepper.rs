@@ -4,7 +4,7 @@
 //! of the `f64` run.
 
 use super::dense::DenseStep;
-use super::tableau::{dopri5, Sdirk3};
+use super::tableau::{dopri5, Radau5, Sdirk3};
 use crate::error::ModelError;
 use crate::model::Scalar;
 use nalgebra::DMatrix;
@@ -43,6 +43,11 @@ pub enum Method {
     /// Alexander's L-stable SDIRK 3(2) with the exact Jacobian and cubic Hermite dense
     /// output: stiff problems (penalty contact, stiff springs).
     Sdirk3,
+    /// The 3-stage Radau IIA collocation method of order 5 (Hairer & Wanner II, §IV.5,
+    /// §IV.8): stiffly accurate and L-stable, simplified Newton with the exact Jacobian,
+    /// the filtered embedded error estimate of order 3 and the collocation polynomial as
+    /// dense output. Stiff problems at tight tolerances, and DAEs in reduced form.
+    Radau5,
 }
 
 impl Method {
@@ -51,12 +56,14 @@ impl Method {
         match self {
             Method::Dopri5 => dopri5::EMBEDDED_ORDER + 1,
             Method::Sdirk3 => Sdirk3::EMBEDDED_ORDER + 1,
+            Method::Radau5 => Radau5::EMBEDDED_ORDER + 1,
         }
     }
     pub fn order(self) -> usize {
         match self {
             Method::Dopri5 => dopri5::ORDER,
             Method::Sdirk3 => Sdirk3::ORDER,
+            Method::Radau5 => Radau5::ORDER,
         }
     }
 }
@@ -122,6 +129,7 @@ pub fn try_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     match method {
         Method::Dopri5 => dopri5_step(rhs, t, y, f0, h, tol),
         Method::Sdirk3 => sdirk3_step(rhs, t, y, f0, h, tol),
+        Method::Radau5 => super::radau::radau5_step(rhs, t, y, f0, h, tol),
     }
 }
 
@@ -211,9 +219,10 @@ fn derivative_error<D: Scalar>(
     }
 }
 
-/// LU factors of the Newton matrix `I − hγ A` of one block: `P (I − hγA) = L U`.
-/// The matrix is real; the substitutions are generic, so dual parts are solved exactly.
-struct NewtonLu {
+/// LU factors of a real Newton matrix `M` of one block: `P M = L U` (SDIRK3: `I − hγA`;
+/// Radau IIA: `I − h(A_RK ⊗ A)` or `I − hγ0 A`). The matrix is real; the substitutions are
+/// generic, so dual parts are solved exactly.
+pub(super) struct NewtonLu {
     l: DMatrix<f64>,
     u: DMatrix<f64>,
     perm: Vec<usize>,
@@ -222,9 +231,17 @@ struct NewtonLu {
 }
 
 impl NewtonLu {
-    fn new(j: &NewtonJacobian, hg: f64) -> Option<Self> {
+    /// Factors `I − hγ A` for the block `A` of `j`.
+    pub(super) fn new(j: &NewtonJacobian, hg: f64) -> Option<Self> {
         let m = j.block.nrows();
         let mat = DMatrix::<f64>::identity(m, m) - j.block.clone() * hg;
+        Self::from_matrix(mat, j.copies)
+    }
+
+    /// Factors a given square block matrix, to be applied to `copies` consecutive blocks.
+    /// `None` when it is singular.
+    pub(super) fn from_matrix(mat: DMatrix<f64>, copies: usize) -> Option<Self> {
+        let m = mat.nrows();
         let lu = mat.lu();
         if !lu.is_invertible() {
             return None;
@@ -236,42 +253,47 @@ impl NewtonLu {
             u: lu.u(),
             perm: idx.iter().map(|&i| i as usize).collect(),
             m,
-            copies: j.copies,
+            copies,
         })
     }
 
-    /// Applies `blockdiag((I − hγA)⁻¹, …, I)` to `r` in place.
-    fn solve<D: Scalar>(&self, r: &mut [D]) {
+    /// Applies `blockdiag(M⁻¹, …, M⁻¹, I)` to `r` in place.
+    pub(super) fn solve<D: Scalar>(&self, r: &mut [D]) {
         let m = self.m;
         let mut x = vec![D::zero(); m];
         for c in 0..self.copies {
-            let blk = &mut r[c * m..(c + 1) * m];
-            for i in 0..m {
-                x[i] = blk[self.perm[i]];
-            }
-            for i in 0..m {
-                for j in 0..i {
-                    let xj = x[j];
-                    x[i] -= xj * self.l[(i, j)];
-                }
-            }
-            for i in (0..m).rev() {
-                for j in i + 1..m {
-                    let xj = x[j];
-                    x[i] -= xj * self.u[(i, j)];
-                }
-                x[i] /= self.u[(i, i)];
-            }
-            blk.copy_from_slice(&x);
+            self.solve_block(&mut r[c * m..(c + 1) * m], &mut x);
         }
+    }
+
+    /// Applies `M⁻¹` to one block `blk` (length m) in place; `x` is scratch of length m.
+    pub(super) fn solve_block<D: Scalar>(&self, blk: &mut [D], x: &mut [D]) {
+        let m = self.m;
+        for i in 0..m {
+            x[i] = blk[self.perm[i]];
+        }
+        for i in 0..m {
+            for j in 0..i {
+                let xj = x[j];
+                x[i] -= xj * self.l[(i, j)];
+            }
+        }
+        for i in (0..m).rev() {
+            for j in i + 1..m {
+                let xj = x[j];
+                x[i] -= xj * self.u[(i, j)];
+            }
+            x[i] /= self.u[(i, i)];
+        }
+        blk.copy_from_slice(x);
     }
 }
 
 /// Newton iteration limit per stage; convergence is declared when the weighted norm of
 /// the update is below `NEWTON_TOL` (tight, so that derivatives through the stages are
 /// accurate: Hairer & Wanner II, §IV.8 use κ·tol with κ ≈ 0.01–0.1; we are stricter).
-const NEWTON_MAX_ITER: usize = 12;
-const NEWTON_TOL: f64 = 1e-6;
+pub(super) const NEWTON_MAX_ITER: usize = 12;
+pub(super) const NEWTON_TOL: f64 = 1e-6;
 
 fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     rhs: &R,

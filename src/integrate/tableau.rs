@@ -119,6 +119,74 @@ impl Default for Sdirk3 {
     }
 }
 
+/// The three-stage Radau IIA collocation method of order 5 (Ehle 1969; Hairer & Wanner,
+/// *Solving ODEs II*, Table IV.5.6 for `c`, `A`, `b`; §IV.8, (8.19)–(8.20) and their code
+/// RADAU5 for the error estimate). Stiffly accurate (`b` is the last row of `A`, so
+/// `y1 = Y3`) and L-stable. Nodes `c = ((4 − √6)/10, (4 + √6)/10, 1)` are the zeros of the
+/// Radau right polynomial; the coefficients are evaluated from their closed forms (√6 and
+/// cube roots computed here, not typed as decimals).
+///
+/// Error estimate (Hairer & Wanner II, (IV.8.19)): with the stage increments `Z_i = Y_i − y0`,
+///
+/// ```text
+/// err = (I − hγ0 J)⁻¹ [γ0 h f(t0, y0) + γ0 (d1 Z1 + d2 Z2 + d3 Z3)]
+/// ```
+///
+/// where γ0 is the real eigenvalue of A, `γ0 = (6 + 81^{1/3} − 9^{1/3})/30` (the inverse of
+/// RADAU5's `U1`), and `d = (−(13 + 7√6)/3, (−13 + 7√6)/3, −1/3)` (RADAU5's `DD1..DD3`): the
+/// difference between the solution and an embedded formula of order 3 that also uses
+/// f(t0, y0) with weight γ0.
+#[derive(Debug, Clone, Copy)]
+pub struct Radau5 {
+    pub c: [f64; 3],
+    pub a: [[f64; 3]; 3],
+    pub b: [f64; 3],
+    /// The real eigenvalue of A.
+    pub gamma0: f64,
+    /// RADAU5's `DD` coefficients of the embedded estimate.
+    pub d: [f64; 3],
+}
+
+impl Radau5 {
+    pub const ORDER: usize = 5;
+    /// Order of the embedded formula (the estimate is O(h⁴)).
+    pub const EMBEDDED_ORDER: usize = 3;
+
+    pub fn new() -> Self {
+        let s6 = 6f64.sqrt();
+        let a = [
+            [
+                (88.0 - 7.0 * s6) / 360.0,
+                (296.0 - 169.0 * s6) / 1800.0,
+                (-2.0 + 3.0 * s6) / 225.0,
+            ],
+            [
+                (296.0 + 169.0 * s6) / 1800.0,
+                (88.0 + 7.0 * s6) / 360.0,
+                (-2.0 - 3.0 * s6) / 225.0,
+            ],
+            [(16.0 - s6) / 36.0, (16.0 + s6) / 36.0, 1.0 / 9.0],
+        ];
+        Radau5 {
+            c: [(4.0 - s6) / 10.0, (4.0 + s6) / 10.0, 1.0],
+            a,
+            b: a[2],
+            gamma0: (6.0 + 81f64.cbrt() - 9f64.cbrt()) / 30.0,
+            d: [
+                -(13.0 + 7.0 * s6) / 3.0,
+                (-13.0 + 7.0 * s6) / 3.0,
+                -1.0 / 3.0,
+            ],
+        }
+    }
+}
+
+impl Default for Radau5 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +225,60 @@ mod tests {
         let bh = m.b_hat;
         assert!((bh.iter().sum::<f64>() - 1.0).abs() < 1e-14);
         assert!(((0..3).map(|i| bh[i] * c[i]).sum::<f64>() - 0.5).abs() < 1e-14);
+    }
+
+    /// Radau IIA(5): the simplifying conditions B(5) (order 5 of the quadrature) and C(3)
+    /// (stage order 3), which with D(2) give order 5; stiff accuracy; γ0 an eigenvalue of A;
+    /// and the embedded formula `γ0 h f0 + h Σ (Aᵀ γ0 d)_j f_j` of order 3 (it must vanish
+    /// on 1, c, c² with the node c0 = 0 carrying weight γ0).
+    #[test]
+    fn radau5_order_conditions() {
+        let m = Radau5::new();
+        let (a, b, c) = (m.a, m.b, m.c);
+        for k in 1..=5 {
+            let q: f64 = (0..3).map(|i| b[i] * c[i].powi(k - 1)).sum();
+            assert!((q - 1.0 / k as f64).abs() < 1e-15, "B({k}): {q}");
+        }
+        for k in 1..=3 {
+            for i in 0..3 {
+                let q: f64 = (0..3).map(|j| a[i][j] * c[j].powi(k - 1)).sum();
+                let want = c[i].powi(k) / k as f64;
+                assert!((q - want).abs() < 1e-15, "C({k}), row {i}: {q} vs {want}");
+            }
+        }
+        for k in 1..=2 {
+            for j in 0..3 {
+                // D(k): Σ_i b_i c_i^{k−1} a_ij = b_j (1 − c_j^k)/k
+                let q: f64 = (0..3).map(|i| b[i] * c[i].powi(k - 1) * a[i][j]).sum();
+                let want = b[j] * (1.0 - c[j].powi(k)) / k as f64;
+                assert!((q - want).abs() < 1e-15, "D({k}), column {j}");
+            }
+        }
+        assert_eq!(b, a[2]);
+        assert_eq!(c[2], 1.0);
+        // det(A − γ0 I) = 0
+        let g = m.gamma0;
+        let s = |i: usize, j: usize| a[i][j] - if i == j { g } else { 0.0 };
+        let det = s(0, 0) * (s(1, 1) * s(2, 2) - s(1, 2) * s(2, 1))
+            - s(0, 1) * (s(1, 0) * s(2, 2) - s(1, 2) * s(2, 0))
+            + s(0, 2) * (s(1, 0) * s(2, 1) - s(1, 1) * s(2, 0));
+        assert!(det.abs() < 1e-15, "det(A − γ0 I) = {det:e}");
+        assert!((g - 0.274_888_829_595_676_6).abs() < 1e-12, "γ0 = {g}");
+        // embedded weights relative to the solution: δ0 = γ0, δ_j = γ0 Σ_i d_i a_ij
+        let dj: Vec<f64> = (0..3)
+            .map(|j| g * (0..3).map(|i| m.d[i] * a[i][j]).sum::<f64>())
+            .collect();
+        let q0 = g + dj.iter().sum::<f64>();
+        let q1: f64 = (0..3).map(|j| dj[j] * c[j]).sum();
+        let q2: f64 = (0..3).map(|j| dj[j] * c[j] * c[j]).sum();
+        assert!(
+            q0.abs() < 1e-14 && q1.abs() < 1e-14 && q2.abs() < 1e-14,
+            "{q0:e} {q1:e} {q2:e}"
+        );
+        let q3: f64 = (0..3).map(|j| dj[j] * c[j].powi(3)).sum();
+        assert!(
+            q3.abs() > 1e-3,
+            "the embedded formula is of order 3 exactly: {q3:e}"
+        );
     }
 }

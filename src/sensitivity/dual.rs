@@ -3,7 +3,8 @@
 //! derivative of the discretised solution (the step sequence is that of the `f64` run;
 //! event times carry their derivative through one Newton correction on the interpolant),
 //! a derivative independent of the sensitivity equations and the jump formula.
-//! Explicit methods only (the implicit method's Newton matrix would need nested duals).
+//! DOPRI5 and Radau5 (whose simplified Newton iterates the dual parts with the real
+//! matrix, so they converge with the real parts); not SDIRK3.
 
 use crate::error::Error;
 use crate::integrate::{Method, Stats};
@@ -27,9 +28,10 @@ pub fn dual_gradients<S: HybridSystem>(
     setup: &Setup<'_, S>,
     theta: &[f64],
 ) -> Result<DualResult, Error> {
-    if setup.solver.method != Method::Dopri5 {
+    if setup.solver.method == Method::Sdirk3 {
         return Err(Error::Invalid(
-            "the dual witness runs the explicit integrator only (method = \"dopri5\")".into(),
+            "the dual witness runs DOPRI5 and Radau5 only (method = \"dopri5\" or \"radau5\")"
+                .into(),
         ));
     }
     let nth = theta.len();
