@@ -385,7 +385,11 @@ fn midstance_hyperplane_through_the_command_line() {
         (
             "state",
             hp.replace("theta = 1.0", "knee = 1.0"),
-            &["[periodic] hyperplane.normal", "`knee` is unknown", "theta, phi, dtheta, dphi"][..],
+            &[
+                "[periodic] hyperplane.normal",
+                "`knee` is unknown",
+                "theta, phi, dtheta, dphi",
+            ][..],
         ),
         (
             "zero",

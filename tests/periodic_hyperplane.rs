@@ -76,8 +76,14 @@ fn guess_on(sec: &Section, gamma: f64, x: &[f64], opts: &MapOptions) -> Vec<f64>
         SectionKind::Hyperplane(h) => h.clone(),
         SectionKind::AfterReset { .. } => unreachable!(),
     };
-    let t = cycle_table(&SimplestWalker, &walker_section(), opts, &walker_params(gamma), x)
-        .unwrap();
+    let t = cycle_table(
+        &SimplestWalker,
+        &walker_section(),
+        opts,
+        &walker_params(gamma),
+        x,
+    )
+    .unwrap();
     let state = |r: usize| -> Vec<f64> { (0..4).map(|i| t.rows[(r, 2 + i)]).collect() };
     let rows = t.rows.nrows();
     for r in 0..rows - 1 {
@@ -173,8 +179,8 @@ fn hyperplane_dp_equals_finite_differences_and_the_dual_pass() {
             assert!((n.transpose() * &tangent).amax() <= 1e-15);
             // fourth-order central differences of the hyperplane's return map
             // (acceptance ≤ 1e-7)
-            let fd = fd_monodromy(&SimplestWalker, &sec, &opts, &p, x, 1e-5, Stencil::Fourth)
-                .unwrap();
+            let fd =
+                fd_monodromy(&SimplestWalker, &sec, &opts, &p, x, 1e-5, Stencil::Fourth).unwrap();
             let gap = ((&fd - m) * &tangent).amax();
             println!("{guess:?} free {:?}: DP vs FD {gap:.1e}", sec.free);
             assert!(gap <= 1e-7, "DP vs FD: {gap:e}");
@@ -184,9 +190,16 @@ fn hyperplane_dp_equals_finite_differences_and_the_dual_pass() {
             // the direct pass in dual numbers along each tangent direction
             for j in 0..3 {
                 let d = tangent.column(j);
-                let run =
-                    monodromy_derivative(&SimplestWalker, &sec, &opts, &p, x, &[0.0; 5], d.as_slice())
-                        .unwrap();
+                let run = monodromy_derivative(
+                    &SimplestWalker,
+                    &sec,
+                    &opts,
+                    &p,
+                    x,
+                    &[0.0; 5],
+                    d.as_slice(),
+                )
+                .unwrap();
                 assert!((DVector::from_vec(run.d_return) - m * d).amax() <= 1e-10);
                 assert!((&run.monodromy - m).amax() <= 1e-10);
             }
@@ -222,7 +235,12 @@ fn hyperplane_orbit_sensitivities_equal_central_differences_and_the_other_sectio
     let sec = midstance();
     for guess in [(0.2, -0.2), (0.19, -0.2)] {
         let r = after_reset(GAMMA, guess, &opts);
-        let fp = solve_on(&sec, GAMMA, &guess_on(&sec, GAMMA, r.x.as_slice(), &opts), &opts);
+        let fp = solve_on(
+            &sec,
+            GAMMA,
+            &guess_on(&sec, GAMMA, r.x.as_slice(), &opts),
+            &opts,
+        );
         let s = sensitivities(&sec, &fp, &opts);
         // the whole periodic solve on the hyperplane as a function of γ:
         // (φ*, θ̇*, φ̇*, T, |λ_1|, |λ_2|)
@@ -277,14 +295,20 @@ fn two_crossings_make_a_period_two_orbit_of_the_gait() {
     let opts = walker_options(1e-12);
     let r = after_reset(GAMMA, (0.2, -0.2), &opts);
     let one = midstance();
-    let two = Section { count: 2, ..midstance() };
+    let two = Section {
+        count: 2,
+        ..midstance()
+    };
     let g = guess_on(&one, GAMMA, r.x.as_slice(), &opts);
     let f1 = solve_on(&one, GAMMA, &g, &opts);
     let f2 = solve_on(&two, GAMMA, f1.x.as_slice(), &opts);
     assert!((f2.x.clone() - &f1.x).amax() <= 1e-11);
     assert!((f2.ret.period - 2.0 * f1.ret.period).abs() <= 1e-10);
     let ev: Vec<&str> = f2.ret.events.iter().map(|e| e.guard.as_str()).collect();
-    assert_eq!(ev, ["heel_strike", "hyperplane", "heel_strike", "hyperplane"]);
+    assert_eq!(
+        ev,
+        ["heel_strike", "hyperplane", "heel_strike", "hyperplane"]
+    );
     let (s1, s2) = (
         spectrum_on(&f1.ret.monodromy, &one, &names()).unwrap(),
         spectrum_on(&f2.ret.monodromy, &two, &names()).unwrap(),
@@ -296,8 +320,16 @@ fn two_crossings_make_a_period_two_orbit_of_the_gait() {
     // and the two-step map's DP against finite differences
     let p = walker_params(GAMMA);
     let (tangent, _) = section_basis(&SimplestWalker, &two, &p, f2.x.as_slice()).unwrap();
-    let fd = fd_monodromy(&SimplestWalker, &two, &opts, &p, f2.x.as_slice(), 1e-5, Stencil::Fourth)
-        .unwrap();
+    let fd = fd_monodromy(
+        &SimplestWalker,
+        &two,
+        &opts,
+        &p,
+        f2.x.as_slice(),
+        1e-5,
+        Stencil::Fourth,
+    )
+    .unwrap();
     assert!(((&fd - &f2.ret.monodromy) * tangent).amax() <= 1e-7);
 }
 
@@ -431,7 +463,9 @@ fn bad_hyperplanes_are_typed_errors_naming_the_key() {
     }
     // a direction that is neither: the valid ones named
     let text = MIDSTANCE.replacen("\"falling\"", "\"sideways\"", 1);
-    let msg = PeriodicSpec::from_problem(&load(&text)).unwrap_err().to_string();
+    let msg = PeriodicSpec::from_problem(&load(&text))
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains("rising") && msg.contains("falling"), "{msg}");
 }
 
@@ -440,7 +474,8 @@ fn specs() -> (hybridopt::problem::Problem, PeriodicSpec, PeriodicSpec) {
     let pm =
         hybridopt::problem::Problem::load(&root.join("problems/simplest_walker_midstance.toml"))
             .unwrap();
-    let pw = hybridopt::problem::Problem::load(&root.join("problems/simplest_walker.toml")).unwrap();
+    let pw =
+        hybridopt::problem::Problem::load(&root.join("problems/simplest_walker.toml")).unwrap();
     let (sm, sw) = (
         PeriodicSpec::from_problem(&pm).unwrap(),
         PeriodicSpec::from_problem(&pw).unwrap(),
@@ -461,13 +496,21 @@ fn continuation_on_mid_stance_finds_the_same_period_doubling() {
     assert!(bm.stopped.is_none() && bw.stopped.is_none());
     assert_eq!(bm.points.len(), 5);
     for (a, b) in bm.points.iter().zip(&bw.points) {
-        assert!((a.period - b.period).abs() <= 1e-10, "{} vs {}", a.period, b.period);
+        assert!(
+            (a.period - b.period).abs() <= 1e-10,
+            "{} vs {}",
+            a.period,
+            b.period
+        );
         assert!((a.spectral_radius - b.spectral_radius).abs() <= 1e-8);
     }
     assert_eq!(bm.bifurcations.len(), 1, "{:?}", bm.bifurcations);
     let (m, w) = (&bm.bifurcations[0], &bw.bifurcations[0]);
     assert_eq!(m.kind, BifurcationKind::PeriodDoubling);
-    println!("period doubling at γ = {:.10} (mid-stance) vs {:.10} (after heel strike)", m.at, w.at);
+    println!(
+        "period doubling at γ = {:.10} (mid-stance) vs {:.10} (after heel strike)",
+        m.at, w.at
+    );
     assert!((m.at - w.at).abs() <= 1e-7, "{} vs {}", m.at, w.at);
 }
 
@@ -498,7 +541,10 @@ fn gait_objectives_on_mid_stance_have_exact_gradients() {
         let (v, g) = value(&sm, GAMMA);
         let fd = fd4(&|x| vec![value(&sm, x).0], GAMMA, 1e-5)[0];
         let rel = (g[0] - fd).abs() / g[0].abs().max(1e-3);
-        println!("{os:?}: value {v}, gradient {} vs FD {fd} (rel {rel:.1e})", g[0]);
+        println!(
+            "{os:?}: value {v}, gradient {} vs FD {fd} (rel {rel:.1e})",
+            g[0]
+        );
         assert!(rel <= 1e-6, "{os:?}: {} vs {fd}", g[0]);
         // the section-independent ones equal the after-reset section's
         if matches!(os, ObjectiveSpec::SpectralRadius | ObjectiveSpec::Period) {

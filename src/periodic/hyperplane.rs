@@ -58,7 +58,7 @@ impl Hyperplane {
         let mut h = D::from(-self.offset);
         for (xi, &ni) in x.iter().zip(&self.normal) {
             if ni != 0.0 {
-                h = h + *xi * ni;
+                h += *xi * ni;
             }
         }
         h
@@ -156,6 +156,9 @@ impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         self.base.initial_state(p)
+    }
+    fn initial_state_at<D: Scalar>(&self, t0: f64, p: &[D]) -> Result<Vec<D>, ModelError> {
+        self.base.initial_state_at(t0, p)
     }
     #[inline]
     fn flow<D: Scalar>(

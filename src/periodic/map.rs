@@ -88,9 +88,7 @@ fn returned<D>(
 ) -> Result<usize, PeriodicError> {
     let fired = traj.events.iter().filter(|e| e.guard == k).count();
     match traj.events.last() {
-        Some(e) if e.terminal && e.guard == k && fired == sec.count => {
-            Ok(traj.events.len() - 1)
-        }
+        Some(e) if e.terminal && e.guard == k && fired == sec.count => Ok(traj.events.len() - 1),
         _ => Err(PeriodicError::NoReturn {
             guard,
             fired,
@@ -117,10 +115,9 @@ fn check_start<S: HybridSystem>(
     let info = &sys.guards()[k];
     let tol = opts.events.zero_tol;
     let (off, hint) = match (&sec.kind, info.direction) {
-        (SectionKind::Hyperplane(_), _) => (
-            g.abs() > tol,
-            "give a state on the hyperplane n·x = c",
-        ),
+        (SectionKind::Hyperplane(_), _) => {
+            (g.abs() > tol, "give a state on the hyperplane n·x = c")
+        }
         (_, crate::model::Direction::Rising) => (g < -tol, AFTER_RESET_HINT),
         (_, crate::model::Direction::Falling) => (g > tol, AFTER_RESET_HINT),
         (_, crate::model::Direction::Either) => (g.abs() > tol, AFTER_RESET_HINT),
@@ -184,13 +181,14 @@ pub fn return_map_with<S: HybridSystem>(
     let (n, np) = (x.len(), wrapped.np);
     let e = &traj.events[last];
     let ctx = traj.event_ctx(last);
-    let jump = Jump::at(&setup, &ctx, k, e.t, &e.y_minus[..n], &theta, false).map_err(
-        |source| crate::error::Error::Model {
-            t: e.t,
-            mode: setup.dims.mode_name(ctx.mode),
-            source,
-        },
-    )?;
+    let jump =
+        Jump::at(&setup, &ctx, k, e.t, &e.y_minus[..n], &theta, false).map_err(|source| {
+            crate::error::Error::Model {
+                t: e.t,
+                mode: setup.dims.mode_name(ctx.mode),
+                source,
+            }
+        })?;
     let s_minus = DMatrix::from_column_slice(n, np + n, &e.y_minus[n..]);
     let tau = jump.tau(&s_minus);
     let full = jump.forward(&s_minus) + &jump.f_plus * tau.transpose();

@@ -5,9 +5,9 @@
 use super::error::PeriodicError;
 use super::map::CycleEvent;
 use super::newton::{solve, FixedPoint, JacobianSource};
+use super::section::{Section, SectionKind};
 use super::sensitivity::{orbit_sensitivities, OrbitSensitivities, RadiusDerivative};
 use super::spec::PeriodicSpec;
-use super::section::{Section, SectionKind};
 use super::stability::{pairs, spectrum_on, Multiplier, Spectrum, Stability};
 use crate::model::{Dims, HybridSystem};
 use std::collections::BTreeMap;
