@@ -4,7 +4,8 @@
 //! multipliers (section-independent), the same dT/dγ and d|λ|/dγ; the hyperplane's DP
 //! against finite differences of its return map and against the dual-number pass; the
 //! orbit's sensitivities against central differences of the whole periodic solve; a
-//! period-2 count; and the `[periodic] hyperplane` key's typed errors.
+//! period-2 count; the compass gait on a stance-angle hyperplane; and the
+//! `[periodic] hyperplane` key's typed errors.
 
 use hybridopt::periodic::hyperplane::{Crossing, Hyperplane};
 use hybridopt::periodic::map::{
@@ -72,10 +73,6 @@ fn after_reset(gamma: f64, guess: (f64, f64), opts: &MapOptions) -> FixedPoint {
 /// its dense output, the first sign change of `n·x − c` interpolated linearly (an
 /// approximate guess), then the dependent component set so that `n·x = c` holds.
 fn guess_on(sec: &Section, gamma: f64, x: &[f64], opts: &MapOptions) -> Vec<f64> {
-    let h = match &sec.kind {
-        SectionKind::Hyperplane(h) => h.clone(),
-        SectionKind::AfterReset { .. } => unreachable!(),
-    };
     let t = cycle_table(
         &SimplestWalker,
         &walker_section(),
@@ -84,14 +81,24 @@ fn guess_on(sec: &Section, gamma: f64, x: &[f64], opts: &MapOptions) -> Vec<f64>
         x,
     )
     .unwrap();
-    let state = |r: usize| -> Vec<f64> { (0..4).map(|i| t.rows[(r, 2 + i)]).collect() };
-    let rows = t.rows.nrows();
-    for r in 0..rows - 1 {
+    crossing(sec, &t)
+}
+
+/// The first crossing of `sec`'s hyperplane in a sampled cycle (see [`guess_on`]).
+fn crossing(sec: &Section, t: &hybridopt::artifacts::Table) -> Vec<f64> {
+    let h = sec.hyperplane().unwrap();
+    let n = h.normal.len();
+    let state = |r: usize| -> Vec<f64> { (0..n).map(|i| t.rows[(r, 2 + i)]).collect() };
+    let sign = match h.crossing {
+        Crossing::Falling => 1.0,
+        Crossing::Rising => -1.0,
+    };
+    for r in 0..t.rows.nrows() - 1 {
         let (a, b) = (state(r), state(r + 1));
-        let (ha, hb) = (h.value(&a), h.value(&b));
+        let (ha, hb) = (sign * h.value(&a), sign * h.value(&b));
         if ha > 0.0 && hb <= 0.0 {
             let w = ha / (ha - hb);
-            let mut g: Vec<f64> = (0..4).map(|i| a[i] + w * (b[i] - a[i])).collect();
+            let mut g: Vec<f64> = (0..n).map(|i| a[i] + w * (b[i] - a[i])).collect();
             // the dependent component, or (fewer free ones) the first nonzero coefficient
             let d = h
                 .dependent(&sec.free)
@@ -552,4 +559,73 @@ fn gait_objectives_on_mid_stance_have_exact_gradients() {
             assert!((v - vw).abs() <= 1e-8 && (g[0] - gw[0]).abs() <= 1e-7 * gw[0].abs());
         }
     }
+}
+
+#[test]
+fn compass_gait_on_a_stance_angle_hyperplane_is_its_after_impact_gait() {
+    // the compass gait at 3° (reference-models §10): the section θ_s = 0.05 crossed rising
+    // (the stance leg through about the slope normal), (θ_ns, θ̇_ns, θ̇_s) free; its impact
+    // does not collapse a direction, so the three multipliers are all nonzero on both
+    // sections
+    use hybridopt::systems::compass_gait::CompassGait;
+    let opts = walker_options(1e-12);
+    let p = CompassGait::default_params();
+    let after = Section::after_reset(0, 1, 0, vec![1, 2, 3]);
+    let on = |sec: &Section, guess: &[f64]| {
+        solve(
+            &CompassGait,
+            sec,
+            &opts,
+            &NewtonOptions::default(),
+            &p,
+            guess,
+            JacobianSource::Exact,
+        )
+        .unwrap()
+    };
+    let r = on(&after, &[0.27236, -0.16764, -0.4, 1.2]);
+    let sec = Section {
+        kind: SectionKind::Hyperplane(Hyperplane {
+            normal: vec![0.0, 1.0, 0.0, 0.0],
+            offset: 0.05,
+            crossing: Crossing::Rising,
+        }),
+        count: 1,
+        mode: 0,
+        free: vec![0, 2, 3],
+    };
+    let t = cycle_table(&CompassGait, &after, &opts, &p, r.x.as_slice()).unwrap();
+    let h = on(&sec, &crossing(&sec, &t));
+    let names = CompassGait.state_names();
+    let (sr, sh) = (
+        spectrum_on(&r.ret.monodromy, &after, &names).unwrap(),
+        spectrum_on(&h.ret.monodromy, &sec, &names).unwrap(),
+    );
+    let dt = (h.ret.period - r.ret.period).abs();
+    println!(
+        "compass gait: T {} vs {} (gap {dt:.1e}); λ {:?} vs {:?}",
+        h.ret.period, r.ret.period, sh.section, sr.section
+    );
+    assert!(dt <= 1e-10);
+    assert_eq!(sh.section.len(), 3);
+    for (a, b) in sh.section.iter().zip(&sr.section) {
+        assert!(a.norm() > 1e-3 && (a - b).norm() <= 1e-8, "{a} vs {b}");
+    }
+    let ev: Vec<&str> = h.ret.events.iter().map(|e| e.guard.as_str()).collect();
+    assert_eq!(ev, ["heel_strike", "hyperplane"]);
+    // DP against fourth-order differences of the hyperplane's return map
+    let (tangent, _) = section_basis(&CompassGait, &sec, &p, h.x.as_slice()).unwrap();
+    let fd = fd_monodromy(
+        &CompassGait,
+        &sec,
+        &opts,
+        &p,
+        h.x.as_slice(),
+        1e-4,
+        Stencil::Fourth,
+    )
+    .unwrap();
+    let gap = ((&fd - &h.ret.monodromy) * tangent).amax();
+    println!("compass gait on the hyperplane: DP vs FD {gap:.1e}");
+    assert!(gap <= 1e-7, "{gap:e}");
 }
