@@ -91,12 +91,7 @@ fn main() {
     );
     let cg = CompassGait;
     let p = CompassGait::default_params();
-    let sec = Section {
-        guard: 0,
-        count: 1,
-        mode: 0,
-        free: vec![1, 2, 3],
-    };
+    let sec = Section::after_reset(0, 1, 0, vec![1, 2, 3]);
     row(
         "compass gait, 3°",
         &cg,

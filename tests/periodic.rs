@@ -319,12 +319,7 @@ fn cg_params() -> Vec<f64> {
 }
 
 fn cg_section() -> Section {
-    Section {
-        guard: 0,
-        count: 1,
-        mode: 0,
-        free: vec![1, 2, 3],
-    }
+    Section::after_reset(0, 1, 0, vec![1, 2, 3])
 }
 
 /// Positions (hip, stance mass, swing mass, swing foot) from q alone, written again here

@@ -339,3 +339,92 @@ fn gradient_of_a_periodic_problem_without_cost_is_a_clear_error() {
         assert!(!err.contains("panicked"), "{method}: {err}");
     }
 }
+
+#[test]
+fn midstance_hyperplane_through_the_command_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems");
+    let mid = dir.join("simplest_walker_midstance.toml");
+    let out = tmpdir("midstance");
+    let v = json(&run(&[
+        "periodic",
+        mid.to_str().unwrap(),
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let w = json(&run(&[
+        "periodic",
+        dir.join("simplest_walker.toml").to_str().unwrap(),
+        "--json",
+        "--out",
+        tmpdir("midstance-ref").to_str().unwrap(),
+    ]));
+    // the same gait: period and spectral radius (section-independent)
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap();
+    assert!((f(&v, "period") - f(&w, "period")).abs() <= 1e-10);
+    assert!((f(&v, "spectral_radius") - f(&w, "spectral_radius")).abs() <= 1e-8);
+    assert_eq!(v["section"]["kind"], "hyperplane");
+    assert_eq!(v["section"]["dependent"], "theta");
+    assert_eq!(w["section"]["kind"], "after_reset");
+    assert_eq!(v["free"], serde_json::json!(["phi", "dtheta", "dphi"]));
+    assert_eq!(v["multipliers"].as_array().unwrap().len(), 3);
+    let guards: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["guard"].as_str().unwrap())
+        .collect();
+    assert_eq!(guards, ["heel_strike", "hyperplane"]);
+
+    // bad hyperplanes: exit 1, the file and key named, nothing written
+    let text = std::fs::read_to_string(&mid).unwrap();
+    let hp = "hyperplane = { normal = { theta = 1.0 }, offset = 0.0, direction = \"falling\" }";
+    let bad = tmpdir("bad-hyperplane");
+    std::fs::create_dir_all(&bad).unwrap();
+    for (tag, to, needles) in [
+        (
+            "state",
+            hp.replace("theta = 1.0", "knee = 1.0"),
+            &[
+                "[periodic] hyperplane.normal",
+                "`knee` is unknown",
+                "theta, phi, dtheta, dphi",
+            ][..],
+        ),
+        (
+            "zero",
+            hp.replace("theta = 1.0", "theta = 0.0"),
+            &["[periodic] hyperplane.normal", "the normal is zero"][..],
+        ),
+        (
+            "both",
+            format!("guard = \"heel_strike\"\n{hp}"),
+            &["[periodic] guard, hyperplane", "both are given"][..],
+        ),
+        (
+            "neither",
+            String::new(),
+            &["[periodic] guard, hyperplane", "neither is given"][..],
+        ),
+    ] {
+        let file = bad.join(format!("{tag}.toml"));
+        let edited = text.replacen(hp, &to, 1);
+        assert_ne!(edited, text, "{tag}: the edit did not apply");
+        std::fs::write(&file, edited).unwrap();
+        let o_dir = bad.join(format!("out-{tag}"));
+        let o = run(&[
+            "periodic",
+            file.to_str().unwrap(),
+            "--out",
+            o_dir.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{tag}: {err}");
+        assert!(!err.contains("panicked"), "{tag}: {err}");
+        assert!(err.contains(&format!("{tag}.toml")), "{tag}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{tag}: {err:?} lacks {n:?}");
+        }
+        assert!(!o_dir.exists(), "{tag}: results written");
+    }
+}

@@ -18,13 +18,15 @@ pub enum PeriodicError {
         state: Vec<f64>,
     },
     /// The start is on the side of the section's guard from which it fires, so the
-    /// period would end at once.
-    #[error("the start {state:?} is not on the section: guard '{guard}' = {value:e} there, on the side from which it fires (|g| ≤ {zero_tol:e} is on the section); give a state just after the reset (e.g. the reset's image)")]
+    /// period would end at once (or, for a hyperplane section, off the hyperplane).
+    #[error("the start {state:?} is not on the section: guard '{guard}' = {value:e} there (|g| ≤ {zero_tol:e} is on the section); {hint}")]
     OffSection {
         guard: String,
         value: f64,
         zero_tol: f64,
         state: Vec<f64>,
+        /// What is wrong and what to give instead.
+        hint: &'static str,
     },
     /// Newton's method did not reach the residual tolerance.
     #[error("Newton's method on P(x) − x = 0 did not converge: {reason:?} after {iterations} iteration(s); residual history ‖P(x) − x‖∞ = {history:?} (tolerance {tol:e})")]
@@ -41,6 +43,15 @@ pub enum PeriodicError {
     /// modulus): reported rather than silently wrong.
     #[error("nonsmooth: {0}")]
     Nonsmooth(String),
+    /// The section of `[periodic]` is ill-defined: both or neither of `guard` and
+    /// `hyperplane`, an unknown state in the normal, a zero normal, free components the
+    /// hyperplane cannot chart, a guess off the hyperplane.
+    #[error("{file}: [periodic] {key}: {message}")]
+    InvalidSection {
+        file: String,
+        key: String,
+        message: String,
+    },
     /// Invalid settings (a `[periodic]` key, a continuation range).
     #[error("{0}")]
     Invalid(String),

@@ -8,12 +8,15 @@ use crate::plot::{Figure, LineKind, Marker, Panel, Series};
 
 /// Phase portrait: each position `q_i` (the first half of the states) against its
 /// velocity (the matching state of the second half), over one cycle; the states just
-/// before and after each event are marked and joined by a dashed line (the jump).
+/// before and after each event are marked and joined by a dashed line (the jump). A
+/// hyperplane section's fixed point (`on_section`) is marked apart: its crossing is no
+/// impact.
 pub fn limit_cycle(
     name: &str,
     table: &Table,
     states: &[String],
     jumps: &[(Vec<f64>, Vec<f64>)],
+    on_section: Option<&[f64]>,
 ) -> Figure {
     let nq = states.len() / 2;
     let col = |s: &str| table.header.iter().position(|h| h == s);
@@ -39,6 +42,14 @@ pub fn limit_cycle(
                 "",
                 vec![minus[i], plus[i]],
                 vec![minus[nq + i], plus[nq + i]],
+                LineKind::Points,
+            ));
+        }
+        if let Some(x) = on_section {
+            series.push(Series::new(
+                format!("on the hyperplane ({})", states[i]),
+                vec![x[i]],
+                vec![x[nq + i]],
                 LineKind::Points,
             ));
         }

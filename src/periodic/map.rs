@@ -1,7 +1,8 @@
 //! The return map `P` and its exact Jacobians from one direct-sensitivity pass.
 //!
 //! The run starts on the section at `x` (θ = (p, x) for [`StartOnSection`]) and stops at
-//! the `count`-th firing of the section's guard at `t_e`. With `S⁻ = ∂x(t_e⁻)/∂θ` from the
+//! the `count`-th firing of the section's guard at `t_e` (a hyperplane section is a guard
+//! of the system [`WithSectionGuard`] that the run integrates). With `S⁻ = ∂x(t_e⁻)/∂θ` from the
 //! direct sensitivities (theory.md §2–3, the jump at every event on the way) and the jump
 //! of that last event, the return map `P(θ) = R(t_e, x(t_e⁻), p)` has
 //!
@@ -12,10 +13,12 @@
 //! (the saltation formula of theory §3 plus `f⁺ τ`: `P` is the state at the moving event
 //! time, not at a fixed time — this is the projection onto the section that removes the
 //! flow direction). Its columns for `x` are the monodromy `DP`, those for `p` are `∂P/∂p`;
-//! the period is `T = t_e − t_0` with `dT/dθ = τ`.
+//! the period is `T = t_e − t_0` with `dT/dθ = τ`. For a hyperplane section the reset is
+//! the identity, `Ξ = I`, `f⁺ = f⁻`, and this is `DP = S⁻ + f⁻ τ`.
 
 use super::error::PeriodicError;
-use super::section::{Section, StartOnSection};
+use super::hyperplane::WithSectionGuard;
+use super::section::{Section, SectionKind, StartOnSection};
 use crate::integrate::{EventOptions, SolverOptions, Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::sensitivity::forward::forward_sensitivity;
@@ -60,31 +63,32 @@ pub struct Return {
     pub stats: Stats,
 }
 
+type OnSection<'a, S> = StartOnSection<'a, WithSectionGuard<'a, S>>;
+
+/// The run from the section to the `count`-th firing of the section's guard.
 fn setup_for<'a, S: HybridSystem>(
-    sys: &'a StartOnSection<'a, S>,
+    sys: &'a OnSection<'a, S>,
     sec: &Section,
     opts: &MapOptions,
-) -> Setup<'a, StartOnSection<'a, S>> {
+) -> Setup<'a, OnSection<'a, S>> {
     let mut setup = Setup::new(sys, 0.0, opts.t_max, None, Vec::new());
     setup.solver = opts.solver;
     setup.events = opts.events;
-    setup.events.stop_after = Some((sec.guard, sec.count));
+    setup.events.stop_after = Some((sys.base.section_guard, sec.count));
     setup
 }
 
-/// Checks that the run ended at the `count`-th firing of the section's guard.
+/// Checks that the run ended at the `count`-th firing of the section's guard `k`.
 fn returned<D>(
     traj: &Trajectory<D>,
-    sec: &Section,
+    (k, sec): (usize, &Section),
     opts: &MapOptions,
     guard: String,
     x: &[f64],
 ) -> Result<usize, PeriodicError> {
-    let fired = traj.events.iter().filter(|e| e.guard == sec.guard).count();
+    let fired = traj.events.iter().filter(|e| e.guard == k).count();
     match traj.events.last() {
-        Some(e) if e.terminal && e.guard == sec.guard && fired == sec.count => {
-            Ok(traj.events.len() - 1)
-        }
+        Some(e) if e.terminal && e.guard == k && fired == sec.count => Ok(traj.events.len() - 1),
         _ => Err(PeriodicError::NoReturn {
             guard,
             fired,
@@ -97,32 +101,41 @@ fn returned<D>(
 
 /// Fails when `x` lies strictly on the side of the section's guard from which it fires
 /// (beyond `zero_tol`; for a guard that fires either way, anywhere off its surface): the
-/// run would end at once at a spurious return.
+/// run would end at once at a spurious return. A hyperplane section's start must lie on
+/// the hyperplane (`|n·x − c| ≤ zero_tol`).
 fn check_start<S: HybridSystem>(
-    sys: &S,
+    sys: &WithSectionGuard<'_, S>,
     sec: &Section,
     opts: &MapOptions,
     p: &[f64],
     x: &[f64],
 ) -> Result<(), PeriodicError> {
-    let g = sys.guard(sec.mode, sec.guard, 0.0, x, &[], p);
-    let info = &sys.guards()[sec.guard];
+    let k = sys.section_guard;
+    let g = sys.guard(sec.mode, k, 0.0, x, &[], p);
+    let info = &sys.guards()[k];
     let tol = opts.events.zero_tol;
-    let before = match info.direction {
-        crate::model::Direction::Rising => g < -tol,
-        crate::model::Direction::Falling => g > tol,
-        crate::model::Direction::Either => g.abs() > tol,
+    let (off, hint) = match (&sec.kind, info.direction) {
+        (SectionKind::Hyperplane(_), _) => {
+            (g.abs() > tol, "give a state on the hyperplane n·x = c")
+        }
+        (_, crate::model::Direction::Rising) => (g < -tol, AFTER_RESET_HINT),
+        (_, crate::model::Direction::Falling) => (g > tol, AFTER_RESET_HINT),
+        (_, crate::model::Direction::Either) => (g.abs() > tol, AFTER_RESET_HINT),
     };
-    if before || !g.is_finite() {
+    if off || !g.is_finite() {
         return Err(PeriodicError::OffSection {
             guard: info.name.clone(),
             value: g,
             zero_tol: tol,
             state: x.to_vec(),
+            hint,
         });
     }
     Ok(())
 }
+
+const AFTER_RESET_HINT: &str =
+    "on the side from which it fires; give a state just after the reset (e.g. the reset's image)";
 
 /// Which Jacobians a return-map evaluation computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,26 +166,29 @@ pub fn return_map_with<S: HybridSystem>(
     x: &[f64],
     columns: Columns,
 ) -> Result<Return, PeriodicError> {
-    check_start(sys, sec, opts, p, x)?;
+    let aug = WithSectionGuard::new(sys, sec);
+    let k = aug.section_guard;
+    check_start(&aug, sec, opts, p, x)?;
     let wrapped = match columns {
-        Columns::State => StartOnSection::frozen(sys, sec.mode, p),
-        Columns::StateAndParams => StartOnSection::new(sys, sec.mode),
+        Columns::State => StartOnSection::frozen(&aug, sec.mode, p),
+        Columns::StateAndParams => StartOnSection::new(&aug, sec.mode),
     };
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
     let r = forward_sensitivity(&setup, &theta)?;
     let traj = &r.trajectory;
-    let last = returned(traj, sec, opts, setup.dims.guard_name(sec.guard), x)?;
+    let last = returned(traj, (k, sec), opts, setup.dims.guard_name(k), x)?;
     let (n, np) = (x.len(), wrapped.np);
     let e = &traj.events[last];
     let ctx = traj.event_ctx(last);
-    let jump = Jump::at(&setup, &ctx, sec.guard, e.t, &e.y_minus[..n], &theta, false).map_err(
-        |source| crate::error::Error::Model {
-            t: e.t,
-            mode: setup.dims.mode_name(ctx.mode),
-            source,
-        },
-    )?;
+    let jump =
+        Jump::at(&setup, &ctx, k, e.t, &e.y_minus[..n], &theta, false).map_err(|source| {
+            crate::error::Error::Model {
+                t: e.t,
+                mode: setup.dims.mode_name(ctx.mode),
+                source,
+            }
+        })?;
     let s_minus = DMatrix::from_column_slice(n, np + n, &e.y_minus[n..]);
     let tau = jump.tau(&s_minus);
     let full = jump.forward(&s_minus) + &jump.f_plus * tau.transpose();
@@ -210,15 +226,17 @@ pub fn return_value<S: HybridSystem>(
     p: &[f64],
     x: &[f64],
 ) -> Result<(DVector<f64>, f64, Trajectory), PeriodicError> {
-    check_start(sys, sec, opts, p, x)?;
-    let wrapped = StartOnSection::new(sys, sec.mode);
+    let aug = WithSectionGuard::new(sys, sec);
+    let k = aug.section_guard;
+    check_start(&aug, sec, opts, p, x)?;
+    let wrapped = StartOnSection::new(&aug, sec.mode);
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
     let traj = setup.simulate(&theta)?;
-    let last = returned(&traj, sec, opts, setup.dims.guard_name(sec.guard), x)?;
+    let last = returned(&traj, (k, sec), opts, setup.dims.guard_name(k), x)?;
     let e = &traj.events[last];
     let (_, xp) = setup
-        .reset(e.mode_before, sec.guard, e.t, &e.y_minus, &theta)
+        .reset(e.mode_before, k, e.t, &e.y_minus, &theta)
         .map_err(|source| crate::error::Error::Model {
             t: e.t,
             mode: setup.dims.mode_name(e.mode_before),
@@ -246,7 +264,8 @@ pub fn section_basis<S: HybridSystem>(
         mode: sys.mode_names().get(sec.mode).cloned().unwrap_or_default(),
         source,
     };
-    let gx = crate::model::guard_jacobian(sys, sec.mode, sec.guard, 0.0, x, &[], p)
+    let aug = WithSectionGuard::new(sys, sec);
+    let gx = crate::model::guard_jacobian(&aug, sec.mode, aug.section_guard, 0.0, x, &[], p)
         .map_err(model)?
         .x
         .row(0)
@@ -340,7 +359,8 @@ pub fn cycle_table<S: HybridSystem>(
     p: &[f64],
     x: &[f64],
 ) -> Result<crate::artifacts::Table, PeriodicError> {
-    let wrapped = StartOnSection::new(sys, sec.mode);
+    let aug = WithSectionGuard::new(sys, sec);
+    let wrapped = StartOnSection::new(&aug, sec.mode);
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
     let traj = setup.simulate(&theta)?;

@@ -2,8 +2,9 @@
 //! section, their Floquet multipliers through the saltation matrices, their
 //! sensitivities to the parameters, and continuation in a parameter.
 //!
-//! - [`section`]: the section (just after a guard's reset; period-k orbits) and the
-//!   system that starts on it;
+//! - [`section`]: the section (just after a guard's reset, or a hyperplane; period-k
+//!   orbits) and the system that starts on it;
+//! - [`hyperplane`]: a hyperplane section as one more guard of the system, and its chart;
 //! - [`map`]: `P(x)`, `DP`, `∂P/∂p`, the period and `dT/d(x, p)` from one direct pass;
 //! - [`newton`]: Newton's method on `P(x) − x = 0` with the exact `DP`;
 //! - [`stability`]: multipliers on the section and of the full monodromy;
@@ -15,6 +16,7 @@
 pub mod continuation;
 pub mod error;
 pub mod figures;
+pub mod hyperplane;
 pub mod map;
 pub mod newton;
 pub mod objective;

@@ -5,9 +5,10 @@
 use super::error::PeriodicError;
 use super::map::CycleEvent;
 use super::newton::{solve, FixedPoint, JacobianSource};
+use super::section::{Section, SectionKind};
 use super::sensitivity::{orbit_sensitivities, OrbitSensitivities, RadiusDerivative};
 use super::spec::PeriodicSpec;
-use super::stability::{pairs, spectrum, Multiplier, Spectrum, Stability};
+use super::stability::{pairs, spectrum_on, Multiplier, Spectrum, Stability};
 use crate::model::{Dims, HybridSystem};
 use std::collections::BTreeMap;
 
@@ -17,6 +18,8 @@ pub struct Orbit {
     pub fixed: FixedPoint,
     pub spectrum: Spectrum,
     pub sensitivities: Option<OrbitSensitivities>,
+    /// The section it was solved on.
+    pub section: Section,
 }
 
 /// Solves the orbit of `spec` at parameters `p` from `guess`; with `with_sensitivities`,
@@ -38,7 +41,7 @@ pub fn solve_orbit<S: HybridSystem>(
         JacobianSource::Exact,
     )?;
     let names = sys.state_names();
-    let spectrum = spectrum(&fixed.ret.monodromy, &spec.section.free, &names)?;
+    let spectrum = spectrum_on(&fixed.ret.monodromy, &spec.section, &names)?;
     let sensitivities = if with_sensitivities && !spec.sensitivities.is_empty() {
         Some(orbit_sensitivities(
             sys,
@@ -56,6 +59,7 @@ pub fn solve_orbit<S: HybridSystem>(
         fixed,
         spectrum,
         sensitivities,
+        section: spec.section.clone(),
     })
 }
 
@@ -71,12 +75,53 @@ pub struct SensitivityReport {
     /// `dx*/dp` per state.
     pub fixed_point: BTreeMap<String, BTreeMap<String, f64>>,
     /// `d|λ_i|/dp` per section multiplier (by decreasing modulus; null where λ_i is not
-    /// simple).
+    /// simple or is zero).
     pub multiplier_moduli: Vec<BTreeMap<String, Option<f64>>>,
     /// `max |dP/dp_j − dx*/dp_j|` in the dual pass (the IFT predicts 0) and
     /// `max |DP_dual − DP|`: consistency of the two passes, to the integration accuracy.
     pub dual_return_gap: f64,
     pub dual_monodromy_gap: f64,
+}
+
+/// The section of a report, by name.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SectionReport {
+    /// Just after this guard's reset.
+    AfterReset { guard: String, count: usize },
+    /// The hyperplane `Σ normal_i x_i = offset` crossed in `direction`; `dependent` is the
+    /// component solved from it when the others are free.
+    Hyperplane {
+        normal: BTreeMap<String, f64>,
+        offset: f64,
+        direction: super::hyperplane::Crossing,
+        count: usize,
+        dependent: Option<String>,
+    },
+}
+
+impl SectionReport {
+    pub fn new(sec: &Section, dims: &Dims) -> SectionReport {
+        match &sec.kind {
+            SectionKind::AfterReset { guard } => SectionReport::AfterReset {
+                guard: dims.guard_name(*guard),
+                count: sec.count,
+            },
+            SectionKind::Hyperplane(h) => SectionReport::Hyperplane {
+                normal: dims
+                    .states
+                    .iter()
+                    .zip(&h.normal)
+                    .filter(|(_, &v)| v != 0.0)
+                    .map(|(s, &v)| (s.clone(), v))
+                    .collect(),
+                offset: h.offset,
+                direction: h.crossing,
+                count: sec.count,
+                dependent: h.dependent(&sec.free).map(|d| dims.states[d].clone()),
+            },
+        }
+    }
 }
 
 /// `hybridopt periodic --json`.
@@ -99,6 +144,8 @@ pub struct OrbitReport {
     pub free: Vec<String>,
     pub section_jacobian: Vec<Vec<f64>>,
     pub sensitivities: Option<SensitivityReport>,
+    /// The Poincaré section.
+    pub section: SectionReport,
 }
 
 impl OrbitReport {
@@ -127,6 +174,7 @@ impl OrbitReport {
                 .sensitivities
                 .as_ref()
                 .map(|s| sensitivity_report(s, dims)),
+            section: SectionReport::new(&orbit.section, dims),
         }
     }
 }

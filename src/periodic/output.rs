@@ -31,9 +31,12 @@ pub fn write_orbit<S: HybridSystem>(
     stage.write_csv("cycle.csv", &table.header, &table.rows)?;
     let (_, _, traj) = return_value(sys, &spec.section, &spec.map, p, x)?;
     let n = x.len();
+    // the system's own guards come first; a hyperplane section's guard follows them
+    let impacts = sys.guards().len();
     let jumps: Vec<(Vec<f64>, Vec<f64>)> = traj
         .events
         .iter()
+        .filter(|e| e.guard < impacts)
         .map(|e| {
             let plus = if e.terminal {
                 orbit.fixed.ret.x_next.iter().copied().collect()
@@ -45,7 +48,13 @@ pub fn write_orbit<S: HybridSystem>(
         .collect();
     let states = sys.state_names();
     write_figure(
-        &figures::limit_cycle(name, &table, &states, &jumps),
+        &figures::limit_cycle(
+            name,
+            &table,
+            &states,
+            &jumps,
+            spec.section.hyperplane().map(|_| x),
+        ),
         &stage.path("limit_cycle.png"),
         Some(&stage.path("limit_cycle.svg")),
     )?;

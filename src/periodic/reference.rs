@@ -16,12 +16,7 @@ pub const GARCIA_UNSTABLE: (f64, f64) = (0.19393, -0.20386);
 
 /// The walker's section: just after `heel_strike`, one firing per period, `(θ, θ̇)` free.
 pub fn walker_section() -> Section {
-    Section {
-        guard: 0,
-        count: 1,
-        mode: 0,
-        free: vec![0, 2],
-    }
+    Section::after_reset(0, 1, 0, vec![0, 2])
 }
 
 /// The state on the section with stance angle θ and rate θ̇: the transition

@@ -12,9 +12,11 @@
 //! first order), so the `ε` part of the result is the exact derivative `d(DP)` of the
 //! discretised pass; its real part is `DP` again (a check against the `f64` pass).
 //! The dual pass runs the explicit method (the implicit one would need the Newton matrix
-//! in nested duals).
+//! in nested duals). It runs the system with the section's guard
+//! ([`WithSectionGuard`]), so a hyperplane section's crossings are events with `Ξ = I`.
 
 use super::error::PeriodicError;
+use super::hyperplane::WithSectionGuard;
 use super::map::MapOptions;
 use super::section::Section;
 use crate::error::ModelError;
@@ -251,14 +253,16 @@ pub fn monodromy_derivative<S: HybridSystem>(
     dx: &[f64],
 ) -> Result<MonodromyDerivative, PeriodicError> {
     let n = x.len();
+    let aug = WithSectionGuard::new(sys, sec);
+    let k = aug.section_guard;
     let pd: Vec<Dual64> = p.iter().zip(dp).map(|(&a, &b)| Dual64::new(a, b)).collect();
     let var = Variational {
-        sys,
+        sys: &aug,
         p: pd,
         p_re: p.to_vec(),
         n,
-        guards: sys.guards(),
-        modes: sys.mode_names(),
+        guards: aug.guards(),
+        modes: aug.mode_names(),
     };
     let mut y0: Vec<Dual64> = x.iter().zip(dx).map(|(&a, &b)| Dual64::new(a, b)).collect();
     for c in 0..n {
@@ -269,14 +273,14 @@ pub fn monodromy_derivative<S: HybridSystem>(
     let mut solver = opts.solver;
     solver.method = Method::Dopri5;
     let mut events = opts.events;
-    events.stop_after = Some((sec.guard, sec.count));
+    events.stop_after = Some((k, sec.count));
     let traj = simulate_hybrid(&var, y0, sec.mode, &[0.0, opts.t_max], &solver, &events)?;
     let e = match traj.events.last() {
-        Some(e) if e.terminal && e.guard == sec.guard => e,
+        Some(e) if e.terminal && e.guard == k => e,
         _ => {
             return Err(PeriodicError::NoReturn {
-                guard: var.guards[sec.guard].name.clone(),
-                fired: traj.events.iter().filter(|e| e.guard == sec.guard).count(),
+                guard: var.guards[k].name.clone(),
+                fired: traj.events.iter().filter(|e| e.guard == k).count(),
                 count: sec.count,
                 t_max: opts.t_max,
                 state: x.to_vec(),
@@ -284,7 +288,7 @@ pub fn monodromy_derivative<S: HybridSystem>(
         }
     };
     let j = var
-        .jump(e.mode_before, sec.guard, e.t, &e.y_minus[..n])
+        .jump(e.mode_before, k, e.t, &e.y_minus[..n])
         .map_err(|source| crate::error::Error::Model {
             t: e.t.re,
             mode: var.mode_name(e.mode_before),

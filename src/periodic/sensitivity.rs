@@ -17,6 +17,12 @@ use crate::model::HybridSystem;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
+/// A section multiplier below this fraction of the spectral radius is a zero (a direction
+/// an impact's reset collapses, on a hyperplane section charted by `n − 1` components;
+/// computed ~1e-14 relative): `|λ|` has no derivative at 0, and `DP` has 0 as a multiple
+/// eigenvalue there (with the flow's).
+const ZERO_MULTIPLIER: f64 = 1e-9;
+
 /// The spectral radius's derivative, or why it has none.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -38,7 +44,7 @@ pub struct OrbitSensitivities {
     /// `dT/dp`.
     pub period: Vec<f64>,
     /// `d|λ_i|/dp_j` per section multiplier i (by decreasing modulus); `None` where λ_i
-    /// is not simple.
+    /// is not simple or is zero.
     pub moduli: Vec<Vec<Option<f64>>>,
     pub spectral_radius: RadiusDerivative,
     /// Consistency of the dual pass: `max |d(P)/dp_j − dx*/dp_j|` (the IFT predicts zero)
@@ -101,6 +107,7 @@ pub fn orbit_sensitivities<S: HybridSystem>(
         gap_m = gap_m.max((&run.monodromy - m).amax());
         for (i, &lambda) in spec.section.iter().enumerate() {
             moduli[i][c] = eigenvalue_derivative(m, lambda, &run.d_monodromy)
+                .filter(|_| lambda.norm() > ZERO_MULTIPLIER * spec.spectral_radius)
                 .map(|dl| modulus_derivative(lambda, dl));
         }
     }

@@ -2,10 +2,14 @@
 //!
 //! ```toml
 //! [periodic]
-//! guard = "heel_strike"        # the section: just after this guard's reset
-//! count = 1                    # firings of that guard per period (period-k orbits)
+//! guard = "heel_strike"        # the section: just after this guard's reset, or instead
+//! # hyperplane = { normal = { theta = 1.0 }, offset = 0.0, direction = "falling" }
+//! #                            # the section n·x = c crossed in that direction
+//! count = 1                    # crossings of the section per period (period-k orbits)
 //! mode = "default"             # the mode on the section (default: the first)
-//! free = ["theta", "dtheta"]   # components free on the section (DP is reported in them)
+//! free = ["theta", "dtheta"]   # components free on the section (DP is reported in them;
+//!                              # on a hyperplane, n − 1 of them leave the last one to be
+//!                              # solved from n·x = c)
 //! guess = { theta = 0.2, phi = 0.4, dtheta = -0.2, dphi = -0.0137 }  # every state
 //! t_max = 20.0                 # longest period before "no return" (default [simulation] t_end)
 //! tol = 1e-12                  # Newton: ‖P(x) − x‖∞ (default 1e-12)
@@ -16,12 +20,17 @@
 //!                              # { kind = "target", state = "theta", value = 0.2 }
 //! ```
 //!
+//! Exactly one of `guard` and `hyperplane` names the section. A hyperplane's normal names
+//! states (the others have coefficient 0), and the guess must lie on it.
+//!
 //! The integration settings are those of `[simulation]` (rtol, atol, method).
 
 use super::error::PeriodicError;
+use super::hyperplane::{Crossing, Hyperplane};
 use super::map::MapOptions;
 use super::newton::NewtonOptions;
-use super::section::Section;
+use super::section::{Section, SectionKind};
+use crate::model::Dims;
 use crate::problem::Problem;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -29,7 +38,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
-    guard: String,
+    guard: Option<String>,
+    hyperplane: Option<RawHyperplane>,
     #[serde(default = "one")]
     count: usize,
     mode: Option<String>,
@@ -43,8 +53,141 @@ struct Raw {
     objective: Option<super::objective::ObjectiveSpec>,
 }
 
+/// `hyperplane = { normal = { state = coefficient, … }, offset = c, direction = … }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHyperplane {
+    normal: BTreeMap<String, f64>,
+    offset: f64,
+    direction: Crossing,
+}
+
 fn one() -> usize {
     1
+}
+
+/// Builds a [`PeriodicError::InvalidSection`] for `file`.
+fn section_error(file: &str) -> impl Fn(&str, String) -> PeriodicError + '_ {
+    move |key, message| PeriodicError::InvalidSection {
+        file: file.to_string(),
+        key: key.to_string(),
+        message,
+    }
+}
+
+/// The section's kind from `guard` or `hyperplane` (exactly one of them).
+fn section_kind(raw: &Raw, d: &Dims, file: &str) -> Result<SectionKind, PeriodicError> {
+    let err = section_error(file);
+    match (&raw.guard, &raw.hyperplane) {
+        (Some(g), None) => {
+            let guard = d.guards.iter().position(|x| &x.name == g).ok_or_else(|| {
+                let valid: Vec<&str> = d.guards.iter().map(|g| g.name.as_str()).collect();
+                err(
+                    "guard",
+                    format!(
+                        "guard = \"{g}\" is unknown; valid guards: {}",
+                        valid.join(", ")
+                    ),
+                )
+            })?;
+            Ok(SectionKind::AfterReset { guard })
+        }
+        (None, Some(h)) => Ok(SectionKind::Hyperplane(hyperplane(h, d, file)?)),
+        (Some(_), Some(_)) => Err(err(
+            "guard, hyperplane",
+            "both are given: the section is either just after a guard's reset (guard) or a hyperplane (hyperplane), not both".into(),
+        )),
+        (None, None) => Err(err(
+            "guard, hyperplane",
+            "neither is given: name the section, e.g. guard = \"heel_strike\" or hyperplane = { normal = { theta = 1.0 }, offset = 0.0, direction = \"falling\" }".into(),
+        )),
+    }
+}
+
+/// The hyperplane with its states resolved; every coefficient and the offset finite, the
+/// normal not zero.
+fn hyperplane(h: &RawHyperplane, d: &Dims, file: &str) -> Result<Hyperplane, PeriodicError> {
+    let err = section_error(file);
+    let mut normal = vec![0.0; d.nx()];
+    for (name, &v) in &h.normal {
+        let i = d.states.iter().position(|s| s == name).ok_or_else(|| {
+            err(
+                "hyperplane.normal",
+                format!(
+                    "state `{name}` is unknown; valid states: {}",
+                    d.states.join(", ")
+                ),
+            )
+        })?;
+        if !v.is_finite() {
+            return Err(err(
+                "hyperplane.normal",
+                format!("{name} = {v} is not finite"),
+            ));
+        }
+        normal[i] = v;
+    }
+    if normal.iter().all(|&v| v == 0.0) {
+        return Err(err(
+            "hyperplane.normal",
+            format!(
+                "the normal is zero: give a nonzero coefficient for at least one state of {}",
+                d.states.join(", ")
+            ),
+        ));
+    }
+    if !h.offset.is_finite() {
+        return Err(err(
+            "hyperplane.offset",
+            format!("offset = {} is not finite", h.offset),
+        ));
+    }
+    Ok(Hyperplane {
+        normal,
+        offset: h.offset,
+        crossing: h.direction,
+    })
+}
+
+/// On a hyperplane: `n − 1` free components must leave one with a nonzero coefficient
+/// (solved from `n·x = c`), and the guess must lie on the hyperplane (to `zero_tol`).
+fn check_hyperplane(
+    h: &Hyperplane,
+    free: &[usize],
+    guess: &[f64],
+    d: &Dims,
+    zero_tol: f64,
+    file: &str,
+) -> Result<(), PeriodicError> {
+    let err = section_error(file);
+    if free.len() + 1 == d.nx() && h.dependent(free).is_none() {
+        let rest = (0..d.nx()).find(|i| !free.contains(i)).unwrap_or(0);
+        return Err(err(
+            "free",
+            format!(
+                "the state left out of free, `{}`, has coefficient 0 in the hyperplane's normal: it cannot be solved from n·x = c; leave out a state with a nonzero coefficient",
+                d.states[rest]
+            ),
+        ));
+    }
+    let r = h.value(guess);
+    if r.abs() > zero_tol {
+        // the component to correct: the dependent one, else the largest coefficient
+        let k = h.dependent(free).unwrap_or_else(|| {
+            (0..d.nx())
+                .max_by(|&a, &b| h.normal[a].abs().total_cmp(&h.normal[b].abs()))
+                .unwrap_or(0)
+        });
+        return Err(err(
+            "guess",
+            format!(
+                "n·x − c = {r:e} at the guess: it must lie on the hyperplane (to {zero_tol:e}), e.g. {} = {}",
+                d.states[k],
+                guess[k] - r / h.normal[k]
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The validated settings of a periodic-orbit problem.
@@ -75,21 +218,10 @@ impl PeriodicSpec {
             .try_into()
             .map_err(|e: toml::de::Error| bad(e.message().to_string()))?;
         let d = &pr.dims;
-        let guard = d
-            .guards
-            .iter()
-            .position(|g| g.name == raw.guard)
-            .ok_or_else(|| {
-                let valid: Vec<&str> = d.guards.iter().map(|g| g.name.as_str()).collect();
-                bad(format!(
-                    "guard = \"{}\" is unknown; valid guards: {}",
-                    raw.guard,
-                    valid.join(", ")
-                ))
-            })?;
+        let kind = section_kind(&raw, d, &file)?;
         if raw.count == 0 {
             return Err(bad(
-                "count = 0: a period needs at least one firing of the guard".into(),
+                "count = 0: a period needs at least one crossing of the section".into(),
             ));
         }
         let mode = match &raw.mode {
@@ -137,6 +269,9 @@ impl PeriodicSpec {
             }
             guess.push(v);
         }
+        if let SectionKind::Hyperplane(h) = &kind {
+            check_hyperplane(h, &free, &guess, d, pr.events.zero_tol, &file)?;
+        }
         let t_max = raw.t_max.unwrap_or(pr.t_end - pr.t0);
         if !(t_max > 0.0 && t_max.is_finite()) {
             return Err(bad(format!("t_max = {t_max} must be positive and finite")));
@@ -167,7 +302,7 @@ impl PeriodicSpec {
         };
         Ok(PeriodicSpec {
             section: Section {
-                guard,
+                kind,
                 count: raw.count,
                 mode,
                 free,

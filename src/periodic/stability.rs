@@ -8,8 +8,16 @@
 //! and the section map's Jacobian is `DP_Σ = π DP E = A DP A⁺`. Its eigenvalues are the
 //! nonzero eigenvalues of `DP`; the others are 0 (the directions the reset and the stop at
 //! the guard collapse, among them the flow direction).
+//!
+//! On a hyperplane section with `n − 1` free components, the section is charted by the
+//! hyperplane itself (the remaining component solved from `n·x = c`, tangent map `E` of
+//! [`Hyperplane::chart`]), and `DP_Σ = π DP E`: the Jacobian of the return map in those
+//! coordinates whatever the rank of `DP` (directions an impact's reset collapses inside
+//! the period give multipliers 0 on the section; the flow's 0 is not among them).
 
 use super::error::PeriodicError;
+use super::hyperplane::Hyperplane;
+use super::section::Section;
 use nalgebra::{Complex, DMatrix};
 
 /// A complex eigenvalue, serialized as `[re, im]`.
@@ -78,16 +86,59 @@ pub fn section_jacobian(
     Ok(&a * dp * a.transpose() * inv)
 }
 
-/// Multipliers and classification of an orbit from its `DP` (module docs).
+/// `DP_Σ = π DP E` in the hyperplane's chart (module docs); `None` unless `free` lists
+/// `n − 1` components and the remaining one has a nonzero coefficient.
+pub fn hyperplane_jacobian(
+    dp: &DMatrix<f64>,
+    h: &Hyperplane,
+    free: &[usize],
+) -> Option<DMatrix<f64>> {
+    let e = h.chart(free)?;
+    let r = free.len();
+    let pi_dp = DMatrix::from_fn(r, dp.ncols(), |i, j| dp[(free[i], j)]);
+    Some(pi_dp * e)
+}
+
+/// `DP_Σ` of the section `sec`: in the hyperplane's chart for a hyperplane section with
+/// `n − 1` free components, else `A DP A⁺` ([`section_jacobian`]).
+pub fn section_jacobian_on(
+    dp: &DMatrix<f64>,
+    sec: &Section,
+    names: &[String],
+) -> Result<DMatrix<f64>, PeriodicError> {
+    match sec
+        .hyperplane()
+        .and_then(|h| hyperplane_jacobian(dp, h, &sec.free))
+    {
+        Some(j) => Ok(j),
+        None => section_jacobian(dp, &sec.free, names),
+    }
+}
+
+/// Multipliers and classification of an orbit on the section `sec` from its `DP`
+/// ([`section_jacobian_on`]).
+pub fn spectrum_on(
+    dp: &DMatrix<f64>,
+    sec: &Section,
+    names: &[String],
+) -> Result<Spectrum, PeriodicError> {
+    Ok(classify(section_jacobian_on(dp, sec, names)?, dp))
+}
+
+/// Multipliers and classification of an orbit from its `DP` with `DP_Σ = A DP A⁺`
+/// (module docs).
 pub fn spectrum(
     dp: &DMatrix<f64>,
     free: &[usize],
     names: &[String],
 ) -> Result<Spectrum, PeriodicError> {
-    let section_jacobian = section_jacobian(dp, free, names)?;
+    Ok(classify(section_jacobian(dp, free, names)?, dp))
+}
+
+fn classify(section_jacobian: DMatrix<f64>, dp: &DMatrix<f64>) -> Spectrum {
     let section = eigenvalues(&section_jacobian);
     let spectral_radius = section.first().map_or(0.0, |l| l.norm());
-    Ok(Spectrum {
+    Spectrum {
         monodromy: eigenvalues(dp),
         section,
         spectral_radius,
@@ -97,7 +148,7 @@ pub fn spectrum(
             Stability::Unstable
         },
         section_jacobian,
-    })
+    }
 }
 
 /// `[re, im]` pairs.
