@@ -5,11 +5,14 @@ use super::biped::Biped;
 use super::bouncing_ball::{BouncingBall, ThrustBall};
 use super::compass_gait::CompassGait;
 use super::five_bar::FiveBar;
+use super::hysteretic_oscillator::HystereticOscillator;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
 use super::simplest_walker::SimplestWalker;
+use super::steel_coupon::SteelCoupon;
 use super::switched::SwitchedLinear;
 use crate::custom::CustomSystem;
+use crate::dae::Dae;
 use crate::error::ModelError;
 use crate::model::{GuardInfo, HybridSystem, Scalar};
 
@@ -27,10 +30,14 @@ pub enum Builtin {
     CompassGait(CompassGait),
     /// An expression-defined system (`kind = "custom"`).
     Custom(Box<CustomSystem>),
+    /// Menegotto–Pinto steel under cyclic strain, with memory (`kind = "steel_coupon"`).
+    SteelCoupon(Dae<SteelCoupon>),
+    /// The hysteretic oscillator, with memory (`kind = "hysteretic_oscillator"`).
+    HystereticOscillator(Dae<HystereticOscillator>),
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 10] = [
+pub const KINDS: [&str; 12] = [
     "biped",
     "custom",
     "bouncing_ball",
@@ -41,6 +48,8 @@ pub const KINDS: [&str; 10] = [
     "locking_pendulum",
     "simplest_walker",
     "compass_gait",
+    "steel_coupon",
+    "hysteretic_oscillator",
 ];
 
 macro_rules! each {
@@ -56,6 +65,8 @@ macro_rules! each {
             Builtin::SimplestWalker($s) => $e,
             Builtin::CompassGait($s) => $e,
             Builtin::Custom($s) => $e,
+            Builtin::SteelCoupon($s) => $e,
+            Builtin::HystereticOscillator($s) => $e,
         }
     };
 }
@@ -160,6 +171,8 @@ impl Builtin {
             Builtin::SimplestWalker(_) => "simplest_walker",
             Builtin::CompassGait(_) => "compass_gait",
             Builtin::Custom(_) => "custom",
+            Builtin::SteelCoupon(_) => "steel_coupon",
+            Builtin::HystereticOscillator(_) => "hysteretic_oscillator",
         }
     }
 
@@ -220,6 +233,14 @@ impl Builtin {
                     .try_into()
                     .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
                 Builtin::Biped(Biped::new(c).map_err(|e| format!("[system]: {e}"))?)
+            }
+            "steel_coupon" => {
+                none(kind, &rest)?;
+                Builtin::SteelCoupon(Dae::new(SteelCoupon))
+            }
+            "hysteretic_oscillator" => {
+                none(kind, &rest)?;
+                Builtin::HystereticOscillator(Dae::new(HystereticOscillator))
             }
             "custom" => Builtin::Custom(Box::new(
                 CustomSystem::from_table(rest).map_err(|e| e.to_string())?,
