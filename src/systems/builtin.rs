@@ -8,6 +8,8 @@ use super::five_bar::FiveBar;
 use super::hysteretic_oscillator::HystereticOscillator;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
+use super::pendulum_wall::PendulumWall;
+use super::rectifier::Rectifier;
 use super::simplest_walker::SimplestWalker;
 use super::steel_coupon::SteelCoupon;
 use super::switched::SwitchedLinear;
@@ -28,6 +30,10 @@ pub enum Builtin {
     Biped(Biped),
     SimplestWalker(SimplestWalker),
     CompassGait(CompassGait),
+    /// The half-wave rectifier (a hybrid DAE of index 1).
+    Rectifier(Dae<Rectifier>),
+    /// The pendulum against a wall in Cartesian coordinates (a hybrid DAE of index 2).
+    PendulumWall(Dae<PendulumWall>),
     /// An expression-defined system (`kind = "custom"`).
     Custom(Box<CustomSystem>),
     /// Menegotto–Pinto steel under cyclic strain, with memory (`kind = "steel_coupon"`).
@@ -37,7 +43,7 @@ pub enum Builtin {
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 12] = [
+pub const KINDS: [&str; 14] = [
     "biped",
     "custom",
     "bouncing_ball",
@@ -48,6 +54,8 @@ pub const KINDS: [&str; 12] = [
     "locking_pendulum",
     "simplest_walker",
     "compass_gait",
+    "rectifier",
+    "pendulum_wall",
     "steel_coupon",
     "hysteretic_oscillator",
 ];
@@ -64,6 +72,8 @@ macro_rules! each {
             Builtin::Biped($s) => $e,
             Builtin::SimplestWalker($s) => $e,
             Builtin::CompassGait($s) => $e,
+            Builtin::Rectifier($s) => $e,
+            Builtin::PendulumWall($s) => $e,
             Builtin::Custom($s) => $e,
             Builtin::SteelCoupon($s) => $e,
             Builtin::HystereticOscillator($s) => $e,
@@ -170,6 +180,8 @@ impl Builtin {
             Builtin::Biped(_) => "biped",
             Builtin::SimplestWalker(_) => "simplest_walker",
             Builtin::CompassGait(_) => "compass_gait",
+            Builtin::Rectifier(_) => "rectifier",
+            Builtin::PendulumWall(_) => "pendulum_wall",
             Builtin::Custom(_) => "custom",
             Builtin::SteelCoupon(_) => "steel_coupon",
             Builtin::HystereticOscillator(_) => "hysteretic_oscillator",
@@ -211,6 +223,14 @@ impl Builtin {
             "compass_gait" => {
                 none(kind, &rest)?;
                 Builtin::CompassGait(CompassGait)
+            }
+            "rectifier" => {
+                none(kind, &rest)?;
+                Builtin::Rectifier(Dae::new(Rectifier))
+            }
+            "pendulum_wall" => {
+                none(kind, &rest)?;
+                Builtin::PendulumWall(Dae::new(PendulumWall))
             }
             "five_bar" => {
                 let c: super::five_bar::FiveBarConfig = cfg(rest)
