@@ -62,6 +62,7 @@ pub mod optimize;
 pub mod optimize_output;
 pub mod periodic;
 pub mod plot;
+pub mod plot_loop;
 pub mod problem;
 pub mod report;
 pub mod sensitivity;

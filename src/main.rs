@@ -1022,6 +1022,16 @@ fn cmd_optimize(
         };
         stage_strobe(&stage, &setup, drawing, &title, &runs, &opts)?;
     }
+    hybridopt::plot_loop::stage_loops(
+        &p.name,
+        &p.plot_loops,
+        &setup,
+        &[
+            ("initial", &t_init, LineKind::Dashed),
+            ("optimized", &t_final, LineKind::Solid),
+        ],
+        &stage,
+    )?;
     let dir = stage.commit()?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&summary)?);

@@ -74,6 +74,7 @@ pub fn write_optimize_results<S: HybridSystem>(
             Some(&stage.path("controls.svg")),
         )?;
     }
+    crate::plot_loop::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
     strobe(p, setup, r, &stage)?;
     stage.commit()
 }

@@ -123,6 +123,9 @@ struct PlotSpec {
     outputs: Vec<String>,
     /// `[plot.geometry]`: see [`crate::animate::spec`].
     geometry: Option<toml::Value>,
+    /// x–y figures of one output against another, e.g. `loops = [["eps", "sigma"]]`.
+    #[serde(default)]
+    loops: Vec<[String; 2]>,
 }
 
 /// How a bounded parameter is mapped to an unconstrained optimization variable.
@@ -307,6 +310,9 @@ pub struct Problem {
     pub periodic: Option<toml::Table>,
     /// `[plot.geometry]`: a geometry from the outputs, for pictures of the motion.
     pub plot_geometry: Option<crate::animate::GeometrySpec>,
+    /// `[plot] loops`: pairs (x, y) of output indices drawn against each other
+    /// ([`crate::plot_loop`]).
+    pub plot_loops: Vec<(usize, usize)>,
 }
 
 /// The line of the first occurrence of `key` as a TOML key in `text` (for messages).
@@ -678,6 +684,12 @@ impl Problem {
             None => (0..dims.outputs.len().min(6)).collect(),
         };
 
+        let plot_loops = crate::plot_loop::parse_loops(
+            spec.plot.as_ref().map_or(&[][..], |p| &p.loops[..]),
+            &dims.outputs,
+        )
+        .map_err(|m| perr(format!("{m}{}", at("loops"))))?;
+
         let plot_geometry = match spec.plot.as_ref().and_then(|p| p.geometry.clone()) {
             Some(v) => Some(
                 crate::animate::GeometrySpec::parse(v, &dims.outputs)
@@ -709,6 +721,7 @@ impl Problem {
             plot_outputs,
             periodic: spec.periodic,
             plot_geometry,
+            plot_loops,
         })
     }
 

@@ -5,11 +5,13 @@ use super::biped::Biped;
 use super::bouncing_ball::{BouncingBall, ThrustBall};
 use super::compass_gait::CompassGait;
 use super::five_bar::FiveBar;
+use super::hysteretic_oscillator::HystereticOscillator;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
 use super::pendulum_wall::PendulumWall;
 use super::rectifier::Rectifier;
 use super::simplest_walker::SimplestWalker;
+use super::steel_coupon::SteelCoupon;
 use super::switched::SwitchedLinear;
 use crate::custom::CustomSystem;
 use crate::dae::Dae;
@@ -34,10 +36,14 @@ pub enum Builtin {
     PendulumWall(Dae<PendulumWall>),
     /// An expression-defined system (`kind = "custom"`).
     Custom(Box<CustomSystem>),
+    /// Menegotto–Pinto steel under cyclic strain, with memory (`kind = "steel_coupon"`).
+    SteelCoupon(Dae<SteelCoupon>),
+    /// The hysteretic oscillator, with memory (`kind = "hysteretic_oscillator"`).
+    HystereticOscillator(Dae<HystereticOscillator>),
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 12] = [
+pub const KINDS: [&str; 14] = [
     "biped",
     "custom",
     "bouncing_ball",
@@ -50,6 +56,8 @@ pub const KINDS: [&str; 12] = [
     "compass_gait",
     "rectifier",
     "pendulum_wall",
+    "steel_coupon",
+    "hysteretic_oscillator",
 ];
 
 macro_rules! each {
@@ -67,6 +75,8 @@ macro_rules! each {
             Builtin::Rectifier($s) => $e,
             Builtin::PendulumWall($s) => $e,
             Builtin::Custom($s) => $e,
+            Builtin::SteelCoupon($s) => $e,
+            Builtin::HystereticOscillator($s) => $e,
         }
     };
 }
@@ -173,6 +183,8 @@ impl Builtin {
             Builtin::Rectifier(_) => "rectifier",
             Builtin::PendulumWall(_) => "pendulum_wall",
             Builtin::Custom(_) => "custom",
+            Builtin::SteelCoupon(_) => "steel_coupon",
+            Builtin::HystereticOscillator(_) => "hysteretic_oscillator",
         }
     }
 
@@ -241,6 +253,14 @@ impl Builtin {
                     .try_into()
                     .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
                 Builtin::Biped(Biped::new(c).map_err(|e| format!("[system]: {e}"))?)
+            }
+            "steel_coupon" => {
+                none(kind, &rest)?;
+                Builtin::SteelCoupon(Dae::new(SteelCoupon))
+            }
+            "hysteretic_oscillator" => {
+                none(kind, &rest)?;
+                Builtin::HystereticOscillator(Dae::new(HystereticOscillator))
             }
             "custom" => Builtin::Custom(Box::new(
                 CustomSystem::from_table(rest).map_err(|e| e.to_string())?,
