@@ -6,6 +6,7 @@ pub mod compass_gait;
 pub mod five_bar;
 pub mod geometry;
 pub mod impact_pendulum;
+pub mod kind;
 pub mod locking_pendulum;
 pub mod simplest_walker;
 pub mod switched;
