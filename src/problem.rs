@@ -90,9 +90,9 @@ impl Problem {
         )?;
         // a periodic-orbit problem needs no cost (its objectives are the orbit's)
         if spec.cost.is_empty() && spec.periodic.is_none() {
-            return Err(doc.problem(
-                "the file has no [[cost]] terms; at least one is needed".into(),
-            ));
+            return Err(
+                doc.problem("the file has no [[cost]] terms; at least one is needed".into())
+            );
         }
         let costs = costs::entries(&spec.cost, &dims, &theta, &doc)?;
         let reference = costs::reference(spec.reference.as_ref(), &costs, &dims, &doc)?;

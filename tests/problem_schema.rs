@@ -93,9 +93,15 @@ fn with(text: &str, from: &str, to: &str) -> String {
 /// The error starts with the key's path, ends with the line of `at` and lists `valid`.
 fn check(text: &str, path: &str, at: &str, valid: &[&str]) -> String {
     let m = problem_error(text);
-    assert!(m.starts_with(&format!("{path}")), "{m:?} does not start with {path:?}");
+    assert!(
+        m.starts_with(&format!("{path}")),
+        "{m:?} does not start with {path:?}"
+    );
     let line = line_of(text, at);
-    assert!(m.ends_with(&format!("(line {line})")), "{m:?}: not line {line}");
+    assert!(
+        m.ends_with(&format!("(line {line})")),
+        "{m:?}: not line {line}"
+    );
     for v in valid {
         assert!(m.contains(v), "{m:?} lacks the valid value {v:?}");
     }
@@ -122,18 +128,32 @@ fn each_kind_s_bad_value_names_file_key_line_and_valid_values() {
         &with(BALL, "kind = \"bouncing_ball\"", "kind = \"rocket\""),
         "system.kind: unknown system kind \"rocket\"; valid kinds: ",
         "rocket",
-        &["bouncing_ball", "five_bar", "custom", "compass_gait", "biped"],
+        &[
+            "bouncing_ball",
+            "five_bar",
+            "custom",
+            "compass_gait",
+            "biped",
+        ],
     );
     assert!(m.contains("unknown system kind"), "{m}");
     check(
-        &with(FIVE_BAR, "formulation = \"index1\"", "formulation = \"index3\""),
+        &with(
+            FIVE_BAR,
+            "formulation = \"index1\"",
+            "formulation = \"index3\"",
+        ),
         "system.formulation = \"index3\" is unknown; valid: ",
         "index3",
         &["index1", "penalty"],
     );
     // a kind without settings takes no key but `kind`
     check(
-        &with(BALL, "kind = \"bouncing_ball\"", "kind = \"bouncing_ball\"\nmass = 2.0"),
+        &with(
+            BALL,
+            "kind = \"bouncing_ball\"",
+            "kind = \"bouncing_ball\"\nmass = 2.0",
+        ),
         "system.mass: ",
         "mass",
         &["mass"],
@@ -151,7 +171,11 @@ fn each_kind_s_bad_value_names_file_key_line_and_valid_values() {
         &["piecewise_constant", "piecewise_linear", "cubic_bspline"],
     );
     check(
-        &with(BALL, "kind = \"event_time_squared\"", "kind = \"event_time_cubed\""),
+        &with(
+            BALL,
+            "kind = \"event_time_squared\"",
+            "kind = \"event_time_cubed\"",
+        ),
         "cost#2.kind: unknown cost kind \"event_time_cubed\"; valid kinds: ",
         "event_time_cubed",
         &[
@@ -169,7 +193,11 @@ fn each_kind_s_bad_value_names_file_key_line_and_valid_values() {
     );
     for (k, bad, valid) in [
         ("solver", "newton", &["lbfgs", "gd"][..]),
-        ("gradient", "backprop", &["adjoint", "direct", "fd", "dual"][..]),
+        (
+            "gradient",
+            "backprop",
+            &["adjoint", "direct", "fd", "dual"][..],
+        ),
         ("at_kink", "ignore", &["descent", "stop"][..]),
     ] {
         let text = format!("{BALL}[optimizer]\n{k} = \"{bad}\"\n");
@@ -188,7 +216,12 @@ fn each_kind_s_bad_value_names_file_key_line_and_valid_values() {
 fn a_cost_term_s_keys_are_those_of_its_kind() {
     // a key the kind does not take, in the second term: its path and line
     let text = with(BALL, "occurrence = 2", "occurrence = 2\noutput = \"v\"");
-    let m = check(&text, "cost#2.output: ", "output = \"v\"", &["guard", "target", "weight"]);
+    let m = check(
+        &text,
+        "cost#2.output: ",
+        "output = \"v\"",
+        &["guard", "target", "weight"],
+    );
     assert!(m.contains("output"), "{m}");
     // a key it needs: the term's header line
     let text = with(BALL, "target = 1.5\n", "");
@@ -252,7 +285,11 @@ fn an_omitted_parameter_takes_the_system_default() {
     let defaults = hybridopt::systems::builtin::defaults("bouncing_ball").unwrap();
     let d = |n: &str| defaults.iter().find(|(k, _)| k == n).unwrap().1;
     let explicit = with(
-        &with(BALL, "g  = { value = 9.81 }", &format!("g  = {{ value = {:?} }}", d("g"))),
+        &with(
+            BALL,
+            "g  = { value = 9.81 }",
+            &format!("g  = {{ value = {:?} }}", d("g")),
+        ),
         "c  = { value = 0.1 }",
         &format!("c  = {{ value = {:?} }}", d("c")),
     );
@@ -265,7 +302,10 @@ fn an_omitted_parameter_takes_the_system_default() {
     let b = Problem::parse(&omitted, &file()).unwrap();
     assert_eq!(a.theta_values(), b.theta_values());
     for e in b.theta.iter().filter(|e| e.name == "g" || e.name == "c") {
-        assert!(!e.optimize && e.lower.is_none() && e.upper.is_none(), "{e:?}");
+        assert!(
+            !e.optimize && e.lower.is_none() && e.upper.is_none(),
+            "{e:?}"
+        );
     }
     let ta = a.setup().unwrap().simulate(&a.theta_values()).unwrap();
     let tb = b.setup().unwrap().simulate(&b.theta_values()).unwrap();
@@ -275,8 +315,18 @@ fn an_omitted_parameter_takes_the_system_default() {
     for (x, y) in ta.events.iter().zip(&tb.events) {
         assert_eq!(x.t, y.t);
     }
-    let ga = evaluate(&a.setup().unwrap(), &a.theta_values(), GradientMethod::Adjoint).unwrap();
-    let gb = evaluate(&b.setup().unwrap(), &b.theta_values(), GradientMethod::Adjoint).unwrap();
+    let ga = evaluate(
+        &a.setup().unwrap(),
+        &a.theta_values(),
+        GradientMethod::Adjoint,
+    )
+    .unwrap();
+    let gb = evaluate(
+        &b.setup().unwrap(),
+        &b.theta_values(),
+        GradientMethod::Adjoint,
+    )
+    .unwrap();
     assert_eq!(ga.values, gb.values);
     assert_eq!(ga.gradients, gb.gradients);
     // with no [parameters] table at all, every entry is its default
@@ -291,13 +341,18 @@ fn an_omitted_parameter_takes_the_system_default() {
 /// A custom system has defaults only where its file gives them (`[system] defaults`).
 #[test]
 fn a_custom_system_needs_its_parameters_unless_its_file_gives_defaults() {
-    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/problems/custom_ball.toml"));
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/problems/custom_ball.toml"
+    ));
     let text = std::fs::read_to_string(path).unwrap();
     let shipped = Problem::parse(&text, path).unwrap();
     let without_g = with(&text, "g  = { value = 9.81 }\n", "");
     let m = problem_error_at(&without_g, path);
     assert!(
-        m.starts_with("parameters: is missing `g`; system \"custom\" needs all of: g, e, c, y0, v0"),
+        m.starts_with(
+            "parameters: is missing `g`; system \"custom\" needs all of: g, e, c, y0, v0"
+        ),
         "{m}"
     );
     assert!(m.contains("[system] defaults"), "{m}");
@@ -308,9 +363,18 @@ fn a_custom_system_needs_its_parameters_unless_its_file_gives_defaults() {
     );
     let p = Problem::parse(&with_default, path).unwrap();
     assert_eq!(p.theta_values(), shipped.theta_values());
-    let ga = evaluate(&shipped.setup().unwrap(), &shipped.theta_values(), GradientMethod::Adjoint)
-        .unwrap();
-    let gb = evaluate(&p.setup().unwrap(), &p.theta_values(), GradientMethod::Adjoint).unwrap();
+    let ga = evaluate(
+        &shipped.setup().unwrap(),
+        &shipped.theta_values(),
+        GradientMethod::Adjoint,
+    )
+    .unwrap();
+    let gb = evaluate(
+        &p.setup().unwrap(),
+        &p.theta_values(),
+        GradientMethod::Adjoint,
+    )
+    .unwrap();
     assert_eq!(ga.values, gb.values);
     assert_eq!(ga.gradients, gb.gradients);
     assert_eq!(
@@ -319,7 +383,11 @@ fn a_custom_system_needs_its_parameters_unless_its_file_gives_defaults() {
         "the file's defaults are the system's"
     );
     // a default for a name that is not a parameter
-    let bad = with(&with_default, "defaults = { g = 9.81 }", "defaults = { gg = 9.81 }");
+    let bad = with(
+        &with_default,
+        "defaults = { g = 9.81 }",
+        "defaults = { gg = 9.81 }",
+    );
     let m = problem_error_at(&bad, path);
     assert!(m.contains("`gg` is not a parameter"), "{m}");
 }

@@ -35,10 +35,7 @@ pub(super) fn grid(
     if cs.intervals == 0 || cs.intervals > 100_000 {
         return Err(doc.error(
             &[key("controls"), key("intervals")],
-            format!(
-                "intervals = {} must be between 1 and 100000",
-                cs.intervals
-            ),
+            format!("intervals = {} must be between 1 and 100000", cs.intervals),
         ));
     }
     for name in cs.channels.keys() {

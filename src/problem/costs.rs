@@ -156,7 +156,9 @@ impl Resolver<'_, '_> {
                 target: t(target)?,
                 weight,
             },
-            C::EventTime { guard, occurrence, .. } => {
+            C::EventTime {
+                guard, occurrence, ..
+            } => {
                 let (guard, occurrence) = self.event(guard, *occurrence)?;
                 Term::EventTime {
                     guard,

@@ -280,7 +280,10 @@ pub fn variants<T: DeserializeOwned>() -> &'static [&'static str] {
     struct Probe(Option<&'static [&'static str]>);
     impl<'de> serde::Deserializer<'de> for &mut Probe {
         type Error = serde::de::value::Error;
-        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        fn deserialize_any<V: serde::de::Visitor<'de>>(
+            self,
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
             Err(serde::de::Error::custom("not an enum"))
         }
         fn deserialize_enum<V: serde::de::Visitor<'de>>(
@@ -329,15 +332,18 @@ mod tests {
 
     #[test]
     fn errors_name_the_entry_key_line_and_valid_values() {
-        let ok = read("[[shape]]\nkind = \"circle\"\nr = 1\n[[shape]]\nkind = \"square\"\na = 2.0\n")
-            .unwrap();
+        let ok =
+            read("[[shape]]\nkind = \"circle\"\nr = 1\n[[shape]]\nkind = \"square\"\na = 2.0\n")
+                .unwrap();
         assert!(matches!(ok.shape[0], Shape::Circle { r } if r == 1.0));
         assert!(matches!(ok.shape[1], Shape::Square { a } if a == 2.0));
-        let e = read("[[shape]]\nkind = \"circle\"\nr = 1\n[[shape]]\nkind = \"square\"\na = \"x\"\n")
-            .unwrap_err();
+        let e =
+            read("[[shape]]\nkind = \"circle\"\nr = 1\n[[shape]]\nkind = \"square\"\na = \"x\"\n")
+                .unwrap_err();
         assert!(e.starts_with("f.toml: shape#2.a: invalid type"), "{e}");
         assert!(e.ends_with("(line 6)"), "{e}");
-        let e = read("[[shape]]\nkind = \"circle\"\nr = 1\n[[shape]]\nkind = \"star\"\n").unwrap_err();
+        let e =
+            read("[[shape]]\nkind = \"circle\"\nr = 1\n[[shape]]\nkind = \"star\"\n").unwrap_err();
         assert_eq!(
             e,
             "f.toml: shape#2.kind: unknown shape kind \"star\"; valid kinds: circle, square (line 5)"
@@ -348,9 +354,15 @@ mod tests {
             "f.toml: shape#1: needs `kind`; valid kinds: circle, square (line 1)"
         );
         let e = read("[[shape]]\nkind = \"circle\"\n").unwrap_err();
-        assert!(e.contains("shape#1: missing field `r`") && e.ends_with("(line 1)"), "{e}");
+        assert!(
+            e.contains("shape#1: missing field `r`") && e.ends_with("(line 1)"),
+            "{e}"
+        );
         let e = read("[[shape]]\nkind = \"circle\"\nr = 1\ns = 2\n").unwrap_err();
-        assert!(e.contains("shape#1.s: ") && e.contains("s") && e.ends_with("(line 4)"), "{e}");
+        assert!(
+            e.contains("shape#1.s: ") && e.contains("s") && e.ends_with("(line 4)"),
+            "{e}"
+        );
         let e = read("[other]\n").unwrap_err();
         assert!(e.starts_with("f.toml: other: unknown field `other`"), "{e}");
     }
