@@ -94,7 +94,7 @@ fn with(text: &str, from: &str, to: &str) -> String {
 fn check(text: &str, path: &str, at: &str, valid: &[&str]) -> String {
     let m = problem_error(text);
     assert!(
-        m.starts_with(&format!("{path}")),
+        m.starts_with(path),
         "{m:?} does not start with {path:?}"
     );
     let line = line_of(text, at);

@@ -256,11 +256,7 @@ fn find(table: &DeTable<'_>, span: &Range<usize>, path: &mut Vec<Seg>) -> bool {
 
 fn find_in(v: &Spanned<DeValue<'_>>, span: &Range<usize>, path: &mut Vec<Seg>) -> bool {
     match v.get_ref() {
-        DeValue::Table(t) => {
-            if find(t, span, path) {
-                return true;
-            }
-        }
+        DeValue::Table(t) if find(t, span, path) => return true,
         DeValue::Array(a) => {
             for (i, e) in a.iter().enumerate() {
                 path.push(Seg::Entry(i));
