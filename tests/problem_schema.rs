@@ -93,10 +93,7 @@ fn with(text: &str, from: &str, to: &str) -> String {
 /// The error starts with the key's path, ends with the line of `at` and lists `valid`.
 fn check(text: &str, path: &str, at: &str, valid: &[&str]) -> String {
     let m = problem_error(text);
-    assert!(
-        m.starts_with(path),
-        "{m:?} does not start with {path:?}"
-    );
+    assert!(m.starts_with(path), "{m:?} does not start with {path:?}");
     let line = line_of(text, at);
     assert!(
         m.ends_with(&format!("(line {line})")),

@@ -71,8 +71,8 @@ impl<'a> Document<'a> {
         Ok(Document { root, ..empty })
     }
 
-    /// Reads the document into `T`, the tables at `tagged` retagged for serde, each with
-    /// the kinds of `K` (for the message when its `kind` is missing).
+    /// Reads the document into `T`, the tables at `tagged` retagged for serde; each place
+    /// comes with its valid kinds, listed when a table there has no `kind`.
     pub fn read<T: DeserializeOwned>(&self, tagged: &[(Tagged, &[&str])]) -> Result<T, Error> {
         let mut root = self.root.clone();
         for (place, kinds) in tagged {
