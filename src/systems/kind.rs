@@ -11,9 +11,12 @@ use super::compass_gait::CompassGait;
 use super::five_bar::{FiveBar, FiveBarConfig};
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::{LockingPendulum, LockingPendulumConfig};
+use super::pendulum_wall::PendulumWall;
+use super::rectifier::Rectifier;
 use super::simplest_walker::SimplestWalker;
 use super::switched::SwitchedLinear;
 use crate::custom::{CustomError, CustomSystem};
+use crate::dae::Dae;
 use crate::error::ModelError;
 use serde::Deserialize;
 
@@ -46,6 +49,11 @@ pub enum SystemSpec {
     SimplestWalker(NoSettings),
     /// Goswami et al.'s compass gait (reference-models.md §10).
     CompassGait(NoSettings),
+    /// The half-wave rectifier, a hybrid DAE of index 1 (reference-models.md §7).
+    Rectifier(NoSettings),
+    /// The pendulum against a wall in Cartesian coordinates, a hybrid DAE of index 2
+    /// (reference-models.md §8).
+    PendulumWall(NoSettings),
 }
 
 /// Why a system could not be built from valid settings.
@@ -75,6 +83,8 @@ impl SystemSpec {
             }
             SystemSpec::SimplestWalker(_) => Builtin::SimplestWalker(SimplestWalker),
             SystemSpec::CompassGait(_) => Builtin::CompassGait(CompassGait),
+            SystemSpec::Rectifier(_) => Builtin::Rectifier(Dae::new(Rectifier)),
+            SystemSpec::PendulumWall(_) => Builtin::PendulumWall(Dae::new(PendulumWall)),
         })
     }
 

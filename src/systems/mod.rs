@@ -8,5 +8,8 @@ pub mod geometry;
 pub mod impact_pendulum;
 pub mod kind;
 pub mod locking_pendulum;
+pub mod pendulum_angle;
+pub mod pendulum_wall;
+pub mod rectifier;
 pub mod simplest_walker;
 pub mod switched;
