@@ -7,7 +7,7 @@
 
 use hybridopt::cost::{Objective, Term};
 use hybridopt::optimize::optimize;
-use hybridopt::problem::{OptimizerSettings, ThetaEntry, Transform};
+use hybridopt::optimize::{OptimizerSettings, ThetaEntry, Transform};
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::{c, Direction, GuardInfo, HybridSystem, ModelError, Scalar};

@@ -117,6 +117,11 @@ pub enum Error {
     },
     #[error("optimizer: {0}")]
     Optimizer(String),
+    /// The optimizer met a kink with the kink policy `stop`: [`crate::optimize::optimize`]
+    /// turns it into the outcome [`crate::optimize::Outcome::Kink`] (it leaves the
+    /// optimizer only if a caller evaluates the adapter itself).
+    #[error("stopped at a kink (kink policy \"stop\")")]
+    StoppedAtKink,
     /// A trial point left the cost's domain again after the most line-search restarts
     /// allowed ([`crate::optimize::MAX_RESTARTS`]); `source` is the last such error.
     #[error("optimizer: a trial point left the cost's domain after {restarts} line-search restart(s), the most allowed: {source}")]

@@ -7,7 +7,6 @@
 
 use crate::error::Error;
 use crate::model::HybridSystem;
-use crate::problem::{OptimizerSettings, SolverKind, ThetaEntry, Transform};
 use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
 use crate::setup::Setup;
 use argmin::core::observers::{Observe, ObserverMode};
@@ -21,6 +20,11 @@ use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+mod settings;
+mod theta;
+pub use settings::{parse_gradient_method, KinkPolicy, OptimizerSettings, SolverKind};
+pub use theta::{ThetaEntry, Transform};
 
 /// One row of the optimization history.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -81,20 +85,6 @@ impl OptimizeResult {
     pub fn converged(&self) -> bool {
         matches!(self.outcome, Outcome::Converged | Outcome::StationaryStart)
     }
-}
-
-/// What the optimizer does where ψ is nonsmooth in the optimized variables (a simultaneous
-/// event whose crossing orders give different gradients, theory §7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum KinkPolicy {
-    /// Use the min-norm element of the convex hull of the pieces' gradients as the
-    /// gradient: minus it is a descent direction for every piece, and it vanishes where 0
-    /// is in the hull (a Clarke-stationary point). The default.
-    #[default]
-    Descent,
-    /// Stop at the first such point and report its one-sided derivatives.
-    Stop,
 }
 
 /// The pieces' gradients at a kink met during the run (optimized components only).
@@ -237,7 +227,7 @@ impl<S: HybridSystem> Adapter<'_, '_, S> {
             let stop = self.kink_policy == KinkPolicy::Stop;
             self.kinks.lock().expect("kinks").push(kink);
             if stop {
-                return Err(Error::Optimizer(KINK_STOP.into()));
+                return Err(Error::StoppedAtKink);
             }
         }
         let g: Vec<f64> = gx
@@ -437,7 +427,13 @@ impl Observe<IterState<Vec<f64>, Vec<f64>, (), (), (), f64>> for Recorder {
 /// rest of the run. Each is reported in [`OptimizeResult::restarts`]; other errors end
 /// the run at once.
 pub const MAX_RESTARTS: usize = 6;
-const KINK_STOP: &str = "stopped at a kink (kink policy \"stop\")";
+
+/// How the solver loop ended: the solver's own termination, or a stop at a kink (kink
+/// policy `stop`, raised as [`Error::StoppedAtKink`] inside the line search).
+enum Ending {
+    Solver(Option<TerminationReason>),
+    Kink,
+}
 pub const RESTART_SHRINK: f64 = 4.0;
 
 type RunOut<A> = (
@@ -517,7 +513,7 @@ pub fn optimize<S: HybridSystem>(
                 Outcome::StationaryStart
             },
             termination: if kink_at_start {
-                KINK_STOP.to_string()
+                Error::StoppedAtKink.to_string()
             } else {
                 "zero gradient at the start".into()
             },
@@ -553,7 +549,7 @@ pub fn optimize<S: HybridSystem>(
     let mut total_counts: std::collections::HashMap<String, u64> = Default::default();
     // the first trial step of the current run relative to `first_step`
     let mut step_shrink = 1.0;
-    let (adapter, reason, zbest) = loop {
+    let (adapter, ending, zbest) = loop {
         let mut adapter = make(scale);
         // A restart begins with a shorter first step: scale the start point's gradient.
         adapter.scale = scale / step_shrink;
@@ -651,8 +647,8 @@ pub fn optimize<S: HybridSystem>(
         }
         // An error raised at a trial point hides in the termination reason: surface it,
         // or restart from the last accepted iterate if it only left the cost's domain.
-        if let Some(Error::Optimizer(m)) = &pending {
-            if m == KINK_STOP {
+        if let Some(Error::StoppedAtKink) = &pending {
+            {
                 let z = kinks.lock().expect("kinks").last().map(|k| {
                     free.iter()
                         .enumerate()
@@ -661,7 +657,7 @@ pub fn optimize<S: HybridSystem>(
                 });
                 let mut a = adapter.unwrap_or_else(|| make(scale));
                 a.kink_policy = KinkPolicy::Descent;
-                break (a, Some(TerminationReason::SolverExit(KINK_STOP.into())), z);
+                break (a, Ending::Kink, z);
             }
         }
         if let Some(e) = pending {
@@ -714,20 +710,20 @@ pub fn optimize<S: HybridSystem>(
         // argmin drops the problem when its line search fails: rebuild it then
         let mut a = adapter.unwrap_or_else(|| make(scale));
         a.kink_policy = KinkPolicy::Descent;
-        break (a, reason, zbest);
+        break (a, Ending::Solver(reason), zbest);
     };
-    let (outcome, termination) = match &reason {
-        Some(TerminationReason::SolverConverged) => {
+    let (outcome, termination) = match &ending {
+        Ending::Kink => (Outcome::Kink, Error::StoppedAtKink.to_string()),
+        Ending::Solver(Some(TerminationReason::SolverConverged)) => {
             (Outcome::Converged, "solver converged".to_string())
         }
-        Some(TerminationReason::MaxItersReached) => (
+        Ending::Solver(Some(TerminationReason::MaxItersReached)) => (
             Outcome::MaxIterations,
             "maximum number of iterations reached".to_string(),
         ),
-        Some(TerminationReason::SolverExit(s)) if s == KINK_STOP => (Outcome::Kink, s.clone()),
-        Some(TerminationReason::SolverExit(s)) => (Outcome::Stalled, s.clone()),
-        Some(other) => (Outcome::Stalled, other.text().to_string()),
-        None => (Outcome::Stalled, "no termination reason".to_string()),
+        Ending::Solver(Some(TerminationReason::SolverExit(s))) => (Outcome::Stalled, s.clone()),
+        Ending::Solver(Some(other)) => (Outcome::Stalled, other.text().to_string()),
+        Ending::Solver(None) => (Outcome::Stalled, "no termination reason".to_string()),
     };
     let zf = zbest.unwrap_or(z_start);
     // the final point's evaluation (cached if it was the last one)

@@ -427,7 +427,10 @@ fn bad_problem_files_are_rejected_clearly_and_write_nothing() {
         ),
         (GOOD.replace("t_end = 3.0", "t_end = \"three\""), "t_end"),
         (GOOD.replace("[[cost]]", "[[cost]"), "line"),
-        (GOOD.replace("c  = { value = 0.1 }\n", ""), "missing `c`"),
+        (
+            GOOD.replace("c  = { value = 0.1 }", "c  = { value = \"x\" }"),
+            "parameters.c.value: invalid type",
+        ),
         (
             GOOD.replace(
                 "v0 = { value = 0.0, optimize = true }",

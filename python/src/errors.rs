@@ -28,6 +28,8 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
         Error::TooManySteps { .. } => ("SimulationError", "too_many_steps"),
         Error::Optimizer(_) => ("OptimizerError", "optimizer"),
         Error::RestartsExhausted { .. } => ("OptimizerError", "restarts_exhausted"),
+        // turned into the outcome "kink" inside `optimize` (mapped for completeness)
+        Error::StoppedAtKink => ("OptimizerError", "stopped_at_kink"),
         Error::Interrupted => ("HybridoptError", "interrupted"),
     }
 }

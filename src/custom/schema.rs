@@ -24,6 +24,11 @@ pub struct SystemSpec {
     /// Named constants usable in every expression.
     #[serde(default)]
     pub constants: BTreeMap<String, f64>,
+    /// Default values of parameters (`defaults = { g = 9.81 }`): a parameter that
+    /// `[parameters]` leaves out takes its default and is fixed. Without one it must be
+    /// listed.
+    #[serde(default)]
+    pub defaults: BTreeMap<String, f64>,
     /// `x0(p)`: one expression of the parameters and constants per state.
     pub initial: BTreeMap<String, String>,
     /// The start mode (default: the first).

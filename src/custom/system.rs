@@ -39,6 +39,8 @@ pub struct CustomSystem {
     outputs: Vec<Vec<Expr>>,
     initial: Vec<Expr>,
     initial_mode: usize,
+    /// `[system] defaults`, in the order of the parameters.
+    defaults: Vec<(String, f64)>,
 }
 
 /// Compiles `src` (found at `key`) in `scope`, turning a parse error into one that shows
@@ -180,6 +182,11 @@ impl CustomSystem {
         Self::from_spec(&spec.system)
     }
 
+    /// The default values its file gives (`[system] defaults`), in parameter order.
+    pub fn defaults(&self) -> &[(String, f64)] {
+        &self.defaults
+    }
+
     /// Builds the system from its parsed specification.
     pub fn from_spec(spec: &SystemSpec) -> Result<CustomSystem, CustomError> {
         Self::check_declarations(spec)?;
@@ -202,6 +209,11 @@ impl CustomSystem {
             },
             modes,
             output_names,
+            defaults: spec
+                .parameters
+                .iter()
+                .filter_map(|p| spec.defaults.get(p).map(|v| (p.clone(), *v)))
+                .collect(),
             guards: Vec::new(),
             guard_mode: Vec::new(),
             guard_expr: Vec::new(),
@@ -234,6 +246,23 @@ impl CustomSystem {
                 "[system] constants",
                 format!("`{n}` = {v} is not a finite number"),
             ));
+        }
+        for (n, v) in &spec.defaults {
+            if !spec.parameters.contains(n) {
+                return Err(CustomError::schema(
+                    "[system] defaults",
+                    format!(
+                        "`{n}` is not a parameter; the parameters are: {}",
+                        spec.parameters.join(", ")
+                    ),
+                ));
+            }
+            if !v.is_finite() {
+                return Err(CustomError::schema(
+                    "[system] defaults",
+                    format!("`{n}` = {v} is not a finite number"),
+                ));
+            }
         }
         let outs: Vec<String> = spec.outputs.iter().map(|o| o.name.clone()).collect();
         declare("[system] outputs", &outs, &mut BTreeMap::new())?;

@@ -1,6 +1,6 @@
 //! Optimizing a gait: L-BFGS (argmin, Moré–Thuente line search) on an [`Objective`] of
 //! the periodic orbit over the parameters marked `optimize = true`, through their bound
-//! transforms (`problem::Transform`), with the orbit re-solved at every iterate (Newton
+//! transforms (`optimize::Transform`), with the orbit re-solved at every iterate (Newton
 //! started from the last converged fixed point) and its exact gradient from the orbit's
 //! sensitivities. An error at a trial point (no return, no convergence, a nonsmooth
 //! spectral radius) is kept and returned typed after argmin stops — argmin itself turns
@@ -11,7 +11,7 @@ use super::objective::Objective;
 use super::orbit::solve_orbit;
 use super::spec::PeriodicSpec;
 use crate::model::HybridSystem;
-use crate::problem::Transform;
+use crate::optimize::Transform;
 use argmin::core::{CostFunction, Executor, Gradient, State as _, TerminationReason};
 use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;

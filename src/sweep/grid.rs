@@ -2,7 +2,7 @@
 //! product of evenly spaced values, enumerated with the last axis fastest.
 
 use crate::error::Error;
-use crate::problem::ThetaEntry;
+use crate::optimize::ThetaEntry;
 use serde::{Deserialize, Serialize};
 
 /// The most points one grid may have (a guard against a typo such as `N=1000000`).
@@ -154,7 +154,7 @@ pub fn point(axes: &[Axis], i: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::Transform;
+    use crate::optimize::Transform;
 
     fn entry(name: &str, lower: Option<f64>, upper: Option<f64>) -> ThetaEntry {
         ThetaEntry {

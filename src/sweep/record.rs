@@ -112,6 +112,7 @@ impl FailureKind {
             Error::MissingEvent { .. } => FailureKind::MissingEvent,
             Error::Optimizer(_) => FailureKind::Optimizer,
             Error::RestartsExhausted { .. } => FailureKind::RestartsExhausted,
+            Error::StoppedAtKink => FailureKind::Optimizer,
             _ => FailureKind::Other,
         }
     }

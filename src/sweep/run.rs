@@ -10,7 +10,7 @@ use super::starts::{self, Range};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::{optimize, OptimizeResult};
-use crate::problem::{OptimizerSettings, ThetaEntry, Transform};
+use crate::optimize::{OptimizerSettings, ThetaEntry, Transform};
 use crate::sensitivity::{evaluate, GradientMethod};
 use crate::setup::Setup;
 use rayon::prelude::*;

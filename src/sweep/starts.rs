@@ -4,7 +4,7 @@
 
 use super::grid::bound_text;
 use crate::error::Error;
-use crate::problem::ThetaEntry;
+use crate::optimize::ThetaEntry;
 use serde::{Deserialize, Serialize};
 
 /// The most starts one run may have.
@@ -177,7 +177,7 @@ pub fn check_count(n: usize) -> Result<usize, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::Transform;
+    use crate::optimize::Transform;
 
     fn entry(name: &str, optimize: bool, lower: Option<f64>, upper: Option<f64>) -> ThetaEntry {
         ThetaEntry {

@@ -188,89 +188,65 @@ impl Builtin {
         }
     }
 
-    /// Builds a system from its kind and its `[system]` table (without `kind`).
-    pub fn from_table(kind: &str, rest: toml::Table) -> Result<Builtin, String> {
-        let none = |name: &str, rest: &toml::Table| -> Result<(), String> {
-            match rest.keys().next() {
-                Some(k) => Err(format!(
-                    "unknown key `{k}` in [system] for kind \"{name}\" (it takes no settings)"
-                )),
-                None => Ok(()),
-            }
+    /// The default value of each parameter that has one, in parameter order: every
+    /// parameter of a built-in system (the reference-models.md numbers, each system's
+    /// `default_params`); for a custom system, those its file gives in `[system] defaults`.
+    /// A problem file may leave such a parameter out of `[parameters]`: it is then fixed
+    /// at this value.
+    pub fn defaults(&self) -> Vec<(String, f64)> {
+        let values = match self {
+            Builtin::BouncingBall(_) | Builtin::ThrustBall(_) => BouncingBall::default_params(),
+            Builtin::SwitchedLinear(_) => SwitchedLinear::default_params(),
+            Builtin::ImpactPendulum(_) => ImpactPendulum::default_params(),
+            Builtin::FiveBar(_) => FiveBar::default_params(),
+            Builtin::LockingPendulum(_) => LockingPendulum::default_params(),
+            Builtin::Biped(_) => Biped::default_params(),
+            Builtin::SimplestWalker(_) => SimplestWalker::default_params(),
+            Builtin::CompassGait(_) => CompassGait::default_params(),
+            Builtin::Rectifier(_) => Rectifier::default_params(),
+            Builtin::PendulumWall(_) => PendulumWall::default_params(),
+            Builtin::SteelCoupon(_) => SteelCoupon::default_params(),
+            Builtin::HystereticOscillator(_) => HystereticOscillator::default_params(),
+            Builtin::Custom(c) => return c.defaults().to_vec(),
         };
-        let cfg = |rest: toml::Table| toml::Value::Table(rest);
-        Ok(match kind {
-            "bouncing_ball" => {
-                none(kind, &rest)?;
-                Builtin::BouncingBall(BouncingBall)
-            }
-            "thrust_ball" => {
-                none(kind, &rest)?;
-                Builtin::ThrustBall(ThrustBall)
-            }
-            "switched_linear" => {
-                none(kind, &rest)?;
-                Builtin::SwitchedLinear(SwitchedLinear)
-            }
-            "impact_pendulum" => {
-                none(kind, &rest)?;
-                Builtin::ImpactPendulum(ImpactPendulum)
-            }
-            "simplest_walker" => {
-                none(kind, &rest)?;
-                Builtin::SimplestWalker(SimplestWalker)
-            }
-            "compass_gait" => {
-                none(kind, &rest)?;
-                Builtin::CompassGait(CompassGait)
-            }
-            "rectifier" => {
-                none(kind, &rest)?;
-                Builtin::Rectifier(Dae::new(Rectifier))
-            }
-            "pendulum_wall" => {
-                none(kind, &rest)?;
-                Builtin::PendulumWall(Dae::new(PendulumWall))
-            }
-            "five_bar" => {
-                let c: super::five_bar::FiveBarConfig = cfg(rest)
-                    .try_into()
-                    .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
-                Builtin::FiveBar(Box::new(
-                    FiveBar::new(c).map_err(|e| format!("[system]: {e}"))?,
-                ))
-            }
-            "locking_pendulum" => {
-                let c: super::locking_pendulum::LockingPendulumConfig = cfg(rest)
-                    .try_into()
-                    .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
-                Builtin::LockingPendulum(Box::new(
-                    LockingPendulum::new(c).map_err(|e| format!("[system]: {e}"))?,
-                ))
-            }
-            "biped" => {
-                let c: super::biped::BipedConfig = cfg(rest)
-                    .try_into()
-                    .map_err(|e: toml::de::Error| format!("[system]: {}", e.message()))?;
-                Builtin::Biped(Biped::new(c).map_err(|e| format!("[system]: {e}"))?)
-            }
-            "steel_coupon" => {
-                none(kind, &rest)?;
-                Builtin::SteelCoupon(Dae::new(SteelCoupon))
-            }
-            "hysteretic_oscillator" => {
-                none(kind, &rest)?;
-                Builtin::HystereticOscillator(Dae::new(HystereticOscillator))
-            }
-            "custom" => Builtin::Custom(Box::new(
-                CustomSystem::from_table(rest).map_err(|e| e.to_string())?,
-            )),
-            other => {
-                return Err(format!(
-                    "[system] kind: unknown system kind \"{other}\"; valid kinds: {}",
-                    KINDS.join(", ")
-                ))
-            }
-        })
+        self.param_names().into_iter().zip(values).collect()
+    }
+}
+
+/// The default parameter values of the built-in system `kind` (with its default settings),
+/// as (name, value) in parameter order; `None` for `custom` (its defaults are in its file)
+/// or an unknown kind. What `hybridopt systems` prints and what a problem file's omitted
+/// parameter takes.
+pub fn defaults(kind: &str) -> Option<Vec<(String, f64)>> {
+    let system = super::kind::SystemSpec::default_of(kind)?.build().ok()?;
+    Some(system.defaults())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_kind_has_a_default_for_every_parameter() {
+        for kind in KINDS.iter().filter(|k| **k != "custom") {
+            let d = defaults(kind).unwrap_or_else(|| panic!("{kind}: no defaults"));
+            let sys = super::super::kind::SystemSpec::default_of(kind)
+                .and_then(|s| s.build().ok())
+                .expect("builds");
+            assert_eq!(sys.kind(), *kind);
+            let names: Vec<String> = d.iter().map(|(n, _)| n.clone()).collect();
+            assert_eq!(names, sys.param_names(), "{kind}");
+            assert!(d.iter().all(|(_, v)| v.is_finite()), "{kind}");
+        }
+        assert_eq!(
+            crate::problem::document::variants::<super::super::kind::SystemSpec>(),
+            &KINDS[..]
+        );
+        assert_eq!(defaults("custom"), None);
+        assert_eq!(defaults("rocket"), None);
+        assert_eq!(
+            defaults("bouncing_ball").unwrap()[0],
+            ("g".to_string(), 9.81)
+        );
     }
 }

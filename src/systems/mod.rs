@@ -7,6 +7,7 @@ pub mod five_bar;
 pub mod geometry;
 pub mod hysteretic_oscillator;
 pub mod impact_pendulum;
+pub mod kind;
 pub mod locking_pendulum;
 pub mod pendulum_angle;
 pub mod pendulum_wall;

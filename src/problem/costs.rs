@@ -1,0 +1,230 @@
+//! `[[cost]]` and `[reference]`: the cost terms, their names (outputs, guards, parameters)
+//! resolved against the system, grouped into objectives.
+
+use super::document::{key, Document, Seg};
+use super::schema::{CostSpec, ReferenceSpec};
+use super::simulation::guard_names;
+use crate::cost::Term;
+use crate::error::Error;
+use crate::model::Dims;
+use crate::optimize::ThetaEntry;
+use std::collections::BTreeMap;
+
+/// A validated cost term: the engine's [`Term`], except that a tracking term's reference
+/// run is made when the setup is built.
+#[derive(Debug, Clone)]
+pub enum CostTerm {
+    Term(Term),
+    Track { output: usize, weight: f64 },
+}
+
+/// A cost term of the file, its names resolved against the system.
+#[derive(Debug, Clone)]
+pub struct CostEntry {
+    pub term: CostTerm,
+    pub objective: String,
+}
+
+impl CostEntry {
+    /// Whether it tracks a reference run.
+    pub fn is_track(&self) -> bool {
+        matches!(self.term, CostTerm::Track { .. })
+    }
+}
+
+/// The terms in file order.
+pub(super) fn entries(
+    specs: &[CostSpec],
+    dims: &Dims,
+    theta: &[ThetaEntry],
+    doc: &Document<'_>,
+) -> Result<Vec<CostEntry>, Error> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let r = Resolver { i, dims, doc };
+            Ok(CostEntry {
+                term: r.term(c, theta)?,
+                objective: c.objective(),
+            })
+        })
+        .collect()
+}
+
+/// Resolves the names of cost term #i, its errors pointing at its keys.
+struct Resolver<'r, 'a> {
+    i: usize,
+    dims: &'r Dims,
+    doc: &'r Document<'a>,
+}
+
+impl Resolver<'_, '_> {
+    fn err(&self, k: &str, message: String) -> Error {
+        let mut path = vec![key("cost"), Seg::Entry(self.i)];
+        if !k.is_empty() {
+            path.push(key(k));
+        }
+        self.doc.error(&path, message)
+    }
+
+    fn output(&self, o: &str) -> Result<usize, Error> {
+        self.dims.output_index(o).ok_or_else(|| {
+            self.err(
+                "output",
+                format!(
+                    "output `{o}` is unknown; valid outputs: {}",
+                    self.dims.outputs.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// The guard's index and the occurrence (counted from 1).
+    fn event(&self, g: &str, occurrence: usize) -> Result<(usize, usize), Error> {
+        let k = self
+            .dims
+            .guards
+            .iter()
+            .position(|x| x.name == g)
+            .ok_or_else(|| {
+                self.err(
+                    "guard",
+                    format!(
+                        "guard `{g}` is unknown; valid guards: {}",
+                        guard_names(self.dims)
+                    ),
+                )
+            })?;
+        if occurrence == 0 {
+            return Err(self.err("occurrence", "occurrence counts from 1".into()));
+        }
+        Ok((k, occurrence))
+    }
+
+    fn finite(&self, k: &str, v: f64) -> Result<f64, Error> {
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(self.err(k, format!("{k} {v} is not finite")))
+        }
+    }
+
+    fn term(&self, c: &CostSpec, theta: &[ThetaEntry]) -> Result<CostTerm, Error> {
+        use CostSpec as C;
+        let weight = self.finite("weight", c.weight())?;
+        let t = |v: &f64| self.finite("target", *v);
+        Ok(CostTerm::Term(match c {
+            C::ParameterSquared { param, target, .. } => Term::ParameterSquared {
+                index: theta.iter().position(|e| &e.name == param).ok_or_else(|| {
+                    self.err(
+                        "param",
+                        format!(
+                            "param `{param}` is unknown; valid: {}",
+                            self.dims.params.join(", ")
+                        ),
+                    )
+                })?,
+                target: t(target)?,
+                weight,
+            },
+            C::Integral { output, .. } => Term::Integral {
+                output: self.output(output)?,
+                weight,
+            },
+            C::IntegralSquared { output, target, .. } => Term::IntegralSquared {
+                output: self.output(output)?,
+                target: t(target)?,
+                weight,
+            },
+            C::Track { output, .. } => {
+                return Ok(CostTerm::Track {
+                    output: self.output(output)?,
+                    weight,
+                })
+            }
+            C::Effort { .. } if self.dims.controls.is_empty() => {
+                return Err(self.err("kind", "the system has no controls".into()))
+            }
+            C::Effort { .. } => Term::Effort { weight },
+            C::Terminal { output, .. } => Term::Terminal {
+                output: self.output(output)?,
+                weight,
+            },
+            C::TerminalSquared { output, target, .. } => Term::TerminalSquared {
+                output: self.output(output)?,
+                target: t(target)?,
+                weight,
+            },
+            C::EventTime {
+                guard, occurrence, ..
+            } => {
+                let (guard, occurrence) = self.event(guard, *occurrence)?;
+                Term::EventTime {
+                    guard,
+                    occurrence,
+                    weight,
+                }
+            }
+            C::EventTimeSquared {
+                guard,
+                occurrence,
+                target,
+                ..
+            } => {
+                let (guard, occurrence) = self.event(guard, *occurrence)?;
+                Term::EventTimeSquared {
+                    guard,
+                    occurrence,
+                    target: t(target)?,
+                    weight,
+                }
+            }
+            C::EventOutputSquared {
+                guard,
+                occurrence,
+                output,
+                target,
+                ..
+            } => {
+                let (guard, occurrence) = self.event(guard, *occurrence)?;
+                Term::EventOutputSquared {
+                    guard,
+                    occurrence,
+                    output: self.output(output)?,
+                    target: t(target)?,
+                    weight,
+                }
+            }
+        }))
+    }
+}
+
+/// `[reference.params]` (needed by, and only by, a tracking term).
+pub(super) fn reference(
+    spec: Option<&ReferenceSpec>,
+    costs: &[CostEntry],
+    dims: &Dims,
+    doc: &Document<'_>,
+) -> Result<Option<BTreeMap<String, f64>>, Error> {
+    let Some(r) = spec else {
+        if costs.iter().any(CostEntry::is_track) {
+            return Err(doc.problem(
+                "a `track` cost term needs a [reference] table with the parameters that generate the reference run".into(),
+            ));
+        }
+        return Ok(None);
+    };
+    for name in r.params.keys() {
+        if !dims.params.contains(name) {
+            return Err(doc.error(
+                &[key("reference"), key("params"), key(name)],
+                format!(
+                    "`{name}` is not a parameter; valid: {}",
+                    dims.params.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(Some(r.params.clone()))
+}

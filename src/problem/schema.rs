@@ -1,0 +1,249 @@
+//! The problem file's tables as serde types. Every kind is a serde enum: the system
+//! ([`SystemSpec`], each kind with its own settings), the integration method, the control
+//! basis, the cost terms ([`CostSpec`], each kind with the keys it takes), the solver, the
+//! gradient method and the kink policy. Unknown keys are rejected.
+
+use crate::control::Basis;
+use crate::integrate::Method;
+use crate::optimize::{KinkPolicy, SolverKind};
+use crate::sensitivity::GradientMethod;
+pub use crate::systems::kind::SystemSpec;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub system: SystemSpec,
+    pub simulation: SimulationSpec,
+    /// Parameters left out take the system's defaults (see `parameters.rs`).
+    #[serde(default)]
+    pub parameters: BTreeMap<String, ParamSpec>,
+    pub controls: Option<ControlSpec>,
+    #[serde(default)]
+    pub cost: Vec<CostSpec>,
+    pub reference: Option<ReferenceSpec>,
+    pub optimizer: Option<OptimizerSpec>,
+    pub plot: Option<PlotSpec>,
+    /// The periodic-orbit settings, validated by [`crate::periodic::spec`].
+    pub periodic: Option<toml::Table>,
+}
+
+/// `[simulation]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSpec {
+    #[serde(default)]
+    pub t0: f64,
+    pub t_end: f64,
+    pub rtol: Option<f64>,
+    pub atol: Option<f64>,
+    pub method: Option<Method>,
+    pub max_events: Option<usize>,
+    pub h_max: Option<f64>,
+    pub grazing_tol: Option<f64>,
+    pub stop_after: Option<StopSpec>,
+}
+
+/// `[simulation] stop_after = { guard, occurrence }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StopSpec {
+    pub guard: String,
+    pub occurrence: usize,
+}
+
+/// One parameter in `[parameters]`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ParamSpec {
+    pub value: f64,
+    #[serde(default)]
+    pub optimize: bool,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+}
+
+/// `[controls]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlSpec {
+    pub basis: Basis,
+    pub intervals: usize,
+    #[serde(default)]
+    pub channels: BTreeMap<String, ChannelSpec>,
+}
+
+/// `[controls.channels.NAME]`.
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelSpec {
+    #[serde(default)]
+    pub initial: f64,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// One `[[cost]]` term: its kind and the keys that kind takes. Each has `weight` (default
+/// 1) and `objective` (default "cost": terms with the same objective are summed).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum CostSpec {
+    /// w (θ_param − target)².
+    ParameterSquared {
+        param: String,
+        target: f64,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w ∫ y dt.
+    Integral {
+        output: String,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w ∫ (y − target)² dt.
+    IntegralSquared {
+        output: String,
+        target: f64,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w ∫ (y − y_ref)² dt against the run with `[reference.params]`.
+    Track {
+        output: String,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w ∫ |u|² dt.
+    Effort {
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w y(t_end).
+    Terminal {
+        output: String,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w (y(t_end) − target)².
+    TerminalSquared {
+        output: String,
+        target: f64,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w t_e (the occurrence-th event of `guard`).
+    EventTime {
+        guard: String,
+        occurrence: usize,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w (t_e − target)².
+    EventTimeSquared {
+        guard: String,
+        occurrence: usize,
+        target: f64,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+    /// w (y(t_e⁻) − target)².
+    EventOutputSquared {
+        guard: String,
+        occurrence: usize,
+        output: String,
+        target: f64,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
+}
+
+impl CostSpec {
+    /// The term's weight.
+    pub fn weight(&self) -> f64 {
+        use CostSpec::*;
+        match self {
+            ParameterSquared { weight, .. }
+            | Integral { weight, .. }
+            | IntegralSquared { weight, .. }
+            | Track { weight, .. }
+            | Effort { weight, .. }
+            | Terminal { weight, .. }
+            | TerminalSquared { weight, .. }
+            | EventTime { weight, .. }
+            | EventTimeSquared { weight, .. }
+            | EventOutputSquared { weight, .. } => *weight,
+        }
+    }
+
+    /// The objective the term belongs to (default "cost").
+    pub fn objective(&self) -> String {
+        use CostSpec::*;
+        match self {
+            ParameterSquared { objective, .. }
+            | Integral { objective, .. }
+            | IntegralSquared { objective, .. }
+            | Track { objective, .. }
+            | Effort { objective, .. }
+            | Terminal { objective, .. }
+            | TerminalSquared { objective, .. }
+            | EventTime { objective, .. }
+            | EventTimeSquared { objective, .. }
+            | EventOutputSquared { objective, .. } => {
+                objective.clone().unwrap_or_else(|| "cost".into())
+            }
+        }
+    }
+}
+
+/// `[reference]`: the parameters of a tracking term's reference run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceSpec {
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+}
+
+/// `[optimizer]`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizerSpec {
+    pub solver: Option<SolverKind>,
+    pub gradient: Option<GradientMethod>,
+    pub max_iters: Option<u64>,
+    pub memory: Option<usize>,
+    pub tol_grad: Option<f64>,
+    pub tol_cost: Option<f64>,
+    pub first_step: Option<f64>,
+    pub at_kink: Option<KinkPolicy>,
+}
+
+/// `[plot]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    pub outputs: Vec<String>,
+    /// `[plot.geometry]`: see [`crate::animate::spec`].
+    pub geometry: Option<toml::Value>,
+    /// x–y figures of one output against another, e.g. `loops = [["eps", "sigma"]]`.
+    #[serde(default)]
+    pub loops: Vec<[String; 2]>,
+}

@@ -1,0 +1,98 @@
+//! `[simulation]`: the horizon, the integrator's options and the event options.
+
+use super::document::{key, Document};
+use super::schema::SimulationSpec;
+use crate::error::Error;
+use crate::integrate::{EventOptions, SolverOptions};
+use crate::model::Dims;
+
+/// The checked horizon and options.
+pub(super) fn options(
+    sim: &SimulationSpec,
+    dims: &Dims,
+    doc: &Document<'_>,
+) -> Result<(SolverOptions, EventOptions), Error> {
+    let at = |k: &str| [key("simulation"), key(k)];
+    if !sim.t0.is_finite() || !sim.t_end.is_finite() || sim.t_end <= sim.t0 {
+        return Err(doc.error(
+            &at("t_end"),
+            format!(
+                "t_end = {} must be finite and greater than t0 = {}",
+                sim.t_end, sim.t0
+            ),
+        ));
+    }
+    let mut solver = SolverOptions::default();
+    for (k, v, slot) in [
+        ("rtol", sim.rtol, &mut solver.rtol),
+        ("atol", sim.atol, &mut solver.atol),
+    ] {
+        if let Some(v) = v {
+            if !(v > 0.0 && v < 1.0) {
+                return Err(doc.error(
+                    &at(k),
+                    format!("{k} = {v} is invalid: a tolerance must be in (0, 1)"),
+                ));
+            }
+            *slot = v;
+        }
+    }
+    if let Some(m) = sim.method {
+        solver.method = m;
+    }
+    if let Some(h) = sim.h_max {
+        if !(h > 0.0) {
+            return Err(doc.error(&at("h_max"), format!("h_max = {h} must be positive")));
+        }
+        solver.h_max = h;
+    }
+    Ok((solver, events(sim, dims, doc)?))
+}
+
+/// The event options: the event budget, the grazing tolerance, and where to stop.
+fn events(sim: &SimulationSpec, dims: &Dims, doc: &Document<'_>) -> Result<EventOptions, Error> {
+    let mut events = EventOptions::default();
+    if let Some(n) = sim.max_events {
+        events.max_events = n;
+    }
+    if let Some(g) = sim.grazing_tol {
+        if !(g >= 0.0) {
+            return Err(doc.error(
+                &[key("simulation"), key("grazing_tol")],
+                format!("grazing_tol = {g} must be ≥ 0"),
+            ));
+        }
+        events.grazing_tol = g;
+    }
+    if let Some(st) = &sim.stop_after {
+        let path = [key("simulation"), key("stop_after")];
+        let k = dims
+            .guards
+            .iter()
+            .position(|g| g.name == st.guard)
+            .ok_or_else(|| {
+                doc.error(
+                    &path,
+                    format!(
+                        "guard `{}` is unknown; valid guards: {}",
+                        st.guard,
+                        guard_names(dims)
+                    ),
+                )
+            })?;
+        if st.occurrence == 0 {
+            return Err(doc.error(&path, "occurrence counts from 1"));
+        }
+        events.stop_after = Some((k, st.occurrence));
+    }
+    Ok(events)
+}
+
+/// The guards' names, for messages.
+pub(super) fn guard_names(dims: &Dims) -> String {
+    dims.guards
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,110 @@
+//! The `[system]` table of a problem file: the system's kind with that kind's own settings.
+//! The kinds are the variants of a serde enum, so a problem file names them by their
+//! snake_case names (`kind = "five_bar"`) and a settings key that the kind does not take is
+//! an error. The problem reader turns `kind = "x"` plus the settings into serde's variant
+//! tag (see `problem::document`).
+
+use super::biped::{Biped, BipedConfig};
+use super::bouncing_ball::{BouncingBall, ThrustBall};
+use super::builtin::Builtin;
+use super::compass_gait::CompassGait;
+use super::five_bar::{FiveBar, FiveBarConfig};
+use super::hysteretic_oscillator::HystereticOscillator;
+use super::impact_pendulum::ImpactPendulum;
+use super::locking_pendulum::{LockingPendulum, LockingPendulumConfig};
+use super::pendulum_wall::PendulumWall;
+use super::rectifier::Rectifier;
+use super::simplest_walker::SimplestWalker;
+use super::steel_coupon::SteelCoupon;
+use super::switched::SwitchedLinear;
+use crate::custom::{CustomError, CustomSystem};
+use crate::dae::Dae;
+use crate::error::ModelError;
+use serde::Deserialize;
+
+/// A kind without settings: its table holds `kind` only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoSettings {}
+
+/// A system kind with its settings, as `[system]` gives it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemSpec {
+    /// A planar body on two massless legs (reference-models.md §3).
+    Biped(BipedConfig),
+    /// An expression-defined system ([`crate::custom`]).
+    Custom(Box<crate::custom::schema::SystemSpec>),
+    /// The bouncing ball with linear drag (reference-models.md §1).
+    BouncingBall(NoSettings),
+    /// The bouncing ball with a thrust control.
+    ThrustBall(NoSettings),
+    /// A bilinear spring: two linear modes, identity reset.
+    SwitchedLinear(NoSettings),
+    /// A forced pendulum striking a wall (seed 000 §2).
+    ImpactPendulum(NoSettings),
+    /// The five-bar mechanism (reference-models.md §2), multibody.
+    FiveBar(FiveBarConfig),
+    /// A double pendulum whose joint locks at a stop, multibody.
+    LockingPendulum(LockingPendulumConfig),
+    /// Garcia et al.'s simplest walker (reference-models.md §10).
+    SimplestWalker(NoSettings),
+    /// Goswami et al.'s compass gait (reference-models.md §10).
+    CompassGait(NoSettings),
+    /// The half-wave rectifier, a hybrid DAE of index 1 (reference-models.md §7).
+    Rectifier(NoSettings),
+    /// The pendulum against a wall in Cartesian coordinates, a hybrid DAE of index 2
+    /// (reference-models.md §8).
+    PendulumWall(NoSettings),
+    /// Menegotto–Pinto steel under prescribed cyclic strain, a system with memory
+    /// (reference-models.md §9).
+    SteelCoupon(NoSettings),
+    /// A single-storey structure with an exponential hysteretic law, a system with memory
+    /// (reference-models.md §9).
+    HystereticOscillator(NoSettings),
+}
+
+/// Why a system could not be built from valid settings.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A built-in system's settings are inconsistent (e.g. a ground above the mechanism).
+    #[error("{0}")]
+    Model(#[from] ModelError),
+    /// A custom system's declarations or expressions are wrong.
+    #[error(transparent)]
+    Custom(#[from] CustomError),
+}
+
+impl SystemSpec {
+    /// The system.
+    pub fn build(&self) -> Result<Builtin, BuildError> {
+        Ok(match self {
+            SystemSpec::Biped(c) => Builtin::Biped(Biped::new(*c)?),
+            SystemSpec::Custom(s) => Builtin::Custom(Box::new(CustomSystem::from_spec(s)?)),
+            SystemSpec::BouncingBall(_) => Builtin::BouncingBall(BouncingBall),
+            SystemSpec::ThrustBall(_) => Builtin::ThrustBall(ThrustBall),
+            SystemSpec::SwitchedLinear(_) => Builtin::SwitchedLinear(SwitchedLinear),
+            SystemSpec::ImpactPendulum(_) => Builtin::ImpactPendulum(ImpactPendulum),
+            SystemSpec::FiveBar(c) => Builtin::FiveBar(Box::new(FiveBar::new(*c)?)),
+            SystemSpec::LockingPendulum(c) => {
+                Builtin::LockingPendulum(Box::new(LockingPendulum::new(*c)?))
+            }
+            SystemSpec::SimplestWalker(_) => Builtin::SimplestWalker(SimplestWalker),
+            SystemSpec::CompassGait(_) => Builtin::CompassGait(CompassGait),
+            SystemSpec::Rectifier(_) => Builtin::Rectifier(Dae::new(Rectifier)),
+            SystemSpec::PendulumWall(_) => Builtin::PendulumWall(Dae::new(PendulumWall)),
+            SystemSpec::SteelCoupon(_) => Builtin::SteelCoupon(Dae::new(SteelCoupon)),
+            SystemSpec::HystereticOscillator(_) => {
+                Builtin::HystereticOscillator(Dae::new(HystereticOscillator))
+            }
+        })
+    }
+
+    /// The kind `kind` with default settings (`None` for an unknown kind or `custom`, which
+    /// has no default).
+    pub fn default_of(kind: &str) -> Option<SystemSpec> {
+        let mut t = toml::Table::new();
+        t.insert(kind.to_string(), toml::Value::Table(toml::Table::new()));
+        toml::Value::Table(t).try_into().ok()
+    }
+}
