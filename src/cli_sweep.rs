@@ -1,6 +1,7 @@
 //! The `sweep` and `merge` subcommands, and the multi-start of `optimize --starts`.
 
 use anyhow::Result;
+use hybridopt::output::summary::MultiStartSummary;
 use hybridopt::problem::Problem;
 use hybridopt::report::Staging;
 use hybridopt::sweep::{self, merge, output, run, starts, Axis, Plan, RunOptions, Shard};
@@ -255,24 +256,11 @@ pub fn best_of_starts(
     count: usize,
     s: &StartArgs,
     quiet: bool,
-) -> Result<(hybridopt::optimize::OptimizeResult, Value)> {
+) -> Result<(hybridopt::optimize::OptimizeResult, MultiStartSummary)> {
     let ranges = starts::sampling_box(&p.theta, &s.ranges)?;
     let opts = run_options(s.jobs, None, quiet)?;
     let ms = sweep::multi_start(p, setup, count, s.seed(), &ranges, &opts)?;
-    let failed = ms
-        .records
-        .iter()
-        .filter(|r| r.outcome == sweep::PointOutcome::Failed)
-        .count();
-    let info = json!({
-        "starts": count,
-        "seed": s.seed(),
-        "ranges": ranges,
-        "best_start": ms.best_index,
-        "failed": failed,
-        "final_costs": ms.records.iter().map(|r| r.cost).collect::<Vec<_>>(),
-        "outcomes": ms.records.iter().map(|r| r.outcome).collect::<Vec<_>>(),
-    });
+    let info = MultiStartSummary::new(count, s.seed(), ranges, &ms);
     Ok((ms.best, info))
 }
 

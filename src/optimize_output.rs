@@ -12,7 +12,7 @@ use crate::plot::{write_figure, LineKind};
 use crate::problem::Problem;
 use crate::report::Staging;
 use crate::setup::Setup;
-use crate::summary::OptimizeSummary;
+use crate::output::summary::OptimizeSummary;
 use std::path::{Path, PathBuf};
 
 /// Writes the results of `r` (a run on `setup`, built from `p`) into the folder `out`,

@@ -4,7 +4,7 @@
 use hybridopt::optimize::optimize;
 use hybridopt::optimize_output::write_optimize_results;
 use hybridopt::problem::Problem;
-use hybridopt::summary::OptimizeSummary;
+use hybridopt::output::summary::OptimizeSummary;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

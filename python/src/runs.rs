@@ -10,7 +10,7 @@ use hybridopt::optimize_output::write_optimize_results;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{evaluate, forward, EventSensitivity, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::summary::{EventSummary, OptimizeSummary};
+use hybridopt::output::summary::{EventSummary, OptimizeSummary};
 use hybridopt::systems::builtin::Builtin;
 use std::path::Path;
 

@@ -230,3 +230,38 @@ impl Builtin {
         })
     }
 }
+
+impl Builtin {
+    /// Every built-in system (all kinds but `custom`), each with its default `[system]`
+    /// settings, in the order of [`KINDS`].
+    pub fn catalog() -> Vec<Builtin> {
+        vec![
+            Builtin::Biped(Biped::default()),
+            Builtin::BouncingBall(BouncingBall),
+            Builtin::ThrustBall(ThrustBall),
+            Builtin::SwitchedLinear(SwitchedLinear),
+            Builtin::ImpactPendulum(ImpactPendulum),
+            Builtin::FiveBar(Box::default()),
+            Builtin::LockingPendulum(Box::default()),
+            Builtin::SimplestWalker(SimplestWalker),
+            Builtin::CompassGait(CompassGait),
+        ]
+    }
+
+    /// The documented default values of the parameters, in the order of `param_names`
+    /// (each system's `default_params`: the reference-models.md numbers or the shipped
+    /// problem's); `None` for a custom system, whose parameters are its file's.
+    pub fn default_params(&self) -> Option<Vec<f64>> {
+        Some(match self {
+            Builtin::BouncingBall(_) | Builtin::ThrustBall(_) => BouncingBall::default_params(),
+            Builtin::SwitchedLinear(_) => SwitchedLinear::default_params(),
+            Builtin::ImpactPendulum(_) => ImpactPendulum::default_params(),
+            Builtin::FiveBar(_) => FiveBar::default_params(),
+            Builtin::LockingPendulum(_) => LockingPendulum::default_params(),
+            Builtin::Biped(_) => Biped::default_params(),
+            Builtin::SimplestWalker(_) => SimplestWalker::default_params(),
+            Builtin::CompassGait(_) => CompassGait::default_params(),
+            Builtin::Custom(_) => return None,
+        })
+    }
+}
