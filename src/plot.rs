@@ -305,8 +305,7 @@ fn prepare(fig: &Figure) -> Prepared {
                     runs,
                 });
             }
-            // A log axis needs two labelled ticks inside it; a narrower span is drawn on
-            // a linear axis, which labels it readably.
+            // A log axis with labelled ticks (log_ticks); a degenerate one is drawn linear.
             let (log, y, ticks) = match log.then(|| log_range(ys)) {
                 Some(y) if log_ticks(y.0, y.1).len() >= 2 => (true, y, log_ticks(y.0, y.1)),
                 _ => (false, linear_range(ys, 0.05), vec![]),
@@ -428,8 +427,9 @@ fn decade_multiples(lo: f64, hi: f64, ms: &[f64]) -> Vec<f64> {
 /// The labelled ticks of a log axis over [lo, hi] (0 < lo < hi): the decades 10^k inside
 /// (every j-th of them when there are more than 8); when fewer than 4 decades are inside,
 /// the 1-2-5 ticks (1, 2, 5 × 10^k) if they are more; then, when still fewer than two,
-/// every 1…9 × 10^k. Fewer than two ticks (an empty or tiny span) mean that the axis
-/// cannot be labelled readably as a log axis: figures draw it linear instead.
+/// every 1…9 × 10^k; and over a span too narrow even for those (less than a factor 2 or
+/// so), evenly spaced ticks, a multiple of the largest 1, 2 or 5 × 10^k step that fits
+/// three times into the span. Empty only for an empty or invalid range.
 pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let decades = decade_multiples(lo, hi, &[1.0]);
     if decades.len() > 8 {
@@ -444,12 +444,49 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
         return one_two_five;
     }
     let all: Vec<f64> = (1..10).map(f64::from).collect();
-    decade_multiples(lo, hi, &all)
+    let ones = decade_multiples(lo, hi, &all);
+    if ones.len() >= 2 {
+        return ones;
+    }
+    even_ticks(lo, hi)
 }
 
-/// The tick labels of a log axis over [lo, hi], as figures print them.
+/// Multiples of the largest step s = 1, 2 or 5 × 10^k with 3 s ≤ hi − lo, inside [lo, hi].
+fn even_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = hi - lo;
+    if !(span > 0.0 && span.is_finite()) {
+        return vec![];
+    }
+    let third = span / 3.0;
+    let k = third.log10().floor() as i32;
+    let step = [5.0, 2.0, 1.0]
+        .iter()
+        .map(|m| m * 10f64.powi(k))
+        .find(|&st| st <= third)
+        .unwrap_or(10f64.powi(k));
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// The gap from `v` to its nearest neighbour among `ticks` (at most `v`): the precision
+/// its label needs.
+fn tick_gap(ticks: &[f64], v: f64) -> f64 {
+    ticks
+        .iter()
+        .filter(|&&t| t != v)
+        .map(|&t| (t - v).abs())
+        .fold(v.abs(), f64::min)
+}
+
+/// The tick labels of a log axis over [lo, hi], as figures print them: each with the
+/// digits that tell it from its neighbours.
 pub fn log_tick_labels(lo: f64, hi: f64) -> Vec<String> {
-    log_ticks(lo, hi).iter().map(|&v| fmt_tick(v, v)).collect()
+    let ticks = log_ticks(lo, hi);
+    ticks
+        .iter()
+        .map(|&v| fmt_tick(v, tick_gap(&ticks, v)))
+        .collect()
 }
 
 /// The legend goes into the corner of the plot area with the fewest data points.
@@ -669,7 +706,7 @@ where
     let y_step = (y1 - y0) / 6.0;
     let fx = move |v: &f64| fmt_tick(*v, x_step);
     let fy_lin = move |v: &f64| fmt_tick(*v, y_step);
-    let fy_log = |v: &f64| fmt_tick(*v, *v);
+    let fy_log = |v: &f64| fmt_tick(*v, tick_gap(&pp.ticks, *v));
     let mut mesh = chart.configure_mesh();
     mesh.x_labels(10)
         .y_labels(if pp.log { 7 } else { 6 })
@@ -1125,7 +1162,8 @@ mod tests {
         assert_eq!(log_ticks(1e-10, 1e-2).len(), 5, "9 decades, every 2nd");
         assert_eq!(log_ticks(0.9e-3, 1.1e-1), vec![1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1]);
         assert_eq!(log_ticks(5.18e-3, 9.12e-3), vec![6e-3, 7e-3, 8e-3, 9e-3]);
-        assert!(log_ticks(5.27e-3, 5.29e-3).is_empty());
+        assert!(log_ticks(5.27e-3, 5.29e-3).len() >= 3, "evenly spaced by 5e-6");
+        assert!(log_ticks(1.0, 1.0).is_empty());
         b.add(1e300);
         b.add(-1e308);
         let (lo, hi) = linear_range(b, 0.05);
