@@ -1,6 +1,6 @@
 //! The JSON the command line prints is a contract: these tests pin the field names of
 //! `simulate --json`, `gradient --json`, `summary.json` (and `optimize --json`, with
-//! `multi_start`), `periodic --json`, `animation.json` and `systems --json`. A field may be
+//! `multi_start`), `periodic --json`, `animation.json`, `sweep --json` and `systems --json`. A field may be
 //! added (then added here and in the README), never renamed or dropped.
 
 use serde_json::Value;
@@ -214,7 +214,7 @@ fn summary_json_fields() {
 }
 
 #[test]
-fn periodic_and_animate_json_fields() {
+fn periodic_animate_and_sweep_json_fields() {
     let out = tmpdir("per");
     let o = out.to_str().unwrap();
     let p = run_json(&[
@@ -260,6 +260,34 @@ fn periodic_and_animate_json_fields() {
         &["frames", "width", "height", "delay_cs", "speed"],
     );
     pinned("animate.events[][]", &a["events"][0][0], EVENT);
+    let w = run_json(&[
+        "sweep",
+        &problem("impact_timing"),
+        "--grid",
+        "v0=0.2:1.0:3",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--json",
+        "--out",
+        o,
+    ]);
+    pinned(
+        "sweep",
+        &w,
+        &[
+            "problem",
+            "points",
+            "total_points",
+            "failed",
+            "shard",
+            "best",
+            "out",
+            "jobs",
+            "wall_time_s",
+        ],
+    );
+    pinned("sweep.best", &w["best"], &["index", "cost", "parameters"]);
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -6,7 +6,8 @@
 //! - [`gradient`]: `gradient --json` and `gradient.json` ([`gradient_run`] computes it,
 //!   [`gradient_files`] writes the `--out` folder, [`gradient_text`] the terminal report);
 //! - [`summary`]: `summary.json` of `optimize` (and its `--json`);
-//! - [`periodic`]: `periodic --json`; [`animate`]: `animation.json`;
+//! - [`periodic`]: `periodic --json`; [`animate`]: `animation.json`; [`sweep`]: what
+//!   `sweep` and `merge` print;
 //! - [`systems`]: `hybridopt systems`, the built-in systems' interfaces.
 //!
 //! Every report is printed through [`to_json`]: keys in alphabetical order, as the
@@ -21,6 +22,7 @@ pub mod periodic;
 pub mod run_stats;
 pub mod simulate;
 pub mod summary;
+pub mod sweep;
 pub mod systems;
 
 use crate::error::Error;
