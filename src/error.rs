@@ -10,6 +10,42 @@ pub enum ModelError {
     /// A linear system the model must solve (constraint matrix, impact law) is singular.
     #[error("singular linear system in {what} (pivot {pivot:e})")]
     Singular { what: String, pivot: f64 },
+    /// Newton's iteration on a DAE's algebraic equations (or on its hidden constraint,
+    /// index 2) did not converge (theory.md §6).
+    #[error("the algebraic equations of mode '{mode}' have no solution near the guess at t = {t}: Newton's residual is {residual:e} after {iterations} iterations")]
+    AlgebraicNewton {
+        mode: String,
+        t: f64,
+        residual: f64,
+        iterations: usize,
+    },
+    /// The Jacobian that makes a DAE solvable is singular: `k_z` (index 1) or `k_y f_z`
+    /// (index 2).
+    #[error("{what} is singular in mode '{mode}' at t = {t} (pivot {pivot:e} relative): the algebraic states are not determined there")]
+    SingularAlgebraic {
+        what: String,
+        mode: String,
+        t: f64,
+        pivot: f64,
+    },
+    /// Start values that violate the algebraic equations or constraints of the start mode.
+    #[error("inconsistent initial values in mode '{mode}' at t = {t}: {what} has residual {residual:e} (tolerance {tolerance:e})")]
+    Inconsistent {
+        what: String,
+        mode: String,
+        t: f64,
+        residual: f64,
+        tolerance: f64,
+    },
+    /// Newton's iteration on an implicit transition function did not converge.
+    #[error("the transition through guard '{guard}' from mode '{mode}' at t = {t} has no solution near the guess: Newton's residual is {residual:e} after {iterations} iterations")]
+    TransitionNewton {
+        guard: String,
+        mode: String,
+        t: f64,
+        residual: f64,
+        iterations: usize,
+    },
     /// Any other model-specific failure.
     #[error("{0}")]
     Other(String),

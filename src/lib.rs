@@ -51,6 +51,7 @@ pub mod artifacts;
 pub mod control;
 pub mod cost;
 pub mod custom;
+pub mod dae;
 pub mod error;
 pub mod integrate;
 pub mod interrupt;

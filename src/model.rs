@@ -18,9 +18,18 @@ pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {
     }
 }
 impl Scalar for f64 {}
-impl Scalar for Dual64 {
+/// Dual numbers over any scalar: [`Dual64`] (first derivatives) and nested duals such as
+/// `Dual<Dual64>` (second derivatives, [`crate::periodic`]) or `Dual<D>` over a generic `D`
+/// (a directional derivative taken inside generic code, as the index-2 DAEs' hidden
+/// constraint `k_y f + k_t` in [`crate::dae`]). The error control sees the derivative part
+/// of first-order duals only (`Dual64`), as before nested duals existed.
+impl<T: Scalar> Scalar for num_dual::Dual<T> {
     fn eps_part(&self) -> f64 {
-        self.eps
+        if T::NDERIV == 0 {
+            self.eps.re()
+        } else {
+            0.0
+        }
     }
 }
 
@@ -144,6 +153,12 @@ pub trait HybridSystem: Send + Sync {
     }
     /// The start state `x0(p)`.
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError>;
+    /// The start state when the run starts at `t0` ([`HybridSystem::initial_state`] by
+    /// default). Systems whose start values must satisfy time-dependent equations override
+    /// it (a DAE's consistency check at t0, [`crate::dae`]).
+    fn initial_state_at<D: Scalar>(&self, _t0: f64, p: &[D]) -> Result<Vec<D>, ModelError> {
+        self.initial_state(p)
+    }
     /// The flow `ẋ = f_m(t, x, u, p)`, written into `dx`.
     fn flow<D: Scalar>(
         &self,

@@ -20,13 +20,12 @@ use super::section::Section;
 use crate::error::ModelError;
 use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{Method, NewtonJacobian};
-use crate::model::{Direction, HybridSystem, Scalar};
+use crate::model::{Direction, HybridSystem};
 use nalgebra::DMatrix;
 use num_dual::{Dual, Dual64};
 
 /// A dual number whose parts are [`Dual64`]: `x` derivatives outside, `ε` inside.
 pub type Nested = Dual<Dual64>;
-impl Scalar for Nested {}
 
 fn lift(v: &[Dual64]) -> Vec<Nested> {
     v.iter().map(|&a| Nested::from_re(a)).collect()

@@ -202,7 +202,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// Start mode and X0 = (x0(p), 0).
     pub fn initial<D: Scalar>(&self, theta: &[D]) -> Result<(usize, Vec<D>), ModelError> {
         let p = &theta[..self.np()];
-        let mut x = self.sys.initial_state(p)?;
+        let mut x = self.sys.initial_state_at(self.t0, p)?;
         if x.len() != self.nx() {
             return Err(ModelError::Other(format!(
                 "initial_state returned {} values for {} states",

@@ -88,6 +88,9 @@ impl HybridSystem for Builtin {
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         each!(self, s => s.initial_state(p))
     }
+    fn initial_state_at<D: Scalar>(&self, t0: f64, p: &[D]) -> Result<Vec<D>, ModelError> {
+        each!(self, s => s.initial_state_at(t0, p))
+    }
     // The hot methods are inlined into their callers, so that the match costs a branch and
     // a small model's code is inlined as through its own type: without this the CLI
     // (which runs `Builtin`) measured the ball's adjoint ~12% slower than the library call

@@ -7,5 +7,8 @@ pub mod five_bar;
 pub mod geometry;
 pub mod impact_pendulum;
 pub mod locking_pendulum;
+pub mod pendulum_angle;
+pub mod pendulum_wall;
+pub mod rectifier;
 pub mod simplest_walker;
 pub mod switched;
