@@ -318,7 +318,10 @@ fn cmd_gradient(
         println!("{}", to_json(&report)?);
     } else {
         let names = setup.theta_names();
-        print!("{}", gradient_text(&p.name, &names, &objectives, &run, &report));
+        print!(
+            "{}",
+            gradient_text(&p.name, &names, &objectives, &run, &report)
+        );
     }
     Ok(())
 }
@@ -465,11 +468,8 @@ fn cmd_animate(
         bail!("--width {width}: a panel must be between 64 and 2000 pixels wide");
     }
     let p = load(path, params)?;
-    let summary = summary.unwrap_or_else(|| {
-        PathBuf::from("results")
-            .join(&p.name)
-            .join("summary.json")
-    });
+    let summary =
+        summary.unwrap_or_else(|| PathBuf::from("results").join(&p.name).join("summary.json"));
     let req = AnimateRequest {
         out: out.unwrap_or_else(|| PathBuf::from("results/animate").join(&p.name)),
         fps,

@@ -1160,9 +1160,15 @@ mod tests {
         let (lo, hi) = log_range(b);
         assert!(lo < 5.0 && hi > 5.0);
         assert_eq!(log_ticks(1e-10, 1e-2).len(), 5, "9 decades, every 2nd");
-        assert_eq!(log_ticks(0.9e-3, 1.1e-1), vec![1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1]);
+        assert_eq!(
+            log_ticks(0.9e-3, 1.1e-1),
+            vec![1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1]
+        );
         assert_eq!(log_ticks(5.18e-3, 9.12e-3), vec![6e-3, 7e-3, 8e-3, 9e-3]);
-        assert!(log_ticks(5.27e-3, 5.29e-3).len() >= 3, "evenly spaced by 5e-6");
+        assert!(
+            log_ticks(5.27e-3, 5.29e-3).len() >= 3,
+            "evenly spaced by 5e-6"
+        );
         assert!(log_ticks(1.0, 1.0).is_empty());
         b.add(1e300);
         b.add(-1e308);

@@ -73,7 +73,13 @@ fn simulate_json_fields() {
         serde_json::from_str(&std::fs::read_to_string(out.join("simulation.json")).unwrap())
             .unwrap();
     assert_eq!(file, s);
-    let m = run_json(&["simulate", &problem("locking_pendulum"), "--json", "--out", o]);
+    let m = run_json(&[
+        "simulate",
+        &problem("locking_pendulum"),
+        "--json",
+        "--out",
+        o,
+    ]);
     pinned(
         "simulate (multibody)",
         &m,
@@ -89,7 +95,13 @@ fn simulate_json_fields() {
 
 #[test]
 fn gradient_json_fields() {
-    let g = run_json(&["gradient", &problem("bouncing_ball"), "--method", "all", "--json"]);
+    let g = run_json(&[
+        "gradient",
+        &problem("bouncing_ball"),
+        "--method",
+        "all",
+        "--json",
+    ]);
     let top = [
         "cost",
         "gradient",
@@ -109,7 +121,11 @@ fn gradient_json_fields() {
         &g["witnesses"],
         &["adjoint", "direct", "fd", "dual"],
     );
-    pinned("gradient.objectives.cost", &g["objectives"]["cost"], &["cost", "gradient"]);
+    pinned(
+        "gradient.objectives.cost",
+        &g["objectives"]["cost"],
+        &["cost", "gradient"],
+    );
     let mut ev = EVENT.to_vec();
     ev.push("dt_dp");
     pinned("gradient.events[]", &g["events"][0], &ev);
@@ -117,7 +133,14 @@ fn gradient_json_fields() {
     pinned(
         "gradient.timing",
         &g["timing"],
-        &["forward_s", "gradient_s", "methods", "repeat", "forward_from", "wall_s"],
+        &[
+            "forward_s",
+            "gradient_s",
+            "methods",
+            "repeat",
+            "forward_from",
+            "wall_s",
+        ],
     );
     let mut work = STATS.to_vec();
     work.push("replayed_steps");
@@ -143,10 +166,20 @@ fn gradient_json_fields() {
         &s["events"][0]["saltations"][0],
         &["order", "matrix"],
     );
-    pinned("gradient.one_sided.beta", &s["one_sided"]["beta"], &["plus", "minus"]);
+    pinned(
+        "gradient.one_sided.beta",
+        &s["one_sided"]["beta"],
+        &["plus", "minus"],
+    );
     // --method direct alone: τ from its run, forward time from a separate loop; a τ pass
     // after an adjoint adds tau_s
-    let d = run_json(&["gradient", &problem("impact_timing"), "--method", "direct", "--json"]);
+    let d = run_json(&[
+        "gradient",
+        &problem("impact_timing"),
+        "--method",
+        "direct",
+        "--json",
+    ]);
     assert_eq!(d["timing"]["forward_from"], "simulate");
     let a = run_json(&["gradient", &problem("impact_timing"), "--json"]);
     assert_eq!(a["tau_from"], "direct_pass");
@@ -181,12 +214,18 @@ const SUMMARY: &[&str] = &[
 fn summary_json_fields() {
     let out = tmpdir("opt");
     let o = out.to_str().unwrap();
-    let s = run_json(&["optimize", &problem("impact_timing"), "--quiet", "--json", "--out", o]);
+    let s = run_json(&[
+        "optimize",
+        &problem("impact_timing"),
+        "--quiet",
+        "--json",
+        "--out",
+        o,
+    ]);
     pinned("summary", &s, SUMMARY);
     pinned("summary.events[]", &s["events"][0], EVENT);
     let file: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     pinned("summary.json", &file, SUMMARY);
     let m = run_json(&[
         "optimize",
@@ -208,7 +247,15 @@ fn summary_json_fields() {
     pinned(
         "summary.multi_start",
         &m["multi_start"],
-        &["starts", "seed", "ranges", "best_start", "failed", "final_costs", "outcomes"],
+        &[
+            "starts",
+            "seed",
+            "ranges",
+            "best_start",
+            "failed",
+            "final_costs",
+            "outcomes",
+        ],
     );
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -252,7 +299,15 @@ fn periodic_animate_and_sweep_json_fields() {
         &p["continuation"],
         &["param", "points", "bifurcations", "stopped"],
     );
-    let a = run_json(&["animate", &problem("bouncing_ball"), "--fps", "5", "--json", "--out", o]);
+    let a = run_json(&[
+        "animate",
+        &problem("bouncing_ball"),
+        "--fps",
+        "5",
+        "--json",
+        "--out",
+        o,
+    ]);
     pinned("animate", &a, &["animation", "fps", "events", "wall_s"]);
     pinned(
         "animate.animation",
@@ -311,14 +366,26 @@ fn systems_lists_every_builtin() {
         pinned(
             "systems[]",
             s,
-            &["kind", "states", "parameters", "controls", "modes", "guards", "outputs"],
+            &[
+                "kind",
+                "states",
+                "parameters",
+                "controls",
+                "modes",
+                "guards",
+                "outputs",
+            ],
         );
         for p in s["parameters"].as_array().unwrap() {
             pinned("systems[].parameters[]", p, &["name", "default"]);
             assert!(p["default"].is_number(), "{}: {p}", s["kind"]);
         }
         for g in s["guards"].as_array().unwrap() {
-            pinned("systems[].guards[]", g, &["name", "direction", "terminal", "modes"]);
+            pinned(
+                "systems[].guards[]",
+                g,
+                &["name", "direction", "terminal", "modes"],
+            );
             let d = g["direction"].as_str().unwrap();
             assert!(["falling", "rising", "either"].contains(&d), "{d}");
             assert!(!g["modes"].as_array().unwrap().is_empty(), "{g}");

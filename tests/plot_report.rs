@@ -422,11 +422,16 @@ fn narrow_log_spans_get_several_tick_labels() {
             "[{lo}, {hi}]"
         );
     }
-    assert_eq!(log_tick_labels(5.18e-3, 9.12e-3), ["0.006", "0.007", "0.008", "0.009"]);
+    assert_eq!(
+        log_tick_labels(5.18e-3, 9.12e-3),
+        ["0.006", "0.007", "0.008", "0.009"]
+    );
     // a wide span keeps decade labels, at most 8 of them
     let wide = log_tick_labels(1e-12, 1.0);
     assert!(wide.len() >= 2 && wide.len() <= 8, "{wide:?}");
-    assert!(wide.iter().all(|l| l.starts_with("1e") || l == "1" || l == "0.01"));
+    assert!(wide
+        .iter()
+        .all(|l| l.starts_with("1e") || l == "1" || l == "0.01"));
     // too narrow for two of 1…9 × 10^k: evenly spaced ticks, labelled apart
     let tight = log_tick_labels(5.2776e-3, 5.2790e-3);
     assert!(tight.len() >= 3, "{tight:?}");
@@ -442,7 +447,10 @@ fn convergence_figure_of_a_narrow_span_renders() {
     use hybridopt::optimize::HistoryRow;
     let dir = temp_dir("convergence");
     for (tag, costs) in [
-        ("narrow", vec![8.9e-3, 5.9e-3, 5.3e-3, 5.2776e-3, 5.2776036e-3]),
+        (
+            "narrow",
+            vec![8.9e-3, 5.9e-3, 5.3e-3, 5.2776e-3, 5.2776036e-3],
+        ),
         ("flat", vec![5.2776036e-3; 4]),
     ] {
         let history: Vec<HistoryRow> = costs
@@ -467,7 +475,10 @@ fn convergence_figure_of_a_narrow_span_renders() {
         let svg = std::fs::read_to_string(dir.join(format!("{tag}.svg"))).unwrap();
         if tag == "narrow" {
             for label in ["0.006", "0.007", "0.008"] {
-                assert!(svg.contains(&format!("\n{label}\n</text>")), "{label} in the svg");
+                assert!(
+                    svg.contains(&format!("\n{label}\n</text>")),
+                    "{label} in the svg"
+                );
             }
         }
     }
@@ -480,11 +491,11 @@ fn convergence_figure_of_a_narrow_span_renders() {
 #[test]
 fn seed_figure_marks_fd_at_both_ends() {
     use hybridopt::artifacts::seed_figure;
+    use hybridopt::cost::{Objective, Term};
     use hybridopt::sensitivity::adjoint::adjoint_with_history;
     use hybridopt::sensitivity::fd::fd_gradients;
     use hybridopt::sensitivity::forward::forward_sensitivity;
     use hybridopt::setup::Setup;
-    use hybridopt::cost::{Objective, Term};
     use hybridopt::systems::bouncing_ball::BouncingBall;
     let ball = BouncingBall;
     // a running cost alone, ∫ y² dt, so that Z(tf) is the whole dψ/dθ
@@ -519,7 +530,15 @@ fn seed_figure_marks_fd_at_both_ends() {
         assert_eq!(mu.rows[(0, 0)], 0.0, "μ's table starts at t0");
         let z_tf = z.rows[(z.rows.nrows() - 1, 1 + p)];
         let tol = 1e-5 * fd[0][p].abs().max(1e-3);
-        assert!((mu_t0 - fd[0][p]).abs() < tol, "{name}: μ(t0) {mu_t0} vs FD {}", fd[0][p]);
-        assert!((z_tf - fd[0][p]).abs() < tol, "{name}: Z(tf) {z_tf} vs FD {}", fd[0][p]);
+        assert!(
+            (mu_t0 - fd[0][p]).abs() < tol,
+            "{name}: μ(t0) {mu_t0} vs FD {}",
+            fd[0][p]
+        );
+        assert!(
+            (z_tf - fd[0][p]).abs() < tol,
+            "{name}: Z(tf) {z_tf} vs FD {}",
+            fd[0][p]
+        );
     }
 }

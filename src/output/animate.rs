@@ -114,7 +114,10 @@ pub fn animate_to_folder(
     let report = AnimateReport {
         animation: gif,
         fps: req.fps,
-        events: trajs.iter().map(|t| EventSummary::list(&setup, t)).collect(),
+        events: trajs
+            .iter()
+            .map(|t| EventSummary::list(&setup, t))
+            .collect(),
         wall_s: started.elapsed().as_secs_f64(),
     };
     stage.write_json("animation.json", &super::to_value(&report)?)?;

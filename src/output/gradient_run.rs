@@ -11,7 +11,7 @@ use crate::model::HybridSystem;
 use crate::sensitivity::forward::{forward_sensitivity, ForwardResult};
 use crate::sensitivity::simultaneous::{self, SimultaneousEvent};
 use crate::sensitivity::timing::{median, Samples, TimingReport};
-use crate::sensitivity::{evaluate, EventSensitivity, Evaluation, GradientMethod};
+use crate::sensitivity::{evaluate, Evaluation, EventSensitivity, GradientMethod};
 use crate::setup::Setup;
 use std::time::Instant;
 

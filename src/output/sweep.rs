@@ -88,7 +88,12 @@ impl SweepReport {
                     .iter()
                     .map(|(k, x)| format!("{k} = {}", serde_json::Value::from(*x)))
                     .collect();
-                let shown = params.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
+                let shown = params
+                    .iter()
+                    .take(8)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let more = if params.len() > 8 {
                     format!(", … ({} in all; see sweep.json)", params.len())
                 } else {
