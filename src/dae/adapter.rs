@@ -19,6 +19,7 @@ use crate::model::{GuardInfo, HybridSystem, Scalar};
 pub const CONSISTENCY_TOL: f64 = 1e-9;
 
 /// A [`DaeSystem`] usable wherever a [`HybridSystem`] is.
+#[derive(Debug, Clone)]
 pub struct Dae<S: DaeSystem> {
     sys: S,
     ny: usize,

@@ -7,9 +7,12 @@ use super::compass_gait::CompassGait;
 use super::five_bar::FiveBar;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
+use super::pendulum_wall::PendulumWall;
+use super::rectifier::Rectifier;
 use super::simplest_walker::SimplestWalker;
 use super::switched::SwitchedLinear;
 use crate::custom::CustomSystem;
+use crate::dae::Dae;
 use crate::error::ModelError;
 use crate::model::{GuardInfo, HybridSystem, Scalar};
 
@@ -25,12 +28,16 @@ pub enum Builtin {
     Biped(Biped),
     SimplestWalker(SimplestWalker),
     CompassGait(CompassGait),
+    /// The half-wave rectifier (a hybrid DAE of index 1).
+    Rectifier(Dae<Rectifier>),
+    /// The pendulum against a wall in Cartesian coordinates (a hybrid DAE of index 2).
+    PendulumWall(Dae<PendulumWall>),
     /// An expression-defined system (`kind = "custom"`).
     Custom(Box<CustomSystem>),
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 10] = [
+pub const KINDS: [&str; 12] = [
     "biped",
     "custom",
     "bouncing_ball",
@@ -41,6 +48,8 @@ pub const KINDS: [&str; 10] = [
     "locking_pendulum",
     "simplest_walker",
     "compass_gait",
+    "rectifier",
+    "pendulum_wall",
 ];
 
 macro_rules! each {
@@ -55,6 +64,8 @@ macro_rules! each {
             Builtin::Biped($s) => $e,
             Builtin::SimplestWalker($s) => $e,
             Builtin::CompassGait($s) => $e,
+            Builtin::Rectifier($s) => $e,
+            Builtin::PendulumWall($s) => $e,
             Builtin::Custom($s) => $e,
         }
     };
@@ -159,6 +170,8 @@ impl Builtin {
             Builtin::Biped(_) => "biped",
             Builtin::SimplestWalker(_) => "simplest_walker",
             Builtin::CompassGait(_) => "compass_gait",
+            Builtin::Rectifier(_) => "rectifier",
+            Builtin::PendulumWall(_) => "pendulum_wall",
             Builtin::Custom(_) => "custom",
         }
     }
@@ -198,6 +211,14 @@ impl Builtin {
             "compass_gait" => {
                 none(kind, &rest)?;
                 Builtin::CompassGait(CompassGait)
+            }
+            "rectifier" => {
+                none(kind, &rest)?;
+                Builtin::Rectifier(Dae::new(Rectifier))
+            }
+            "pendulum_wall" => {
+                none(kind, &rest)?;
+                Builtin::PendulumWall(Dae::new(PendulumWall))
             }
             "five_bar" => {
                 let c: super::five_bar::FiveBarConfig = cfg(rest)
