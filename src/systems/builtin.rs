@@ -269,6 +269,8 @@ impl Builtin {
             Builtin::LockingPendulum(Box::default()),
             Builtin::SimplestWalker(SimplestWalker),
             Builtin::CompassGait(CompassGait),
+            Builtin::Rectifier(Dae::new(Rectifier)),
+            Builtin::PendulumWall(Dae::new(PendulumWall)),
         ]
     }
 
@@ -285,6 +287,8 @@ impl Builtin {
             Builtin::Biped(_) => Biped::default_params(),
             Builtin::SimplestWalker(_) => SimplestWalker::default_params(),
             Builtin::CompassGait(_) => CompassGait::default_params(),
+            Builtin::Rectifier(_) => Rectifier::default_params(),
+            Builtin::PendulumWall(_) => PendulumWall::default_params(),
             Builtin::Custom(_) => return None,
         })
     }
