@@ -131,9 +131,14 @@ pub fn outputs_figure(
     }
 }
 
-/// Cost and gradient norm vs iteration, log scale.
+/// Cost and gradient norm vs iteration, log scale (a linear cost axis when the cost spans
+/// too little for two log ticks); the cost's legend gives the final (optimal) value.
 pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
     let it: Vec<f64> = history.iter().map(|r| r.iteration as f64).collect();
+    let cost_label = match history.last() {
+        Some(last) => format!("cost (final {:.8e})", last.cost),
+        None => "cost".to_string(),
+    };
     Figure {
         title: title.to_string(),
         x_label: "iteration".into(),
@@ -142,7 +147,7 @@ pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
                 title: "cost".into(),
                 y_label: "cost".into(),
                 series: vec![Series::new(
-                    "cost",
+                    cost_label,
                     it.clone(),
                     history.iter().map(|r| r.cost).collect(),
                     LineKind::Solid,
@@ -235,8 +240,8 @@ pub fn sensitivity_figure<S: HybridSystem>(
 
 /// The seed's Figs. 3–5 in form, for one objective: per parameter, the direct
 /// sensitivity of the running cost Z(t) = ∂z/∂p(t) (reaching dψ/dp at tf) and the adjoint
-/// μ_p(t) (reaching dψ/dp at t0 when x0 does not depend on p), with central FD at the end
-/// as a point. Returns the figure and the two tables.
+/// μ_p(t) (reaching dψ/dp at t0 when x0 does not depend on p), with central FD marked at
+/// both ends, tf (where Z arrives) and t0 (where μ arrives). Returns the figure and the two tables.
 pub fn seed_figure<S: HybridSystem>(
     setup: &Setup<'_, S>,
     fw: &ForwardResult,
@@ -267,7 +272,7 @@ pub fn seed_figure<S: HybridSystem>(
     }
     let _ = nth;
     let mut mu_sorted: Vec<&(f64, Vec<f64>)> = mu.iter().collect();
-    mu_sorted.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    mu_sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut mu_rows = Array2::zeros((mu_sorted.len(), 1 + np));
     for (r, (t, m)) in mu_sorted.iter().enumerate() {
         mu_rows[(r, 0)] = *t;
@@ -306,7 +311,7 @@ pub fn seed_figure<S: HybridSystem>(
                     LineKind::Dashed,
                 ),
                 Series::new(
-                    "central FD",
+                    "central FD (at t0 and tf)",
                     vec![tf, t0],
                     vec![fd[p], fd[p]],
                     LineKind::Points,

@@ -1,10 +1,11 @@
 //! The `sweep` and `merge` subcommands, and the multi-start of `optimize --starts`.
 
 use anyhow::Result;
+use hybridopt::output::summary::MultiStartSummary;
+use hybridopt::output::sweep::SweepReport;
 use hybridopt::problem::Problem;
 use hybridopt::report::Staging;
 use hybridopt::sweep::{self, merge, output, run, starts, Axis, Plan, RunOptions, Shard};
-use serde_json::{json, Value};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -122,74 +123,12 @@ fn run_options(jobs: Option<usize>, shard: Option<Shard>, quiet: bool) -> Result
     })
 }
 
-/// The summary printed on stdout (and with --json).
-fn summary(res: &sweep::SweepResult, dir: &std::path::Path, extra: Value) -> Value {
-    let f = &res.file;
-    let best = f.best.as_ref().and_then(|b| {
-        let p = f.points.iter().find(|p| p.index == b.index)?;
-        Some(json!({"index": b.index, "cost": b.cost,
-                    "parameters": p.final_parameters.as_ref().unwrap_or(&p.parameters)}))
-    });
-    let mut v = json!({
-        "problem": f.problem,
-        "points": f.counts.points,
-        "total_points": f.total_points,
-        "failed": f.counts.failed,
-        "shard": f.shard,
-        "best": best,
-        "out": dir,
-    });
-    if let (Value::Object(o), Value::Object(x)) = (&mut v, extra) {
-        o.extend(x);
-    }
-    v
-}
-
-fn print_summary(v: &Value, as_json: bool) -> Result<()> {
+fn print_report(r: &SweepReport, as_json: bool) -> Result<()> {
     if as_json {
-        println!("{}", serde_json::to_string_pretty(v)?);
-        return Ok(());
-    }
-    let shard = match &v["shard"] {
-        Value::Null => String::new(),
-        s => format!(" (shard {}/{})", s["index"], s["count"]),
-    };
-    print!(
-        "{}: {} of {} points{shard}, {} failed",
-        v["problem"].as_str().unwrap_or(""),
-        v["points"],
-        v["total_points"],
-        v["failed"]
-    );
-    if let Some(w) = v["wall_time_s"].as_f64() {
-        print!(", {w:.2} s on {} thread(s)", v["jobs"]);
-    }
-    println!();
-    if v["best"].is_object() {
-        let params: Vec<String> = v["best"]["parameters"]
-            .as_object()
-            .map(|m| m.iter().map(|(k, x)| format!("{k} = {x}")).collect())
-            .unwrap_or_default();
-        let shown = params
-            .iter()
-            .take(8)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-        let more = if params.len() > 8 {
-            format!(", … ({} in all; see sweep.json)", params.len())
-        } else {
-            String::new()
-        };
-        println!(
-            "  best: point {} with cost {:.10e} at {shown}{more}",
-            v["best"]["index"],
-            v["best"]["cost"].as_f64().unwrap_or(f64::NAN),
-        );
+        println!("{}", hybridopt::output::to_json(r)?);
     } else {
-        println!("  no point succeeded");
+        print!("{}", r.text());
     }
-    println!("  wrote {}", v["out"].as_str().unwrap_or(""));
     Ok(())
 }
 
@@ -234,8 +173,10 @@ pub fn cmd_sweep(a: SweepArgs) -> Result<()> {
     let wall = t.elapsed().as_secs_f64();
     output::write(&stage, &res)?;
     let dir = stage.commit()?;
-    let v = summary(&res, &dir, json!({"jobs": opts.jobs, "wall_time_s": wall}));
-    print_summary(&v, a.json)
+    let mut r = SweepReport::new(&res, &dir);
+    r.jobs = Some(opts.jobs);
+    r.wall_time_s = Some(wall);
+    print_report(&r, a.json)
 }
 
 pub fn cmd_merge(a: MergeArgs) -> Result<()> {
@@ -243,8 +184,9 @@ pub fn cmd_merge(a: MergeArgs) -> Result<()> {
     let stage = Staging::new(&a.out)?;
     output::write(&stage, &res)?;
     let dir = stage.commit()?;
-    let v = summary(&res, &dir, json!({"shards": a.dirs.len()}));
-    print_summary(&v, a.json)
+    let mut r = SweepReport::new(&res, &dir);
+    r.shards = Some(a.dirs.len());
+    print_report(&r, a.json)
 }
 
 /// `optimize --starts N`: the best of N starts (its result, and the `multi_start` entry
@@ -255,24 +197,11 @@ pub fn best_of_starts(
     count: usize,
     s: &StartArgs,
     quiet: bool,
-) -> Result<(hybridopt::optimize::OptimizeResult, Value)> {
+) -> Result<(hybridopt::optimize::OptimizeResult, MultiStartSummary)> {
     let ranges = starts::sampling_box(&p.theta, &s.ranges)?;
     let opts = run_options(s.jobs, None, quiet)?;
     let ms = sweep::multi_start(p, setup, count, s.seed(), &ranges, &opts)?;
-    let failed = ms
-        .records
-        .iter()
-        .filter(|r| r.outcome == sweep::PointOutcome::Failed)
-        .count();
-    let info = json!({
-        "starts": count,
-        "seed": s.seed(),
-        "ranges": ranges,
-        "best_start": ms.best_index,
-        "failed": failed,
-        "final_costs": ms.records.iter().map(|r| r.cost).collect::<Vec<_>>(),
-        "outcomes": ms.records.iter().map(|r| r.outcome).collect::<Vec<_>>(),
-    });
+    let info = MultiStartSummary::new(count, s.seed(), ranges, &ms);
     Ok((ms.best, info))
 }
 

@@ -60,6 +60,7 @@ pub mod model;
 pub mod multibody;
 pub mod optimize;
 pub mod optimize_output;
+pub mod output;
 pub mod periodic;
 pub mod plot;
 pub mod plot_loop;
@@ -67,7 +68,6 @@ pub mod problem;
 pub mod report;
 pub mod sensitivity;
 pub mod setup;
-pub mod summary;
 pub mod sweep;
 pub mod systems;
 

@@ -8,11 +8,11 @@ use crate::artifacts::{self, trajectory_table};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::{HistoryRow, OptimizeResult};
+use crate::output::summary::OptimizeSummary;
 use crate::plot::{write_figure, LineKind};
 use crate::problem::Problem;
 use crate::report::Staging;
 use crate::setup::Setup;
-use crate::summary::OptimizeSummary;
 use std::path::{Path, PathBuf};
 
 /// Writes the results of `r` (a run on `setup`, built from `p`) into the folder `out`,

@@ -243,6 +243,8 @@ struct PreparedPanel {
     series: Vec<PreparedSeries>,
     log: bool,
     y: (f64, f64),
+    /// A log axis's labelled ticks ([`log_ticks`]); empty for a linear axis.
+    ticks: Vec<f64>,
     corner: SeriesLabelPosition,
 }
 
@@ -303,16 +305,17 @@ fn prepare(fig: &Figure) -> Prepared {
                     runs,
                 });
             }
-            let y = if log {
-                log_range(ys)
-            } else {
-                linear_range(ys, 0.05)
+            // A log axis with labelled ticks (log_ticks); a degenerate one is drawn linear.
+            let (log, y, ticks) = match log.then(|| log_range(ys)) {
+                Some(y) if log_ticks(y.0, y.1).len() >= 2 => (true, y, log_ticks(y.0, y.1)),
+                _ => (false, linear_range(ys, 0.05), vec![]),
             };
             let corner = legend_corner(&series, x, y, log);
             PreparedPanel {
                 series,
                 log,
                 y,
+                ticks,
                 corner,
             }
         })
@@ -382,8 +385,8 @@ fn linear_range(b: Bounds, pad: f64) -> (f64, f64) {
     (lo - p, hi + p)
 }
 
-/// A log axis range (positive values) covering the data; it is widened to whole decades
-/// when it would otherwise show fewer than two decade ticks.
+/// A log axis range (positive values) covering the data, padded by 4 % of its span in
+/// decades (half a decade each side for a constant series).
 fn log_range(b: Bounds) -> (f64, f64) {
     if b.is_empty() {
         return (0.1, 10.0);
@@ -392,21 +395,98 @@ fn log_range(b: Bounds) -> (f64, f64) {
     let hi = b.hi.clamp(1e-307, 1e308);
     let (l0, l1) = (lo.log10(), hi.log10());
     let span = l1 - l0;
-    let (mut a, mut b) = if span < 1e-9 {
+    let (a, b) = if span < 1e-9 {
         (l0 - 0.5, l1 + 0.5)
     } else {
         (l0 - 0.04 * span, l1 + 0.04 * span)
     };
-    if b.floor() - a.ceil() < 1.0 {
-        a = a.floor();
-        b = b.ceil();
-        if b - a < 1.0 {
-            b = a + 1.0;
-        }
-    }
     let a = a.clamp(-307.0, 307.0);
     let b = b.clamp(-306.0, 308.0);
     (10f64.powf(a), 10f64.powf(b))
+}
+
+/// The values m·10^k inside [lo, hi] for the mantissas `ms`, in increasing order.
+fn decade_multiples(lo: f64, hi: f64, ms: &[f64]) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return vec![];
+    }
+    let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let mut v = Vec::new();
+    for k in k0..=k1 {
+        for &m in ms {
+            // m·10^k from the decimal text, so that 2·10^-3 is exactly the double 0.002
+            let x: f64 = format!("{m}e{k}").parse().unwrap_or(f64::NAN);
+            if x >= lo && x <= hi {
+                v.push(x);
+            }
+        }
+    }
+    v
+}
+
+/// The labelled ticks of a log axis over [lo, hi] (0 < lo < hi): the decades 10^k inside
+/// (every j-th of them when there are more than 8); when fewer than 4 decades are inside,
+/// the 1-2-5 ticks (1, 2, 5 × 10^k) if they are more; then, when still fewer than two,
+/// every 1…9 × 10^k; and over a span too narrow even for those (less than a factor 2 or
+/// so), evenly spaced ticks, a multiple of the largest 1, 2 or 5 × 10^k step that fits
+/// three times into the span. Empty only for an empty or invalid range.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let decades = decade_multiples(lo, hi, &[1.0]);
+    if decades.len() > 8 {
+        let j = decades.len().div_ceil(8);
+        return decades.into_iter().step_by(j).collect();
+    }
+    if decades.len() >= 4 {
+        return decades;
+    }
+    let one_two_five = decade_multiples(lo, hi, &[1.0, 2.0, 5.0]);
+    if one_two_five.len() >= 2 {
+        return one_two_five;
+    }
+    let all: Vec<f64> = (1..10).map(f64::from).collect();
+    let ones = decade_multiples(lo, hi, &all);
+    if ones.len() >= 2 {
+        return ones;
+    }
+    even_ticks(lo, hi)
+}
+
+/// Multiples of the largest step s = 1, 2 or 5 × 10^k with 3 s ≤ hi − lo, inside [lo, hi].
+fn even_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = hi - lo;
+    if !(span > 0.0 && span.is_finite()) {
+        return vec![];
+    }
+    let third = span / 3.0;
+    let k = third.log10().floor() as i32;
+    let step = [5.0, 2.0, 1.0]
+        .iter()
+        .map(|m| m * 10f64.powi(k))
+        .find(|&st| st <= third)
+        .unwrap_or(10f64.powi(k));
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// The gap from `v` to its nearest neighbour among `ticks` (at most `v`): the precision
+/// its label needs.
+fn tick_gap(ticks: &[f64], v: f64) -> f64 {
+    ticks
+        .iter()
+        .filter(|&&t| t != v)
+        .map(|&t| (t - v).abs())
+        .fold(v.abs(), f64::min)
+}
+
+/// The tick labels of a log axis over [lo, hi], as figures print them: each with the
+/// digits that tell it from its neighbours.
+pub fn log_tick_labels(lo: f64, hi: f64) -> Vec<String> {
+    let ticks = log_ticks(lo, hi);
+    ticks
+        .iter()
+        .map(|&v| fmt_tick(v, tick_gap(&ticks, v)))
+        .collect()
 }
 
 /// The legend goes into the corner of the plot area with the fewest data points.
@@ -568,7 +648,17 @@ where
             y_area,
         };
         if pp.log {
-            draw_panel(area, &ctx, (pp.y.0..pp.y.1).log_scale())?;
+            // light lines at every 1…9 × 10^k over a few decades, at the decades over more
+            let minor: Vec<f64> = (1..10).map(f64::from).collect();
+            let light = match decade_multiples(pp.y.0, pp.y.1, &[1.0]) {
+                d if d.len() >= 4 => d,
+                _ => decade_multiples(pp.y.0, pp.y.1, &minor),
+            };
+            let y = (pp.y.0..pp.y.1)
+                .log_scale()
+                .with_key_points(pp.ticks.clone())
+                .with_light_points(light);
+            draw_panel(area, &ctx, y)?;
         } else {
             draw_panel(area, &ctx, pp.y.0..pp.y.1)?;
         }
@@ -616,7 +706,7 @@ where
     let y_step = (y1 - y0) / 6.0;
     let fx = move |v: &f64| fmt_tick(*v, x_step);
     let fy_lin = move |v: &f64| fmt_tick(*v, y_step);
-    let fy_log = |v: &f64| fmt_tick(*v, *v);
+    let fy_log = |v: &f64| fmt_tick(*v, tick_gap(&pp.ticks, *v));
     let mut mesh = chart.configure_mesh();
     mesh.x_labels(10)
         .y_labels(if pp.log { 7 } else { 6 })
@@ -1069,6 +1159,17 @@ mod tests {
         assert!(lo < 5.0 && hi > 5.0);
         let (lo, hi) = log_range(b);
         assert!(lo < 5.0 && hi > 5.0);
+        assert_eq!(log_ticks(1e-10, 1e-2).len(), 5, "9 decades, every 2nd");
+        assert_eq!(
+            log_ticks(0.9e-3, 1.1e-1),
+            vec![1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1]
+        );
+        assert_eq!(log_ticks(5.18e-3, 9.12e-3), vec![6e-3, 7e-3, 8e-3, 9e-3]);
+        assert!(
+            log_ticks(5.27e-3, 5.29e-3).len() >= 3,
+            "evenly spaced by 5e-6"
+        );
+        assert!(log_ticks(1.0, 1.0).is_empty());
         b.add(1e300);
         b.add(-1e308);
         let (lo, hi) = linear_range(b, 0.05);

@@ -548,7 +548,7 @@ fn bad_problem_files_are_rejected_clearly_and_write_nothing() {
 
 #[test]
 fn help_on_every_command() {
-    for c in ["simulate", "gradient", "optimize", "bderiv"] {
+    for c in ["simulate", "gradient", "optimize", "bderiv", "systems"] {
         let o = run(&[c, "--help"]);
         assert!(o.status.success());
         assert!(String::from_utf8_lossy(&o.stdout).contains("Usage"));

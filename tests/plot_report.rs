@@ -401,3 +401,144 @@ fn render_for_inspection() {
     }
     println!("{}", dir.display());
 }
+
+/// A log axis whose data spans less than a decade still gets at least two distinct tick
+/// labels (five_bar_stiffness's cost, 5.28e-3 … 8.9e-3, had a single "0.01").
+#[test]
+fn narrow_log_spans_get_several_tick_labels() {
+    use hybridopt::plot::{log_tick_labels, log_ticks};
+    for (lo, hi) in [
+        (5.18e-3, 9.12e-3),
+        (1.1e-3, 9.0e-3),
+        (0.9e-2, 2.5e-2),
+        (3.0e4, 7.5e4),
+        (1.5e-8, 2.5e-8),
+    ] {
+        let labels = log_tick_labels(lo, hi);
+        let distinct: BTreeSet<&String> = labels.iter().collect();
+        assert!(distinct.len() >= 2, "[{lo}, {hi}]: {labels:?}");
+        assert!(
+            log_ticks(lo, hi).iter().all(|&t| t >= lo && t <= hi),
+            "[{lo}, {hi}]"
+        );
+    }
+    assert_eq!(
+        log_tick_labels(5.18e-3, 9.12e-3),
+        ["0.006", "0.007", "0.008", "0.009"]
+    );
+    // a wide span keeps decade labels, at most 8 of them
+    let wide = log_tick_labels(1e-12, 1.0);
+    assert!(wide.len() >= 2 && wide.len() <= 8, "{wide:?}");
+    assert!(wide
+        .iter()
+        .all(|l| l.starts_with("1e") || l == "1" || l == "0.01"));
+    // too narrow for two of 1…9 × 10^k: evenly spaced ticks, labelled apart
+    let tight = log_tick_labels(5.2776e-3, 5.2790e-3);
+    assert!(tight.len() >= 3, "{tight:?}");
+    let distinct: BTreeSet<&String> = tight.iter().collect();
+    assert_eq!(distinct.len(), tight.len(), "{tight:?}");
+}
+
+/// The convergence figure of a cost that spans less than a decade (and of one that is
+/// flat) renders, and its legend gives the final cost.
+#[test]
+fn convergence_figure_of_a_narrow_span_renders() {
+    use hybridopt::artifacts::convergence_figure;
+    use hybridopt::optimize::HistoryRow;
+    let dir = temp_dir("convergence");
+    for (tag, costs) in [
+        (
+            "narrow",
+            vec![8.9e-3, 5.9e-3, 5.3e-3, 5.2776e-3, 5.2776036e-3],
+        ),
+        ("flat", vec![5.2776036e-3; 4]),
+    ] {
+        let history: Vec<HistoryRow> = costs
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| HistoryRow {
+                iteration: i as u64,
+                cost: c,
+                grad_norm: 10f64.powi(-2 * i as i32),
+                step: 0.1,
+                theta: vec![1.0],
+            })
+            .collect();
+        let fig = convergence_figure("convergence", &history);
+        assert_eq!(
+            fig.panels[0].series[0].label,
+            format!("cost (final {:.8e})", costs.last().unwrap())
+        );
+        let png = dir.join(format!("{tag}.png"));
+        write_figure(&fig, &png, Some(&dir.join(format!("{tag}.svg")))).unwrap();
+        assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+        let svg = std::fs::read_to_string(dir.join(format!("{tag}.svg"))).unwrap();
+        if tag == "narrow" {
+            for label in ["0.006", "0.007", "0.008"] {
+                assert!(
+                    svg.contains(&format!("\n{label}\n</text>")),
+                    "{label} in the svg"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The seed-style figure marks central FD at tf (where the direct Z(t) arrives) and at t0
+/// (where the adjoint μ(t) arrives): for parameters that x0 does not depend on (g, e, c of
+/// the ball), μ_p(t0) and Z_p(tf) both equal the FD value.
+#[test]
+fn seed_figure_marks_fd_at_both_ends() {
+    use hybridopt::artifacts::seed_figure;
+    use hybridopt::cost::{Objective, Term};
+    use hybridopt::sensitivity::adjoint::adjoint_with_history;
+    use hybridopt::sensitivity::fd::fd_gradients;
+    use hybridopt::sensitivity::forward::forward_sensitivity;
+    use hybridopt::setup::Setup;
+    use hybridopt::systems::bouncing_ball::BouncingBall;
+    let ball = BouncingBall;
+    // a running cost alone, ∫ y² dt, so that Z(tf) is the whole dψ/dθ
+    let cost = Objective::new(
+        "int_y2",
+        vec![Term::IntegralSquared {
+            output: 0,
+            target: 0.0,
+            weight: 1.0,
+        }],
+    );
+    let mut setup = Setup::new(&ball, 0.0, 3.0, None, vec![cost]);
+    setup.solver.rtol = 1e-10;
+    setup.solver.atol = 1e-12;
+    let theta = BouncingBall::default_params();
+    let fw = forward_sensitivity(&setup, &theta).unwrap();
+    let traj = setup.simulate_for_adjoint(&theta).unwrap();
+    let (_, hist) = adjoint_with_history(&setup, &traj, &theta).unwrap();
+    let fd = fd_gradients(&setup, &theta, Default::default()).unwrap();
+    let (fig, z, mu) = seed_figure(&setup, &fw, 0, &hist[0], &fd[0]);
+    for (p, name) in ["g", "e", "c"].iter().enumerate() {
+        let panel = &fig.panels[p];
+        let fd_series = panel
+            .series
+            .iter()
+            .find(|s| s.label.starts_with("central FD"))
+            .expect("an FD series");
+        assert_eq!(fd_series.style, LineKind::Points);
+        assert_eq!(fd_series.x, [traj.t_final, 0.0], "{name}: at tf and t0");
+        assert_eq!(fd_series.y, [fd[0][p], fd[0][p]]);
+        let mu_t0 = mu.rows[(0, 1 + p)];
+        assert_eq!(mu.rows[(0, 0)], 0.0, "μ's table starts at t0");
+        let z_tf = z.rows[(z.rows.nrows() - 1, 1 + p)];
+        let tol = 1e-5 * fd[0][p].abs().max(1e-3);
+        assert!(
+            (mu_t0 - fd[0][p]).abs() < tol,
+            "{name}: μ(t0) {mu_t0} vs FD {}",
+            fd[0][p]
+        );
+        assert!(
+            (z_tf - fd[0][p]).abs() < tol,
+            "{name}: Z(tf) {z_tf} vs FD {}",
+            fd[0][p]
+        );
+    }
+}

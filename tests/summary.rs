@@ -3,8 +3,8 @@
 
 use hybridopt::optimize::optimize;
 use hybridopt::optimize_output::write_optimize_results;
+use hybridopt::output::summary::OptimizeSummary;
 use hybridopt::problem::Problem;
-use hybridopt::summary::OptimizeSummary;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

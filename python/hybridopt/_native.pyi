@@ -32,6 +32,7 @@ class Simulation:
     cost_error: Optional[str]
     columns: List[str]
     table: npt.NDArray[np.float64]
+    report: Dict[str, Any]
     def __getitem__(self, name: str) -> npt.NDArray[np.float64]: ...
 
 class Gradient:
@@ -45,6 +46,7 @@ class Gradient:
     events: List[Event]
     tau_from: Optional[str]
     stats: Dict[str, int]
+    report: Dict[str, Any]
     def as_dict(self) -> Dict[str, float]: ...
 
 class Problem:

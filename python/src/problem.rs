@@ -311,7 +311,8 @@ impl PyProblem {
         let snap = self.snapshot();
         let p = snap.0.clone();
         let th = theta::resolve(py, &p, theta)?;
-        let run = self.run(py, snap, |s| runs::simulate(s.setup(), &th))?;
+        let names = p.objective_names();
+        let run = self.run(py, snap, |s| runs::simulate(s.setup(), &th, &names))?;
         Simulation::new(
             py,
             run,
@@ -336,7 +337,8 @@ impl PyProblem {
         let snap = self.snapshot();
         let p = snap.0.clone();
         let th = theta::resolve(py, &p, theta)?;
-        let run = self.run(py, snap, |s| runs::gradient(s.setup(), &th, m, tau))?;
+        let names = p.objective_names();
+        let run = self.run(py, snap, |s| runs::gradient(s.setup(), &th, m, tau, &names))?;
         Gradient::new(py, run, m.name(), theta::names(&p), p.objective_names())
     }
 

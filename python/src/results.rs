@@ -54,6 +54,15 @@ impl Event {
     }
 }
 
+/// A report's JSON text (the CLI's `--json`) as a Python dict.
+pub fn json_dict(py: Python<'_>, text: &str) -> PyResult<Py<PyDict>> {
+    Ok(py
+        .import("json")?
+        .call_method1("loads", (text,))?
+        .cast_into::<PyDict>()?
+        .unbind())
+}
+
 fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("steps", s.steps)?;
@@ -92,6 +101,9 @@ pub struct Simulation {
     columns: Vec<String>,
     /// The whole table, shape (n, len(columns)).
     table: Py<PyArray2<f64>>,
+    /// The report of `hybridopt simulate --json` (stats, events, final, costs,
+    /// constraints), from the same library struct.
+    report: Py<PyDict>,
 }
 
 impl Simulation {
@@ -148,6 +160,7 @@ impl Simulation {
             cost_error,
             columns: h.clone(),
             table: rows.to_pyarray(py).unbind(),
+            report: json_dict(py, &run.report)?,
         })
     }
 }
@@ -198,6 +211,9 @@ pub struct Gradient {
     tau_from: Option<String>,
     /// All the work of the method: steps, rejected, events, rhs_evals, replayed_steps.
     stats: Py<PyDict>,
+    /// The report of `hybridopt gradient --json --method <method>` (cost, gradient,
+    /// witnesses, objectives, events, timing, …), from the same library struct.
+    report: Py<PyDict>,
 }
 
 impl Gradient {
@@ -228,8 +244,9 @@ impl Gradient {
                 .into_iter()
                 .map(|e| Event::from_run(py, e))
                 .collect::<PyResult<_>>()?,
-            tau_from: run.tau_from.map(str::to_string),
+            tau_from: run.tau_from,
             stats: stats_dict(py, &run.stats)?.unbind(),
+            report: json_dict(py, &run.report)?,
         })
     }
 }

@@ -4,28 +4,38 @@
 
 use hybridopt::artifacts::{trajectory_table, Table};
 use hybridopt::error::Error;
-use hybridopt::integrate::{Stats, Trajectory};
+use hybridopt::integrate::Stats;
 use hybridopt::optimize::optimize as run_optimizer;
 use hybridopt::optimize_output::write_optimize_results;
+use hybridopt::output::gradient_run::{run_gradient, GradientOptions};
+use hybridopt::output::simulate::SimulateReport;
+use hybridopt::output::summary::{EventSummary, OptimizeSummary};
+use hybridopt::output::to_value;
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::{evaluate, forward, EventSensitivity, GradientMethod};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::summary::{EventSummary, OptimizeSummary};
 use hybridopt::systems::builtin::Builtin;
 use std::path::Path;
+use std::time::Instant;
 
 /// A simulation: the tabulated trajectory (as the CLI's trajectory.csv), its events, and
-/// the objectives' values (or why they are undefined).
+/// the objectives' values (or why they are undefined); `report` is the CLI's
+/// `simulate --json` ([`SimulateReport`]) as JSON text.
 pub struct SimRun {
     pub table: Table,
     pub events: Vec<EventSummary>,
     pub t_final: f64,
     pub stats: Stats,
     pub costs: Result<Vec<f64>, String>,
+    pub report: String,
 }
 
 /// Simulates at `theta`.
-pub fn simulate(setup: &Setup<'_, Builtin>, theta: &[f64]) -> Result<SimRun, Error> {
+pub fn simulate(
+    setup: &Setup<'_, Builtin>,
+    theta: &[f64],
+    objective_names: &[String],
+) -> Result<SimRun, Error> {
     let traj = setup.simulate(theta)?;
     let table = trajectory_table(setup, &traj, theta)?;
     // The costs are reported, not required (as `hybridopt simulate` does): a simulation
@@ -33,11 +43,13 @@ pub fn simulate(setup: &Setup<'_, Builtin>, theta: &[f64]) -> Result<SimRun, Err
     let costs = setup
         .objective_values(&traj, theta)
         .map_err(|e| e.to_string());
+    let report = SimulateReport::new(setup, &traj, &table, theta, objective_names);
     Ok(SimRun {
-        events: EventSummary::list(setup, &traj),
+        events: report.events.clone(),
         t_final: traj.t_final,
         stats: traj.stats,
         costs,
+        report: to_value(&report)?.to_string(),
         table,
     })
 }
@@ -56,55 +68,62 @@ pub struct GradRun {
     /// All the work of the method.
     pub stats: Stats,
     /// Where τ came from: the method's own run (direct, dual) or one direct pass.
-    pub tau_from: Option<&'static str>,
+    pub tau_from: Option<String>,
+    /// The CLI's `gradient --json --method <method>` report as JSON text.
+    pub report: String,
 }
 
-/// `evaluate` at θ; with `tau`, the event-time sensitivities from the method's run when it
-/// computed them (direct, dual), else from one forward-sensitivity pass (as
-/// `hybridopt gradient` does).
+/// The computation of `hybridopt gradient --method <method>` (one run, `repeat` 1) at θ;
+/// with `tau`, the event-time sensitivities from the method's run when it computed them
+/// (direct, dual), else from one forward-sensitivity pass.
 pub fn gradient(
     setup: &Setup<'_, Builtin>,
     theta: &[f64],
     method: GradientMethod,
     tau: bool,
+    objective_names: &[String],
 ) -> Result<GradRun, Error> {
-    let ev = evaluate(setup, theta, method)?;
-    let (events, tau_from) = if !tau {
-        (plain_events(setup, &ev.trajectory), None)
-    } else if let Some(t) = &ev.tau {
-        (tau_events(setup, t), Some(method.name()))
-    } else {
-        let fw = forward::forward_sensitivity(setup, theta)?;
-        (tau_events(setup, &fw.events), Some("direct_pass"))
+    let started = Instant::now();
+    let opts = GradientOptions {
+        methods: vec![method],
+        repeat: 1,
+        tau,
+        figures: false,
     };
+    let run = run_gradient(setup, theta, &opts)?;
+    let report = run.report(setup, objective_names, started);
+    let taus: Vec<Option<Vec<f64>>> = match run.tau_events() {
+        Some(evs) => evs.iter().map(|e| Some(e.tau.clone())).collect(),
+        None => vec![None; report.events.len()],
+    };
+    let events = report
+        .events
+        .iter()
+        .zip(taus)
+        .map(|(e, tau)| EventRun {
+            event: EventSummary {
+                t: e.t,
+                guard: e.guard.clone(),
+                mode_before: e.mode_before.clone(),
+                mode_after: e.mode_after.clone(),
+            },
+            tau,
+        })
+        .collect();
+    let text = to_value(&report)?.to_string();
+    let tau_from = serde_json::to_value(report.tau_from)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string));
+    let ev = run.runs.into_iter().next().map(|r| r.evaluation);
+    let ev = ev.ok_or_else(|| Error::Invalid("gradient: no method was run".into()))?;
     Ok(GradRun {
         values: ev.values,
         gradients: ev.gradients,
         events,
         stats: ev.stats,
         tau_from,
+        report: text,
     })
-}
-
-fn plain_events(setup: &Setup<'_, Builtin>, traj: &Trajectory) -> Vec<EventRun> {
-    EventSummary::list(setup, traj)
-        .into_iter()
-        .map(|event| EventRun { event, tau: None })
-        .collect()
-}
-
-fn tau_events(setup: &Setup<'_, Builtin>, evs: &[EventSensitivity]) -> Vec<EventRun> {
-    evs.iter()
-        .map(|e| EventRun {
-            event: EventSummary {
-                t: e.t,
-                guard: setup.dims.guard_name(e.guard),
-                mode_before: setup.dims.mode_name(e.mode_before),
-                mode_after: setup.dims.mode_name(e.mode_after),
-            },
-            tau: Some(e.tau.clone()),
-        })
-        .collect()
 }
 
 /// ψ₀ (the first objective) and dψ₀/dθ at θ, as the optimizer evaluates them (the other

@@ -1,0 +1,167 @@
+//! `hybridopt periodic` (the orbit, its stability and a continuation) and `optimize` on a
+//! `[periodic]` problem (the gait objective): the reports and the results folders.
+
+use crate::periodic::continuation::{self as cont, Bifurcation, Branch};
+use crate::periodic::error::PeriodicError;
+use crate::periodic::optimize::{optimize_gait, GaitOptimum, GaitSettings};
+use crate::periodic::orbit::{solve_orbit, OrbitReport};
+use crate::periodic::output;
+use crate::periodic::spec::PeriodicSpec;
+use crate::problem::Problem;
+use crate::report::Staging;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// `periodic --json`: the orbit's report and, with `--continue`, a summary of the branch
+/// (a contract: add fields, never rename or drop).
+#[derive(Debug, Clone, Serialize)]
+pub struct PeriodicReport {
+    #[serde(flatten)]
+    pub orbit: OrbitReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<ContinuationSummary>,
+}
+
+/// `"continuation"`: the parameter followed, the number of points, the bifurcations met
+/// and why the branch stopped early (null when it reached the range's end).
+#[derive(Debug, Clone, Serialize)]
+pub struct ContinuationSummary {
+    pub param: String,
+    pub points: usize,
+    pub bifurcations: Vec<Bifurcation>,
+    pub stopped: Option<String>,
+}
+
+impl PeriodicReport {
+    /// The terminal report of problem `name`.
+    pub fn text(&self, name: &str, dir: &Path) -> String {
+        let r = &self.orbit;
+        let mut o = format!(
+            "{name}: period {:.10}, residual {:.1e} after {} Newton iteration(s); spectral radius {:.6} ({})\n",
+            r.period,
+            r.residual,
+            r.newton_iterations,
+            r.spectral_radius,
+            if r.stable { "stable" } else { "unstable" }
+        );
+        o += &format!("fixed point: {:?}\n", r.fixed_point);
+        o += &format!("multipliers on the section: {:?}\n", r.multipliers);
+        if let Some(b) = &self.continuation {
+            for f in &b.bifurcations {
+                o += &format!("{:?} at {} = {:.8}\n", f.kind, b.param, f.at);
+            }
+            if let Some(s) = &b.stopped {
+                o += &format!("branch stopped: {s}\n");
+            }
+        }
+        o += &format!("results in {}\n", dir.display());
+        o
+    }
+}
+
+/// Solves `p`'s periodic orbit (and with `continuation` = `NAME=LO:HI:N` follows it) and
+/// writes the folder `out` (staged, swapped in atomically).
+pub fn periodic_to_folder(
+    p: &Problem,
+    continuation: Option<&str>,
+    out: &Path,
+) -> Result<(PeriodicReport, PathBuf), PeriodicError> {
+    let spec = PeriodicSpec::from_problem(p)?;
+    let range = continuation
+        .map(|c| cont::Range::parse(c, &p.dims))
+        .transpose()?;
+    let pv = p.theta_values()[..p.dims.np()].to_vec();
+    let o = solve_orbit(&p.system, &spec, &pv, &spec.guess, true)?;
+    let orbit = OrbitReport::new(&o, &p.dims, &spec.section.free);
+    let branch: Option<Branch> = match &range {
+        Some(r) => {
+            let mut p0 = pv.clone();
+            p0[r.param] = r.lo;
+            Some(cont::continue_orbit(&p.system, &spec, &p0, &spec.guess, r)?)
+        }
+        None => None,
+    };
+    let stage = Staging::new(out)?;
+    output::write_orbit(&stage, &p.name, &p.system, &spec, &pv, &o, &orbit)?;
+    if let Some(b) = &branch {
+        output::write_branch(&stage, &p.name, b)?;
+    }
+    let dir = stage.commit()?;
+    let continuation = branch.map(|b| ContinuationSummary {
+        param: b.param,
+        points: b.points.len(),
+        bifurcations: b.bifurcations,
+        stopped: b.stopped,
+    });
+    Ok((
+        PeriodicReport {
+            orbit,
+            continuation,
+        },
+        dir,
+    ))
+}
+
+/// `optimize` on a `[periodic]` problem: L-BFGS on the orbit's objective over the
+/// parameters marked `optimize = true`; writes the gait's and the optimized orbit's files
+/// into `out`. The report (`--json`) is the [`GaitOptimum`].
+pub fn optimize_gait_to_folder(
+    p: &Problem,
+    max_iters: Option<u64>,
+    out: &Path,
+) -> Result<(GaitOptimum, PathBuf), PeriodicError> {
+    let spec = PeriodicSpec::from_problem(p)?;
+    let Some(objective) = spec.objective.clone() else {
+        return Err(PeriodicError::Invalid(format!(
+            "{}: [periodic] has no `objective` (e.g. objective = {{ kind = \"spectral_radius\" }}): nothing to optimize",
+            p.file.display()
+        )));
+    };
+    let np = p.dims.np();
+    let pv = p.theta_values()[..np].to_vec();
+    let free: Vec<usize> = (0..np).filter(|&i| p.theta[i].optimize).collect();
+    let transforms: Vec<_> = free.iter().map(|&i| p.theta[i].transform).collect();
+    let settings = GaitSettings {
+        max_iters: max_iters.unwrap_or(p.optimizer.max_iters),
+        tol_grad: p.optimizer.tol_grad,
+    };
+    let mut r = optimize_gait(
+        &p.system,
+        &spec,
+        &objective,
+        &pv,
+        &free,
+        &transforms,
+        &settings,
+    )?;
+    r.names = free.iter().map(|&i| p.dims.params[i].clone()).collect();
+    let mut pf = pv.clone();
+    for (k, &i) in free.iter().enumerate() {
+        pf[i] = r.last.params[k];
+    }
+    let o = solve_orbit(&p.system, &spec, &pf, &spec.guess, true)?;
+    let report = OrbitReport::new(&o, &p.dims, &spec.section.free);
+    let stage = Staging::new(out)?;
+    output::write_gait(&stage, &r)?;
+    output::write_orbit(&stage, &p.name, &p.system, &spec, &pf, &o, &report)?;
+    let dir = stage.commit()?;
+    Ok((r, dir))
+}
+
+/// The terminal report of a gait optimization of problem `name`.
+pub fn gait_text(name: &str, r: &GaitOptimum, dir: &Path) -> String {
+    format!(
+        "{name}: {} → {} ({}; {} iterations, {} evaluations); spectral radius {:.6} → {:.6} (re-solved from the guess: {:.6})\n{:?} = {:?}; results in {}\n",
+        r.initial.value,
+        r.last.value,
+        r.termination,
+        r.iterations,
+        r.evaluations,
+        r.initial.spectral_radius,
+        r.last.spectral_radius,
+        r.verified_spectral_radius,
+        r.names,
+        r.last.params,
+        dir.display()
+    )
+}

@@ -1,0 +1,242 @@
+//! The optimization summary (`summary.json` of `hybridopt optimize`) as a typed,
+//! serializable struct, and the event list of a trajectory by name: one source for the
+//! command line and the Python package. Also its terminal report, and reading θ back
+//! from a summary file (`animate --compare-initial`).
+
+use crate::integrate::Trajectory;
+use crate::model::HybridSystem;
+use crate::optimize::{KinkReport, OptimizeResult, Outcome};
+use crate::problem::Problem;
+use crate::setup::Setup;
+use crate::sweep::{starts::Range, MultiStart, PointOutcome};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// One event by name: `{t, guard, mode_before, mode_after}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventSummary {
+    pub t: f64,
+    pub guard: String,
+    pub mode_before: String,
+    pub mode_after: String,
+}
+
+impl EventSummary {
+    /// The events of `traj`, named through the setup's dimensions.
+    pub fn list<S: HybridSystem>(setup: &Setup<'_, S>, traj: &Trajectory) -> Vec<EventSummary> {
+        traj.events
+            .iter()
+            .map(|e| EventSummary {
+                t: e.t,
+                guard: setup.dims.guard_name(e.guard),
+                mode_before: setup.dims.mode_name(e.mode_before),
+                mode_after: setup.dims.mode_name(e.mode_after),
+            })
+            .collect()
+    }
+}
+
+/// The fields of `summary.json` (a contract: add, never rename or drop).
+#[derive(Debug, Clone, Serialize)]
+pub struct OptimizeSummary {
+    pub problem: String,
+    pub solver: &'static str,
+    pub gradient: &'static str,
+    /// The solver's termination text.
+    pub termination: String,
+    pub outcome: Outcome,
+    pub converged: bool,
+    pub iterations: u64,
+    pub evaluations: usize,
+    pub cost_evaluations: u64,
+    pub gradient_evaluations: u64,
+    pub initial_cost: f64,
+    pub final_cost: f64,
+    /// θ by name at the start and at the end.
+    pub parameters_initial: BTreeMap<String, f64>,
+    pub parameters_final: BTreeMap<String, f64>,
+    /// The names of the optimized entries of θ.
+    pub optimized: Vec<String>,
+    pub final_gradient_norm: f64,
+    pub restarts: Vec<String>,
+    pub kinks_met: usize,
+    /// The final point's kink, if it is one.
+    pub final_kink: Option<KinkReport>,
+    pub wall_time_s: f64,
+    /// The events of the final trajectory.
+    pub events: Vec<EventSummary>,
+    /// `optimize --starts N`: the starts and the best of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_start: Option<MultiStartSummary>,
+}
+
+/// `"multi_start"` of `optimize --starts N`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MultiStartSummary {
+    /// N.
+    pub starts: usize,
+    /// The seed of the start points.
+    pub seed: u64,
+    /// The sampling interval of each optimized entry.
+    pub ranges: Vec<Range>,
+    /// The index of the start kept (the lowest final cost).
+    pub best_start: usize,
+    /// How many starts failed.
+    pub failed: usize,
+    /// Each start's final cost (null for a failed start).
+    pub final_costs: Vec<Option<f64>>,
+    /// Each start's outcome.
+    pub outcomes: Vec<PointOutcome>,
+}
+
+impl MultiStartSummary {
+    /// The summary of `ms`, `count` starts of `seed` in `ranges`.
+    pub fn new(count: usize, seed: u64, ranges: Vec<Range>, ms: &MultiStart) -> Self {
+        MultiStartSummary {
+            starts: count,
+            seed,
+            ranges,
+            best_start: ms.best_index,
+            failed: ms
+                .records
+                .iter()
+                .filter(|r| r.outcome == PointOutcome::Failed)
+                .count(),
+            final_costs: ms.records.iter().map(|r| r.cost).collect(),
+            outcomes: ms.records.iter().map(|r| r.outcome).collect(),
+        }
+    }
+}
+
+impl OptimizeSummary {
+    /// The summary of `r`, a run of [`crate::optimize::optimize`] on `setup` (built from
+    /// `p`) with `p.optimizer`.
+    pub fn new(p: &Problem, setup: &Setup<'_, impl HybridSystem>, r: &OptimizeResult) -> Self {
+        let names = setup.theta_names();
+        let by_name = |v: &[f64]| -> BTreeMap<String, f64> {
+            names.iter().cloned().zip(v.iter().copied()).collect()
+        };
+        OptimizeSummary {
+            problem: p.name.clone(),
+            solver: p.optimizer.solver.name(),
+            gradient: p.optimizer.gradient.name(),
+            termination: r.termination.clone(),
+            outcome: r.outcome,
+            converged: r.converged(),
+            iterations: r.iterations,
+            evaluations: r.evaluations,
+            cost_evaluations: r.cost_calls,
+            gradient_evaluations: r.gradient_calls,
+            initial_cost: r.initial_cost,
+            final_cost: r.final_cost,
+            parameters_initial: by_name(&r.theta_initial),
+            parameters_final: by_name(&r.theta_final),
+            optimized: p.free_indices().iter().map(|&i| names[i].clone()).collect(),
+            final_gradient_norm: r.final_grad_norm,
+            restarts: r.restarts.clone(),
+            kinks_met: r.kinks.len(),
+            final_kink: r.kinks.last().filter(|k| k.theta == r.theta_final).cloned(),
+            wall_time_s: r.wall_time_s,
+            events: EventSummary::list(setup, &r.last.trajectory),
+            multi_start: None,
+        }
+    }
+
+    /// The terminal report of `hybridopt optimize`: outcome, costs, restarts, a final
+    /// kink's one-sided derivatives, the first 12 optimized entries, and the folder.
+    pub fn text(&self, dir: &Path) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "{}: {} ({}), {} iterations, {} evaluations, cost {:.6e} → {:.6e}, |grad| {:.3e}, {:.2} s",
+            self.problem,
+            if self.converged { "converged" } else { "NOT converged" },
+            self.termination,
+            self.iterations,
+            self.evaluations,
+            self.initial_cost,
+            self.final_cost,
+            self.final_gradient_norm,
+            self.wall_time_s
+        );
+        for r in &self.restarts {
+            let _ = writeln!(o, "  restarted the line search {r}");
+        }
+        if let Some(k) = &self.final_kink {
+            let _ = writeln!(o, "  the final point is a kink (simultaneous event at t = {:?}): ψ has no gradient there", k.times);
+            for (n, plus, minus) in &k.one_sided {
+                let _ = writeln!(
+                    o,
+                    "    one-sided derivatives along ±{n}: {plus:+.6e} / {minus:+.6e}"
+                );
+            }
+        }
+        for n in self.optimized.iter().take(12) {
+            let a = self.parameters_initial.get(n).copied().unwrap_or(f64::NAN);
+            let b = self.parameters_final.get(n).copied().unwrap_or(f64::NAN);
+            let _ = writeln!(o, "  {n:>12} {a:.10e} → {b:.10e}");
+        }
+        if self.optimized.len() > 12 {
+            let _ = writeln!(
+                o,
+                "  … ({} optimized entries in all; see summary.json)",
+                self.optimized.len()
+            );
+        }
+        let _ = writeln!(o, "  wrote {}", dir.display());
+        o
+    }
+
+    /// As a JSON value, its keys in the order `summary.json` is written in.
+    pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(self)
+    }
+}
+
+/// θ at the start and at the end of an optimization, read from its `summary.json` at
+/// `path` (`parameters_initial` and `parameters_final` over the problem's values; the
+/// summary must be of the same problem). `names` are θ's names.
+pub fn summary_thetas(
+    p: &Problem,
+    names: &[String],
+    path: &Path,
+) -> Result<(Vec<f64>, Vec<f64>), crate::Error> {
+    let err = |message: String| crate::Error::Problem {
+        file: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        err(format!(
+            "cannot read optimize's summary ({e}): run `hybridopt optimize` first, or give --summary"
+        ))
+    })?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| err(format!("not a JSON summary: {e}")))?;
+    if v["problem"].as_str() != Some(p.name.as_str()) {
+        return Err(err(format!(
+            "key `problem` = {} but the problem file is `{}`",
+            v["problem"], p.name
+        )));
+    }
+    let read = |key: &str| -> Result<Vec<f64>, crate::Error> {
+        let mut theta = p.theta_values();
+        let Some(map) = v[key].as_object() else {
+            return Err(err(format!("key `{key}` is missing or not a table")));
+        };
+        for (name, x) in map {
+            let Some(i) = names.iter().position(|n| n == name) else {
+                return Err(err(format!(
+                    "`{key}.{name}` is not a parameter of problem `{}`",
+                    p.name
+                )));
+            };
+            theta[i] = x
+                .as_f64()
+                .ok_or_else(|| err(format!("`{key}.{name}` = {x} is not a number")))?;
+        }
+        Ok(theta)
+    };
+    Ok((read("parameters_initial")?, read("parameters_final")?))
+}
