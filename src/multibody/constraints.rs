@@ -208,3 +208,41 @@ pub fn evaluate<D: Scalar>(
     debug_assert_eq!(row, m);
     Ok(ev)
 }
+
+/// The mixed velocity term `(Φ_q v)_q w` of every row of a constraint set: the derivative
+/// of `Φ̇ = Φ_q v` along a position direction `w` (theory.md §5). Every constraint here is
+/// at most quadratic in q, so this is a symmetric bilinear form in (v, w) and `w = v` gives
+/// [`ConstraintEval::quad`]:
+///
+/// - distance, `u = ṙ_a − ṙ_b`, `s = w_a − w_b`: `2 u·s`;
+/// - line and fixed-point rows (linear in q): 0.
+///
+/// The index-2 formulation uses it with `w = q̇` ([`super::dynamics::index2_acceleration`]).
+pub fn velocity_hessian_product<D: Scalar>(
+    cons: &[Constraint],
+    points: &[Point],
+    v: &[D],
+    w: &[D],
+) -> Vec<D> {
+    let two = D::from(2.0);
+    let mut out = Vec::with_capacity(count_rows(cons));
+    for con in cons {
+        match *con {
+            Constraint::Distance { a, b, .. } => {
+                let (va, vb) = (points[a].velocity(v), points[b].velocity(v));
+                let (wa, wb) = (points[a].velocity(w), points[b].velocity(w));
+                let u = [va[0] - vb[0], va[1] - vb[1]];
+                let s = [wa[0] - wb[0], wa[1] - wb[1]];
+                out.push(two * (u[0] * s[0] + u[1] * s[1]));
+            }
+            Constraint::HorizontalLine { .. } | Constraint::VerticalLine { .. } => {
+                out.push(D::zero())
+            }
+            Constraint::FixedPoint { .. } => {
+                out.push(D::zero());
+                out.push(D::zero());
+            }
+        }
+    }
+    out
+}

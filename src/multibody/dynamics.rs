@@ -1,9 +1,11 @@
 //! Equations of motion of a constrained mechanism: the index-1 formulation with Baumgarte
-//! stabilization and the penalty formulation (theory.md §5; seed 000 (29)–(32)).
+//! stabilization, the penalty formulation (theory.md §5; seed 000 (29)–(32)) and the
+//! GGL-stabilized index-2 formulation in reduced form (theory.md §6, Hessenberg index 2).
 //!
-//! Both turn `M a = F − Φ_qᵀ μ`, `Φ(q) = 0` into an ODE `q̇ = v`, `v̇ = a(q, v, p)` to which
-//! the sensitivity machinery of theory.md §2–4 applies unchanged. All solves go through
-//! [`crate::linalg`], so dual-number evaluations give exact Jacobians of `a`.
+//! Each turns `M a = F − Φ_qᵀ μ`, `Φ(q) = 0` into an ODE `q̇ = q̇(q, v, p)`,
+//! `v̇ = a(q, v, p)` (`q̇ = v` except for index 2) to which the sensitivity machinery of
+//! theory.md §2–4 applies unchanged. All solves go through [`crate::linalg`], so
+//! dual-number evaluations give exact Jacobians of `q̇` and `a`.
 
 use super::constraints::ConstraintEval;
 use crate::error::ModelError;
@@ -19,6 +21,9 @@ pub enum Formulation {
     Index1,
     /// Penalty formulation, seed 000 (29)–(31) (`"penalty"`).
     Penalty,
+    /// Gear–Gupta–Leimkuhler stabilized index-2 form in reduced form (`"index2"`): see
+    /// [`ggl_velocity`] and [`index2_acceleration`]. Uses neither ξ, ω nor α.
+    Index2,
 }
 
 /// Formulation and its coefficients.
@@ -68,20 +73,35 @@ impl Dynamics {
         Ok(())
     }
 
-    /// The accelerations of the chosen formulation, with the multipliers and the residuals.
+    /// The coordinate velocities and accelerations of the chosen formulation, with the
+    /// multipliers and the residuals, at velocities `v`. `hessian(w)` is the mixed velocity
+    /// term `(Φ_q v)_q w` of every row (only index 2 calls it, with `w = q̇`).
     pub fn accelerations<D: Scalar>(
         &self,
         mass: &[D],
         force: &[D],
         cons: &ConstraintEval<D>,
+        v: &[D],
+        hessian: impl FnOnce(&[D]) -> Vec<D>,
     ) -> Result<Accel<D>, ModelError> {
-        let (a, mu) = match self.formulation {
-            Formulation::Index1 => index1_acceleration(mass, force, cons, self.xi, self.omega)?,
+        let (qdot, a, mu) = match self.formulation {
+            Formulation::Index1 => {
+                let (a, mu) = index1_acceleration(mass, force, cons, self.xi, self.omega)?;
+                (v.to_vec(), a, mu)
+            }
             Formulation::Penalty => {
-                penalty_acceleration(mass, force, cons, self.alpha, self.xi, self.omega)?
+                let (a, mu) =
+                    penalty_acceleration(mass, force, cons, self.alpha, self.xi, self.omega)?;
+                (v.to_vec(), a, mu)
+            }
+            Formulation::Index2 => {
+                let (_eta, qdot) = ggl_velocity(cons, v)?;
+                let (a, mu) = index2_acceleration(mass, force, cons, &hessian(&qdot))?;
+                (qdot, a, mu)
             }
         };
         Ok(Accel {
+            qdot,
             a,
             mu,
             phi: cons.phi.clone(),
@@ -93,6 +113,8 @@ impl Dynamics {
 /// Accelerations with the constraint multipliers and residuals at the evaluation point.
 #[derive(Debug, Clone)]
 pub struct Accel<D> {
+    /// Coordinate velocities `q̇` (n): `v`, except for index 2 (`v − Φ_qᵀη`).
+    pub qdot: Vec<D>,
     /// Accelerations `a = v̇` (n).
     pub a: Vec<D>,
     /// Multipliers `μ` (m): the constraint force on the coordinates is `−Φ_qᵀ μ`.
@@ -168,6 +190,91 @@ pub fn penalty_acceleration<D: Scalar>(
     Ok((a, mu))
 }
 
+/// The GGL velocity correction of the index-2 formulation (Gear, Gupta & Leimkuhler 1985,
+/// "Automatic integration of Euler–Lagrange equations with constraints", J. Comput. Appl.
+/// Math. 12–13; theory.md §6, Hessenberg index 2 in reduced form): the system
+///
+/// ```text
+/// q̇ = v − Φ_qᵀη,   M v̇ = F − Φ_qᵀλ,   0 = Φ(q),   0 = Φ_q v
+/// ```
+///
+/// with η eliminated by the hidden constraint of `Φ(q) = 0` along the flow,
+/// `Φ_q q̇ = 0`:
+///
+/// ```text
+/// (Φ_q Φ_qᵀ) η = Φ_q v,   q̇ = v − Φ_qᵀη
+/// ```
+///
+/// Returns `(η, q̇)`. η vanishes on the velocity manifold `Φ_q v = 0`; off it, q̇ is the
+/// projection of v onto the tangent space, so `Φ̇ = Φ_q q̇ = 0` holds identically and `Φ` is
+/// invariant under the exact flow (drift comes only from the integration error). Fails with
+/// [`ModelError::Singular`] if `Φ_q` is rank deficient.
+pub fn ggl_velocity<D: Scalar>(
+    cons: &ConstraintEval<D>,
+    v: &[D],
+) -> Result<(Vec<D>, Vec<D>), ModelError> {
+    let (n, m) = (cons.n, cons.m);
+    let jac = &cons.jac;
+    let mut g = vec![D::zero(); m * m];
+    for r in 0..m {
+        for c in 0..=r {
+            let mut s = D::zero();
+            for i in 0..n {
+                s += jac[r * n + i] * jac[c * n + i];
+            }
+            g[r * m + c] = s;
+            g[c * m + r] = s;
+        }
+    }
+    let eta = solve(m, &g, &cons.phidot, GRAM_MATRIX)?;
+    let mut qdot = v.to_vec();
+    for r in 0..m {
+        for i in 0..n {
+            qdot[i] -= jac[r * n + i] * eta[r];
+        }
+    }
+    Ok((eta, qdot))
+}
+
+/// The accelerations and multipliers of the index-2 formulation ([`ggl_velocity`]): λ from
+/// the hidden constraint of the velocity constraint `Φ_q(q) v = 0` along the flow,
+///
+/// ```text
+/// d/dt (Φ_q v) = Φ_q v̇ + (Φ_q v)_q q̇ = 0
+/// ```
+///
+/// (time derivative of `Φ_q` along `q̇`, not along v), i.e. the saddle-point system of
+/// index 1 (theory.md §5, seed 000 (32)) without Baumgarte terms and with `q̇` for `v` in
+/// the quadratic term:
+///
+/// ```text
+/// [ M    Φ_qᵀ ] [ a ]   [ F            ]
+/// [ Φ_q  0    ] [ λ ] = [ −(Φ_q v)_q q̇ ]
+/// ```
+///
+/// `hess_qdot` is `(Φ_q v)_q q̇` (m). With this λ, `Φ_q v` is invariant under the exact
+/// flow as well. On consistent data (`Φ = 0`, `Φ_q v = 0`) η = 0, q̇ = v and `(a, λ)` equal
+/// index 1's (whose Baumgarte terms vanish there).
+pub fn index2_acceleration<D: Scalar>(
+    mass: &[D],
+    force: &[D],
+    cons: &ConstraintEval<D>,
+    hess_qdot: &[D],
+) -> Result<(Vec<D>, Vec<D>), ModelError> {
+    let (n, m) = (cons.n, cons.m);
+    let mut rhs = force.to_vec();
+    rhs.extend(hess_qdot.iter().map(|&h| -h));
+    let sol = solve(
+        n + m,
+        &saddle_matrix(mass, &cons.jac, n, m),
+        &rhs,
+        SADDLE_MATRIX,
+    )?;
+    Ok((sol[..n].to_vec(), sol[n..].to_vec()))
+}
+
+/// What a singular Gram matrix of the constraint Jacobian is called in errors.
+pub(crate) const GRAM_MATRIX: &str = "index-2 Gram matrix Φ_q Φ_qᵀ";
 /// What a singular penalty matrix is called in errors.
 pub(crate) const PENALTY_MATRIX: &str = "penalty mass matrix M + Φ_qᵀαΦ_q";
 /// What a singular saddle-point matrix is called in errors.

@@ -278,6 +278,8 @@ impl Mechanism {
         let mass = self.mass_matrix(p)?;
         let f = self.forces(q, v, p)?;
         let ev = self.evaluate(cons, q, v, p)?;
-        dynamics.accelerations(&mass, &f, &ev)
+        dynamics.accelerations(&mass, &f, &ev, v, |w| {
+            constraints::velocity_hessian_product(cons, &self.points, v, w)
+        })
     }
 }

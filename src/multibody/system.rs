@@ -1,7 +1,10 @@
 //! A constrained mechanism as a hybrid system: [`MultibodySystem`] is what a mechanism
 //! model writes (names, guards, resets, the constraint set of each mode, outputs given the
-//! accelerations); the flow `ẋ = (v, a)` and its exact vector–Jacobian product come once,
-//! from here, for every natural-coordinate mechanism (theory.md §5).
+//! accelerations); the flow `ẋ = (q̇, a)` and its exact vector–Jacobian product come once,
+//! from here, for every natural-coordinate mechanism (theory.md §5). `q̇ = v` for index 1
+//! and penalty; the index-2 formulation's `q̇ = v − Φ_qᵀη` (GGL, [`super::dynamics`]) is
+//! differentiated by the exact dual default of [`HybridSystem::flow_vjp`], not by the
+//! implicit hook below.
 //!
 //! **The VJP by implicit differentiation.** The accelerations solve a linear system
 //! `K(q, p) s = r(q, v, p)`: index-1 `s = (a, μ)`, `K = [[M, Φ_qᵀ], [Φ_q, 0]]`,
@@ -28,8 +31,8 @@ use super::mechanism::Mechanism;
 use crate::error::ModelError;
 use crate::linalg::Lu;
 use crate::model::{
-    lane_eps, lane_seed, GuardInfo, HybridSystem, Lanes, OutputCotangent, Scalar, VjpArgs, VjpOut,
-    LANES,
+    lane_eps, lane_seed, vjp_by_dual_passes, vjp_by_scalar_duals, GuardInfo, HybridSystem, Lanes,
+    OutputCotangent, Scalar, VjpArgs, VjpOut, LANES, SCALAR_DUAL_DIRECTIONS,
 };
 
 /// A planar mechanism with modes, events and outputs. Every type that implements it is a
@@ -138,7 +141,8 @@ impl<M: MultibodySystem> HybridSystem for M {
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         MultibodySystem::initial_state(self, p)
     }
-    /// `ẋ = (v, a)` (theory.md §5; seed 000 (29)–(32)).
+    /// `ẋ = (q̇, a)`, `q̇ = v` except for index 2 (theory.md §5; seed 000 (29)–(32);
+    /// index 2: [`super::dynamics::ggl_velocity`]).
     fn flow<D: Scalar>(
         &self,
         mode: usize,
@@ -150,7 +154,7 @@ impl<M: MultibodySystem> HybridSystem for M {
     ) -> Result<(), ModelError> {
         let acc = self.accelerations(mode, x, p)?;
         let n = self.mechanism().n;
-        dx[..n].copy_from_slice(&x[n..]);
+        dx[..n].copy_from_slice(&acc.qdot);
         dx[n..].copy_from_slice(&acc.a);
         Ok(())
     }
@@ -188,6 +192,7 @@ impl<M: MultibodySystem> HybridSystem for M {
 /// The residual `R = r − K s` of the acceleration system at fixed `s` (module docs), in
 /// any scalar: index-1 `(F − M a − Φ_qᵀμ, C − Φ_q a)`, penalty `F̄ − M̄ a`.
 fn residual<D: Scalar>(
+    kind: Solved,
     dynamics: &Dynamics,
     mass: &[D],
     force: &[D],
@@ -196,8 +201,8 @@ fn residual<D: Scalar>(
     mu: &[D],
 ) -> Vec<D> {
     let (n, m) = (ev.n, ev.m);
-    match dynamics.formulation {
-        Formulation::Index1 => {
+    match kind {
+        Solved::Index1 => {
             let mut r = force.to_vec();
             for i in 0..n {
                 for j in 0..n {
@@ -219,7 +224,7 @@ fn residual<D: Scalar>(
             }
             r
         }
-        Formulation::Penalty => {
+        Solved::Penalty => {
             let (mbar, mut fbar) =
                 penalty_system(mass, force, ev, dynamics.alpha, dynamics.xi, dynamics.omega);
             for i in 0..n {
@@ -235,16 +240,39 @@ fn residual<D: Scalar>(
 /// The multipliers that go with accelerations `a` held fixed: index-1's solved `μ` (given),
 /// penalty's `μ*(a)` (recomputed, so that its dependence on a and on (q, v, p) is seen).
 fn multipliers<D: Scalar>(
+    kind: Solved,
     dynamics: &Dynamics,
     ev: &ConstraintEval<D>,
     a: &[D],
     mu: &[D],
 ) -> Vec<D> {
-    match dynamics.formulation {
-        Formulation::Index1 => mu.to_vec(),
-        Formulation::Penalty => {
-            penalty_multipliers(ev, a, dynamics.alpha, dynamics.xi, dynamics.omega)
-        }
+    match kind {
+        Solved::Index1 => mu.to_vec(),
+        Solved::Penalty => penalty_multipliers(ev, a, dynamics.alpha, dynamics.xi, dynamics.omega),
+    }
+}
+
+/// The linear system the hook differentiates implicitly (module docs).
+#[derive(Debug, Clone, Copy)]
+enum Solved {
+    /// Index 1: `K = [[M, Φ_qᵀ], [Φ_q, 0]]`, `s = (a, μ)`.
+    Index1,
+    /// Penalty: `K = M̄`, `s = a`.
+    Penalty,
+}
+
+/// The exact dual-number VJP of [`HybridSystem::flow_vjp`]'s default, used for the index-2
+/// formulation: its flow chains two solves (η, then (a, λ) with a right-hand side that
+/// depends on η), which the implicit hook does not cover yet.
+fn dual_vjp<M: MultibodySystem>(
+    sys: &M,
+    args: VjpArgs<'_>,
+    out: VjpOut<'_>,
+) -> Result<(), ModelError> {
+    if args.x.len() + args.u.len() + args.p.len() <= SCALAR_DUAL_DIRECTIONS {
+        vjp_by_scalar_duals(sys, args, out)
+    } else {
+        vjp_by_dual_passes(sys, args, out)
     }
 }
 
@@ -271,6 +299,11 @@ pub fn mechanism_vjp<M: MultibodySystem>(
 ) -> Result<(), ModelError> {
     let mech = sys.mechanism();
     let dynm = sys.dynamics();
+    let kind = match dynm.formulation {
+        Formulation::Index1 => Solved::Index1,
+        Formulation::Penalty => Solved::Penalty,
+        Formulation::Index2 => return dual_vjp(sys, args, out),
+    };
     let cons = sys.constraints(args.mode);
     sys.check(args.mode, args.x, args.p)?;
     let n = mech.n;
@@ -283,13 +316,13 @@ pub fn mechanism_vjp<M: MultibodySystem>(
     let force = mech.forces(q, v, args.p)?;
     let ev = mech.evaluate(cons, q, v, args.p)?;
     let m = ev.m;
-    let (kmat, mut s, nk, what) = match dynm.formulation {
-        Formulation::Index1 => {
+    let (kmat, mut s, nk, what) = match kind {
+        Solved::Index1 => {
             let mut r = force.clone();
             r.extend(baumgarte_rhs(&ev, dynm.xi, dynm.omega));
             (saddle_matrix(&mass, &ev.jac, n, m), r, n + m, SADDLE_MATRIX)
         }
-        Formulation::Penalty => {
+        Solved::Penalty => {
             let (mbar, fbar) = penalty_system(&mass, &force, &ev, dynm.alpha, dynm.xi, dynm.omega);
             (mbar, fbar, n, PENALTY_MATRIX)
         }
@@ -297,12 +330,11 @@ pub fn mechanism_vjp<M: MultibodySystem>(
     let lu = Lu::factor(nk, kmat, what)?;
     lu.solve_in_place(&mut s, 1);
     let acc = Accel {
-        mu: match dynm.formulation {
-            Formulation::Index1 => s[n..].to_vec(),
-            Formulation::Penalty => {
-                penalty_multipliers(&ev, &s[..n], dynm.alpha, dynm.xi, dynm.omega)
-            }
+        mu: match kind {
+            Solved::Index1 => s[n..].to_vec(),
+            Solved::Penalty => penalty_multipliers(&ev, &s[..n], dynm.alpha, dynm.xi, dynm.omega),
         },
+        qdot: v.to_vec(),
         a: s[..n].to_vec(),
         phi: ev.phi.clone(),
         phidot: ev.phidot.clone(),
@@ -334,7 +366,8 @@ pub fn mechanism_vjp<M: MultibodySystem>(
             let ad = lift(&acc.a, lane_of);
             let mud = lift(&acc.mu, |i| lane_of(n + i));
             let accd = Accel {
-                mu: multipliers(dynm, &evd, &ad, &mud),
+                mu: multipliers(kind, dynm, &evd, &ad, &mud),
+                qdot: vd0.clone(),
                 a: ad,
                 phi: evd.phi.clone(),
                 phidot: evd.phidot.clone(),
@@ -364,10 +397,11 @@ pub fn mechanism_vjp<M: MultibodySystem>(
         let massd = mech.mass_matrix(&pd)?;
         let forced = mech.forces(&qd, &vd, &pd)?;
         let evd = mech.evaluate(cons, &qd, &vd, &pd)?;
-        let r = residual(dynm, &massd, &forced, &evd, &a_c, &mu_c);
+        let r = residual(kind, dynm, &massd, &forced, &evd, &a_c, &mu_c);
         if ny > 0 {
             let accd = Accel {
-                mu: multipliers(dynm, &evd, &a_c, &mu_c),
+                mu: multipliers(kind, dynm, &evd, &a_c, &mu_c),
+                qdot: vd.clone(),
                 a: a_c.clone(),
                 phi: evd.phi.clone(),
                 phidot: evd.phidot.clone(),

@@ -10,7 +10,8 @@
 //! (38)–(39)).
 //!
 //! The equations of motion are assembled by [`crate::multibody`] (index-1 with Baumgarte
-//! stabilization or penalty, per [`FiveBarConfig::formulation`]); nothing is hand-written.
+//! stabilization, penalty or GGL index 2, per [`FiveBarConfig::formulation`]); nothing is
+//! hand-written.
 
 use crate::error::ModelError;
 use crate::model::{c, Direction, GuardInfo, Scalar};
@@ -57,7 +58,7 @@ const P3: usize = 4;
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FiveBarConfig {
-    /// `"index1"` (default) or `"penalty"`.
+    /// `"index1"` (default), `"penalty"` or `"index2"` (GGL, [`crate::multibody::dynamics::ggl_velocity`]).
     pub formulation: Formulation,
     /// Baumgarte damping ratio ξ; default 1.0 (reference-models.md §2).
     pub xi: f64,
