@@ -222,6 +222,27 @@ pub fn defaults(kind: &str) -> Option<Vec<(String, f64)>> {
     Some(system.defaults())
 }
 
+impl Builtin {
+    /// Every built-in system (all kinds but `custom`), each with its default `[system]`
+    /// settings, in the order of [`KINDS`].
+    pub fn catalog() -> Vec<Builtin> {
+        KINDS
+            .iter()
+            .filter_map(|k| super::kind::SystemSpec::default_of(k)?.build().ok())
+            .collect()
+    }
+
+    /// The documented default values of the parameters, in the order of `param_names`
+    /// (the values of [`Builtin::defaults`]); `None` for a custom system, whose parameters
+    /// are its file's.
+    pub fn default_params(&self) -> Option<Vec<f64>> {
+        match self {
+            Builtin::Custom(_) => None,
+            _ => Some(self.defaults().into_iter().map(|(_, v)| v).collect()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,26 +269,5 @@ mod tests {
             defaults("bouncing_ball").unwrap()[0],
             ("g".to_string(), 9.81)
         );
-    }
-}
-
-impl Builtin {
-    /// Every built-in system (all kinds but `custom`), each with its default `[system]`
-    /// settings, in the order of [`KINDS`].
-    pub fn catalog() -> Vec<Builtin> {
-        KINDS
-            .iter()
-            .filter_map(|k| super::kind::SystemSpec::default_of(k)?.build().ok())
-            .collect()
-    }
-
-    /// The documented default values of the parameters, in the order of `param_names`
-    /// (the values of [`Builtin::defaults`]); `None` for a custom system, whose parameters
-    /// are its file's.
-    pub fn default_params(&self) -> Option<Vec<f64>> {
-        match self {
-            Builtin::Custom(_) => None,
-            _ => Some(self.defaults().into_iter().map(|(_, v)| v).collect()),
-        }
     }
 }
