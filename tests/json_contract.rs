@@ -292,6 +292,7 @@ fn periodic_animate_and_sweep_json_fields() {
             "section_jacobian",
             "sensitivities",
             "continuation",
+            "section",
         ],
     );
     pinned(
