@@ -4,7 +4,8 @@
 
 use super::jump::Jump;
 use super::seeds::ObjectiveSeeds;
-use super::{located, EventSensitivity};
+use super::columns::ColumnFlow;
+use super::EventSensitivity;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{NewtonJacobian, Segment, Trajectory};
@@ -14,38 +15,31 @@ use crate::setup::{guard_meta, guards_on_leading_state, Setup};
 use nalgebra::DMatrix;
 use std::cell::RefCell;
 
-/// X together with S (column-major, n×nθ), as one integrated vector. Each event's jump,
-/// built to map S across it, is kept in order, so the τ report and the objectives' seeds
-/// use the same one (built once per trajectory).
-pub struct SensRhs<'s, 'a, S: HybridSystem> {
-    pub setup: &'s Setup<'a, S>,
-    pub theta: Vec<f64>,
+/// X together with S = dX/dθ (column-major, n×nθ; [`ColumnFlow::full`]), as one
+/// integrated vector. Each event's jump, built to map S across it, is kept in order, so the
+/// τ report and the objectives' seeds use the same one (built once per trajectory).
+struct SensRhs<'s, 'a, S: HybridSystem> {
+    flow: ColumnFlow<'s, 'a, S>,
     jumps: RefCell<Vec<Jump>>,
+}
+
+impl<'s, 'a, S: HybridSystem> std::ops::Deref for SensRhs<'s, 'a, S> {
+    type Target = ColumnFlow<'s, 'a, S>;
+    fn deref(&self) -> &Self::Target {
+        &self.flow
+    }
 }
 
 impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
     guard_meta!();
     fn dim(&self) -> usize {
-        self.setup.n() * (1 + self.setup.ntheta())
+        self.flow.dim()
     }
     fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-        let n = self.setup.n();
-        let nth = self.setup.ntheta();
-        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
-        dy[..n].copy_from_slice(j.f.as_slice());
-        let s = DMatrix::from_column_slice(n, nth, &y[n..]);
-        let sd = &j.fx * s + self.setup.f_theta(&j);
-        dy[n..].copy_from_slice(sd.as_slice());
-        Ok(())
+        self.flow.rhs(ctx, t, y, dy)
     }
     fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-        let n = self.setup.n();
-        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
-        Ok(NewtonJacobian {
-            block: j.fx,
-            copies: 1 + self.setup.ntheta(),
-            rest: 0,
-        })
+        self.flow.newton_jacobian(ctx, t, y)
     }
     guards_on_leading_state!();
     fn event(
@@ -57,10 +51,8 @@ impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
         terminal: bool,
     ) -> Result<(usize, Vec<f64>), ModelError> {
         let n = self.setup.n();
-        let nth = self.setup.ntheta();
         let jump = Jump::at(self.setup, ctx, k, t, &y[..n], &self.theta, terminal)?;
-        let s_minus = DMatrix::from_column_slice(n, nth, &y[n..]);
-        let s_plus = jump.forward(&s_minus);
+        let s_plus = jump.forward(&self.columns_of(y));
         let mut out = jump.x_plus.as_slice().to_vec();
         out.extend_from_slice(s_plus.as_slice());
         let mode_after = jump.mode_after;
@@ -133,20 +125,12 @@ pub fn forward_sensitivity<S: HybridSystem>(
 ) -> Result<ForwardResult, Error> {
     setup.check_theta(theta.len())?;
     let n = setup.n();
-    let nx = setup.nx();
     let nth = setup.ntheta();
-    let (m0, x0) = setup.initial(theta).map_err(located(setup, setup.t0, 0))?;
-    let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..setup.np()])
-        .map_err(located(setup, setup.t0, m0))?;
-    let mut s0 = DMatrix::zeros(n, nth);
-    s0.view_mut((0, 0), (nx, setup.np())).copy_from(&dx0);
-    let mut y0 = x0.clone();
-    y0.extend_from_slice(s0.as_slice());
     let rhs = SensRhs {
-        setup,
-        theta: theta.to_vec(),
+        flow: ColumnFlow::full(setup, theta),
         jumps: RefCell::new(Vec::new()),
     };
+    let (m0, y0) = rhs.initial()?;
     let traj = simulate_hybrid(
         &rhs,
         y0,
@@ -197,20 +181,7 @@ pub fn forward_sensitivity<S: HybridSystem>(
     // λ_tfᵀ S(tf) + μ_tf + Σ_events c_Xᵀ S⁻ + c_θ, where cᵀ[S⁻; I] = E_t τ + E_X(S⁻ + f⁻τ) + E_θ
     // is the event cost's total derivative (theory §3–4)
     let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i])?;
-    let mut gradients = Vec::new();
-    for (oi, obj) in setup.objectives.iter().enumerate() {
-        let mut g = s_f.tr_mul(&seeds.lambda_tf[oi]) + &seeds.mu_tf[oi];
-        for (i, per_objective) in seeds.events.iter().enumerate() {
-            if let Some((cx, ct)) = &per_objective[oi] {
-                g += s_minus[i].tr_mul(cx) + ct;
-            }
-        }
-        let mut g = g.as_slice().to_vec();
-        for term in &obj.terms {
-            term.add_parameter_gradient(theta, &mut g);
-        }
-        gradients.push(g);
-    }
+    let gradients = rhs.flow.derivatives(&seeds, &s_f, |i| s_minus[i].clone());
     Ok(ForwardResult {
         values,
         gradients,

@@ -4,6 +4,7 @@
 
 pub mod adjoint;
 pub mod bderivative;
+mod columns;
 pub mod dual;
 pub mod fd;
 pub mod forward;

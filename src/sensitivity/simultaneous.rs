@@ -77,6 +77,7 @@
 
 use super::bderivative::{bderivative_value, Corner};
 use super::jump::Jump;
+use super::columns::ColumnFlow;
 use super::located;
 use super::seeds::ObjectiveSeeds;
 use crate::error::{Error, ModelError};
@@ -84,7 +85,7 @@ use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{NewtonJacobian, Trajectory};
 use crate::model::{Direction, HybridSystem};
 #[allow(unused_imports)]
-use crate::setup::{guard_meta, guards_on_leading_state, Setup};
+use crate::setup::{guard_meta, guards_on_leading_state, ResetJac, Setup};
 use nalgebra::{DMatrix, DVector};
 use std::cell::{Cell, RefCell};
 
@@ -156,6 +157,237 @@ pub struct SimultaneousEvent {
     pub corner: Option<Corner>,
 }
 
+/// Where a group is crossed: the setup, the context (mode before), the time, the guards in
+/// the order the simulation applied them, X⁻ (n entries) and θ — what every step of building a
+/// [`SimultaneousEvent`] needs.
+struct GroupSite<'s, 'a, S: HybridSystem> {
+    setup: &'s Setup<'a, S>,
+    ctx: &'s Ctx,
+    t: f64,
+    guards: &'s [usize],
+    x_minus: &'s [f64],
+    theta: &'s [f64],
+}
+
+impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
+    /// The site, once the group is one the analysis supports: 1 to [`MAX_GROUP_SIZE`]
+    /// distinct, existing, non-terminal guards, and X⁻ and θ of the setup's sizes.
+    fn checked(
+        setup: &'s Setup<'a, S>,
+        ctx: &'s Ctx,
+        t: f64,
+        guards: &'s [usize],
+        x_minus: &'s [f64],
+        theta: &'s [f64],
+    ) -> Result<Self, Error> {
+        let (n, nx, nth) = (guards.len(), setup.n(), setup.ntheta());
+        let site = GroupSite {
+            setup,
+            ctx,
+            t,
+            guards,
+            x_minus,
+            theta,
+        };
+        if n == 0 || n > MAX_GROUP_SIZE {
+            return Err(site.error(format!(
+                "{n} guards; 1 to {MAX_GROUP_SIZE} are supported"
+            )));
+        }
+        if x_minus.len() < nx || theta.len() != nth {
+            return Err(site.error(format!(
+                "X⁻ has {} entries (need {nx}) and θ {} (need {nth})",
+                x_minus.len(),
+                theta.len()
+            )));
+        }
+        for (i, &k) in guards.iter().enumerate() {
+            if k >= setup.dims.guards.len() {
+                return Err(site.error(format!("guard index {k} does not exist")));
+            }
+            if guards[..i].contains(&k) {
+                return Err(site.error(format!(
+                    "guard '{}' appears twice",
+                    setup.dims.guard_name(k)
+                )));
+            }
+            if setup.dims.guards[k].terminal {
+                return Err(site.error(format!(
+                    "guard '{}' is terminal; simultaneous groups with a terminal event are not \
+                     supported",
+                    setup.dims.guard_name(k)
+                )));
+            }
+        }
+        Ok(GroupSite {
+            x_minus: &x_minus[..nx],
+            ..site
+        })
+    }
+
+    /// An error that names the group: time, mode before and guards.
+    fn error(&self, m: String) -> Error {
+        let dims = &self.setup.dims;
+        Error::Invalid(format!(
+            "simultaneous event at t = {} in mode '{}' (guards {}): {m}",
+            self.t,
+            dims.mode_name(self.ctx.mode),
+            self.guards
+                .iter()
+                .map(|&k| format!("'{}'", dims.guard_name(k)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+
+    /// The mode reached for every sign mask b (bit j set: guard j crossed), by crossing the
+    /// guards of b in increasing position, and whether every reset met on the way is the
+    /// identity (to [`IDENTITY_TOL`]; the B-derivative's corner needs it).
+    fn sign_mask_modes(&self) -> Result<(Vec<usize>, bool), Error> {
+        let (setup, n) = (self.setup, self.guards.len());
+        let mut modes = vec![usize::MAX; 1 << n];
+        modes[0] = self.ctx.mode;
+        let mut identity = true;
+        for mask in 1usize..(1 << n) {
+            let j = mask.trailing_zeros() as usize;
+            let m = modes[mask ^ (1 << j)];
+            let k = self.guards[j];
+            if !setup.sys().guard_active(m, k) {
+                return Err(self.error(format!(
+                    "guard '{}' is not watched in mode '{}', reached by crossing the others \
+                     first: not every crossing order is possible",
+                    setup.dims.guard_name(k),
+                    setup.dims.mode_name(m)
+                )));
+            }
+            let r = setup
+                .reset_jacobian(m, k, self.t, self.x_minus, self.theta)
+                .map_err(located(setup, self.t, m))?;
+            identity &= self.is_identity(&r);
+            modes[mask] = r.mode_after;
+        }
+        Ok((modes, identity))
+    }
+
+    /// Whether a reset is the identity at X⁻: `R = X⁻`, `R_X = I`, `R_θ = 0`, `R_t = 0`.
+    fn is_identity(&self, r: &ResetJac) -> bool {
+        let nx = self.x_minus.len();
+        let xm = DVector::from_column_slice(self.x_minus);
+        let max_abs = |m: &DMatrix<f64>| if m.is_empty() { 0.0 } else { m.amax() };
+        let dev = (&r.x_plus - &xm).amax() / (1.0 + xm.amax());
+        let rx_dev = (&r.rx - DMatrix::<f64>::identity(nx, nx)).amax();
+        let rt = if r.rt.is_empty() { 0.0 } else { r.rt.amax() };
+        dev <= IDENTITY_TOL
+            && rx_dev <= IDENTITY_TOL
+            && max_abs(&r.rtheta) <= IDENTITY_TOL
+            && rt <= IDENTITY_TOL
+    }
+
+    /// The composed jump of one crossing order (positions into the guards): the product of
+    /// the ordinary jumps `Ξ`, `Ξ_θ` of theory §3 ([`Jump::at`]) through the intermediate
+    /// modes, `Ξ = Ξ_n ⋯ Ξ_1`, `Ξ_θ = Ξ_n(⋯(Ξ_2 Ξ_θ,1 + Ξ_θ,2)⋯) + Ξ_θ,n`. With identity
+    /// resets the mode reached must not depend on the order (`modes` by sign mask).
+    fn compose(
+        &self,
+        order: Vec<usize>,
+        modes: &[usize],
+        identity: bool,
+    ) -> Result<OrderPiece, Error> {
+        let (setup, t) = (self.setup, self.t);
+        let (nx, nth) = (self.x_minus.len(), setup.ntheta());
+        let mut xi = DMatrix::<f64>::identity(nx, nx);
+        let mut xi_th = DMatrix::<f64>::zeros(nx, nth);
+        let mut x = self.x_minus.to_vec();
+        let mut mode = self.ctx.mode;
+        let mut mask = 0usize;
+        let mut seq = Vec::with_capacity(order.len());
+        for &pos in &order {
+            let k = self.guards[pos];
+            if !setup.sys().guard_active(mode, k) {
+                return Err(self.error(format!(
+                    "guard '{}' is not watched in mode '{}' in crossing order {:?}",
+                    setup.dims.guard_name(k),
+                    setup.dims.mode_name(mode),
+                    order
+                )));
+            }
+            let c = Ctx { mode, ..*self.ctx };
+            let jump = Jump::at(setup, &c, k, t, &x, self.theta, false)
+                .map_err(located(setup, t, mode))?;
+            if !(jump.gdot.is_finite() && jump.gdot != 0.0) {
+                return Err(self.error(format!(
+                    "guard '{}' has rate {} along the flow of mode '{}' (grazing)",
+                    setup.dims.guard_name(k),
+                    jump.gdot,
+                    setup.dims.mode_name(mode)
+                )));
+            }
+            xi_th = &jump.xi * xi_th + &jump.xi_theta;
+            xi = &jump.xi * xi;
+            x = jump.x_plus.as_slice().to_vec();
+            mode = jump.mode_after;
+            mask |= 1 << pos;
+            if identity && mode != modes[mask] {
+                return Err(self.error(format!(
+                    "the mode reached after crossing {:?} depends on the order ('{}' vs \
+                     '{}'); the B-derivative needs an order-independent mode",
+                    order[..seq.len() + 1]
+                        .iter()
+                        .map(|&p| setup.dims.guard_name(self.guards[p]))
+                        .collect::<Vec<_>>(),
+                    setup.dims.mode_name(mode),
+                    setup.dims.mode_name(modes[mask])
+                )));
+            }
+            seq.push(mode);
+        }
+        if xi.iter().chain(xi_th.iter()).any(|v| !v.is_finite()) {
+            return Err(self.error(format!(
+                "the composed jump of order {order:?} is not finite"
+            )));
+        }
+        Ok(OrderPiece {
+            guard_order: order.iter().map(|&p| self.guards[p]).collect(),
+            order,
+            modes: seq,
+            saltation: xi,
+            saltation_theta: xi_th,
+        })
+    }
+
+    /// The corner in the augmented space `(X, θ, t)` (module docs): the normals
+    /// `(G_X, G_θ, G_t)` of every guard in the mode before, and the fields `(F_mode(b), 0, 1)`
+    /// of every sign mask b.
+    fn corner(&self, modes: &[usize]) -> Result<Corner, Error> {
+        let (setup, ctx, t) = (self.setup, self.ctx, self.t);
+        let (nx, nth) = (self.x_minus.len(), setup.ntheta());
+        let d = nx + nth + 1;
+        let mut normals = DMatrix::zeros(self.guards.len(), d);
+        for (j, &k) in self.guards.iter().enumerate() {
+            let g = setup
+                .guard_jacobian(ctx, k, t, self.x_minus, self.theta)
+                .map_err(located(setup, t, ctx.mode))?;
+            normals.view_mut((j, 0), (1, nx)).copy_from(&g.x.transpose());
+            normals.view_mut((j, nx), (1, nth)).copy_from(&g.theta.transpose());
+            normals[(j, nx + nth)] = g.t;
+        }
+        let mut fields = Vec::with_capacity(modes.len());
+        for &m in modes {
+            let c = Ctx { mode: m, ..*ctx };
+            let mut v = DVector::zeros(d);
+            setup
+                .rhs(&c, t, self.x_minus, self.theta, &mut v.as_mut_slice()[..nx])
+                .map_err(located(setup, t, m))?;
+            v[nx + nth] = 1.0;
+            fields.push(v);
+        }
+        Corner::new(normals, fields).map_err(|e| match e {
+            Error::Invalid(m) => self.error(m),
+            other => other,
+        })
+    }
+}
+
 /// All permutations of `0..n` in lexicographic order.
 fn permutations(n: usize) -> Vec<Vec<usize>> {
     fn rec(n: usize, cur: &mut Vec<usize>, used: &mut [bool], out: &mut Vec<Vec<usize>>) {
@@ -190,186 +422,15 @@ impl SimultaneousEvent {
         x_minus: &[f64],
         theta: &[f64],
     ) -> Result<SimultaneousEvent, Error> {
-        let n = guards.len();
-        let nx = setup.n();
-        let nth = setup.ntheta();
-        let ng = setup.dims.guards.len();
-        let here = |m: String| {
-            Error::Invalid(format!(
-                "simultaneous event at t = {t} in mode '{}' (guards {}): {m}",
-                setup.dims.mode_name(ctx.mode),
-                guards
-                    .iter()
-                    .map(|&k| format!("'{}'", setup.dims.guard_name(k)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        };
-        if n == 0 || n > MAX_GROUP_SIZE {
-            return Err(here(format!(
-                "{n} guards; 1 to {MAX_GROUP_SIZE} are supported"
-            )));
-        }
-        if x_minus.len() < nx || theta.len() != nth {
-            return Err(here(format!(
-                "X⁻ has {} entries (need {nx}) and θ {} (need {nth})",
-                x_minus.len(),
-                theta.len()
-            )));
-        }
-        let x_minus = &x_minus[..nx];
-        for (i, &k) in guards.iter().enumerate() {
-            if k >= ng {
-                return Err(here(format!("guard index {k} does not exist")));
-            }
-            if guards[..i].contains(&k) {
-                return Err(here(format!(
-                    "guard '{}' appears twice",
-                    setup.dims.guard_name(k)
-                )));
-            }
-            if setup.dims.guards[k].terminal {
-                return Err(here(format!(
-                    "guard '{}' is terminal; simultaneous groups with a terminal event are not \
-                     supported",
-                    setup.dims.guard_name(k)
-                )));
-            }
-        }
-        let xm = DVector::from_column_slice(x_minus);
-        let xscale = 1.0 + xm.amax();
-        // modes for every sign mask, and whether every reset met is the identity
-        let mut modes = vec![usize::MAX; 1 << n];
-        modes[0] = ctx.mode;
-        let mut identity = true;
-        for mask in 1usize..(1 << n) {
-            let j = mask.trailing_zeros() as usize;
-            let prev = mask ^ (1 << j);
-            let m = modes[prev];
-            let k = guards[j];
-            if !setup.sys().guard_active(m, k) {
-                return Err(here(format!(
-                    "guard '{}' is not watched in mode '{}', reached by crossing the others \
-                     first: not every crossing order is possible",
-                    setup.dims.guard_name(k),
-                    setup.dims.mode_name(m)
-                )));
-            }
-            let r = setup
-                .reset_jacobian(m, k, t, x_minus, theta)
-                .map_err(located(setup, t, m))?;
-            let dev = (&r.x_plus - &xm).amax() / xscale;
-            let rx_dev = (&r.rx - DMatrix::<f64>::identity(nx, nx)).amax();
-            let rth = if r.rtheta.is_empty() {
-                0.0
-            } else {
-                r.rtheta.amax()
-            };
-            let rt = if r.rt.is_empty() { 0.0 } else { r.rt.amax() };
-            if !(dev <= IDENTITY_TOL
-                && rx_dev <= IDENTITY_TOL
-                && rth <= IDENTITY_TOL
-                && rt <= IDENTITY_TOL)
-            {
-                identity = false;
-            }
-            modes[mask] = r.mode_after;
-        }
-        // the composed jump of every order
-        let mut pieces = Vec::new();
-        for order in permutations(n) {
-            let mut xi = DMatrix::<f64>::identity(nx, nx);
-            let mut xi_th = DMatrix::<f64>::zeros(nx, nth);
-            let mut x = x_minus.to_vec();
-            let mut mode = ctx.mode;
-            let mut mask = 0usize;
-            let mut seq = Vec::with_capacity(n);
-            for &pos in &order {
-                let k = guards[pos];
-                if !setup.sys().guard_active(mode, k) {
-                    return Err(here(format!(
-                        "guard '{}' is not watched in mode '{}' in crossing order {:?}",
-                        setup.dims.guard_name(k),
-                        setup.dims.mode_name(mode),
-                        order
-                    )));
-                }
-                let c = Ctx { mode, ..*ctx };
-                let jump =
-                    Jump::at(setup, &c, k, t, &x, theta, false).map_err(located(setup, t, mode))?;
-                if !(jump.gdot.is_finite() && jump.gdot != 0.0) {
-                    return Err(here(format!(
-                        "guard '{}' has rate {} along the flow of mode '{}' (grazing)",
-                        setup.dims.guard_name(k),
-                        jump.gdot,
-                        setup.dims.mode_name(mode)
-                    )));
-                }
-                xi_th = &jump.xi * xi_th + &jump.xi_theta;
-                xi = &jump.xi * xi;
-                x = jump.x_plus.as_slice().to_vec();
-                mode = jump.mode_after;
-                mask |= 1 << pos;
-                if identity && mode != modes[mask] {
-                    return Err(here(format!(
-                        "the mode reached after crossing {:?} depends on the order ('{}' vs \
-                         '{}'); the B-derivative needs an order-independent mode",
-                        order[..seq.len() + 1]
-                            .iter()
-                            .map(|&p| setup.dims.guard_name(guards[p]))
-                            .collect::<Vec<_>>(),
-                        setup.dims.mode_name(mode),
-                        setup.dims.mode_name(modes[mask])
-                    )));
-                }
-                seq.push(mode);
-            }
-            if xi.iter().chain(xi_th.iter()).any(|v| !v.is_finite()) {
-                return Err(here(format!(
-                    "the composed jump of order {order:?} is not finite"
-                )));
-            }
-            pieces.push(OrderPiece {
-                guard_order: order.iter().map(|&p| guards[p]).collect(),
-                order,
-                modes: seq,
-                saltation: xi,
-                saltation_theta: xi_th,
-            });
-        }
+        let site = GroupSite::checked(setup, ctx, t, guards, x_minus, theta)?;
+        let (modes, identity) = site.sign_mask_modes()?;
+        let pieces = permutations(guards.len())
+            .into_iter()
+            .map(|order| site.compose(order, &modes, identity))
+            .collect::<Result<Vec<_>, _>>()?;
         let mode_after = pieces[0].modes.last().copied().unwrap_or(ctx.mode);
-        // the augmented corner (X, θ, t)
         let corner = if identity {
-            let d = nx + nth + 1;
-            let mut normals = DMatrix::zeros(n, d);
-            for (j, &k) in guards.iter().enumerate() {
-                let g = setup
-                    .guard_jacobian(ctx, k, t, x_minus, theta)
-                    .map_err(located(setup, t, ctx.mode))?;
-                for i in 0..nx {
-                    normals[(j, i)] = g.x[i];
-                }
-                for i in 0..nth {
-                    normals[(j, nx + i)] = g.theta[i];
-                }
-                normals[(j, nx + nth)] = g.t;
-            }
-            let mut fields = Vec::with_capacity(1 << n);
-            for &m in &modes {
-                let c = Ctx { mode: m, ..*ctx };
-                let mut f = vec![0.0; nx];
-                setup
-                    .rhs(&c, t, x_minus, theta, &mut f)
-                    .map_err(located(setup, t, m))?;
-                let mut v = DVector::zeros(d);
-                v.rows_mut(0, nx).copy_from(&DVector::from_vec(f));
-                v[nx + nth] = 1.0;
-                fields.push(v);
-            }
-            Some(Corner::new(normals, fields).map_err(|e| match e {
-                Error::Invalid(m) => here(m),
-                other => other,
-            })?)
+            Some(site.corner(&modes)?)
         } else {
             None
         };
@@ -381,7 +442,7 @@ impl SimultaneousEvent {
             group: None,
             events: Vec::new(),
             ctx: *ctx,
-            x_minus: xm,
+            x_minus: DVector::from_column_slice(site.x_minus),
             pieces,
             modes,
             identity_resets: identity,
@@ -577,12 +638,10 @@ impl Plan {
     }
 }
 
-/// X with k sensitivity columns `s_c = S δθ_c` (column-major n×k), integrated together.
+/// X with k sensitivity columns `s_c = S δθ_c` ([`ColumnFlow::along`]), integrated
+/// together, with the rule each column follows at each simultaneous group.
 struct ColumnRhs<'s, 'a, S: HybridSystem> {
-    setup: &'s Setup<'a, S>,
-    theta: Vec<f64>,
-    /// nθ×k: the parameter direction of each column.
-    dirs: DMatrix<f64>,
+    flow: ColumnFlow<'s, 'a, S>,
     plan: Plan,
     /// rules[column][group]
     rules: Vec<Vec<GroupRule>>,
@@ -593,34 +652,23 @@ struct ColumnRhs<'s, 'a, S: HybridSystem> {
     orders: RefCell<Vec<Vec<Vec<usize>>>>,
 }
 
-impl<S: HybridSystem> ColumnRhs<'_, '_, S> {
-    fn k(&self) -> usize {
-        self.dirs.ncols()
+impl<'s, 'a, S: HybridSystem> std::ops::Deref for ColumnRhs<'s, 'a, S> {
+    type Target = ColumnFlow<'s, 'a, S>;
+    fn deref(&self) -> &Self::Target {
+        &self.flow
     }
 }
 
 impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
     guard_meta!();
     fn dim(&self) -> usize {
-        self.setup.n() * (1 + self.k())
+        self.flow.dim()
     }
     fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-        let n = self.setup.n();
-        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
-        dy[..n].copy_from_slice(j.f.as_slice());
-        let s = DMatrix::from_column_slice(n, self.k(), &y[n..]);
-        let sd = &j.fx * s + self.setup.f_theta(&j) * &self.dirs;
-        dy[n..].copy_from_slice(sd.as_slice());
-        Ok(())
+        self.flow.rhs(ctx, t, y, dy)
     }
     fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-        let n = self.setup.n();
-        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
-        Ok(NewtonJacobian {
-            block: j.fx,
-            copies: 1 + self.k(),
-            rest: 0,
-        })
+        self.flow.newton_jacobian(ctx, t, y)
     }
     guards_on_leading_state!();
     fn event(
@@ -676,11 +724,11 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
                 pe.t
             )));
         }
-        let s_minus = DMatrix::from_column_slice(n, kc, &y[n..]);
+        let s_minus = self.columns_of(y);
         let (mode_after, x_plus, s_plus) = match pe.multi {
             None => {
                 let jump = Jump::at(self.setup, ctx, k, t, &y[..n], &self.theta, terminal)?;
-                let sp = &jump.xi * &s_minus + &jump.xi_theta * &self.dirs;
+                let sp = &jump.xi * &s_minus + self.times_dirs(&jump.xi_theta);
                 (jump.mode_after, jump.x_plus.as_slice().to_vec(), sp)
             }
             Some((g, pos)) => {
@@ -698,7 +746,7 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
                     let mut sp = DMatrix::zeros(n, kc);
                     let mut orders = self.orders.borrow_mut();
                     for col in 0..kc {
-                        let dth = self.dirs.column(col).into_owned();
+                        let dth = self.direction(col);
                         let sc = s_minus.column(col).into_owned();
                         let (v, order) = match &self.rules[col][g] {
                             GroupRule::BDerivative => ev.directional(&sc, &dth),
@@ -756,41 +804,18 @@ fn run_columns<S: HybridSystem>(
 ) -> Result<ColumnRun, Error> {
     setup.check_theta(theta.len())?;
     let n = setup.n();
-    let nx = setup.nx();
-    let nth = setup.ntheta();
     let kc = dirs.ncols();
-    if dirs.nrows() != nth {
-        return Err(Error::Invalid(format!(
-            "a direction has {} entries; θ has {nth}",
-            dirs.nrows()
-        )));
-    }
-    if let Some(v) = dirs.iter().find(|v| !v.is_finite()) {
-        return Err(Error::Invalid(format!(
-            "a direction has the entry {v}: must be finite"
-        )));
-    }
+    let flow = ColumnFlow::along(setup, theta, dirs)?;
     if rules.len() != kc || rules.iter().any(|r| r.len() != groups.len()) {
         return Err(Error::Invalid(
             "internal: one rule per column and group".into(),
         ));
     }
-    let plan = Plan::of(plain, &groups);
-    // start: X0 and the columns dX0/dθ · δθ_c
-    let (m0, x0) = setup.initial(theta).map_err(located(setup, setup.t0, 0))?;
-    let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..setup.np()])
-        .map_err(located(setup, setup.t0, m0))?;
-    let mut s0full = DMatrix::zeros(n, nth);
-    s0full.view_mut((0, 0), (nx, setup.np())).copy_from(&dx0);
-    let s0 = &s0full * &dirs;
-    let mut y0 = x0;
-    y0.extend_from_slice(s0.as_slice());
+    let (m0, y0) = flow.initial()?;
     let rhs = ColumnRhs {
-        setup,
-        theta: theta.to_vec(),
-        dirs: dirs.clone(),
+        flow,
         orders: RefCell::new(vec![vec![Vec::new(); kc]; groups.len()]),
-        plan,
+        plan: Plan::of(plain, &groups),
         rules,
         next: Cell::new(0),
         seen: RefCell::new(vec![0; groups.len()]),
@@ -822,8 +847,7 @@ fn run_columns<S: HybridSystem>(
     let xt = fr.state_trajectory(n);
     let traj = fr.trajectory;
     let values = setup.objective_values(&xt, theta)?;
-    let s_of = |v: &[f64]| DMatrix::from_column_slice(n, kc, &v[n..]);
-    let s_f = s_of(&traj.y_final);
+    let s_f = rhs.columns_of(&traj.y_final);
     // the objectives' seeds (as for the direct and adjoint gradients), applied to the
     // columns: λ_tfᵀ S(tf) + μ_tfᵀ δθ + Σ_events c_Xᵀ S⁻ + c_θᵀ δθ
     let jumps = Jump::tape(setup, &xt, theta)?;
@@ -836,22 +860,9 @@ fn run_columns<S: HybridSystem>(
             xt.events[i].t
         )));
     }
-    let mut derivatives = Vec::new();
-    for (oi, obj) in setup.objectives.iter().enumerate() {
-        let mut g = s_f.tr_mul(&seeds.lambda_tf[oi]) + dirs.tr_mul(&seeds.mu_tf[oi]);
-        for (i, per_objective) in seeds.events.iter().enumerate() {
-            if let Some((cx, ct)) = &per_objective[oi] {
-                g += s_of(&traj.events[i].y_minus).tr_mul(cx) + dirs.tr_mul(ct);
-            }
-        }
-        // parameter (regularization) terms: ∇P(θ)·δθ per column
-        let mut pg = vec![0.0; theta.len()];
-        for term in &obj.terms {
-            term.add_parameter_gradient(theta, &mut pg);
-        }
-        g += dirs.tr_mul(&DVector::from_vec(pg));
-        derivatives.push(g.as_slice().to_vec());
-    }
+    let derivatives = rhs
+        .flow
+        .derivatives(&seeds, &s_f, |i| rhs.columns_of(&traj.events[i].y_minus));
     Ok(ColumnRun {
         values,
         derivatives,

@@ -1,0 +1,180 @@
+//! The column-sensitivity flow shared by the direct method and the nonsmooth (piece and
+//! directional) passes: X integrated together with k columns `S_c = (dX/dθ) D_c`, where the
+//! directions `D` (nθ×k) are the identity for the direct method (k = nθ, S = dX/dθ) and the
+//! chosen parameter directions for the piece and directional passes (theory.md §2):
+//!
+//! `Ṡ = F_X S + F_θ D`, `S(t0) = (dX0/dθ) D`,
+//!
+//! and the objectives' derivatives along the columns from the seeds every method shares
+//! (theory.md §4, [`ObjectiveSeeds`]):
+//!
+//! `Dψ D = λ_tfᵀ S(tf) + μ_tfᵀ D + Σ_events (c_Xᵀ S⁻ + c_θᵀ D) + ∇P(θ)ᵀ D`.
+//!
+//! One struct, so the right-hand side, its Newton Jacobian, the start and the assembly are
+//! written once.
+
+use super::located;
+use super::seeds::ObjectiveSeeds;
+use crate::error::{Error, ModelError};
+use crate::integrate::hybrid::Ctx;
+use crate::integrate::NewtonJacobian;
+use crate::model::HybridSystem;
+use crate::setup::Setup;
+use nalgebra::{DMatrix, DVector};
+
+/// X with k sensitivity columns along the parameter directions `dirs` (`None`: every
+/// parameter, k = nθ). The integrated vector is `[X; vec(S)]` with S column-major n×k.
+pub(crate) struct ColumnFlow<'s, 'a, S: HybridSystem> {
+    pub setup: &'s Setup<'a, S>,
+    pub theta: Vec<f64>,
+    /// nθ×k, or `None` for the identity.
+    dirs: Option<DMatrix<f64>>,
+}
+
+impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
+    /// The full sensitivity `S = dX/dθ` (the direct method).
+    pub fn full(setup: &'s Setup<'a, S>, theta: &[f64]) -> Self {
+        ColumnFlow {
+            setup,
+            theta: theta.to_vec(),
+            dirs: None,
+        }
+    }
+
+    /// The columns `S D` for the directions `dirs` (nθ×k), checked: nθ rows, finite.
+    pub fn along(setup: &'s Setup<'a, S>, theta: &[f64], dirs: DMatrix<f64>) -> Result<Self, Error> {
+        let nth = setup.ntheta();
+        if dirs.nrows() != nth {
+            return Err(Error::Invalid(format!(
+                "a direction has {} entries; θ has {nth}",
+                dirs.nrows()
+            )));
+        }
+        if let Some(v) = dirs.iter().find(|v| !v.is_finite()) {
+            return Err(Error::Invalid(format!(
+                "a direction has the entry {v}: must be finite"
+            )));
+        }
+        Ok(ColumnFlow {
+            setup,
+            theta: theta.to_vec(),
+            dirs: Some(dirs),
+        })
+    }
+
+    /// The number of columns k.
+    pub fn k(&self) -> usize {
+        self.dirs
+            .as_ref()
+            .map_or(self.setup.ntheta(), |d| d.ncols())
+    }
+
+    /// The direction of column c (the unit vector e_c for the identity).
+    pub fn direction(&self, c: usize) -> DVector<f64> {
+        match &self.dirs {
+            Some(d) => d.column(c).into_owned(),
+            None => DVector::from_fn(self.setup.ntheta(), |i, _| if i == c { 1.0 } else { 0.0 }),
+        }
+    }
+
+    /// `Dᵀ v` for a vector on θ (`v` itself for the identity).
+    pub fn project(&self, v: &DVector<f64>) -> DVector<f64> {
+        match &self.dirs {
+            Some(d) => d.tr_mul(v),
+            None => v.clone(),
+        }
+    }
+
+    /// `M D` for a matrix with nθ columns (`M` itself for the identity).
+    pub fn times_dirs(&self, m: &DMatrix<f64>) -> DMatrix<f64> {
+        match &self.dirs {
+            Some(d) => m * d,
+            None => m.clone(),
+        }
+    }
+
+    /// The columns of an integrated vector `[X; vec(S)]` as an n×k matrix.
+    pub fn columns_of(&self, y: &[f64]) -> DMatrix<f64> {
+        let n = self.setup.n();
+        DMatrix::from_column_slice(n, self.k(), &y[n..n * (1 + self.k())])
+    }
+
+    /// The integrated dimension n(1 + k).
+    pub fn dim(&self) -> usize {
+        self.setup.n() * (1 + self.k())
+    }
+
+    /// The start `(mode, [X0; vec((dX0/dθ) D)])`.
+    pub fn initial(&self) -> Result<(usize, Vec<f64>), Error> {
+        let setup = self.setup;
+        let (n, nx, np) = (setup.n(), setup.nx(), setup.np());
+        let (m0, x0) = setup
+            .initial(&self.theta)
+            .map_err(located(setup, setup.t0, 0))?;
+        let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &self.theta[..np])
+            .map_err(located(setup, setup.t0, m0))?;
+        let mut s0 = DMatrix::zeros(n, setup.ntheta());
+        s0.view_mut((0, 0), (nx, np)).copy_from(&dx0);
+        let mut y0 = x0;
+        y0.extend_from_slice(self.times_dirs(&s0).as_slice());
+        Ok((m0, y0))
+    }
+
+    /// `d/dt [X; S] = [F; F_X S + F_θ D]`.
+    pub fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
+        let n = self.setup.n();
+        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
+        dy[..n].copy_from_slice(j.f.as_slice());
+        let f_theta = self.setup.f_theta(&j);
+        let mut sd = &j.fx * self.columns_of(y);
+        match &self.dirs {
+            Some(d) => sd += f_theta * d,
+            None => sd += f_theta,
+        }
+        dy[n..].copy_from_slice(sd.as_slice());
+        Ok(())
+    }
+
+    /// The block-diagonal Newton Jacobian: `F_X` repeated 1 + k times (implicit methods).
+    pub fn newton_jacobian(
+        &self,
+        ctx: &Ctx,
+        t: f64,
+        y: &[f64],
+    ) -> Result<NewtonJacobian, ModelError> {
+        let n = self.setup.n();
+        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
+        Ok(NewtonJacobian {
+            block: j.fx,
+            copies: 1 + self.k(),
+            rest: 0,
+        })
+    }
+
+    /// Every objective's derivative along the columns (module docs), from the seeds on the
+    /// trajectory, the final columns `s_f` and the columns before each event `s_minus(i)`.
+    pub fn derivatives(
+        &self,
+        seeds: &ObjectiveSeeds,
+        s_f: &DMatrix<f64>,
+        s_minus: impl Fn(usize) -> DMatrix<f64>,
+    ) -> Vec<Vec<f64>> {
+        let mut out = Vec::with_capacity(self.setup.objectives.len());
+        for (oi, obj) in self.setup.objectives.iter().enumerate() {
+            let mut g = s_f.tr_mul(&seeds.lambda_tf[oi]) + self.project(&seeds.mu_tf[oi]);
+            for (i, per_objective) in seeds.events.iter().enumerate() {
+                if let Some((cx, ct)) = &per_objective[oi] {
+                    g += s_minus(i).tr_mul(cx) + self.project(ct);
+                }
+            }
+            // parameter (regularization) terms: ∇P(θ)ᵀ D
+            let mut pg = vec![0.0; self.theta.len()];
+            for term in &obj.terms {
+                term.add_parameter_gradient(&self.theta, &mut pg);
+            }
+            g += self.project(&DVector::from_vec(pg));
+            out.push(g.as_slice().to_vec());
+        }
+        out
+    }
+}
