@@ -42,7 +42,11 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
     }
 
     /// The columns `S D` for the directions `dirs` (nθ×k), checked: nθ rows, finite.
-    pub fn along(setup: &'s Setup<'a, S>, theta: &[f64], dirs: DMatrix<f64>) -> Result<Self, Error> {
+    pub fn along(
+        setup: &'s Setup<'a, S>,
+        theta: &[f64],
+        dirs: DMatrix<f64>,
+    ) -> Result<Self, Error> {
         let nth = setup.ntheta();
         if dirs.nrows() != nth {
             return Err(Error::Invalid(format!(

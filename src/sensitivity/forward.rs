@@ -2,9 +2,9 @@
 //! the jump `S⁺ = Ξ S⁻ + Ξ_θ` at every event (§3), through the same hybrid loop as a
 //! plain simulation. Error control covers S too, so its accuracy follows the tolerances.
 
+use super::columns::ColumnFlow;
 use super::jump::Jump;
 use super::seeds::ObjectiveSeeds;
-use super::columns::ColumnFlow;
 use super::EventSensitivity;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};

@@ -76,8 +76,8 @@
 //! little at the sizes where piecewise gradients are wanted.
 
 use super::bderivative::{bderivative_value, Corner};
-use super::jump::Jump;
 use super::columns::ColumnFlow;
+use super::jump::Jump;
 use super::located;
 use super::seeds::ObjectiveSeeds;
 use crate::error::{Error, ModelError};
@@ -190,9 +190,7 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
             theta,
         };
         if n == 0 || n > MAX_GROUP_SIZE {
-            return Err(site.error(format!(
-                "{n} guards; 1 to {MAX_GROUP_SIZE} are supported"
-            )));
+            return Err(site.error(format!("{n} guards; 1 to {MAX_GROUP_SIZE} are supported")));
         }
         if x_minus.len() < nx || theta.len() != nth {
             return Err(site.error(format!(
@@ -367,8 +365,12 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
             let g = setup
                 .guard_jacobian(ctx, k, t, self.x_minus, self.theta)
                 .map_err(located(setup, t, ctx.mode))?;
-            normals.view_mut((j, 0), (1, nx)).copy_from(&g.x.transpose());
-            normals.view_mut((j, nx), (1, nth)).copy_from(&g.theta.transpose());
+            normals
+                .view_mut((j, 0), (1, nx))
+                .copy_from(&g.x.transpose());
+            normals
+                .view_mut((j, nx), (1, nth))
+                .copy_from(&g.theta.transpose());
             normals[(j, nx + nth)] = g.t;
         }
         let mut fields = Vec::with_capacity(modes.len());
