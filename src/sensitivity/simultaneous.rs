@@ -172,23 +172,10 @@ struct GroupSite<'s, 'a, S: HybridSystem> {
 impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
     /// The site, once the group is one the analysis supports: 1 to [`MAX_GROUP_SIZE`]
     /// distinct, existing, non-terminal guards, and X⁻ and θ of the setup's sizes.
-    fn checked(
-        setup: &'s Setup<'a, S>,
-        ctx: &'s Ctx,
-        t: f64,
-        guards: &'s [usize],
-        x_minus: &'s [f64],
-        theta: &'s [f64],
-    ) -> Result<Self, Error> {
+    fn checked(self) -> Result<Self, Error> {
+        let (setup, guards) = (self.setup, self.guards);
         let (n, nx, nth) = (guards.len(), setup.n(), setup.ntheta());
-        let site = GroupSite {
-            setup,
-            ctx,
-            t,
-            guards,
-            x_minus,
-            theta,
-        };
+        let (site, x_minus, theta) = (&self, self.x_minus, self.theta);
         if n == 0 || n > MAX_GROUP_SIZE {
             return Err(site.error(format!("{n} guards; 1 to {MAX_GROUP_SIZE} are supported")));
         }
@@ -219,7 +206,7 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
         }
         Ok(GroupSite {
             x_minus: &x_minus[..nx],
-            ..site
+            ..self
         })
     }
 
@@ -424,7 +411,15 @@ impl SimultaneousEvent {
         x_minus: &[f64],
         theta: &[f64],
     ) -> Result<SimultaneousEvent, Error> {
-        let site = GroupSite::checked(setup, ctx, t, guards, x_minus, theta)?;
+        let site = GroupSite {
+            setup,
+            ctx,
+            t,
+            guards,
+            x_minus,
+            theta,
+        }
+        .checked()?;
         let (modes, identity) = site.sign_mask_modes()?;
         let pieces = permutations(guards.len())
             .into_iter()
