@@ -182,3 +182,28 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
         out
     }
 }
+
+/// The [`HybridRhs`](crate::integrate::hybrid::HybridRhs) methods of a column pass that
+/// derefs to a [`ColumnFlow`]: guards on the leading X, the flow and its Newton Jacobian.
+/// Only the event (how the columns jump) differs between passes.
+macro_rules! column_flow_rhs {
+    () => {
+        guard_meta!();
+        guards_on_leading_state!();
+        fn dim(&self) -> usize {
+            self.flow.dim()
+        }
+        fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
+            self.flow.rhs(ctx, t, y, dy)
+        }
+        fn newton_jacobian(
+            &self,
+            ctx: &Ctx,
+            t: f64,
+            y: &[f64],
+        ) -> Result<NewtonJacobian, ModelError> {
+            self.flow.newton_jacobian(ctx, t, y)
+        }
+    };
+}
+pub(crate) use column_flow_rhs;

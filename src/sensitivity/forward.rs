@@ -2,7 +2,7 @@
 //! the jump `S⁺ = Ξ S⁻ + Ξ_θ` at every event (§3), through the same hybrid loop as a
 //! plain simulation. Error control covers S too, so its accuracy follows the tolerances.
 
-use super::columns::ColumnFlow;
+use super::columns::{column_flow_rhs, ColumnFlow};
 use super::jump::Jump;
 use super::seeds::ObjectiveSeeds;
 use super::EventSensitivity;
@@ -31,17 +31,7 @@ impl<'s, 'a, S: HybridSystem> std::ops::Deref for SensRhs<'s, 'a, S> {
 }
 
 impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
-    guard_meta!();
-    fn dim(&self) -> usize {
-        self.flow.dim()
-    }
-    fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-        self.flow.rhs(ctx, t, y, dy)
-    }
-    fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-        self.flow.newton_jacobian(ctx, t, y)
-    }
-    guards_on_leading_state!();
+    column_flow_rhs!();
     fn event(
         &self,
         ctx: &Ctx,

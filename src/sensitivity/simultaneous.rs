@@ -76,7 +76,7 @@
 //! little at the sizes where piecewise gradients are wanted.
 
 use super::bderivative::{bderivative_value, Corner};
-use super::columns::ColumnFlow;
+use super::columns::{column_flow_rhs, ColumnFlow};
 use super::jump::Jump;
 use super::located;
 use super::seeds::ObjectiveSeeds;
@@ -657,17 +657,7 @@ impl<'s, 'a, S: HybridSystem> std::ops::Deref for ColumnRhs<'s, 'a, S> {
 }
 
 impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
-    guard_meta!();
-    fn dim(&self) -> usize {
-        self.flow.dim()
-    }
-    fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-        self.flow.rhs(ctx, t, y, dy)
-    }
-    fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-        self.flow.newton_jacobian(ctx, t, y)
-    }
-    guards_on_leading_state!();
+    column_flow_rhs!();
     fn event(
         &self,
         ctx: &Ctx,
