@@ -2,9 +2,9 @@
 //! off the dense output at evenly spaced instants, the time in a corner, and each event
 //! flashed with its guard's name.
 
-use super::canvas::{self, draw_scale_bar, draw_scene, draw_shapes, Ink, EVENT, PATH, TEXT};
+use super::canvas::{self, draw_scale_bar, draw_shapes, Ink, EVENT, TEXT};
 use super::geometry::Shape;
-use super::layout::{Layout, SUBTITLE_H};
+use super::layout::{draw_path, open_panel, Layout};
 use super::motion::{Motion, Paths};
 use super::strobe::short;
 use crate::error::Error;
@@ -210,25 +210,12 @@ fn draw_frame<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let view = layout.view(i);
+    let view = open_panel(root, layout, i, subtitle, 15.0, m)?;
     let (left, top, right, bottom) = view.rect();
     let cx = (left + right) / 2;
-    canvas::label(
-        root,
-        subtitle,
-        (cx, top - SUBTITLE_H as i32 + 2),
-        15.0,
-        TEXT.mix(1.0),
-        (HPos::Center, VPos::Top),
-    )?;
-    draw_scene(root, &view, &m.scene(view.x_range()))?;
     let upto = paths.t.partition_point(|&s| s <= t);
     for path in &paths.points {
-        let pts: Vec<_> = path[..upto.min(path.len())]
-            .iter()
-            .map(|p| view.px(*p))
-            .collect();
-        root.draw(&PathElement::new(pts, PATH.stroke_width(1)))?;
+        draw_path(root, &view, &path[..upto.min(path.len())])?;
     }
     let ghost = Ink {
         alpha: 0.45,

@@ -2,10 +2,13 @@
 //! band, a caption band, and one world box and scale shared by all panels (so that the
 //! initial and the optimized motion compare at a glance).
 
-use super::canvas::{Bounds, View};
+use super::canvas::{self, draw_scene, Bounds, View, PATH, TEXT};
 use super::geometry::{SceneItem, Shape};
 use super::motion::Motion;
 use crate::error::Error;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
 
 /// Height of the title band (px).
 pub const TITLE_H: u32 = 34;
@@ -109,4 +112,45 @@ fn include(b: Bounds, item: &SceneItem, moving: Bounds) -> Bounds {
             .filter(|p| p[0] >= moving.x.0 && p[0] <= moving.x.1)
             .fold(b, |b, p| b.with_y(p[1])),
     }
+}
+
+/// Opens panel i of a frame or picture: its subtitle (font size `size`) centred in the band
+/// above, and the motion's static scene; returns the panel's view.
+pub fn open_panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    layout: &Layout,
+    i: usize,
+    subtitle: &str,
+    size: f64,
+    m: &Motion<'_>,
+) -> Result<View, Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let view = layout.view(i);
+    let (left, top, right, _) = view.rect();
+    canvas::label(
+        root,
+        subtitle,
+        ((left + right) / 2, top - SUBTITLE_H as i32 + 2),
+        size,
+        TEXT.mix(1.0),
+        (HPos::Center, VPos::Top),
+    )?;
+    draw_scene(root, &view, &m.scene(view.x_range()))?;
+    Ok(view)
+}
+
+/// Draws a motion's path (world points) as a thin line in the view.
+pub fn draw_path<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    view: &View,
+    points: &[[f64; 2]],
+) -> canvas::DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let pts: Vec<_> = points.iter().map(|p| view.px(*p)).collect();
+    root.draw(&PathElement::new(pts, PATH.stroke_width(1)))?;
+    Ok(())
 }

@@ -2,9 +2,9 @@
 //! on one sheet, fading with time (earlier = paler), over the masses' paths. Several
 //! motions (initial, optimized) are drawn side by side at one scale.
 
-use super::canvas::{self, draw_scale_bar, draw_scene, draw_shapes, Ink, EVENT, PATH, TEXT};
+use super::canvas::{self, draw_scale_bar, draw_shapes, Ink, EVENT, TEXT};
 use super::geometry::Shape;
-use super::layout::{Layout, SUBTITLE_H};
+use super::layout::{draw_path, open_panel, Layout};
 use super::motion::{Motion, Paths};
 use crate::error::Error;
 use plotters::coord::Shift;
@@ -254,22 +254,11 @@ fn draw_panel<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let view = layout.view(i);
-    let (left, top, right, bottom) = view.rect();
-    let cx = (left + right) / 2;
-    canvas::label(
-        root,
-        subtitle,
-        (cx, top - SUBTITLE_H as i32 + 2),
-        16.0,
-        TEXT.mix(1.0),
-        (HPos::Center, VPos::Top),
-    )?;
-    draw_scene(root, &view, &m.scene(view.x_range()))?;
+    let view = open_panel(root, layout, i, subtitle, 16.0, m)?;
+    let (left, _, _, bottom) = view.rect();
     let snaps = &data.snaps;
     for path in &data.paths.points {
-        let pts: Vec<_> = path.iter().map(|p| view.px(*p)).collect();
-        root.draw(&PathElement::new(pts, PATH.stroke_width(1)))?;
+        draw_path(root, &view, path)?;
     }
     let span = m.t_range();
     let last = snaps.len().saturating_sub(1);
