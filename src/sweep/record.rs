@@ -171,6 +171,27 @@ pub struct PointRecord {
     pub error: Option<PointError>,
 }
 
+impl PointRecord {
+    /// Point `index` at `parameters` before it is run: failed, with nothing measured (the
+    /// run fills in what it reaches).
+    pub fn pending(index: usize, parameters: Named) -> Self {
+        PointRecord {
+            index,
+            parameters,
+            final_parameters: None,
+            initial_cost: None,
+            cost: None,
+            gradient_norm: None,
+            gradient: None,
+            iterations: None,
+            evaluations: None,
+            outcome: PointOutcome::Failed,
+            events: None,
+            error: None,
+        }
+    }
+}
+
 /// Keeps a value only if it is finite (JSON has no NaN or ∞: a non-finite value would
 /// not read back as itself).
 pub fn finite(v: f64) -> Option<f64> {

@@ -122,20 +122,7 @@ pub fn grid_point<S: HybridSystem>(
         theta[j] = v;
     }
     let named = |v: &[f64]| Named::zip(axes.iter().map(|a| a.name.as_str()), v);
-    let mut rec = PointRecord {
-        index: i,
-        parameters: named(&values),
-        final_parameters: None,
-        initial_cost: None,
-        cost: None,
-        gradient_norm: None,
-        gradient: None,
-        iterations: None,
-        evaluations: None,
-        outcome: PointOutcome::Failed,
-        events: None,
-        error: None,
-    };
+    let mut rec = PointRecord::pending(i, named(&values));
     match evaluate(setup, &theta, method) {
         Ok(ev) => {
             let g: Vec<f64> = at.iter().map(|&j| ev.gradients[0][j]).collect();
@@ -179,20 +166,7 @@ pub fn start_point<S: HybridSystem>(
         e.transform = Transform::from_bounds(e.lower, e.upper, v);
     }
     let named = |v: &[f64]| Named::zip(free.iter().map(|&j| theta[j].name.as_str()), v);
-    let mut rec = PointRecord {
-        index: i,
-        parameters: named(&x0),
-        final_parameters: None,
-        initial_cost: None,
-        cost: None,
-        gradient_norm: None,
-        gradient: None,
-        iterations: None,
-        evaluations: None,
-        outcome: PointOutcome::Failed,
-        events: None,
-        error: None,
-    };
+    let mut rec = PointRecord::pending(i, named(&x0));
     match optimize(setup, &entries, settings, None) {
         Ok(r) => {
             let fin: Vec<f64> = free.iter().map(|&j| r.theta_final[j]).collect();
