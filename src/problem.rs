@@ -149,7 +149,6 @@ impl Problem {
             )));
         }
         e.value = value;
-        e.transform = Transform::from_bounds(e.lower, e.upper, value);
         Ok(())
     }
 
