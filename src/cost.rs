@@ -3,6 +3,9 @@
 //! `ż = L` (so their jumps at events need no code of their own); a vector ψ is a list of
 //! [`Objective`]s, each a sum of terms.
 
+mod event_guard;
+pub use event_guard::EventGuard;
+
 use crate::integrate::Trajectory;
 use crate::model::Scalar;
 use std::sync::Arc;
@@ -42,15 +45,16 @@ pub enum Term {
         target: f64,
         weight: f64,
     },
-    /// `w·t_e` of the `occurrence`-th (1-based) firing of `guard`.
+    /// `w·t_e` of the `occurrence`-th (1-based) firing of `guard` (or event, for
+    /// [`EventGuard::Any`]).
     EventTime {
-        guard: usize,
+        guard: EventGuard,
         occurrence: usize,
         weight: f64,
     },
     /// `w·(t_e − target)²` of the `occurrence`-th firing of `guard`.
     EventTimeSquared {
-        guard: usize,
+        guard: EventGuard,
         occurrence: usize,
         target: f64,
         weight: f64,
@@ -63,7 +67,7 @@ pub enum Term {
     },
     /// `w·(y(t_e, x⁻) − target)²`: an output just before the `occurrence`-th firing.
     EventOutputSquared {
-        guard: usize,
+        guard: EventGuard,
         occurrence: usize,
         output: usize,
         target: f64,
@@ -86,7 +90,7 @@ impl Term {
         matches!(self, Term::Terminal { .. } | Term::TerminalSquared { .. })
     }
     /// (guard, occurrence) of an event term.
-    pub fn event(&self) -> Option<(usize, usize)> {
+    pub fn event(&self) -> Option<(EventGuard, usize)> {
         match *self {
             Term::EventTime {
                 guard, occurrence, ..

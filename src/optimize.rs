@@ -119,13 +119,13 @@ impl OptimizeResult {
 }
 
 /// One line: the outcome, iterations and evaluations, ψ from start to end and the final
-/// gradient norm (`converged after 12 iterations (15 evaluations): ψ 1.2e-1 → 3.4e-15,
-/// |∇ψ| 2.0e-9`).
+/// gradient norm (`converged after 14 iterations (16 evaluations): ψ 1.280311e0 →
+/// 6.854882e-21, |∇ψ| 2.65e-12`).
 impl fmt::Display for OptimizeResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} after {} iterations ({} evaluations): ψ {:e} → {:e}, |∇ψ| {:e}",
+            "{} after {} iterations ({} evaluations): ψ {:.6e} → {:.6e}, |∇ψ| {:.2e}",
             self.outcome,
             self.iterations,
             self.evaluations,
@@ -241,7 +241,10 @@ impl StartPoint {
         }
         let (outcome, termination) = match kink {
             Some(_) => (Outcome::Kink, Error::StoppedAtKink.to_string()),
-            None => (Outcome::StationaryStart, "zero gradient at the start".into()),
+            None => (
+                Outcome::StationaryStart,
+                "zero gradient at the start".into(),
+            ),
         };
         Some(OptimizeResult {
             outcome,

@@ -130,7 +130,11 @@ impl<'s, 'a, S: HybridSystem> Adapter<'s, 'a, S> {
 
     /// The evaluation of the last point (the cache's), if any.
     pub(super) fn last_evaluation(&self) -> Option<Evaluation> {
-        self.cache.lock().expect("cache").as_ref().map(|c| c.eval.clone())
+        self.cache
+            .lock()
+            .expect("cache")
+            .as_ref()
+            .map(|c| c.eval.clone())
     }
 
     /// The scaled cost and gradient at z.

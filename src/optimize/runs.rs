@@ -287,7 +287,9 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
         }
         Err(Error::Optimizer(format!(
             "an evaluation failed during the line search ({}){}: {e}",
-            reason.map_or("no termination reason".to_string(), |r| r.text().to_string()),
+            reason.map_or("no termination reason".to_string(), |r| r
+                .text()
+                .to_string()),
             if st.restarts.is_empty() {
                 String::new()
             } else {

@@ -127,8 +127,8 @@ impl ThetaEntry {
     /// strictly inside them.
     pub fn check(&self) -> Result<(), Error> {
         let finite = |b: Option<f64>| b.is_none_or(f64::is_finite);
-        let inside = self.lower.is_none_or(|l| self.value > l)
-            && self.upper.is_none_or(|u| self.value < u);
+        let inside =
+            self.lower.is_none_or(|l| self.value > l) && self.upper.is_none_or(|u| self.value < u);
         if self.value.is_finite() && finite(self.lower) && finite(self.upper) && inside {
             Ok(())
         } else {
