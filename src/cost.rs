@@ -226,7 +226,19 @@ impl Term {
     }
 }
 
-/// A named scalar cost: the sum of its terms.
+/// A named scalar cost: the sum of its terms. A setup's objectives make a vector ψ;
+/// [`crate::optimize()`] minimizes the first.
+///
+/// ```
+/// use hybridopt::prelude::*;
+///
+/// // ψ = ∫ y² dt + 0.1 (t₂ − 1.5)²: output 0 and the second event of any guard
+/// let psi = Objective::new("psi", vec![
+///     Term::IntegralSquared { output: 0, target: 0.0, weight: 1.0 },
+///     Term::EventTimeSquared { guard: EventGuard::Any, occurrence: 2, target: 1.5, weight: 0.1 },
+/// ]);
+/// assert!(psi.terms[0].is_running() && psi.terms[1].event() == Some((EventGuard::Any, 2)));
+/// ```
 #[derive(Debug, Clone)]
 pub struct Objective {
     pub name: String,
@@ -234,6 +246,7 @@ pub struct Objective {
 }
 
 impl Objective {
+    /// An objective named `name`, the sum of `terms`.
     pub fn new(name: &str, terms: Vec<Term>) -> Self {
         Objective {
             name: name.to_string(),

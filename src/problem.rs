@@ -33,7 +33,36 @@ pub use crate::optimize::{
     parse_gradient_method, OptimizerSettings, SolverKind, ThetaEntry, Transform,
 };
 
-/// A validated problem.
+/// A validated problem file: the system, horizon, θ with bounds, costs and optimizer
+/// settings ([`Problem::load`] reads one, [`Problem::parse`] takes its text).
+///
+/// ```
+/// use hybridopt::prelude::*;
+/// use std::path::Path;
+///
+/// let text = r#"
+/// name = "third_impact"
+/// [system]
+/// kind = "bouncing_ball"
+/// [simulation]
+/// t_end = 3.0
+/// [parameters]
+/// c = { value = 0.0 }
+/// v0 = { value = 0.5, optimize = true, lower = 0.0 }
+/// [[cost]]
+/// kind = "event_time_squared"
+/// guard = "any"
+/// occurrence = 3
+/// target = 2.0
+/// "#;
+/// let problem = Problem::parse(text, Path::new("third_impact.toml"))?;
+/// let setup = problem.setup()?;
+/// let ev = evaluate(&setup, &problem.theta_values(), GradientMethod::Adjoint)?;
+/// assert_eq!(ev.gradients[0].len(), problem.theta.len());
+/// let r = optimize(&setup, &problem.theta, &problem.optimizer, None)?;
+/// assert!(r.converged() && r.final_cost < 1e-12);
+/// # Ok::<(), hybridopt::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Problem {
     pub name: String,
