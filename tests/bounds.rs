@@ -135,7 +135,7 @@ fn a_start_outside_its_bounds_is_an_error() {
         ThetaEntry::free("k", 1.0).with_bounds(Some(2.0), Some(0.5)),
         ThetaEntry::free("k", f64::NAN),
     ] {
-        match optimize(&setup, &[entry.clone()], &settings, None) {
+        match optimize(&setup, std::slice::from_ref(&entry), &settings, None) {
             Err(Error::Bounds { name, .. }) => assert_eq!(name, "k"),
             other => panic!("{entry:?}: {:?}", other.map(|r| r.outcome)),
         }

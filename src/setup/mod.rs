@@ -25,7 +25,7 @@ pub use builder::SetupBuilder;
 pub use simulate::Plain;
 pub(crate) use simulate::{guard_meta, guards_on_leading_state};
 pub use system_ref::SystemRef;
-pub use vjp::VjpScratch;
+pub(crate) use vjp::VjpScratch;
 
 use crate::control::ControlGrid;
 use crate::cost::Objective;
