@@ -19,7 +19,7 @@
 //!
 //! Implement [`HybridSystem`] for your own system (generic over a num-dual [`Scalar`], so
 //! every Jacobian is exact), wrap it in a [`Setup`] with [`Objective`]s, and call
-//! [`evaluate`] (or [`evaluate_with`] for witnesses, the FD step and τ) or [`optimize`].
+//! [`evaluate`] (or [`evaluate_with`] for witnesses, the FD step and τ) or [`optimize()`].
 //! Everything is at the root and in [`prelude`]; a problem file is a [`Problem`]:
 //!
 //! ```
@@ -79,4 +79,5 @@ pub use prelude::*;
 /// The README, whose Rust examples (the "Library use" program) run as doctests.
 #[doc = include_str!("../README.md")]
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod readme_library_use {}

@@ -2,7 +2,7 @@
 //! entries of θ, through the transforms their bounds imply (so every bound is honoured by
 //! both solvers), with the cost scaled so that the first trial step has a chosen length.
 //!
-//! The steps of [`optimize`], one file each: the entries' values and bounds
+//! The steps of [`optimize()`], one file each: the entries' values and bounds
 //! ([`ThetaEntry`], theta.rs), the objective as argmin sees it (adapter.rs), the solver
 //! runs and their restarts (runs.rs, descent.rs), the kinks met (kink.rs), the history
 //! (history.rs) and the settings (settings.rs).
@@ -84,7 +84,7 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// The result of [`optimize`].
+/// The result of [`optimize()`].
 #[derive(Debug, Clone)]
 pub struct OptimizeResult {
     pub outcome: Outcome,

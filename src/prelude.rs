@@ -3,7 +3,7 @@
 //! The system trait and its scalar ([`HybridSystem`], [`Scalar`], [`c`], the dual numbers
 //! of [`num_dual`]), the setup ([`Setup`], [`SetupBuilder`]), the costs ([`Objective`],
 //! [`Term`], [`EventGuard`]), the gradients ([`evaluate`], [`evaluate_with`],
-//! [`EvaluateOptions`], [`Evaluation`]), the optimizer ([`optimize`], [`ThetaEntry`],
+//! [`EvaluateOptions`], [`Evaluation`]), the optimizer ([`optimize()`], [`ThetaEntry`],
 //! [`OptimizerSettings`], [`OptimizeResult`], [`Outcome`]), problem files ([`Problem`])
 //! and the errors.
 //!

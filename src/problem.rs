@@ -1,7 +1,7 @@
 //! The problem file: its schema (TOML, serde, [`schema`]) and its validation, one step per
 //! table. Every error names the file, the key as a dotted path and its line, and says
 //! what would be valid ([`document`]). The optimizer's runtime types (θ's entries and
-//! transforms, the settings) live in [`crate::optimize`]: this module reads them from the
+//! transforms, the settings) live in [`crate::optimize`](mod@crate::optimize): this module reads them from the
 //! file; the optimizer does not know about files.
 
 mod controls;
@@ -87,7 +87,7 @@ pub struct Problem {
     /// `[plot.geometry]`: a geometry from the outputs, for pictures of the motion.
     pub plot_geometry: Option<crate::animate::GeometrySpec>,
     /// `[plot] loops`: pairs (x, y) of output indices drawn against each other
-    /// ([`crate::plot_loop`]).
+    /// (`crate::plot_loop`).
     pub plot_loops: Vec<(usize, usize)>,
 }
 
