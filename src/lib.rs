@@ -76,8 +76,9 @@ pub mod systems;
 
 pub use prelude::*;
 
-/// The README, whose Rust examples (the "Library use" program) run as doctests.
+/// The README, whose Rust blocks (the "Library use" program) run as doctests (only when
+/// doctests are collected, so that editing the README does not rebuild the library).
+#[cfg(doctest)]
 #[doc = include_str!("../README.md")]
-#[doc(hidden)]
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod readme_library_use {}

@@ -1,5 +1,5 @@
 //! The README's "Library use" program is `examples/custom_system.rs`: the README's copy
-//! runs as a doctest (`hybridopt::readme_library_use`), the example is built by `cargo
+//! runs as a doctest (`readme_library_use` in src/lib.rs), the example is built by `cargo
 //! test`, and this test keeps the two equal.
 
 #[test]
