@@ -14,16 +14,20 @@
 //! // the ball's throw v0 ≥ 0 so that its third impact is at t = 2 s (θ = g, e, c, y0, v0)
 //! let cost = Objective::new("timing", vec![Term::EventTimeSquared {
 //!     guard: EventGuard::Guard(0), occurrence: 3, target: 2.0, weight: 1.0 }]);
-//! let setup = Setup::builder(&BouncingBall).horizon(0.0, 3.0).objective(cost)
-//!     .tolerances(1e-10, 1e-12).build();
+//! // the run ends at the third impact (as `problems/impact_timing.toml`)
+//! let mut events = hybridopt::integrate::EventOptions::default();
+//! events.stop_after = Some((0, 3));
+//! let setup = Setup::builder(&BouncingBall).horizon(0.0, 10.0).objective(cost)
+//!     .tolerances(1e-10, 1e-12).events(events).build();
 //! let theta = [
 //!     ThetaEntry::fixed("g", 9.81), ThetaEntry::fixed("e", 0.8), ThetaEntry::fixed("c", 0.0),
 //!     ThetaEntry::fixed("y0", 1.0), ThetaEntry::free("v0", 0.5).with_bounds(Some(0.0), None),
 //! ];
-//! let r = optimize(&setup, &theta, &OptimizerSettings::default(), None).unwrap();
-//! assert_eq!(r.outcome, Outcome::Converged);
+//! let r = optimize(&setup, &theta, &OptimizerSettings::default(), None)?;
+//! assert!(r.converged(), "{r}");
 //! assert!(r.final_cost < 1e-12 && r.theta_final[4] > 0.0);
 //! println!("{r}");
+//! # Ok::<(), hybridopt::Error>(())
 //! ```
 
 use crate::error::Error;

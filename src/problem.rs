@@ -45,7 +45,9 @@ pub use crate::optimize::{
 /// [system]
 /// kind = "bouncing_ball"
 /// [simulation]
-/// t_end = 3.0
+/// t_end = 10.0
+/// rtol = 1e-10
+/// stop_after = { guard = "ground", occurrence = 3 }
 /// [parameters]
 /// c = { value = 0.0 }
 /// v0 = { value = 0.5, optimize = true, lower = 0.0 }
@@ -60,7 +62,7 @@ pub use crate::optimize::{
 /// let ev = evaluate(&setup, &problem.theta_values(), GradientMethod::Adjoint)?;
 /// assert_eq!(ev.gradients[0].len(), problem.theta.len());
 /// let r = optimize(&setup, &problem.theta, &problem.optimizer, None)?;
-/// assert!(r.converged() && r.final_cost < 1e-12);
+/// assert!(r.converged() && r.final_cost < 1e-12, "{r}");
 /// # Ok::<(), hybridopt::Error>(())
 /// ```
 #[derive(Debug, Clone)]
