@@ -1,19 +1,14 @@
-//! Define your own hybrid system and optimize it with the library, in a few lines.
+//! Define your own hybrid system and optimize it with the library: the README's "Library
+//! use" program (the README's copy runs as a doctest; `tests/readme.rs` keeps the two equal).
 //!
 //! A cart on a spring hits a wall at x = 0 and rebounds with restitution e. Choose the
 //! spring stiffness k so that the cart's second impact on the wall happens at t = 2 s.
 //!
 //! Run: `cargo run --release --example custom_system`
 
-use hybridopt::cost::{Objective, Term};
-use hybridopt::optimize::optimize;
-use hybridopt::optimize::{OptimizerSettings, ThetaEntry, Transform};
-use hybridopt::sensitivity::{evaluate, GradientMethod};
-use hybridopt::setup::Setup;
-use hybridopt::{c, Direction, GuardInfo, HybridSystem, ModelError, Scalar};
+use hybridopt::prelude::*;
 
-/// State (x, v); parameters (k, e, x0); ẍ = −k (x − 1) pulls the cart to x = 1; the wall
-/// is at x = 0 (guard x, falling) and the reset is v⁺ = −e v⁻.
+/// A cart on a spring, ẍ = −k (x − 1), hits a wall at x = 0 and rebounds: v⁺ = −e v⁻.
 struct WallCart;
 
 impl HybridSystem for WallCart {
@@ -65,54 +60,65 @@ impl HybridSystem for WallCart {
         x: &[D],
         _u: &[D],
         _p: &[D],
-        out: &mut [D],
+        y: &mut [D],
     ) -> Result<(), ModelError> {
-        out.copy_from_slice(x);
+        y.copy_from_slice(x);
         Ok(())
     }
 }
 
 fn main() -> Result<(), hybridopt::Error> {
-    let sys = WallCart;
-    // ψ = (t₂ − 2)²: the second impact on the wall at t = 2 s
+    // ψ = (t₂ − 2)²: the second impact at t = 2 s (the second event of any guard)
     let cost = Objective::new(
         "timing",
         vec![Term::EventTimeSquared {
-            guard: 0,
+            guard: EventGuard::Any,
             occurrence: 2,
             target: 2.0,
             weight: 1.0,
         }],
     );
-    let mut setup = Setup::new(&sys, 0.0, 4.0, None, vec![cost]);
-    setup.solver.rtol = 1e-10;
-    setup.solver.atol = 1e-10;
+    let setup = Setup::builder(&WallCart)
+        .horizon(0.0, 4.0)
+        .objective(cost)
+        .tolerances(1e-10, 1e-10)
+        .build();
 
-    let theta = [2.0, 0.9, 0.5];
-    let ev = evaluate(&setup, &theta, GradientMethod::Adjoint)?;
+    // ψ and dψ/dθ by the adjoint, with two witnesses and τ = dt_e/dθ of every impact
+    let options = EvaluateOptions::new(GradientMethod::Adjoint)
+        .witnesses(&[GradientMethod::Direct, GradientMethod::Fd])
+        .fd_step(1e-4)
+        .with_tau();
+    let ev = evaluate_with(&setup, &[2.0, 0.9, 0.5], &options)?;
     println!(
-        "ψ = {:.6e}, dψ/d(k, e, x0) = {:?}",
+        "ψ = {:.6e}, dψ/d(k, e, x0) = {:.6?}",
         ev.values[0], ev.gradients[0]
     );
-
-    // optimize k > 0 (log transform); e and x0 stay fixed
-    let entry = |name: &str, value: f64, optimize: bool, lower: Option<f64>| ThetaEntry {
-        name: name.into(),
-        value,
-        optimize,
-        lower,
-        upper: None,
-        transform: Transform::from_bounds(lower, None, value),
-    };
-    let entries = [
-        entry("k", 2.0, true, Some(0.0)),
-        entry("e", 0.9, false, None),
-        entry("x0", 0.5, false, None),
-    ];
-    let r = optimize(&setup, &entries, &OptimizerSettings::default(), None)?;
+    for w in &ev.witnesses {
+        println!(
+            "  {} differs by {:.1e}",
+            w.method.name(),
+            w.max_relative_difference
+        );
+        assert!(w.max_relative_difference < 1e-6);
+    }
     println!(
-        "{:?} after {} iterations: k = {:.10}, ψ = {:.3e}, second impact at t = {:.12}",
-        r.outcome, r.iterations, r.theta_final[0], r.final_cost, r.last.trajectory.events[1].t
+        "τ of the 2nd impact = {:.6?}",
+        ev.tau.as_ref().expect("asked for")[1].tau
     );
+
+    // L-BFGS on k > 0 (the bound is honoured); e and x0 stay fixed
+    let theta = [
+        ThetaEntry::free("k", 2.0).with_bounds(Some(0.0), None),
+        ThetaEntry::fixed("e", 0.9),
+        ThetaEntry::fixed("x0", 0.5),
+    ];
+    let r = optimize(&setup, &theta, &OptimizerSettings::default(), None)?;
+    println!("{r}");
+    println!(
+        "k = {:.10}, second impact at t = {:.12}",
+        r.theta_final[0], r.last.trajectory.events[1].t
+    );
+    assert_eq!(r.outcome, Outcome::Converged);
     Ok(())
 }

@@ -3,6 +3,9 @@
 //! `ż = L` (so their jumps at events need no code of their own); a vector ψ is a list of
 //! [`Objective`]s, each a sum of terms.
 
+mod event_guard;
+pub use event_guard::EventGuard;
+
 use crate::integrate::Trajectory;
 use crate::model::Scalar;
 use std::sync::Arc;
@@ -42,15 +45,16 @@ pub enum Term {
         target: f64,
         weight: f64,
     },
-    /// `w·t_e` of the `occurrence`-th (1-based) firing of `guard`.
+    /// `w·t_e` of the `occurrence`-th (1-based) firing of `guard` (or event, for
+    /// [`EventGuard::Any`]).
     EventTime {
-        guard: usize,
+        guard: EventGuard,
         occurrence: usize,
         weight: f64,
     },
     /// `w·(t_e − target)²` of the `occurrence`-th firing of `guard`.
     EventTimeSquared {
-        guard: usize,
+        guard: EventGuard,
         occurrence: usize,
         target: f64,
         weight: f64,
@@ -63,7 +67,7 @@ pub enum Term {
     },
     /// `w·(y(t_e, x⁻) − target)²`: an output just before the `occurrence`-th firing.
     EventOutputSquared {
-        guard: usize,
+        guard: EventGuard,
         occurrence: usize,
         output: usize,
         target: f64,
@@ -86,7 +90,7 @@ impl Term {
         matches!(self, Term::Terminal { .. } | Term::TerminalSquared { .. })
     }
     /// (guard, occurrence) of an event term.
-    pub fn event(&self) -> Option<(usize, usize)> {
+    pub fn event(&self) -> Option<(EventGuard, usize)> {
         match *self {
             Term::EventTime {
                 guard, occurrence, ..
@@ -222,7 +226,19 @@ impl Term {
     }
 }
 
-/// A named scalar cost: the sum of its terms.
+/// A named scalar cost: the sum of its terms. A setup's objectives make a vector ψ;
+/// [`crate::optimize()`] minimizes the first.
+///
+/// ```
+/// use hybridopt::prelude::*;
+///
+/// // ψ = ∫ y² dt + 0.1 (t₂ − 1.5)²: output 0 and the second event of any guard
+/// let psi = Objective::new("psi", vec![
+///     Term::IntegralSquared { output: 0, target: 0.0, weight: 1.0 },
+///     Term::EventTimeSquared { guard: EventGuard::Any, occurrence: 2, target: 1.5, weight: 0.1 },
+/// ]);
+/// assert!(psi.terms[0].is_running() && psi.terms[1].event() == Some((EventGuard::Any, 2)));
+/// ```
 #[derive(Debug, Clone)]
 pub struct Objective {
     pub name: String,
@@ -230,6 +246,7 @@ pub struct Objective {
 }
 
 impl Objective {
+    /// An objective named `name`, the sum of `terms`.
     pub fn new(name: &str, terms: Vec<Term>) -> Self {
         Objective {
             name: name.to_string(),

@@ -117,6 +117,15 @@ pub enum Error {
     },
     #[error("optimizer: {0}")]
     Optimizer(String),
+    /// An entry of θ whose value or bounds cannot be optimized: a non-finite value or
+    /// bound, inverted bounds, or a start value not strictly inside its bounds.
+    #[error("parameter `{name}` = {value}: the value must be finite and strictly inside finite, ordered bounds (lower = {}, upper = {})", bound_text(*lower), bound_text(*upper))]
+    Bounds {
+        name: String,
+        value: f64,
+        lower: Option<f64>,
+        upper: Option<f64>,
+    },
     /// The optimizer met a kink with the kink policy `stop`: [`crate::optimize::optimize`]
     /// turns it into the outcome [`crate::optimize::Outcome::Kink`] (it leaves the
     /// optimizer only if a caller evaluates the adapter itself).
@@ -159,6 +168,11 @@ impl Error {
                 | Error::Zeno { .. }
         )
     }
+}
+
+/// A bound as an error message shows it ("none" when absent).
+fn bound_text(b: Option<f64>) -> String {
+    b.map_or("none".to_string(), |v| v.to_string())
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

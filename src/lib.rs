@@ -18,27 +18,29 @@
 //!   [`sensitivity::simultaneous`]).
 //!
 //! Implement [`HybridSystem`] for your own system (generic over a num-dual [`Scalar`], so
-//! every Jacobian is exact), wrap it in a [`setup::Setup`] with objectives, and call
-//! [`sensitivity::evaluate`] or [`optimize::optimize`]:
+//! every Jacobian is exact), wrap it in a [`Setup`] with [`Objective`]s, and call
+//! [`evaluate`] (or [`evaluate_with`] for witnesses, the FD step and τ) or [`optimize()`].
+//! Everything is at the root and in [`prelude`]; a problem file is a [`Problem`]:
 //!
 //! ```
-//! use hybridopt::cost::{Objective, Term};
-//! use hybridopt::sensitivity::{evaluate, GradientMethod};
-//! use hybridopt::setup::Setup;
+//! use hybridopt::prelude::*;
 //! use hybridopt::systems::bouncing_ball::BouncingBall;
 //!
 //! // ψ = (t₃ − 2)²: the ball's third impact at t = 2 s; θ = (g, e, c, y0, v0)
-//! let ball = BouncingBall;
 //! let cost = Objective::new("timing", vec![Term::EventTimeSquared {
-//!     guard: 0, occurrence: 3, target: 2.0, weight: 1.0 }]);
-//! let setup = Setup::new(&ball, 0.0, 3.0, None, vec![cost]);
+//!     guard: EventGuard::Guard(0), occurrence: 3, target: 2.0, weight: 1.0 }]);
+//! let setup = Setup::new(&BouncingBall, 0.0, 3.0, None, vec![cost]);
 //! let theta = [9.81, 0.8, 0.0, 1.0, 0.5];
-//! let adjoint = evaluate(&setup, &theta, GradientMethod::Adjoint).unwrap();
-//! let direct = evaluate(&setup, &theta, GradientMethod::Direct).unwrap();
+//! let adjoint = evaluate(&setup, &theta, GradientMethod::Adjoint)?;
+//! let direct = evaluate(&setup, &theta, GradientMethod::Direct)?;
 //! for (a, d) in adjoint.gradients[0].iter().zip(&direct.gradients[0]) {
 //!     assert!((a - d).abs() <= 1e-6 * a.abs().max(1e-6));
 //! }
+//! # Ok::<(), hybridopt::Error>(())
 //! ```
+//!
+//! The modules below the root are the method's parts (integrators, sensitivities, systems,
+//! reports); the root and [`prelude`] are the API.
 // Numeric code: index loops mirror the formulas, NaN-aware negated comparisons are
 // deliberate (`!(err <= 1.0)` rejects NaN), and math kernels take many arguments.
 #![allow(
@@ -55,7 +57,7 @@ pub mod dae;
 pub mod error;
 pub mod integrate;
 pub mod interrupt;
-pub mod linalg;
+pub(crate) mod linalg;
 pub mod model;
 pub mod multibody;
 pub mod optimize;
@@ -63,7 +65,8 @@ pub mod optimize_output;
 pub mod output;
 pub mod periodic;
 pub mod plot;
-pub mod plot_loop;
+pub(crate) mod plot_loop;
+pub mod prelude;
 pub mod problem;
 pub mod report;
 pub mod sensitivity;
@@ -71,5 +74,11 @@ pub mod setup;
 pub mod sweep;
 pub mod systems;
 
-pub use error::{Error, ModelError, Result};
-pub use model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
+pub use prelude::*;
+
+/// The README, whose Rust blocks (the "Library use" program) run as doctests (only when
+/// doctests are collected, so that editing the README does not rebuild the library).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[allow(rustdoc::broken_intra_doc_links)]
+pub mod readme_library_use {}

@@ -123,9 +123,55 @@ impl GuardInfo {
 /// A hybrid dynamical system (theory.md §1). Implement this one trait to use your own
 /// system with every solver, sensitivity method and optimizer of the library.
 ///
-/// All functions are generic over [`Scalar`] so that the library can differentiate them
-/// exactly; write them with ordinary arithmetic (`+ - * /`, `sin`, `sqrt`, `powi`, ...),
-/// using [`c`] to lift constants.
+/// The five model functions — [`initial_state`](HybridSystem::initial_state),
+/// [`flow`](HybridSystem::flow), [`guard`](HybridSystem::guard),
+/// [`reset`](HybridSystem::reset), [`outputs`](HybridSystem::outputs) (and
+/// [`initial_state_at`](HybridSystem::initial_state_at) if overridden) — are generic over
+/// [`Scalar`] so that the library can differentiate them exactly; write them with ordinary
+/// arithmetic (`+ - * /`, `sin`, `sqrt`, `powi`, ...), using [`c`] to lift constants. The
+/// rest describes the system (names, modes, guards) in `f64`.
+///
+/// ```
+/// use hybridopt::prelude::*;
+///
+/// /// A ball under gravity g bouncing on y = 0 with restitution e; θ = (g, e, y0).
+/// struct Ball;
+/// impl HybridSystem for Ball {
+///     fn state_names(&self) -> Vec<String> { vec!["y".into(), "v".into()] }
+///     fn param_names(&self) -> Vec<String> { vec!["g".into(), "e".into(), "y0".into()] }
+///     fn guards(&self) -> Vec<GuardInfo> { vec![GuardInfo::new("ground", Direction::Falling)] }
+///     fn output_names(&self) -> Vec<String> { vec!["y".into()] }
+///     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
+///         Ok(vec![p[2], c(0.0)])
+///     }
+///     fn flow<D: Scalar>(&self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D])
+///         -> Result<(), ModelError> {
+///         dx[0] = x[1];
+///         dx[1] = -p[0];
+///         Ok(())
+///     }
+///     fn guard<D: Scalar>(&self, _m: usize, _k: usize, _t: D, x: &[D], _u: &[D], _p: &[D]) -> D {
+///         x[0]
+///     }
+///     fn reset<D: Scalar>(&self, m: usize, _k: usize, _t: D, x: &[D], p: &[D])
+///         -> Result<(usize, Vec<D>), ModelError> {
+///         Ok((m, vec![x[0], -p[1] * x[1]]))
+///     }
+///     fn outputs<D: Scalar>(&self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], y: &mut [D])
+///         -> Result<(), ModelError> {
+///         y[0] = x[0];
+///         Ok(())
+///     }
+/// }
+///
+/// // the first impact at t₁ = √(2 y0/g): dt₁/dy0 = 1/√(2 g y0)
+/// let t1 = Objective::new("t1", vec![Term::EventTime { guard: EventGuard::Guard(0), occurrence: 1, weight: 1.0 }]);
+/// let setup = Setup::builder(&Ball).horizon(0.0, 1.0).objective(t1).tolerances(1e-12, 1e-14).build();
+/// let ev = evaluate(&setup, &[9.81, 0.8, 2.0], GradientMethod::Direct)?;
+/// assert!((ev.values[0] - (4.0f64 / 9.81).sqrt()).abs() < 1e-9);
+/// assert!((ev.gradients[0][2] - 1.0 / (2.0f64 * 9.81 * 2.0).sqrt()).abs() < 1e-8);
+/// # Ok::<(), hybridopt::Error>(())
+/// ```
 pub trait HybridSystem: Send + Sync {
     /// Names of the states `x`.
     fn state_names(&self) -> Vec<String>;

@@ -1,7 +1,7 @@
 //! The problem file: its schema (TOML, serde, [`schema`]) and its validation, one step per
 //! table. Every error names the file, the key as a dotted path and its line, and says
 //! what would be valid ([`document`]). The optimizer's runtime types (θ's entries and
-//! transforms, the settings) live in [`crate::optimize`]: this module reads them from the
+//! transforms, the settings) live in [`crate::optimize`](mod@crate::optimize): this module reads them from the
 //! file; the optimizer does not know about files.
 
 mod controls;
@@ -33,7 +33,38 @@ pub use crate::optimize::{
     parse_gradient_method, OptimizerSettings, SolverKind, ThetaEntry, Transform,
 };
 
-/// A validated problem.
+/// A validated problem file: the system, horizon, θ with bounds, costs and optimizer
+/// settings ([`Problem::load`] reads one, [`Problem::parse`] takes its text).
+///
+/// ```
+/// use hybridopt::prelude::*;
+/// use std::path::Path;
+///
+/// let text = r#"
+/// name = "third_impact"
+/// [system]
+/// kind = "bouncing_ball"
+/// [simulation]
+/// t_end = 10.0
+/// rtol = 1e-10
+/// stop_after = { guard = "ground", occurrence = 3 }
+/// [parameters]
+/// c = { value = 0.0 }
+/// v0 = { value = 0.5, optimize = true, lower = 0.0 }
+/// [[cost]]
+/// kind = "event_time_squared"
+/// guard = "any"
+/// occurrence = 3
+/// target = 2.0
+/// "#;
+/// let problem = Problem::parse(text, Path::new("third_impact.toml"))?;
+/// let setup = problem.setup()?;
+/// let ev = evaluate(&setup, &problem.theta_values(), GradientMethod::Adjoint)?;
+/// assert_eq!(ev.gradients[0].len(), problem.theta.len());
+/// let r = optimize(&setup, &problem.theta, &problem.optimizer, None)?;
+/// assert!(r.converged() && r.final_cost < 1e-12, "{r}");
+/// # Ok::<(), hybridopt::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Problem {
     pub name: String,
@@ -58,7 +89,7 @@ pub struct Problem {
     /// `[plot.geometry]`: a geometry from the outputs, for pictures of the motion.
     pub plot_geometry: Option<crate::animate::GeometrySpec>,
     /// `[plot] loops`: pairs (x, y) of output indices drawn against each other
-    /// ([`crate::plot_loop`]).
+    /// (`crate::plot_loop`).
     pub plot_loops: Vec<(usize, usize)>,
 }
 
@@ -149,7 +180,6 @@ impl Problem {
             )));
         }
         e.value = value;
-        e.transform = Transform::from_bounds(e.lower, e.upper, value);
         Ok(())
     }
 

@@ -10,7 +10,7 @@
 
 mod common;
 
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;
 use hybridopt::model::{Direction, GuardInfo, HybridSystem, Scalar};
 use hybridopt::optimize::{optimize, KinkPolicy, Outcome, MAX_RESTARTS};
@@ -404,7 +404,7 @@ fn missing_event_is_reported_with_its_fields() {
     let obj = Objective::new(
         "t2",
         vec![Term::EventTimeSquared {
-            guard: 0,
+            guard: EventGuard::Guard(0),
             occurrence: 2,
             target: 0.0,
             weight: 1.0,

@@ -8,7 +8,7 @@ mod common;
 
 use common::{assert_close, assert_within, gradients_by};
 use hybridopt::control::{Basis, ControlGrid};
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
@@ -532,7 +532,7 @@ fn terminal_event_time_and_its_derivative() {
                 Objective::new(
                     "T",
                     vec![Term::EventTime {
-                        guard: 0,
+                        guard: EventGuard::Guard(0),
                         occurrence: 1,
                         weight: 1.0,
                     }],

@@ -9,7 +9,7 @@ mod common;
 
 use common::{assert_close, assert_within, gradients_by};
 use hybridopt::control::{Basis, ControlGrid};
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;
 use hybridopt::sensitivity::GradientMethod::{self, Adjoint, Direct, Dual, Fd};
 use hybridopt::setup::Setup;
@@ -93,7 +93,7 @@ fn switched_setup(sys: &SwitchedLinear) -> Setup<'_, SwitchedLinear> {
                 weight: 1.0,
             },
             Term::EventTimeSquared {
-                guard: 0,
+                guard: EventGuard::Guard(0),
                 occurrence: 2,
                 target: 2.0,
                 weight: 0.5,
@@ -165,13 +165,13 @@ fn impact_pendulum_several_impacts() {
                 weight: 1.0,
             },
             Term::EventTimeSquared {
-                guard: 0,
+                guard: EventGuard::Guard(0),
                 occurrence: 2,
                 target: 3.5,
                 weight: 1.0,
             },
             Term::EventOutputSquared {
-                guard: 0,
+                guard: EventGuard::Guard(0),
                 occurrence: 3,
                 output: 1,
                 target: 0.5,
@@ -236,7 +236,7 @@ fn thrust_ball_with_each_control_basis() {
             vec![
                 Term::Effort { weight: 0.05 },
                 Term::EventTimeSquared {
-                    guard: 0,
+                    guard: EventGuard::Guard(0),
                     occurrence: 2,
                     target: 1.2,
                     weight: 1.0,

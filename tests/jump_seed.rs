@@ -11,7 +11,7 @@
 mod common;
 
 use common::Rng;
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::hybrid::Ctx;
 
 use hybridopt::sensitivity::jump::Jump;
@@ -38,14 +38,14 @@ fn objective() -> Objective {
                 weight: 0.5,
             },
             Term::EventOutputSquared {
-                guard: 0,
+                guard: EventGuard::Guard(0),
                 occurrence: 1,
                 output: 1,
                 target: 0.5,
                 weight: 2.0,
             },
             Term::EventTimeSquared {
-                guard: 0,
+                guard: EventGuard::Guard(0),
                 occurrence: 1,
                 target: 1.0,
                 weight: 0.7,

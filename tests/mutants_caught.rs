@@ -12,7 +12,7 @@ mod common;
 
 use common::assert_close;
 use hybridopt::control::{Basis, ControlGrid};
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;
 use hybridopt::sensitivity::adjoint::adjoint_gradients;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
@@ -114,7 +114,7 @@ fn two_channels_three_objectives(basis: Basis, tol: f64) {
         vec![
             Term::Effort { weight: 0.05 },
             Term::EventTimeSquared {
-                guard: 0,
+                guard: EventGuard::Guard(0),
                 occurrence: 1,
                 target: 1.0,
                 weight: 1.0,

@@ -7,7 +7,7 @@ mod common;
 
 use common::assert_within;
 
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::sensitivity::bderivative::saltation_for_order;
 use hybridopt::sensitivity::forward::forward_sensitivity;
 use hybridopt::sensitivity::jump::Jump;
@@ -442,7 +442,7 @@ fn event_cost_on_a_simultaneous_event_is_an_error() {
     let obj = Objective::new(
         "t",
         vec![Term::EventTime {
-            guard: G_TOUCH2,
+            guard: EventGuard::Guard(G_TOUCH2),
             occurrence: 1,
             weight: 1.0,
         }],

@@ -27,6 +27,7 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
         Error::NewtonFailure { .. } => ("SimulationError", "newton_failure"),
         Error::TooManySteps { .. } => ("SimulationError", "too_many_steps"),
         Error::Optimizer(_) => ("OptimizerError", "optimizer"),
+        Error::Bounds { .. } => ("InvalidInputError", "bounds"),
         Error::RestartsExhausted { .. } => ("OptimizerError", "restarts_exhausted"),
         // turned into the outcome "kink" inside `optimize` (mapped for completeness)
         Error::StoppedAtKink => ("OptimizerError", "stopped_at_kink"),

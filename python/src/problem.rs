@@ -5,7 +5,7 @@ use crate::errors::{invalid, IntoPy};
 use crate::prepared::Prepared;
 use crate::results::{Gradient, Simulation};
 use crate::{interrupt, runs, theta};
-use hybridopt::problem::{parse_gradient_method, Problem, SolverKind, Transform};
+use hybridopt::problem::{parse_gradient_method, Problem, SolverKind};
 use hybridopt::sensitivity::GradientMethod;
 use numpy::PyArray1;
 use pyo3::prelude::*;
@@ -123,7 +123,6 @@ fn set_entry(p: &mut Problem, i: usize, value: f64) -> Result<(), hybridopt::Err
         )));
     }
     e.value = value;
-    e.transform = Transform::from_bounds(e.lower, e.upper, value);
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! The geometry of a system: what a picture of it shows. A system that has one maps a
 //! state to drawable [`Shape`]s (mass points, rigid bars, springs, dampers, ground pivots)
 //! and describes its static scene ([`SceneItem`]: ground lines and curves, walls, slopes,
-//! stop lines). The renderer ([`super::render`]) draws them; it knows nothing about any
+//! stop lines). The renderer (`render`) draws them; it knows nothing about any
 //! particular system.
 //!
 //! A system provides its geometry through [`crate::model::HybridSystem::geometry`] (one

@@ -407,7 +407,7 @@ impl CustomSystem {
 
 impl HybridSystem for CustomSystem {
     /// The exact products by reverse mode over the expressions' arenas
-    /// ([`super::reverse`]) instead of one dual pass per input: `gx_j = f_xᵀ λ_j + h_xᵀ ȳ_j`
+    /// (`super::reverse`) instead of one dual pass per input: `gx_j = f_xᵀ λ_j + h_xᵀ ȳ_j`
     /// (and `gu`, `gp` alike).
     fn flow_vjp(&self, a: VjpArgs<'_>, mut out: VjpOut<'_>) -> Result<(), ModelError> {
         SCRATCH.with(|cell| {

@@ -1,9 +1,9 @@
 //! Integrators with dense output, step control and event location; the hybrid loop.
 
-pub mod dense;
+pub(crate) mod dense;
 pub mod hybrid;
 pub mod options;
-pub mod radau;
+pub(crate) mod radau;
 pub(crate) mod scratch;
 pub mod smooth;
 pub mod stepper;

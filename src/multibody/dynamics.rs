@@ -4,7 +4,7 @@
 //!
 //! Each turns `M a = F − Φ_qᵀ μ`, `Φ(q) = 0` into an ODE `q̇ = q̇(q, v, p)`,
 //! `v̇ = a(q, v, p)` (`q̇ = v` except for index 2) to which the sensitivity machinery of
-//! theory.md §2–4 applies unchanged. All solves go through [`crate::linalg`], so
+//! theory.md §2–4 applies unchanged. All solves go through `crate::linalg`, so
 //! dual-number evaluations give exact Jacobians of `q̇` and `a`.
 
 use super::constraints::ConstraintEval;

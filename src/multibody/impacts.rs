@@ -1,6 +1,6 @@
 //! Impact laws as resets `v⁺ = h(q, v⁻, p)` (theory.md §5, "Impacts are resets"; seed 000
 //! (38)–(40)). Positions do not jump. Every law is a sequence of linear solves through
-//! [`crate::linalg`], so the reset's Jacobians `R_x`, `R_p` are exact in dual numbers.
+//! `crate::linalg`, so the reset's Jacobians `R_x`, `R_p` are exact in dual numbers.
 //!
 //! Matrices are row-major: the mass matrix n×n, constraint Jacobians m×n, a contact
 //! Jacobian k×n.

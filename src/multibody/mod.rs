@@ -11,7 +11,7 @@
 //! - [`mechanism`]: [`Mechanism`], the assembly of all of the above.
 //!
 //! Everything is generic over [`crate::model::Scalar`], so a model built from these parts
-//! has exact Jacobians (through the linear solves of [`crate::linalg`]).
+//! has exact Jacobians (through the linear solves of `crate::linalg`).
 
 pub mod bodies;
 pub mod constraints;

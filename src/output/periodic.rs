@@ -120,7 +120,7 @@ pub fn optimize_gait_to_folder(
     let np = p.dims.np();
     let pv = p.theta_values()[..np].to_vec();
     let free: Vec<usize> = (0..np).filter(|&i| p.theta[i].optimize).collect();
-    let transforms: Vec<_> = free.iter().map(|&i| p.theta[i].transform).collect();
+    let transforms: Vec<_> = free.iter().map(|&i| p.theta[i].transform()).collect();
     let settings = GaitSettings {
         max_iters: max_iters.unwrap_or(p.optimizer.max_iters),
         tol_grad: p.optimizer.tol_grad,

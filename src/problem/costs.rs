@@ -2,9 +2,9 @@
 //! resolved against the system, grouped into objectives.
 
 use super::document::{key, Document, Seg};
-use super::schema::{CostSpec, ReferenceSpec};
+use super::schema::{CostSpec, GuardSpec, ReferenceSpec};
 use super::simulation::guard_names;
-use crate::cost::Term;
+use crate::cost::{EventGuard, Term};
 use crate::error::Error;
 use crate::model::Dims;
 use crate::optimize::ThetaEntry;
@@ -81,25 +81,29 @@ impl Resolver<'_, '_> {
     }
 
     /// The guard's index and the occurrence (counted from 1).
-    fn event(&self, g: &str, occurrence: usize) -> Result<(usize, usize), Error> {
-        let k = self
-            .dims
-            .guards
-            .iter()
-            .position(|x| x.name == g)
-            .ok_or_else(|| {
-                self.err(
-                    "guard",
-                    format!(
-                        "guard `{g}` is unknown; valid guards: {}",
-                        guard_names(self.dims)
-                    ),
-                )
-            })?;
+    fn event(&self, g: &GuardSpec, occurrence: usize) -> Result<(EventGuard, usize), Error> {
+        let guard = match g {
+            GuardSpec::Any => EventGuard::Any,
+            GuardSpec::Named(g) => EventGuard::Guard(
+                self.dims
+                    .guards
+                    .iter()
+                    .position(|x| x.name == *g)
+                    .ok_or_else(|| {
+                        self.err(
+                            "guard",
+                            format!(
+                                "guard `{g}` is unknown; valid guards: {}, or \"any\" (any guard)",
+                                guard_names(self.dims)
+                            ),
+                        )
+                    })?,
+            ),
+        };
         if occurrence == 0 {
             return Err(self.err("occurrence", "occurrence counts from 1".into()));
         }
-        Ok((k, occurrence))
+        Ok((guard, occurrence))
     }
 
     fn finite(&self, k: &str, v: f64) -> Result<f64, Error> {

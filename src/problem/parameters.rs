@@ -5,7 +5,7 @@ use super::document::{key, Document, Seg};
 use super::schema::ParamSpec;
 use crate::error::Error;
 use crate::model::Dims;
-use crate::optimize::{ThetaEntry, Transform};
+use crate::optimize::ThetaEntry;
 use crate::systems::builtin::Builtin;
 use std::collections::BTreeMap;
 
@@ -98,6 +98,5 @@ pub(super) fn entry(
         optimize: ps.optimize,
         lower: ps.lower,
         upper: ps.upper,
-        transform: Transform::from_bounds(ps.lower, ps.upper, ps.value),
     })
 }

@@ -149,7 +149,7 @@ pub enum CostSpec {
     },
     /// w t_e (the occurrence-th event of `guard`).
     EventTime {
-        guard: String,
+        guard: GuardSpec,
         occurrence: usize,
         #[serde(default = "one")]
         weight: f64,
@@ -157,7 +157,7 @@ pub enum CostSpec {
     },
     /// w (t_e − target)².
     EventTimeSquared {
-        guard: String,
+        guard: GuardSpec,
         occurrence: usize,
         target: f64,
         #[serde(default = "one")]
@@ -166,7 +166,7 @@ pub enum CostSpec {
     },
     /// w (y(t_e⁻) − target)².
     EventOutputSquared {
-        guard: String,
+        guard: GuardSpec,
         occurrence: usize,
         output: String,
         target: f64,
@@ -210,6 +210,27 @@ impl CostSpec {
             | EventOutputSquared { objective, .. } => {
                 objective.clone().unwrap_or_else(|| "cost".into())
             }
+        }
+    }
+}
+
+/// The guard of an event cost term: a guard's name, or `"any"` (every event counts,
+/// whichever guard fires it).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "String")]
+pub enum GuardSpec {
+    /// `guard = "any"`.
+    Any,
+    /// A guard by name.
+    Named(String),
+}
+
+impl From<String> for GuardSpec {
+    fn from(s: String) -> GuardSpec {
+        if s == "any" {
+            GuardSpec::Any
+        } else {
+            GuardSpec::Named(s)
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::setup::Setup;
 use rayon::prelude::*;
 
 /// Step rule `h_j = rel · max(1, |θ_j|)` and the stencil order.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FdOptions {
     /// Default 1e-4: balances the O(h⁴) truncation against O(ε_sim/h) noise for
     /// ε_sim ~ 1e-10 (tolerances of a gradient check).

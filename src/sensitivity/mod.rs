@@ -9,6 +9,7 @@ pub mod dual;
 pub mod fd;
 pub mod forward;
 pub mod jump;
+mod options;
 pub mod seeds;
 pub mod simultaneous;
 pub mod timing;
@@ -21,6 +22,7 @@ use crate::model::HybridSystem;
 use crate::setup::{ScalarJac, Setup};
 use nalgebra::DVector;
 use num_dual::Dual64;
+pub use options::{EvaluateOptions, Witness};
 use std::time::Instant;
 pub use timing::EvalTiming;
 
@@ -77,6 +79,8 @@ pub struct Evaluation {
     pub tau: Option<Vec<EventSensitivity>>,
     /// Wall-clock phases of this evaluation.
     pub timing: EvalTiming,
+    /// The witnesses' gradients ([`EvaluateOptions::witnesses`]), in the order asked.
+    pub witnesses: Vec<Witness>,
 }
 
 /// Event report: time, guard, modes, and the event-time sensitivity τ = dt_e/dθ.
@@ -150,11 +154,66 @@ pub fn term_jacobian<S: HybridSystem>(
     Ok(jac)
 }
 
-/// Computes the objectives and their gradients by the chosen method.
+/// Computes the objectives and their gradients by the chosen method (the adjoint, direct,
+/// central-FD or dual gradient of every objective, theory.md §2–4):
+/// `evaluate_with(setup, theta, &EvaluateOptions::new(method))`.
+///
+/// ```
+/// use hybridopt::prelude::*;
+/// use hybridopt::systems::bouncing_ball::BouncingBall;
+///
+/// // ψ = (t₃ − 2)²: the ball's third impact at t = 2 s; θ = (g, e, c, y0, v0)
+/// let cost = Objective::new("timing", vec![Term::EventTimeSquared {
+///     guard: EventGuard::Guard(0), occurrence: 3, target: 2.0, weight: 1.0 }]);
+/// let setup = Setup::new(&BouncingBall, 0.0, 3.0, None, vec![cost]);
+/// let theta = [9.81, 0.8, 0.0, 1.0, 0.5];
+/// let adjoint = evaluate(&setup, &theta, GradientMethod::Adjoint).unwrap();
+/// let direct = evaluate(&setup, &theta, GradientMethod::Direct).unwrap();
+/// assert_eq!(adjoint.values[0], direct.values[0]);
+/// for (a, d) in adjoint.gradients[0].iter().zip(&direct.gradients[0]) {
+///     assert!((a - d).abs() <= 1e-6 * a.abs().max(1e-6));
+/// }
+/// // the direct pass gives the event times' sensitivities τ = dt_e/dθ
+/// assert_eq!(direct.tau.unwrap().len(), adjoint.trajectory.events.len());
+/// ```
 pub fn evaluate<S: HybridSystem>(
     setup: &Setup<'_, S>,
     theta: &[f64],
     method: GradientMethod,
+) -> Result<Evaluation, Error> {
+    evaluate_with(setup, theta, &EvaluateOptions::new(method))
+}
+
+/// Computes the objectives and their gradients by `options.method`, with its FD step, the
+/// witnesses it asks for (each compared with the method's gradient) and τ when asked
+/// (one direct pass if the method does not give it). The timing covers the method alone.
+pub fn evaluate_with<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+    options: &EvaluateOptions,
+) -> Result<Evaluation, Error> {
+    let mut ev = evaluate_by(setup, theta, options.method, options.fd)?;
+    if options.tau && ev.tau.is_none() {
+        ev.tau = Some(forward::forward_sensitivity(setup, theta)?.events);
+    }
+    for &method in options.witnesses.iter().filter(|&&m| m != options.method) {
+        let w = evaluate_by(setup, theta, method, options.fd)?;
+        ev.witnesses.push(Witness {
+            method,
+            max_relative_difference: options::max_relative_difference(&w.gradients, &ev.gradients),
+            gradients: w.gradients,
+            stats: w.stats,
+        });
+    }
+    Ok(ev)
+}
+
+/// One method's evaluation, timed.
+fn evaluate_by<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+    method: GradientMethod,
+    fd_options: fd::FdOptions,
 ) -> Result<Evaluation, Error> {
     if setup.objectives.is_empty() {
         return Err(Error::Invalid(
@@ -189,6 +248,7 @@ pub fn evaluate<S: HybridSystem>(
                 stats,
                 tau: None,
                 timing: EvalTiming::forward(forward_s),
+                witnesses: Vec::new(),
             }
         }
         GradientMethod::Direct => {
@@ -201,13 +261,13 @@ pub fn evaluate<S: HybridSystem>(
                 trajectory,
                 tau: Some(r.events),
                 timing: EvalTiming::default(),
+                witnesses: Vec::new(),
             }
         }
         GradientMethod::Fd => {
             let (traj, forward_s) = simulate()?;
             let values = setup.objective_values(&traj, theta)?;
-            let (gradients, fstats) =
-                fd::fd_gradients_with_stats(setup, theta, fd::FdOptions::default())?;
+            let (gradients, fstats) = fd::fd_gradients_with_stats(setup, theta, fd_options)?;
             let mut stats = traj.stats;
             stats += fstats;
             Evaluation {
@@ -217,6 +277,7 @@ pub fn evaluate<S: HybridSystem>(
                 trajectory: traj,
                 tau: None,
                 timing: EvalTiming::forward(forward_s),
+                witnesses: Vec::new(),
             }
         }
         GradientMethod::Dual => {
@@ -233,6 +294,7 @@ pub fn evaluate<S: HybridSystem>(
                 trajectory: traj,
                 tau,
                 timing: EvalTiming::forward(forward_s),
+                witnesses: Vec::new(),
             }
         }
     };

@@ -25,7 +25,7 @@ pub use builder::SetupBuilder;
 pub use simulate::Plain;
 pub(crate) use simulate::{guard_meta, guards_on_leading_state};
 pub use system_ref::SystemRef;
-pub use vjp::VjpScratch;
+pub(crate) use vjp::VjpScratch;
 
 use crate::control::ControlGrid;
 use crate::cost::Objective;
@@ -35,6 +35,25 @@ use crate::model::{Dims, HybridSystem, Scalar};
 use std::sync::Arc;
 
 /// System + horizon + controls + objectives + solver settings.
+///
+/// ```
+/// use hybridopt::prelude::*;
+/// use hybridopt::systems::bouncing_ball::BouncingBall;
+/// use std::sync::Arc;
+///
+/// let y_end = Objective::new("y_end", vec![Term::Terminal { output: 0, weight: 1.0 }]);
+/// // borrowed: Setup::new(&sys, t0, t_end, controls, objectives)
+/// let borrowed = Setup::new(&BouncingBall, 0.0, 1.0, None, vec![y_end.clone()]);
+/// // shared: 'static, so it can move to another thread
+/// let shared = Setup::builder_shared(Arc::new(BouncingBall))
+///     .horizon(0.0, 1.0).objective(y_end).build();
+/// let theta = [9.81, 0.8, 0.1, 1.0, 0.0];
+/// let there = std::thread::spawn(move || evaluate(&shared, &theta, GradientMethod::Adjoint))
+///     .join().unwrap()?;
+/// let here = evaluate(&borrowed, &theta, GradientMethod::Adjoint)?;
+/// assert_eq!(here.values, there.values);
+/// # Ok::<(), hybridopt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Setup<'a, S: HybridSystem> {
     /// The system, borrowed or shared (it dereferences to `S`).

@@ -1,6 +1,7 @@
 //! The objectives on a finished trajectory: their values and the events they refer to.
 
 use super::Setup;
+use crate::cost::EventGuard;
 use crate::integrate::hybrid::Ctx;
 use crate::model::{HybridSystem, Scalar};
 
@@ -81,16 +82,17 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         Ok(vals)
     }
 
-    /// The `occurrence`-th (1-based) event of `guard`, and the context just before it.
+    /// The `occurrence`-th (1-based) event of `guard` (of any guard for
+    /// [`EventGuard::Any`]), and the context just before it.
     pub fn find_event<D: Scalar>(
         &self,
         traj: &crate::integrate::Trajectory<D>,
-        guard: usize,
+        guard: EventGuard,
         occurrence: usize,
     ) -> Result<(usize, Ctx), crate::error::Error> {
         let mut count = 0;
         for (i, e) in traj.events.iter().enumerate() {
-            if e.guard == guard {
+            if guard.counts(e.guard) {
                 count += 1;
                 if count == occurrence {
                     // the segment that ends at this event
@@ -109,7 +111,10 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             }
         }
         Err(crate::error::Error::MissingEvent {
-            guard: self.dims.guard_name(guard),
+            guard: match guard {
+                EventGuard::Guard(k) => self.dims.guard_name(k),
+                EventGuard::Any => "any".to_string(),
+            },
             occurrence,
             fired: count,
             t0: self.t0,

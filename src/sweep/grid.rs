@@ -154,7 +154,6 @@ pub fn point(axes: &[Axis], i: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::Transform;
 
     fn entry(name: &str, lower: Option<f64>, upper: Option<f64>) -> ThetaEntry {
         ThetaEntry {
@@ -163,7 +162,6 @@ mod tests {
             optimize: false,
             lower,
             upper,
-            transform: Transform::from_bounds(lower, upper, 0.5),
         }
     }
 

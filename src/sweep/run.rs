@@ -10,7 +10,7 @@ use super::starts::{self, Range};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::{optimize, OptimizeResult};
-use crate::optimize::{OptimizerSettings, ThetaEntry, Transform};
+use crate::optimize::{OptimizerSettings, ThetaEntry};
 use crate::sensitivity::{evaluate, GradientMethod};
 use crate::setup::Setup;
 use rayon::prelude::*;
@@ -163,7 +163,6 @@ pub fn start_point<S: HybridSystem>(
     for (&j, &v) in free.iter().zip(&x0) {
         let e = &mut entries[j];
         e.value = v;
-        e.transform = Transform::from_bounds(e.lower, e.upper, v);
     }
     let named = |v: &[f64]| Named::zip(free.iter().map(|&j| theta[j].name.as_str()), v);
     let mut rec = PointRecord::pending(i, named(&x0));

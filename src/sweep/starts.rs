@@ -177,7 +177,6 @@ pub fn check_count(n: usize) -> Result<usize, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::Transform;
 
     fn entry(name: &str, optimize: bool, lower: Option<f64>, upper: Option<f64>) -> ThetaEntry {
         ThetaEntry {
@@ -186,7 +185,6 @@ mod tests {
             optimize,
             lower,
             upper,
-            transform: Transform::from_bounds(lower, upper, 1.0),
         }
     }
 

@@ -107,7 +107,7 @@ impl HybridSystem for BouncingBall {
         Ok(())
     }
 
-    /// The exact products by hand: [`ball_vjp`].
+    /// The exact products by hand: `ball_vjp`.
     fn flow_vjp(&self, a: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
         ball_vjp(a, out, false)
     }
@@ -228,7 +228,7 @@ impl HybridSystem for ThrustBall {
         out[3] = u[0];
         Ok(())
     }
-    /// The exact products by hand: [`ball_vjp`].
+    /// The exact products by hand: `ball_vjp`.
     fn flow_vjp(&self, a: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
         ball_vjp(a, out, true)
     }

@@ -86,7 +86,7 @@ impl CompassGait {
         }
     }
 
-    /// Mass matrix from `T = ½ q̇ᵀ M q̇` with the velocities of [`Self::points`]:
+    /// Mass matrix from `T = ½ q̇ᵀ M q̇` with the velocities of `Self::points`:
     /// `M = [[m b², −m l b c], [−m l b c, m_h l² + m a² + m l²]]`, `c = cos(θ_s − θ_ns)`
     /// (Goswami et al. 1996 eq. (1) in these coordinates).
     pub fn mass_matrix<D: Scalar>(p: &[D], q: P2<D>) -> [[D; 2]; 2] {

@@ -86,7 +86,7 @@ impl Default for FiveBarConfig {
     }
 }
 
-/// The five-bar mechanism as a [`HybridSystem`].
+/// The five-bar mechanism as a [`HybridSystem`](crate::HybridSystem).
 #[derive(Debug, Clone)]
 pub struct FiveBar {
     config: FiveBarConfig,

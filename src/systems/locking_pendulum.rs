@@ -108,7 +108,7 @@ impl Default for LockingPendulumConfig {
     }
 }
 
-/// The locking double pendulum as a [`HybridSystem`].
+/// The locking double pendulum as a [`HybridSystem`](crate::HybridSystem).
 #[derive(Debug, Clone)]
 pub struct LockingPendulum {
     config: LockingPendulumConfig,

@@ -22,6 +22,11 @@ use crate::error::{Error, ModelError};
 use crate::model::{Direction, Scalar};
 
 /// Where the loop is: the mode and the breakpoint interval `[t_lo, t_hi]`.
+///
+/// Internal: hidden from the documentation, public only because the augmented system's
+/// Jacobian checks (`tests/jacobians.rs`, `tests/jump_seed.rs`) evaluate it at chosen
+/// points.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ctx {
     pub mode: usize,

@@ -1,0 +1,222 @@
+//! The scaled, transformed objective as argmin sees it: z (the unconstrained variables of the
+//! optimized entries) ↦ ψ(θ(z))/scale and its gradient `(dψ/dθ_k · dθ_k/dz_k)/scale`. Each
+//! point is simulated once for cost and gradient together (argmin asks for them separately:
+//! a one-entry cache). An evaluation error is kept in a slot shared with the caller, since
+//! argmin turns it into a termination and drops the problem.
+
+use super::kink::{kink_at, KinkReport};
+use super::settings::KinkPolicy;
+use super::theta::{ThetaEntry, Transform};
+use crate::error::Error;
+use crate::model::HybridSystem;
+use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
+use crate::setup::Setup;
+use argmin::core::{CostFunction, Gradient};
+use std::sync::{Arc, Mutex};
+
+/// θ as a function of the optimizer's variables z: the fixed entries at their values, each
+/// optimized entry k through its bounds' transform, `θ_k = T_k⁻¹(z_k)` (inside its bounds
+/// for every z).
+pub(super) struct Space {
+    pub(super) base: Vec<f64>,
+    pub(super) free: Vec<usize>,
+    transforms: Vec<Transform>,
+}
+
+impl Space {
+    /// The optimized entries of `theta` with their transforms, after checking every entry's
+    /// value and bounds ([`ThetaEntry::check`]).
+    pub(super) fn new(theta: &[ThetaEntry]) -> Result<Space, Error> {
+        for e in theta {
+            e.check()?;
+        }
+        let free: Vec<usize> = (0..theta.len()).filter(|&i| theta[i].optimize).collect();
+        if free.is_empty() {
+            return Err(Error::Invalid(
+                "no parameter is marked `optimize = true` and there are no controls: nothing to optimize".into(),
+            ));
+        }
+        Ok(Space {
+            base: theta.iter().map(|e| e.value).collect(),
+            transforms: free.iter().map(|&i| theta[i].transform()).collect(),
+            free,
+        })
+    }
+
+    /// θ(z) and dθ_k/dz_k for the optimized entries.
+    pub(super) fn theta(&self, z: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let mut th = self.base.clone();
+        let mut dxdz = Vec::with_capacity(z.len());
+        for (i, &k) in self.free.iter().enumerate() {
+            let (x, d) = self.transforms[i].to_x(z[i]);
+            th[k] = x;
+            dxdz.push(d);
+        }
+        (th, dxdz)
+    }
+
+    /// z of a full θ.
+    pub(super) fn z(&self, th: &[f64]) -> Vec<f64> {
+        self.free
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| self.transforms[i].to_z(th[k]))
+            .collect()
+    }
+}
+
+/// What every adapter of one optimization shares (across restarts, and with the caller:
+/// argmin drops the problem when its line search fails, and the error must survive that).
+#[derive(Clone, Default)]
+pub(super) struct Shared {
+    pub(super) error: Arc<Mutex<Option<Error>>>,
+    pub(super) evaluations: Arc<Mutex<usize>>,
+    /// Kinks met.
+    pub(super) kinks: Arc<Mutex<Vec<KinkReport>>>,
+}
+
+impl Shared {
+    pub(super) fn take_error(&self) -> Option<Error> {
+        self.error.lock().expect("error slot").take()
+    }
+    pub(super) fn kinks(&self) -> Vec<KinkReport> {
+        self.kinks.lock().expect("kinks").clone()
+    }
+    pub(super) fn last_kink(&self) -> Option<KinkReport> {
+        self.kinks.lock().expect("kinks").last().cloned()
+    }
+    pub(super) fn evaluations(&self) -> usize {
+        *self.evaluations.lock().expect("count")
+    }
+}
+
+struct Cached {
+    z: Vec<f64>,
+    f: f64,
+    g: Vec<f64>,
+    eval: Evaluation,
+}
+
+/// The scaled, transformed objective as argmin sees it.
+pub(super) struct Adapter<'s, 'a, S: HybridSystem> {
+    pub(super) setup: &'s Setup<'a, S>,
+    pub(super) space: &'s Space,
+    pub(super) method: GradientMethod,
+    pub(super) scale: f64,
+    pub(super) kink_policy: KinkPolicy,
+    pub(super) shared: Shared,
+    cache: Mutex<Option<Cached>>,
+}
+
+impl<'s, 'a, S: HybridSystem> Adapter<'s, 'a, S> {
+    pub(super) fn new(
+        setup: &'s Setup<'a, S>,
+        space: &'s Space,
+        method: GradientMethod,
+        kink_policy: KinkPolicy,
+        shared: &Shared,
+        scale: f64,
+    ) -> Self {
+        Adapter {
+            setup,
+            space,
+            method,
+            scale,
+            kink_policy,
+            shared: shared.clone(),
+            cache: Mutex::new(None),
+        }
+    }
+
+    /// The evaluation of the last point (the cache's), if any.
+    pub(super) fn last_evaluation(&self) -> Option<Evaluation> {
+        self.cache
+            .lock()
+            .expect("cache")
+            .as_ref()
+            .map(|c| c.eval.clone())
+    }
+
+    /// The scaled cost and gradient at z.
+    pub(super) fn eval(&self, z: &[f64]) -> Result<(f64, Vec<f64>), Error> {
+        let free = &self.space.free;
+        if z.len() != free.len() {
+            return Err(Error::Optimizer(format!(
+                "the solver passed {} variables, expected {}",
+                z.len(),
+                free.len()
+            )));
+        }
+        if let Some(c) = self.cache.lock().expect("cache").as_ref() {
+            if c.z == z {
+                return Ok((c.f, c.g.clone()));
+            }
+        }
+        crate::interrupt::check()?;
+        let (th, dxdz) = self.space.theta(z);
+        if th.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Optimizer(format!(
+                "the optimizer proposed non-finite parameters {th:?}"
+            )));
+        }
+        let ev = evaluate(self.setup, &th, self.method)?;
+        *self.shared.evaluations.lock().expect("count") += 1;
+        let f = ev.values[0];
+        if !f.is_finite() || ev.gradients[0].iter().any(|g| !g.is_finite()) {
+            return Err(Error::Optimizer(format!(
+                "non-finite cost or gradient at θ = {th:?}"
+            )));
+        }
+        let gx = self.gradient_or_min_norm(&th, &ev)?;
+        let g: Vec<f64> = gx
+            .iter()
+            .zip(&dxdz)
+            .map(|(v, d)| v * d / self.scale)
+            .collect();
+        let fs = f / self.scale;
+        *self.cache.lock().expect("cache") = Some(Cached {
+            z: z.to_vec(),
+            f: fs,
+            g: g.clone(),
+            eval: ev,
+        });
+        Ok((fs, g))
+    }
+
+    /// dψ/dθ over the optimized entries, or at a kink the min-norm element of the pieces'
+    /// gradients (after recording the kink; with the policy `stop`, `StoppedAtKink`).
+    fn gradient_or_min_norm(&self, th: &[f64], ev: &Evaluation) -> Result<Vec<f64>, Error> {
+        let free = &self.space.free;
+        let Some(kink) = kink_at(self.setup, free, th, ev)? else {
+            return Ok(free.iter().map(|&k| ev.gradients[0][k]).collect());
+        };
+        let g = kink.min_norm.clone();
+        self.shared.kinks.lock().expect("kinks").push(kink);
+        if self.kink_policy == KinkPolicy::Stop {
+            return Err(Error::StoppedAtKink);
+        }
+        Ok(g)
+    }
+
+    fn record_error(&self, e: Error) -> argmin::core::Error {
+        let msg = e.to_string();
+        *self.shared.error.lock().expect("error slot") = Some(e);
+        argmin::core::Error::msg(msg)
+    }
+}
+
+impl<S: HybridSystem> CostFunction for Adapter<'_, '_, S> {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, z: &Self::Param) -> Result<f64, argmin::core::Error> {
+        self.eval(z).map(|r| r.0).map_err(|e| self.record_error(e))
+    }
+}
+
+impl<S: HybridSystem> Gradient for Adapter<'_, '_, S> {
+    type Param = Vec<f64>;
+    type Gradient = Vec<f64>;
+    fn gradient(&self, z: &Self::Param) -> Result<Vec<f64>, argmin::core::Error> {
+        self.eval(z).map(|r| r.1).map_err(|e| self.record_error(e))
+    }
+}

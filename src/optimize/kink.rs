@@ -1,0 +1,178 @@
+//! Kinks: points where ψ is nonsmooth in the optimized variables (a simultaneous event whose
+//! crossing orders give different gradients, theory.md §7). The pieces' gradients, the
+//! min-norm element of their convex hull (a descent direction for every piece) and the
+//! one-sided derivatives along ±e_i.
+
+use crate::error::Error;
+use crate::model::HybridSystem;
+use crate::sensitivity::simultaneous::{directional_derivatives, piece_gradients, NONSMOOTH_TOL};
+use crate::sensitivity::Evaluation;
+use crate::setup::Setup;
+
+/// The pieces' gradients at a kink met during the run (optimized components only).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KinkReport {
+    pub theta: Vec<f64>,
+    /// Times of the simultaneous events with differing pieces.
+    pub times: Vec<f64>,
+    /// Each piece: (description, gradient over the optimized entries).
+    pub pieces: Vec<(String, Vec<f64>)>,
+    /// The min-norm element of their convex hull (what `Descent` uses).
+    pub min_norm: Vec<f64>,
+    /// One-sided derivatives Dψ(θ; ±e_i) for each optimized entry: (name, +, −).
+    pub one_sided: Vec<(String, f64, f64)>,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The point of minimal norm in the convex hull of `v` (projected gradient on the simplex;
+/// exact for two points: `v₀ + l (v₁ − v₀)`, `l = clamp(−v₀·d / d·d, 0, 1)`; Frank–Wolfe
+/// with exact line search on `min ‖Σ w_k v_k‖²` for more).
+pub fn min_norm_in_hull(v: &[Vec<f64>]) -> Vec<f64> {
+    match v.len() {
+        1 => v[0].clone(),
+        2 => min_norm_of_two(&v[0], &v[1]),
+        _ => frank_wolfe(v),
+    }
+}
+
+fn min_norm_of_two(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let d: Vec<f64> = b.iter().zip(a).map(|(x, y)| x - y).collect();
+    let dd = dot(&d, &d);
+    let l = if dd > 0.0 {
+        (-dot(a, &d) / dd).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    a.iter().zip(&d).map(|(x, y)| x + l * y).collect()
+}
+
+fn frank_wolfe(v: &[Vec<f64>]) -> Vec<f64> {
+    let m = v.len();
+    let mut w = vec![1.0 / m as f64; m];
+    let comb = |w: &[f64]| -> Vec<f64> {
+        let mut x = vec![0.0; v[0].len()];
+        for (k, vk) in v.iter().enumerate() {
+            for (xi, a) in x.iter_mut().zip(vk) {
+                *xi += w[k] * a;
+            }
+        }
+        x
+    };
+    for _ in 0..500 {
+        let x = comb(&w);
+        let (j, _) = v
+            .iter()
+            .enumerate()
+            .map(|(k, vk)| (k, dot(vk, &x)))
+            .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
+        let d: Vec<f64> = v[j].iter().zip(&x).map(|(a, b)| a - b).collect();
+        let dd = dot(&d, &d);
+        if dd == 0.0 {
+            break;
+        }
+        let g = (-dot(&x, &d) / dd).clamp(0.0, 1.0);
+        if g <= 1e-15 {
+            break;
+        }
+        for (k, wk) in w.iter_mut().enumerate() {
+            *wk *= 1.0 - g;
+            if k == j {
+                *wk += g;
+            }
+        }
+    }
+    comb(&w)
+}
+
+/// Whether ψ is nonsmooth in the optimized entries `free` at θ (a simultaneous event whose
+/// pieces' gradients differ there), with the pieces, their min-norm combination and the
+/// one-sided derivatives along ±e_i.
+pub(super) fn kink_at<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    free: &[usize],
+    th: &[f64],
+    ev: &Evaluation,
+) -> Result<Option<KinkReport>, Error> {
+    let evs = &ev.trajectory.events;
+    if !evs.windows(2).any(|w| w[0].group == w[1].group) {
+        return Ok(None);
+    }
+    let Some((times, pieces)) = differing_pieces(setup, free, th)? else {
+        return Ok(None);
+    };
+    let vecs: Vec<Vec<f64>> = pieces.iter().map(|p| p.1.clone()).collect();
+    Ok(Some(KinkReport {
+        theta: th.to_vec(),
+        times,
+        min_norm: min_norm_in_hull(&vecs),
+        pieces,
+        one_sided: one_sided(setup, free, th)?,
+    }))
+}
+
+type Pieces = (Vec<f64>, Vec<(String, Vec<f64>)>);
+
+/// The recorded orders' gradient and every crossing order whose gradient differs from it
+/// (restricted to `free`), with the times where they differ; `None` if none differs.
+fn differing_pieces<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    free: &[usize],
+    th: &[f64],
+) -> Result<Option<Pieces>, Error> {
+    let ns = piece_gradients(setup, th)?;
+    let restrict = |g: &[f64]| -> Vec<f64> { free.iter().map(|&k| g[k]).collect() };
+    let base = restrict(&ns.gradients[0]);
+    let norm = |v: &[f64]| dot(v, v).sqrt();
+    let mut pieces = vec![("recorded orders".to_string(), base.clone())];
+    let mut times = Vec::new();
+    for grp in &ns.groups {
+        for pc in &grp.pieces {
+            let g = restrict(&pc.gradients[0]);
+            let diff: Vec<f64> = g.iter().zip(&base).map(|(a, b)| a - b).collect();
+            if norm(&diff) > NONSMOOTH_TOL * norm(&base).max(1e-300) {
+                if !times.contains(&grp.t) {
+                    times.push(grp.t);
+                }
+                let names: Vec<String> = pc
+                    .guard_order
+                    .iter()
+                    .map(|&k| setup.dims.guard_name(k))
+                    .collect();
+                pieces.push((format!("t = {}: order {}", grp.t, names.join(" → ")), g));
+            }
+        }
+    }
+    Ok((pieces.len() > 1).then_some((times, pieces)))
+}
+
+/// One-sided derivatives Dψ(θ; ±e_k) for each optimized entry k: (name, +, −).
+fn one_sided<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    free: &[usize],
+    th: &[f64],
+) -> Result<Vec<(String, f64, f64)>, Error> {
+    let names = setup.theta_names();
+    let mut dirs = Vec::new();
+    for &k in free {
+        for sgn in [1.0, -1.0] {
+            let mut d = vec![0.0; th.len()];
+            d[k] = sgn;
+            dirs.push(d);
+        }
+    }
+    let dd = directional_derivatives(setup, th, &dirs)?;
+    Ok(free
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            (
+                names[k].clone(),
+                dd[2 * i].derivatives[0],
+                dd[2 * i + 1].derivatives[0],
+            )
+        })
+        .collect())
+}

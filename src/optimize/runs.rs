@@ -1,0 +1,329 @@
+//! The solver runs of one optimization: a run of L-BFGS or steepest descent from a start
+//! point, and what follows it: the end, or a restart from the last accepted iterate after
+//! a trial point left the cost's domain (at most [`MAX_RESTARTS`], each with a first step
+//! [`RESTART_SHRINK`] times shorter) or after L-BFGS stalled (once in a row, memory
+//! cleared).
+
+use super::adapter::{Adapter, Shared, Space};
+use super::descent::Descent;
+use super::history::{Recorder, Rows};
+use super::settings::{KinkPolicy, OptimizerSettings, SolverKind};
+use super::{MAX_RESTARTS, RESTART_SHRINK};
+use crate::error::Error;
+use crate::model::HybridSystem;
+use crate::setup::Setup;
+use argmin::core::observers::ObserverMode;
+use argmin::core::{Executor, State as _, TerminationReason};
+use argmin::solver::gradientdescent::SteepestDescent;
+use argmin::solver::linesearch::MoreThuenteLineSearch;
+use argmin::solver::quasinewton::LBFGS;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How the solver runs ended: the solver's own termination, or a stop at a kink (kink
+/// policy `stop`, raised as [`Error::StoppedAtKink`] inside the line search).
+pub(super) enum Ending {
+    Solver(Option<TerminationReason>),
+    Kink,
+}
+
+/// Where the runs stand: the next run's start, the iterations and calls so far, and the
+/// restarts made.
+pub(super) struct RunState {
+    pub(super) z_start: Vec<f64>,
+    pub(super) iterations: u64,
+    /// The first trial step of the next run relative to `first_step`.
+    step_shrink: f64,
+    pub(super) restarts: Vec<String>,
+    /// Whether the last restart was after a stall (a second stall in a row ends the run).
+    last_was_stall: bool,
+    pub(super) counts: HashMap<String, u64>,
+}
+
+impl RunState {
+    fn restart<A>(&mut self, why: String, z: Option<Vec<f64>>, stall: bool) -> Next<A> {
+        self.restarts.push(why);
+        if let Some(z) = z {
+            self.z_start = z;
+        }
+        if !stall {
+            self.step_shrink /= RESTART_SHRINK;
+        }
+        self.last_was_stall = stall;
+        Next::Restart
+    }
+}
+
+/// The end of the runs: the adapter (for the final point's evaluation), how they ended, the
+/// best point of the last run (in z) and the state.
+pub(super) struct Solved<'s, 'a, S: HybridSystem> {
+    pub(super) adapter: Adapter<'s, 'a, S>,
+    pub(super) ending: Ending,
+    pub(super) z: Option<Vec<f64>>,
+    pub(super) state: RunState,
+}
+
+/// What follows a run: another run, or the end (with argmin's adapter if it kept it).
+enum Next<A> {
+    Restart,
+    Finish {
+        adapter: Option<A>,
+        ending: Ending,
+        z: Option<Vec<f64>>,
+    },
+}
+
+/// What argmin returns of one run: the problem (dropped when a line search failed), the
+/// termination reason, the best point, the iterations and the function counts.
+struct RunOut<A> {
+    adapter: Option<A>,
+    reason: Option<TerminationReason>,
+    z: Option<Vec<f64>>,
+    iterations: u64,
+    counts: HashMap<String, u64>,
+}
+
+/// The solver runs of one optimization on the scaled objective (scale fixed across
+/// restarts, so the convergence tests keep their meaning).
+pub(super) struct Runs<'s, 'a, S: HybridSystem> {
+    pub(super) setup: &'s Setup<'a, S>,
+    pub(super) space: &'s Space,
+    pub(super) settings: &'s OptimizerSettings,
+    pub(super) shared: Shared,
+    pub(super) rows: Rows,
+    pub(super) progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    pub(super) scale: f64,
+}
+
+impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
+    fn adapter(&self, scale: f64) -> Adapter<'s, 'a, S> {
+        Adapter::new(
+            self.setup,
+            self.space,
+            self.settings.gradient,
+            self.settings.at_kink,
+            &self.shared,
+            scale,
+        )
+    }
+
+    /// Runs the solver from `z0`, restarting as needed, until it ends.
+    pub(super) fn solve(&self, z0: Vec<f64>) -> Result<Solved<'s, 'a, S>, Error> {
+        let mut st = RunState {
+            z_start: z0,
+            iterations: 0,
+            step_shrink: 1.0,
+            restarts: Vec::new(),
+            last_was_stall: false,
+            counts: HashMap::new(),
+        };
+        loop {
+            let run = self.run_once(&st)?;
+            let pending = self.shared.take_error();
+            if matches!(pending, Some(Error::Interrupted)) {
+                return Err(Error::Interrupted);
+            }
+            let next = match run {
+                Err(e) => self.after_failed_run(&mut st, pending, e)?,
+                Ok(out) => self.after_run(&mut st, pending, out)?,
+            };
+            if let Next::Finish { adapter, ending, z } = next {
+                let mut adapter = adapter.unwrap_or_else(|| self.adapter(self.scale));
+                adapter.kink_policy = KinkPolicy::Descent;
+                return Ok(Solved {
+                    adapter,
+                    ending,
+                    z,
+                    state: st,
+                });
+            }
+        }
+    }
+
+    /// One run of the solver from `st.z_start` for the iterations left, its first trial
+    /// step shortened by the restarts so far. The outer error is a setting argmin rejects;
+    /// the inner one a run that failed (steepest descent passes a failed line search up).
+    fn run_once(
+        &self,
+        st: &RunState,
+    ) -> Result<Result<RunOut<Adapter<'s, 'a, S>>, argmin::core::Error>, Error> {
+        let settings = self.settings;
+        let adapter = self.adapter(self.scale / st.step_shrink);
+        let recorder = Recorder {
+            rows: self.rows.clone(),
+            progress: self.progress.clone(),
+            offset: st.iterations,
+            rescale: 1.0 / st.step_shrink,
+        };
+        let ls = MoreThuenteLineSearch::new()
+            .with_bounds(f64::EPSILON.sqrt(), f64::INFINITY)
+            .map_err(|e| Error::Optimizer(e.to_string()))?;
+        let remaining = settings.max_iters.saturating_sub(st.iterations);
+        let (tol_grad, tol_cost) = (
+            settings.tol_grad * st.step_shrink,
+            settings.tol_cost * st.step_shrink,
+        );
+        let z0 = st.z_start.clone();
+        Ok(match settings.solver {
+            SolverKind::Lbfgs => {
+                let solver = LBFGS::new(ls, settings.memory)
+                    .with_tolerance_grad(tol_grad)
+                    .and_then(|s| s.with_tolerance_cost(tol_cost))
+                    .map_err(|e| Error::Optimizer(e.to_string()))?;
+                Executor::new(adapter, solver)
+                    .configure(|s| s.param(z0).max_iters(remaining))
+                    .add_observer(recorder, ObserverMode::Always)
+                    .timer(false)
+                    .run()
+                    .map(|r| {
+                        let mut out = run_out(r.state());
+                        out.adapter = r.problem.problem;
+                        out
+                    })
+            }
+            SolverKind::Gd => {
+                let solver = Descent {
+                    inner: SteepestDescent::new(ls),
+                    tol_grad,
+                    tol_cost,
+                };
+                Executor::new(adapter, solver)
+                    .configure(|s| s.param(z0).max_iters(remaining))
+                    .add_observer(recorder, ObserverMode::Always)
+                    .timer(false)
+                    .run()
+                    .map(|r| {
+                        let mut out = run_out(r.state());
+                        out.adapter = r.problem.problem;
+                        out
+                    })
+            }
+        })
+    }
+
+    /// After a run that failed: a restart from the last accepted iterate if an evaluation
+    /// left the cost's domain and restarts are left, else the error.
+    fn after_failed_run(
+        &self,
+        st: &mut RunState,
+        pending: Option<Error>,
+        e: argmin::core::Error,
+    ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
+        let Some(inner) = pending else {
+            return Err(Error::Optimizer(format!("argmin failed: {e}")));
+        };
+        if inner.is_domain_error() && st.restarts.len() < MAX_RESTARTS {
+            if let Some((it, z)) = self.rows.last_good(self.space.free.len()) {
+                st.iterations = it;
+                return Ok(st.restart(format!("after iteration {it}: {inner}"), Some(z), false));
+            }
+        }
+        if inner.is_domain_error() && st.restarts.len() >= MAX_RESTARTS {
+            return Err(Error::RestartsExhausted {
+                restarts: st.restarts.len(),
+                source: Box::new(inner),
+            });
+        }
+        Err(Error::Optimizer(format!("an evaluation failed: {inner}")))
+    }
+
+    /// After a run that ended: the end at a kink (policy `stop`), a restart after an
+    /// evaluation error at a trial point (which argmin hides in the termination reason) or
+    /// after a stall, or the end.
+    fn after_run(
+        &self,
+        st: &mut RunState,
+        pending: Option<Error>,
+        out: RunOut<Adapter<'s, 'a, S>>,
+    ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
+        st.iterations += out.iterations;
+        for (k, v) in out.counts {
+            *st.counts.entry(k).or_insert(0) += v;
+        }
+        match pending {
+            Some(Error::StoppedAtKink) => {
+                return Ok(Next::Finish {
+                    adapter: out.adapter,
+                    ending: Ending::Kink,
+                    z: self.shared.last_kink().map(|k| self.space.z(&k.theta)),
+                })
+            }
+            Some(e) => return self.after_trial_error(st, e, out.reason.as_ref()),
+            None => {}
+        }
+        if let Some(TerminationReason::SolverExit(msg)) = &out.reason {
+            if let Some(next) = self.after_stall(st, msg) {
+                return Ok(next);
+            }
+        }
+        Ok(Next::Finish {
+            adapter: out.adapter,
+            ending: Ending::Solver(out.reason),
+            z: out.z,
+        })
+    }
+
+    /// An error at a trial point: a restart if it left the cost's domain and restarts and
+    /// iterations are left, else the error.
+    fn after_trial_error(
+        &self,
+        st: &mut RunState,
+        e: Error,
+        reason: Option<&TerminationReason>,
+    ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
+        if e.is_domain_error()
+            && st.restarts.len() < MAX_RESTARTS
+            && st.iterations < self.settings.max_iters
+        {
+            let why = format!("after iteration {}: {e}", st.iterations);
+            let z = self.rows.last_good(self.space.free.len()).map(|r| r.1);
+            return Ok(st.restart(why, z, false));
+        }
+        if e.is_domain_error() && st.restarts.len() >= MAX_RESTARTS {
+            return Err(Error::RestartsExhausted {
+                restarts: st.restarts.len(),
+                source: Box::new(e),
+            });
+        }
+        Err(Error::Optimizer(format!(
+            "an evaluation failed during the line search ({}){}: {e}",
+            reason.map_or("no termination reason".to_string(), |r| r
+                .text()
+                .to_string()),
+            if st.restarts.is_empty() {
+                String::new()
+            } else {
+                format!(" after {} restart(s)", st.restarts.len())
+            }
+        )))
+    }
+
+    /// A stalled L-BFGS (its memory produced an ascent direction, or the line search found
+    /// no acceptable step) gets one fresh start from its last iterate with the memory
+    /// cleared; a second stall in a row ends the run (`None`).
+    fn after_stall(&self, st: &mut RunState, msg: &str) -> Option<Next<Adapter<'s, 'a, S>>> {
+        if st.last_was_stall
+            || st.restarts.len() >= MAX_RESTARTS
+            || st.iterations >= self.settings.max_iters
+        {
+            return None;
+        }
+        let (_, z) = self.rows.last_good(self.space.free.len())?;
+        let why = format!(
+            "stalled after iteration {} ({msg}): fresh start",
+            st.iterations
+        );
+        Some(st.restart(why, Some(z), true))
+    }
+}
+
+/// The parts of argmin's result that the runs use.
+fn run_out<A>(st: &super::descent::State) -> RunOut<A> {
+    RunOut {
+        adapter: None,
+        reason: st.get_termination_reason().cloned(),
+        z: st.get_best_param().or(st.get_param()).cloned(),
+        iterations: st.get_iter(),
+        counts: st.get_func_counts().clone(),
+    }
+}
