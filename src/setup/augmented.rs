@@ -154,13 +154,15 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         theta: &[D],
         out: &mut [D],
     ) -> Result<(), ModelError> {
-        let (nx, np) = (self.nx(), self.np());
-        with_scratch(self.nu(), |u| {
+        let (nx, np, nu, nr) = (self.nx(), self.np(), self.nu(), self.running.len());
+        let ny = if nr == 0 { 0 } else { self.dims.outputs.len() };
+        // one scratch for u, the references and the outputs
+        with_scratch(nu + nr + ny, |buf| {
+            let (u, rest) = buf.split_at_mut(nu);
+            let (yref, y) = rest.split_at_mut(nr);
             self.controls_into(ctx, t, theta, u);
-            with_scratch(self.running.len(), |yref| {
-                self.reference_outputs_into(ctx, t, yref)?;
-                self.flow_u(ctx, t, &xx[..nx], u, &theta[..np], yref, out)
-            })
+            self.reference_outputs_into(ctx, t, yref)?;
+            self.flow_u_into(ctx, t, &xx[..nx], u, &theta[..np], yref, out, y)
         })
     }
 
