@@ -27,9 +27,11 @@ use std::time::Instant;
 #[path = "../tests/common/ball.rs"]
 mod ball_oracle;
 
-/// The bound of the ball's absolute adjoint-gradient claims, in µs: generous, since
-/// absolute times move with the machine and its load (the README gives one run's figures).
-const BALL_ADJOINT_US: f64 = 150.0;
+/// The bounds of the ball's absolute adjoint-gradient claims, in µs: generous (about 2×
+/// what 2 shared cores at load ≈ 8 measured, 2026-12-02: 138 µs and 71 µs), since absolute
+/// times move with the machine and its load; the README gives one run's figures.
+const BALL_ADJOINT_US: f64 = 300.0;
+const BALL_CHEAPEST_1E8_US: f64 = 150.0;
 
 /// The best of `reps` runs: on a shared machine other work only ever adds time, so the
 /// minimum is the most repeatable figure (the ratios below compare best with best).
@@ -575,7 +577,7 @@ fn main() {
     claims.at_most(
         "ball: cheapest adjoint gradient with error ≤ 1e-8 [µs] (load-dep.)",
         wp_1e8 * 1e6,
-        BALL_ADJOINT_US,
+        BALL_CHEAPEST_1E8_US,
     );
     claims.at_most(
         "ball: `gradient --repeat` median / bench median",
