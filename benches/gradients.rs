@@ -342,7 +342,11 @@ fn work_precision(quick: bool) -> Vec<WpRow> {
             s.solver.rtol = tol;
             s.solver.atol = tol;
             let Ok(ev) = evaluate(&s, &theta, GradientMethod::Adjoint) else {
-                println!("  {:8} {:>7.0e}   (failed)", format!("{method:?}").to_lowercase(), tol);
+                println!(
+                    "  {:8} {:>7.0e}   (failed)",
+                    format!("{method:?}").to_lowercase(),
+                    tol
+                );
                 continue;
             };
             let g = &ev.gradients[0];
@@ -407,10 +411,15 @@ fn main() {
     let (cmd_median, bench_median, _) = command_agreement(if quick { 51 } else { 201 });
 
     println!();
-    println!("== ball work-precision: adjoint gradient vs the exact gradient, rtol = atol = tol ==");
+    println!(
+        "== ball work-precision: adjoint gradient vs the exact gradient, rtol = atol = tol =="
+    );
     let wp = work_precision(quick);
     println!("  cheapest run reaching a relative gradient error ≤ e:");
-    println!("  {:>7} {:8} {:>7} {:>12} {:>12}", "e", "method", "tol", "rel. error", "adjoint [s]");
+    println!(
+        "  {:>7} {:8} {:>7} {:>12} {:>12}",
+        "e", "method", "tol", "rel. error", "adjoint [s]"
+    );
     let mut wp_1e8 = f64::NAN;
     for k in 6..=10 {
         let e = 10f64.powi(-k);

@@ -149,7 +149,16 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
         let mut ys = [D::zero(); DOPRI5_STACK];
         dopri5_in(rhs, t, y, f0, h, tol, &mut k[..7 * n], &mut ys[..n])
     } else {
-        dopri5_in(rhs, t, y, f0, h, tol, &mut vec![D::zero(); 7 * n], &mut vec![D::zero(); n])
+        dopri5_in(
+            rhs,
+            t,
+            y,
+            f0,
+            h,
+            tol,
+            &mut vec![D::zero(); 7 * n],
+            &mut vec![D::zero(); n],
+        )
     }
 }
 
