@@ -587,29 +587,28 @@ impl Layout {
     fn n(&self) -> usize {
         1 + self.nx + self.nu + self.np
     }
-    /// Builds dual inputs with derivative direction `j` seeded.
-    fn seed(
+    /// Seeds derivative direction `j` into dual inputs that already hold the values:
+    /// every ε part is set (1 in direction j, else 0), so the buffers are reused across
+    /// passes. Returns the dual time.
+    fn seed_into(
         &self,
         j: usize,
         t: f64,
-        x: &[f64],
-        u: &[f64],
-        p: &[f64],
-    ) -> (Dual64, Vec<Dual64>, Vec<Dual64>, Vec<Dual64>) {
-        let mk = |i: usize, v: f64| Dual64::new(v, if i == j { 1.0 } else { 0.0 });
-        let td = mk(0, t);
-        let xd = x.iter().enumerate().map(|(i, &v)| mk(1 + i, v)).collect();
-        let ud = u
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| mk(1 + self.nx + i, v))
-            .collect();
-        let pd = p
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| mk(1 + self.nx + self.nu + i, v))
-            .collect();
-        (td, xd, ud, pd)
+        x: &mut [Dual64],
+        u: &mut [Dual64],
+        p: &mut [Dual64],
+    ) -> Dual64 {
+        let e = |i: usize| if i == j { 1.0 } else { 0.0 };
+        for (i, v) in x.iter_mut().enumerate() {
+            v.eps = e(1 + i);
+        }
+        for (i, v) in u.iter_mut().enumerate() {
+            v.eps = e(1 + self.nx + i);
+        }
+        for (i, v) in p.iter_mut().enumerate() {
+            v.eps = e(1 + self.nx + self.nu + i);
+        }
+        Dual64::new(t, e(0))
     }
 }
 
@@ -644,8 +643,11 @@ where
     let mut full = DMatrix::zeros(m, lay.n());
     let mut value = DVector::zeros(m);
     let mut out = vec![Dual64::from(0.0); m];
+    // one set of dual inputs, re-seeded per direction (no allocation per pass)
+    let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();
+    let (mut xd, mut ud, mut pd) = (lift(x), lift(u), lift(p));
     for j in 0..lay.n() {
-        let (td, xd, ud, pd) = lay.seed(j, t, x, u, p);
+        let td = lay.seed_into(j, t, &mut xd, &mut ud, &mut pd);
         out.iter_mut().for_each(|o| *o = Dual64::from(0.0));
         f(td, &xd, &ud, &pd, &mut out)?;
         for i in 0..m {
@@ -657,8 +659,7 @@ where
     }
     if lay.n() == 0 {
         let td = Dual64::from(t);
-        let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();
-        f(td, &lift(x), &lift(u), &lift(p), &mut out)?;
+        f(td, &xd, &ud, &pd, &mut out)?;
         for i in 0..m {
             value[i] = out[i].re;
         }

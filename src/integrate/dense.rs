@@ -42,20 +42,16 @@ impl<D: Scalar> DenseStep<D> {
         r5: impl Fn(usize) -> D,
     ) -> Self {
         let n = y0.len();
+        let (y1, f0, f1) = (&y1[..n], &f0[..n], &f1[..n]);
         let mut coef = Vec::with_capacity(5 * n);
         coef.extend_from_slice(y0);
-        for i in 0..n {
-            coef.push(y1[i] - y0[i]);
-        }
-        for i in 0..n {
-            let r2 = y1[i] - y0[i];
-            coef.push(h * f0[i] - r2);
-        }
-        for i in 0..n {
+        coef.extend(y1.iter().zip(y0).map(|(&b, &a)| b - a));
+        coef.extend((0..n).map(|i| h * f0[i] - (y1[i] - y0[i])));
+        coef.extend((0..n).map(|i| {
             let r2 = y1[i] - y0[i];
             let r3 = h * f0[i] - r2;
-            coef.push(r2 - h * f1[i] - r3);
-        }
+            r2 - h * f1[i] - r3
+        }));
         coef.extend((0..n).map(r5));
         DenseStep {
             t0,
@@ -119,12 +115,14 @@ impl<D: Scalar> DenseStep<D> {
     pub fn eval_theta(&self, th: D, out: &mut [D]) {
         let n = self.dim;
         let one = D::one();
-        let c = &self.coef;
-        for i in 0..n {
-            out[i] = c[i]
-                + th * (c[n + i]
-                    + (one - th)
-                        * (c[2 * n + i] + th * (c[3 * n + i] + (one - th) * c[4 * n + i])));
+        let c = &self.coef[..5 * n];
+        let (r1, rest) = c.split_at(n);
+        let (r2, rest) = rest.split_at(n);
+        let (r3, rest) = rest.split_at(n);
+        let (r4, r5) = rest.split_at(n);
+        let (a, b) = (th, one - th);
+        for (i, o) in out[..n].iter_mut().enumerate() {
+            *o = r1[i] + a * (r2[i] + b * (r3[i] + a * (r4[i] + b * r5[i])));
         }
     }
 

@@ -9,7 +9,12 @@ pub(crate) const STACK_SCRATCH: usize = 32;
 
 /// Runs `f` on a zeroed scratch slice of `len` scalars, on the stack up to
 /// [`STACK_SCRATCH`] entries, on the heap beyond.
+#[inline]
 pub(crate) fn with_scratch<D: Scalar, R>(len: usize, f: impl FnOnce(&mut [D]) -> R) -> R {
+    if len == 0 {
+        // nothing to hold (no controls, no running terms): no zeroing either
+        return f(&mut []);
+    }
     if len <= STACK_SCRATCH {
         let mut a = [D::zero(); STACK_SCRATCH];
         f(&mut a[..len])

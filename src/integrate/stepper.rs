@@ -141,45 +141,104 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     h: D,
     tol: &Tolerances,
 ) -> Result<Attempt<D>, ModelError> {
+    let n = y.len();
+    // the seven stage slopes, flat (stage s at s·n), and the stage point: on the stack for
+    // small systems (no allocation but the step's results)
+    if n <= DOPRI5_STACK {
+        let mut k = [D::zero(); 7 * DOPRI5_STACK];
+        let mut ys = [D::zero(); DOPRI5_STACK];
+        dopri5_in(rhs, t, y, f0, h, tol, &mut k[..7 * n], &mut ys[..n])
+    } else {
+        dopri5_in(
+            rhs,
+            t,
+            y,
+            f0,
+            h,
+            tol,
+            &mut vec![D::zero(); 7 * n],
+            &mut vec![D::zero(); n],
+        )
+    }
+}
+
+/// Largest system whose DOPRI5 stages live on the stack.
+const DOPRI5_STACK: usize = 16;
+
+/// `acc += a · v`, component by component (the stage sums, written as contiguous passes
+/// over each stage so that they vectorize).
+#[inline]
+fn axpy<D: Scalar>(acc: &mut [D], a: f64, v: &[D]) {
+    for (o, &x) in acc.iter_mut().zip(v) {
+        *o += x * a;
+    }
+}
+
+/// One DOPRI5 step (Hairer, Nørsett & Wanner I, §II.5, Table 5.2) in the buffers `k`
+/// (7n: the stage slopes) and `ys` (n: the stage point, y1 at the end):
+/// `Y_s = y + h Σ_{j<s} a_sj k_j`, `k_s = F(t + c_s h, Y_s)`, `y1 = Y_7` (FSAL), the error
+/// `h Σ e_s k_s` and the dense coefficient `r5 = h Σ d_s k_s`.
+#[allow(clippy::too_many_arguments)]
+fn dopri5_in<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+    k: &mut [D],
+    ys: &mut [D],
+) -> Result<Attempt<D>, ModelError> {
     use dopri5::{A, C, D as DD, E};
     let n = y.len();
-    // the seven stage slopes, flat (stage s at s·n): one allocation per step
-    let mut k = vec![D::zero(); 7 * n];
     k[..n].copy_from_slice(f0);
-    let mut ys = vec![D::zero(); n];
     for s in 1..7 {
         let (done, rest) = k.split_at_mut(s * n);
-        for i in 0..n {
-            let mut acc = D::zero();
-            for (j, a) in A[s][..s].iter().enumerate() {
-                if *a != 0.0 {
-                    acc += done[j * n + i] * *a;
-                }
+        // ys = Σ_j a_sj k_j, then y + h·ys
+        ys.fill(D::zero());
+        for (j, &a) in A[s][..s].iter().enumerate() {
+            if a != 0.0 {
+                axpy(ys, a, &done[j * n..(j + 1) * n]);
             }
-            ys[i] = y[i] + h * acc;
         }
-        rhs.eval(t + h * C[s], &ys, &mut rest[..n])?;
+        for (v, &y0) in ys.iter_mut().zip(y) {
+            *v = y0 + h * *v;
+        }
+        rhs.eval(t + h * C[s], ys, &mut rest[..n])?;
     }
     // Stage 7 was evaluated at y1 (FSAL): ys holds y1.
-    let y1 = ys;
     let hr = h.re();
     let m = rhs.error_dim();
-    let e = |i: usize| hr * (0..7).map(|s| E[s] * k[s * n + i].re()).sum::<f64>();
-    let mut err = tol.norm_by(m, e, &y[..m], &y1[..m]);
-    if D::NDERIV > 0 {
-        err = err.max(derivative_error(tol, hr, &E, &k, n, &y[..m], &y1[..m]));
-    }
-    let f1 = k[6 * n..].to_vec();
-    let r5 = |i: usize| {
-        let mut acc = D::zero();
-        for s in 0..7 {
-            if DD[s] != 0.0 {
-                acc += k[s * n + i] * DD[s];
+    let mut err = with_scratch_f64(m, |e| {
+        for (s, &es) in E.iter().enumerate() {
+            if es != 0.0 {
+                for (o, v) in e.iter_mut().zip(&k[s * n..s * n + m]) {
+                    *o += es * v.re();
+                }
             }
         }
-        h * acc
+        e.iter_mut().for_each(|v| *v *= hr);
+        tol.norm(e, &y[..m], &ys[..m])
+    });
+    if D::NDERIV > 0 {
+        err = err.max(derivative_error(tol, hr, &E, k, n, &y[..m], &ys[..m]));
+    }
+    let y1 = ys.to_vec();
+    let f1 = k[6 * n..].to_vec();
+    let mut r5 = [D::zero(); DOPRI5_STACK];
+    let mut r5_heap = Vec::new();
+    let r5: &mut [D] = if n <= DOPRI5_STACK {
+        &mut r5[..n]
+    } else {
+        r5_heap.resize(n, D::zero());
+        &mut r5_heap
     };
-    let dense = DenseStep::with_r5(t, h, y, &y1, f0, &f1, r5);
+    for (s, &d) in DD.iter().enumerate() {
+        if d != 0.0 {
+            axpy(r5, d, &k[s * n..(s + 1) * n]);
+        }
+    }
+    let dense = DenseStep::with_r5(t, h, y, &y1, f0, &f1, |i| h * r5[i]);
     Ok(Attempt::Done {
         y1,
         f1,
@@ -187,6 +246,11 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
         dense,
         evals: 6,
     })
+}
+
+/// Runs `f` on a zeroed `f64` slice of `len`, on the stack for small lengths.
+fn with_scratch_f64<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
+    crate::integrate::scratch::with_scratch::<f64, R>(len, f)
 }
 
 /// The weighted error norm of the derivative parts of a dual run (the same embedded

@@ -154,13 +154,15 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         theta: &[D],
         out: &mut [D],
     ) -> Result<(), ModelError> {
-        let (nx, np) = (self.nx(), self.np());
-        with_scratch(self.nu(), |u| {
+        let (nx, np, nu, nr) = (self.nx(), self.np(), self.nu(), self.running.len());
+        let ny = if nr == 0 { 0 } else { self.dims.outputs.len() };
+        // one scratch for u, the references and the outputs
+        with_scratch(nu + nr + ny, |buf| {
+            let (u, rest) = buf.split_at_mut(nu);
+            let (yref, y) = rest.split_at_mut(nr);
             self.controls_into(ctx, t, theta, u);
-            with_scratch(self.running.len(), |yref| {
-                self.reference_outputs_into(ctx, t, yref)?;
-                self.flow_u(ctx, t, &xx[..nx], u, &theta[..np], yref, out)
-            })
+            self.reference_outputs_into(ctx, t, yref)?;
+            self.flow_u_into(ctx, t, &xx[..nx], u, &theta[..np], yref, out, y)
         })
     }
 
@@ -410,15 +412,38 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         theta: &[f64],
     ) -> GuardRate {
         let td = Dual64::new(t, 1.0);
-        let xd: Vec<Dual64> = xx.iter().zip(v).map(|(&a, &b)| Dual64::new(a, b)).collect();
-        let thd: Vec<Dual64> = theta.iter().map(|&a| Dual64::from(a)).collect();
-        let rate = self.guard_value(ctx, k, td, &xd, &thd).eps;
+        let rate = self.guard_slope(ctx, k, t, xx, v, theta);
         // scale: |g_t| + ‖g_x‖‖v‖ (g_t by one more pass, ‖g_x‖ by nx passes)
+        let thd: Vec<Dual64> = theta.iter().map(|&a| Dual64::from(a)).collect();
         let xd0: Vec<Dual64> = xx.iter().map(|&a| Dual64::from(a)).collect();
         let gt = self.guard_value(ctx, k, td, &xd0, &thd).eps.abs();
         let vn = v.iter().map(|a| a * a).sum::<f64>().sqrt();
         let scale = gt + self.guard_x_norm(ctx, k, t, xx, theta) * vn;
         GuardRate { rate, scale }
+    }
+
+    /// ġ = G_t + G_X·v at real values: one dual pass along (1, v).
+    pub fn guard_slope(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: f64,
+        xx: &[f64],
+        v: &[f64],
+        theta: &[f64],
+    ) -> f64 {
+        let td = Dual64::new(t, 1.0);
+        let (nx, nth) = (xx.len(), theta.len());
+        with_scratch(nx + nth, |buf: &mut [Dual64]| {
+            let (xd, thd) = buf.split_at_mut(nx);
+            for ((d, &a), &b) in xd.iter_mut().zip(xx).zip(v) {
+                *d = Dual64::new(a, b);
+            }
+            for (d, &a) in thd.iter_mut().zip(theta) {
+                *d = Dual64::from(a);
+            }
+            self.guard_value(ctx, k, td, xd, thd).eps
+        })
     }
 
     pub(super) fn guard_x_norm(

@@ -62,6 +62,11 @@ macro_rules! guards_on_leading_state {
             self.setup
                 .guard_rate(ctx, k, t, &y[..n], &v[..n], &self.theta)
         }
+        fn guard_slope(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> f64 {
+            let n = self.setup.n();
+            self.setup
+                .guard_slope(ctx, k, t, &y[..n], &v[..n], &self.theta)
+        }
     };
 }
 pub(crate) use guards_on_leading_state;
@@ -87,6 +92,9 @@ impl<S: HybridSystem, D: Scalar> HybridRhs<D> for Plain<'_, '_, S, D> {
     }
     fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate {
         self.setup.guard_rate(ctx, k, t, y, v, &self.theta_re)
+    }
+    fn guard_slope(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> f64 {
+        self.setup.guard_slope(ctx, k, t, y, v, &self.theta_re)
     }
     fn event(
         &self,

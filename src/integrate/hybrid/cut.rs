@@ -70,7 +70,7 @@ pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
         let g = sys.guard(ctx, k, t + he, &y1);
         let yr: Vec<f64> = y1.iter().map(|v| v.re()).collect();
         let fr: Vec<f64> = f1.iter().map(|v| v.re()).collect();
-        let rate = sys.guard_rate(ctx, k, (t + he).re(), &yr, &fr).rate;
+        let rate = sys.guard_slope(ctx, k, (t + he).re(), &yr, &fr);
         let dt = g / rate;
         cut = Some(Cut {
             he,

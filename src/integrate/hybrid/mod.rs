@@ -58,6 +58,11 @@ pub trait HybridRhs<D: Scalar> {
     fn guard(&self, ctx: &Ctx, k: usize, t: D, y: &[D]) -> D;
     /// ġ = g_t + g_x v at real values (`v` a velocity of the guarded state).
     fn guard_rate(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> GuardRate;
+    /// ġ alone, without the grazing test's scale (the event time's Newton refinement);
+    /// by default [`Self::guard_rate`]'s rate.
+    fn guard_slope(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> f64 {
+        self.guard_rate(ctx, k, t, y, v).rate
+    }
     /// The event map: reset (and, for sensitivity systems, the jump). Returns the next
     /// mode and the integrated vector after the event. `terminal`: the run ends here.
     fn event(
