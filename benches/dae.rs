@@ -45,7 +45,9 @@ fn cpu_seconds() -> Option<f64> {
 fn timed<F: FnMut()>(reps: usize, mut f: F) -> (f64, Option<f64>) {
     let c0 = cpu_seconds();
     let wall = best_time(reps, &mut f);
-    let cpu = c0.zip(cpu_seconds()).map(|(a, b)| (b - a) / reps.max(1) as f64);
+    let cpu = c0
+        .zip(cpu_seconds())
+        .map(|(a, b)| (b - a) / reps.max(1) as f64);
     (wall, cpu)
 }
 

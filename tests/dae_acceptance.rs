@@ -62,7 +62,10 @@ fn adjoint_direct_and_fd_agree_entry_by_entry_on_every_dae_problem() {
         assert_eq!((p.solver.rtol, p.solver.atol), (1e-10, 1e-10), "{name}");
         let s = p.setup().unwrap();
         let th = p.theta_values();
-        let adj = evaluate(&s, &th, GradientMethod::Adjoint).unwrap().gradients[0].clone();
+        let adj = evaluate(&s, &th, GradientMethod::Adjoint)
+            .unwrap()
+            .gradients[0]
+            .clone();
         let dir = evaluate(&s, &th, GradientMethod::Direct).unwrap().gradients[0].clone();
         let mut tight = p.clone();
         (tight.solver.rtol, tight.solver.atol) = (1e-12, 1e-12);
@@ -76,7 +79,13 @@ fn adjoint_direct_and_fd_agree_entry_by_entry_on_every_dae_problem() {
             "pendulum_wall" => 1e-3,
             _ => 1e-6,
         };
-        assert_close(&format!("{name}: adjoint vs direct"), &adj, &dir, 1e-7, floor);
+        assert_close(
+            &format!("{name}: adjoint vs direct"),
+            &adj,
+            &dir,
+            1e-7,
+            floor,
+        );
         assert_close(&format!("{name}: fd vs direct"), &fd, &dir, 1e-7, floor);
         assert_within(
             &format!("{name}: ‖adjoint − direct‖/‖direct‖"),

@@ -65,7 +65,8 @@ fn dae_vjp_hook_equals_the_dual_passes() {
                     ybar,
                 };
                 let run = |hook: bool| {
-                    let (mut gx, mut gp, mut y) = (vec![0.0; k * nx], vec![0.0; k * np], vec![0.0; no]);
+                    let (mut gx, mut gp, mut y) =
+                        (vec![0.0; k * nx], vec![0.0; k * np], vec![0.0; no]);
                     let out = VjpOut {
                         gx: &mut gx,
                         gu: &mut [],
@@ -97,5 +98,9 @@ fn dae_vjp_hook_equals_the_dual_passes() {
         }
     }
     assert!(checked >= 50, "{checked} points");
-    common::assert_within("DAE VJP hook vs dual passes (max over points)", worst, 1e-13);
+    common::assert_within(
+        "DAE VJP hook vs dual passes (max over points)",
+        worst,
+        1e-13,
+    );
 }

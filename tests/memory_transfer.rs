@@ -69,10 +69,20 @@ impl DaeSystem for FromReversal {
     fn initial_memory<D: Scalar>(&self, _y0: &[D], p: &[D]) -> Vec<D> {
         vec![p[7], p[8]]
     }
-    fn flow<D: Scalar>(&self, mode: usize, at: Point<'_, D>, dy: &mut [D]) -> Result<(), ModelError> {
+    fn flow<D: Scalar>(
+        &self,
+        mode: usize,
+        at: Point<'_, D>,
+        dy: &mut [D],
+    ) -> Result<(), ModelError> {
         HystereticOscillator.flow(mode, at, dy)
     }
-    fn algebraic<D: Scalar>(&self, mode: usize, at: Point<'_, D>, r: &mut [D]) -> Result<(), ModelError> {
+    fn algebraic<D: Scalar>(
+        &self,
+        mode: usize,
+        at: Point<'_, D>,
+        r: &mut [D],
+    ) -> Result<(), ModelError> {
         HystereticOscillator.algebraic(mode, at, r)
     }
     fn guard<D: Scalar>(&self, mode: usize, k: usize, at: Point<'_, D>) -> D {
@@ -133,11 +143,11 @@ fn blocks(m: usize, t: f64, y: &[f64], z: f64, mem: &[f64], p: &[f64]) -> Blocks
         let mut k = [Dual64::from(0.0); 1];
         sys.flow(m, at, &mut f).unwrap();
         sys.algebraic(m, at, &mut k).unwrap();
-        for i in 0..2 {
+        for (i, fi) in f.iter().enumerate() {
             match d {
-                0 | 1 => b.fy[i][d] = f[i].eps,
-                2 => b.fz[i] = f[i].eps,
-                _ => b.fm[i][d - 3] = f[i].eps,
+                0 | 1 => b.fy[i][d] = fi.eps,
+                2 => b.fz[i] = fi.eps,
+                _ => b.fm[i][d - 3] = fi.eps,
             }
         }
         match d {
@@ -188,7 +198,10 @@ fn memory_adjoint_equals_the_seed_integral_on_the_last_arc() {
         .build();
     let tr2 = s2.simulate(&q).unwrap();
     assert!(tr2.events.is_empty(), "no reversal after t_N");
-    let g = evaluate(&s2, &q, GradientMethod::Adjoint).unwrap().gradients[0].clone();
+    let g = evaluate(&s2, &q, GradientMethod::Adjoint)
+        .unwrap()
+        .gradients[0]
+        .clone();
     let nu = [g[7], g[8]];
 
     // the seed: (36) backward from λ(t_f) = 0 with the integral (33) alongside, RK4
@@ -226,6 +239,9 @@ fn memory_adjoint_equals_the_seed_integral_on_the_last_arc() {
     }
     let err = common::rel_l2(&nu, &integral);
     println!("ν(t_N⁺) = {nu:?}, seed I_N^(N+1) = {integral:?}");
-    assert!(integral.iter().all(|v| v.abs() > 1e-3), "nontrivial memory adjoint");
+    assert!(
+        integral.iter().all(|v| v.abs() > 1e-3),
+        "nontrivial memory adjoint"
+    );
     common::assert_within("seed (33) I_N^{N+1} vs the library's ν(t_N⁺)", err, 1e-8);
 }

@@ -24,9 +24,9 @@
 //! Parameters `(m, c, k0, f_y, b, F0, Omega)`, defaults `(1, 0.05, 1, 0.5, 0.05, 0.8, 1.2)`
 //! (reference-models §9).
 
+use super::reversal;
 use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
-use super::reversal;
 use crate::model::{GuardInfo, Scalar};
 
 /// The hysteretic oscillator (see the module doc).

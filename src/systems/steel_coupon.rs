@@ -26,9 +26,9 @@
 //! `(200000 MPa, 420 MPa, 0.01, 18, 0.925, 0.15, 0.002, 0.004)` (reference-models §9).
 //! The reversal times depend on ε_a, ε_b only, never on the material.
 
+use super::reversal;
 use crate::dae::{DaeIndex, DaeSystem, Point};
 use crate::error::ModelError;
-use super::reversal;
 use crate::model::{GuardInfo, Scalar};
 
 /// The Menegotto–Pinto coupon (see the module doc).
