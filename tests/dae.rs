@@ -177,7 +177,8 @@ fn pendulum_wall_index2_equals_the_angle_model() {
     // the position constraint drifts in the index-2 form: report and bound it
     let mut drift = 0.0f64;
     let mut vel = 0.0f64;
-    for (t, mode, x) in t_dae.samples(4) {
+    for (t, si, x) in t_dae.samples(4) {
+        let mode = t_dae.segments[si].mode;
         let (k, inv) = dae
             .constraint_residuals(mode, t, &x[..dae.state_names().len()], &p)
             .unwrap();

@@ -401,8 +401,12 @@ fn hysteretic_start_at_rest_is_not_a_reversal() {
 
 /// θ_final of an L-BFGS run on the problem file, and the largest relative error of the
 /// optimized parameters against the reference.
-fn identify(name: &str) -> f64 {
-    let p = problem(name);
+fn identify(name: &str, tol: Option<f64>) -> f64 {
+    let mut p = problem(name);
+    if let Some(tol) = tol {
+        p.solver.rtol = tol;
+        p.solver.atol = tol;
+    }
     assert_eq!(p.optimizer.solver, SolverKind::Lbfgs);
     let s = p.setup().unwrap();
     let r = optimize(&s, &p.theta, &p.optimizer, None).unwrap();
@@ -426,17 +430,21 @@ fn steel_identify_recovers_the_reference_material() {
     // measured 3.9e-9 (b) (2026-12-02)
     common::assert_within(
         "steel_identify parameters",
-        identify("steel_identify"),
+        identify("steel_identify", None),
         1e-6,
     );
 }
 
 #[test]
 fn hysteretic_identify_recovers_the_reference_law() {
-    // measured 7.1e-9 (b) (2026-12-02)
+    // b is weakly identified: at the reference the gradient's noise floor at the file's
+    // rtol = atol = 1e-10 is ~5e-11 (adjoint, direct and dual differ at that level), so the
+    // optimum found there is the reference only to noise/curvature (7.1e-9 with the dual
+    // VJP, 3.1e-6 with the implicit-function hook: rounding moved it). The recovery itself is
+    // checked at 1e-12, where the noise floor is lower: measured 3.0e-8 (b) (2026-12-02).
     common::assert_within(
         "hysteretic_identify parameters",
-        identify("hysteretic_identify"),
+        identify("hysteretic_identify", Some(1e-12)),
         1e-6,
     );
 }

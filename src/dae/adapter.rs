@@ -8,11 +8,12 @@
 //! jump at events, τ) then applies unchanged; seed 001's DAE transfer conditions are what
 //! this reduction gives (`tests/dae.rs` checks them on one event).
 
-use super::algebraic::{self, Where};
+use super::algebraic::{self, Solved, Where};
+use super::cache;
 use super::system::{DaeIndex, DaeSystem, Point};
 use super::transition::{self, Names};
 use crate::error::ModelError;
-use crate::model::{GuardInfo, HybridSystem, Scalar};
+use crate::model::{GuardInfo, HybridSystem, Scalar, VjpArgs, VjpOut};
 
 /// Start values are consistent when the algebraic residual (index 1: `k` at prescribed z0;
 /// index 2: the constraint `k(y0)`) is below this relative to `1 + |y0|_∞`.
@@ -23,14 +24,21 @@ pub const CONSISTENCY_TOL: f64 = 1e-9;
 pub struct Dae<S: DaeSystem> {
     sys: S,
     ny: usize,
+    nz: usize,
+    n_out: usize,
     modes: Vec<String>,
     guards: Vec<GuardInfo>,
+    /// The identity under which this wrapper's solves are cached ([`cache`]).
+    id: u64,
 }
 
 impl<S: DaeSystem> Dae<S> {
     pub fn new(sys: S) -> Self {
         Dae {
             ny: sys.differential_names().len(),
+            nz: sys.algebraic_names().len(),
+            n_out: sys.output_names().len(),
+            id: cache::next_id(),
             modes: sys.mode_names(),
             guards: sys.guards(),
             sys,
@@ -46,7 +54,9 @@ impl<S: DaeSystem> Dae<S> {
         self.modes.get(mode).map_or("?", |s| s.as_str())
     }
 
-    /// The algebraic states at a state `x = (y, y*)` of `mode`.
+    /// The algebraic states at a state `x = (y, y*)` of `mode`: the real solve (shared by
+    /// the flow, outputs and guards at the same point, [`cache`]), then the correction
+    /// that carries the scalar's derivatives ([`algebraic::correct`]).
     pub fn algebraic<D: Scalar>(
         &self,
         mode: usize,
@@ -54,18 +64,24 @@ impl<S: DaeSystem> Dae<S> {
         x: &[D],
         p: &[D],
     ) -> Result<Vec<D>, ModelError> {
+        if self.nz == 0 {
+            return Ok(Vec::new());
+        }
+        let re = |v: &[D]| v.iter().map(|a| a.re()).collect::<Vec<f64>>();
+        let solved = self.solved(mode, t.re(), &re(x), &re(p))?;
         let (y, memory) = x.split_at(self.ny);
-        algebraic::solve(
-            &self.sys,
-            mode,
-            t,
-            y,
-            memory,
-            p,
-            &Where {
+        algebraic::correct(&self.sys, mode, t, y, memory, p, &solved)
+    }
+
+    /// The converged real algebraic states at a real point (cached per thread).
+    fn solved(&self, mode: usize, t: f64, x: &[f64], p: &[f64]) -> Result<Solved, ModelError> {
+        cache::get_or_solve(self.id, mode, t, x, p, || {
+            let (y, memory) = x.split_at(self.ny);
+            let at = Where {
                 mode_name: self.mode_name(mode),
-            },
-        )
+            };
+            algebraic::solve_real(&self.sys, mode, t, y, memory, p, &at)
+        })
     }
 
     /// The constraint residuals at a state: `(|k|_∞, |invariants|_∞)` — for an index-2
@@ -246,6 +262,16 @@ impl<S: DaeSystem> HybridSystem for Dae<S> {
         let mut x = after.y;
         x.extend(after.memory);
         Ok((after.mode, x))
+    }
+    /// By the implicit function theorem at one real solve of z ([`super::vjp`]), not one
+    /// dual Newton correction per input direction.
+    fn flow_vjp(&self, args: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
+        let z = if self.nz == 0 {
+            Vec::new()
+        } else {
+            self.solved(args.mode, args.t, args.x, args.p)?.z
+        };
+        super::vjp::flow_vjp(&self.sys, self.ny, self.n_out, &z, args, out)
     }
     fn outputs<D: Scalar>(
         &self,

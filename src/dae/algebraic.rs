@@ -78,7 +78,8 @@ pub struct Where<'a> {
 }
 
 /// The algebraic states at `(t, y, y*, p)` in `mode`, exact to first order in every
-/// derivative direction the scalar carries (see the module doc).
+/// derivative direction the scalar carries (see the module doc): [`solve_real`], then
+/// [`correct`].
 pub fn solve<S: DaeSystem + ?Sized, D: Scalar>(
     sys: &S,
     mode: usize,
@@ -88,58 +89,79 @@ pub fn solve<S: DaeSystem + ?Sized, D: Scalar>(
     p: &[D],
     at: &Where<'_>,
 ) -> Result<Vec<D>, ModelError> {
-    let nz = sys.algebraic_names().len();
-    if nz == 0 {
+    if sys.algebraic_names().is_empty() {
         return Ok(Vec::new());
     }
     let re = |v: &[D]| v.iter().map(|a| a.re()).collect::<Vec<f64>>();
-    let (tr, yr, mr, pr) = (t.re(), re(y), re(memory), re(p));
-    let mut z = sys.algebraic_guess(mode, tr, &yr, &mr, &pr);
-    let mut k = real_jacobian(sys, mode, tr, &yr, &z, &mr, &pr, at)?;
-    let mut converged = false;
+    let real = solve_real(sys, mode, t.re(), &re(y), &re(memory), &re(p), at)?;
+    correct(sys, mode, t, y, memory, p, &real)
+}
+
+/// Converged algebraic states at a real point and the residual's Jacobian `K = ∂r/∂z`
+/// (row-major) at the last Newton iterate (within [`UPDATE_TOL`] of `z`: the correction
+/// `K⁻¹ r` then differs from one with `K(z)` by `O(UPDATE_TOL)` relative).
+#[derive(Debug, Clone)]
+pub struct Solved {
+    pub z: Vec<f64>,
+    pub jac: Vec<f64>,
+}
+
+/// Newton on the residual in `f64` from the system's guess: `K Δz = −r`, `z ← z + Δz`
+/// until `|Δz|_∞ ≤ UPDATE_TOL (1 + |z|_∞)`. The residual and K are evaluated once per
+/// iteration, never after the converged update (a linear law with an exact guess costs
+/// one evaluation).
+pub fn solve_real<S: DaeSystem + ?Sized>(
+    sys: &S,
+    mode: usize,
+    t: f64,
+    y: &[f64],
+    memory: &[f64],
+    p: &[f64],
+    at: &Where<'_>,
+) -> Result<Solved, ModelError> {
+    let mut z = sys.algebraic_guess(mode, t, y, memory, p);
+    let nz = z.len();
     let mut last = f64::INFINITY;
     for _ in 0..MAX_ITERATIONS {
-        let (r, jac) = &k;
+        let (r, jac) = real_jacobian(sys, mode, t, y, &z, memory, p)?;
+        last = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if !last.is_finite() {
+            break;
+        }
         let mut dz: Vec<f64> = r.iter().map(|v| -v).collect();
         linalg::solve_in_place(nz, &mut jac.clone(), &mut dz, 1, "")
-            .map_err(|e| singular(sys, e, tr, at))?;
+            .map_err(|e| singular(sys, e, t, at))?;
         let size = dz.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let scale = 1.0 + z.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         for (zi, d) in z.iter_mut().zip(&dz) {
             *zi += d;
         }
-        k = real_jacobian(sys, mode, tr, &yr, &z, &mr, &pr, at)?;
-        last = k.0.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        if !last.is_finite() {
-            break;
-        }
         if size <= UPDATE_TOL * scale {
-            converged = true;
-            break;
+            return Ok(Solved { z, jac });
         }
     }
-    if !converged {
-        return Err(ModelError::AlgebraicNewton {
-            mode: at.mode_name.to_string(),
-            t: tr,
-            residual: last,
-            iterations: MAX_ITERATIONS,
-        });
-    }
-    correct(sys, mode, t, y, memory, p, &z, &k.1)
+    Err(ModelError::AlgebraicNewton {
+        mode: at.mode_name.to_string(),
+        t,
+        residual: last,
+        iterations: MAX_ITERATIONS,
+    })
 }
 
-/// `z − K⁻¹ r(y_D, z, …)` in the caller's scalar (the module doc's correction).
-fn correct<S: DaeSystem + ?Sized, D: Scalar>(
+/// `z − K⁻¹ r(y_D, z, …)` in the caller's scalar (the module doc's correction). In `f64`
+/// it is one more Newton step on the real value, which makes z exact to round-off (a
+/// parameter that cancels in exact arithmetic, as the pendulum's mass, then also cancels
+/// in the runs that central FD differences).
+pub fn correct<S: DaeSystem + ?Sized, D: Scalar>(
     sys: &S,
     mode: usize,
     t: D,
     y: &[D],
     memory: &[D],
     p: &[D],
-    z: &[f64],
-    jac: &[f64],
+    solved: &Solved,
 ) -> Result<Vec<D>, ModelError> {
+    let (z, jac) = (&solved.z, &solved.jac);
     let nz = z.len();
     let zd: Vec<D> = z.iter().map(|&v| D::from(v)).collect();
     let mut r = vec![D::zero(); nz];
@@ -171,7 +193,6 @@ fn real_jacobian<S: DaeSystem + ?Sized>(
     z: &[f64],
     memory: &[f64],
     p: &[f64],
-    at: &Where<'_>,
 ) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
     let nz = z.len();
     let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();
@@ -195,7 +216,6 @@ fn real_jacobian<S: DaeSystem + ?Sized>(
             value[i] = r[i].re;
         }
     }
-    let _ = at;
     Ok((value, jac))
 }
 

@@ -10,8 +10,10 @@
 
 mod adapter;
 pub mod algebraic;
+mod cache;
 mod system;
 pub mod transition;
+mod vjp;
 
 pub use adapter::{Dae, CONSISTENCY_TOL};
 pub use system::{DaeIndex, DaeSystem, Point, Transition};

@@ -24,9 +24,10 @@
 //! Parameters `(m, c, k0, f_y, b, F0, Omega)`, defaults `(1, 0.05, 1, 0.5, 0.05, 0.8, 1.2)`
 //! (reference-models §9).
 
+use super::reversal;
 use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, Scalar};
+use crate::model::{GuardInfo, Scalar};
 
 /// The hysteretic oscillator (see the module doc).
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,11 +43,7 @@ impl HystereticOscillator {
 
     /// The direction s of a mode (`positive` +1, `negative` −1).
     pub fn direction(mode: usize) -> f64 {
-        if mode == 0 {
-            1.0
-        } else {
-            -1.0
-        }
+        reversal::direction(mode)
     }
 }
 
@@ -78,13 +75,10 @@ impl DaeSystem for HystereticOscillator {
         vec!["positive".into(), "negative".into()]
     }
     fn guards(&self) -> Vec<GuardInfo> {
-        vec![
-            GuardInfo::new("stop_up", Direction::Falling),
-            GuardInfo::new("stop_down", Direction::Rising),
-        ]
+        reversal::guards("stop_up", "stop_down")
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
-        mode == k
+        reversal::guard_active(mode, k)
     }
     fn output_names(&self) -> Vec<String> {
         vec!["x".into(), "v".into()]
@@ -143,7 +137,7 @@ impl DaeSystem for HystereticOscillator {
         at: Point<'_, D>,
     ) -> Result<Transition<D>, ModelError> {
         Ok(Transition::Explicit {
-            mode: 1 - mode,
+            mode: reversal::flipped(mode),
             y: at.y.to_vec(),
         })
     }

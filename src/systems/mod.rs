@@ -12,6 +12,7 @@ pub mod locking_pendulum;
 pub mod pendulum_angle;
 pub mod pendulum_wall;
 pub mod rectifier;
+pub mod reversal;
 pub mod simplest_walker;
 pub mod steel_coupon;
 pub mod switched;

@@ -26,9 +26,10 @@
 //! `(200000 MPa, 420 MPa, 0.01, 18, 0.925, 0.15, 0.002, 0.004)` (reference-models §9).
 //! The reversal times depend on ε_a, ε_b only, never on the material.
 
+use super::reversal;
 use crate::dae::{DaeIndex, DaeSystem, Point};
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, Scalar};
+use crate::model::{GuardInfo, Scalar};
 
 /// The Menegotto–Pinto coupon (see the module doc).
 #[derive(Debug, Clone, Copy, Default)]
@@ -52,11 +53,7 @@ impl SteelCoupon {
 
     /// The loading direction s of a mode (`loading` +1, `unloading` −1).
     pub fn direction(mode: usize) -> f64 {
-        if mode == 0 {
-            1.0
-        } else {
-            -1.0
-        }
+        reversal::direction(mode)
     }
 }
 
@@ -114,13 +111,10 @@ impl DaeSystem for SteelCoupon {
         vec!["loading".into(), "unloading".into()]
     }
     fn guards(&self) -> Vec<GuardInfo> {
-        vec![
-            GuardInfo::new("peak", Direction::Falling),
-            GuardInfo::new("valley", Direction::Rising),
-        ]
+        reversal::guards("peak", "valley")
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
-        mode == k
+        reversal::guard_active(mode, k)
     }
     fn output_names(&self) -> Vec<String> {
         vec!["eps".into(), "R".into()]
@@ -174,7 +168,7 @@ impl DaeSystem for SteelCoupon {
         _at: Point<'_, D>,
     ) -> Result<crate::dae::Transition<D>, ModelError> {
         Ok(crate::dae::Transition::Explicit {
-            mode: 1 - mode,
+            mode: reversal::flipped(mode),
             y: Vec::new(),
         })
     }
