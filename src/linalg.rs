@@ -140,6 +140,9 @@ impl Lu {
     /// Solves `A X = B` in place for a row-major n×m right-hand side.
     pub fn solve_in_place(&self, b: &mut [f64], m: usize) {
         let (n, a) = (self.n, &self.lu);
+        if m == 0 {
+            return;
+        }
         // P b first (the factorization swapped whole rows, L included), then L y = P b
         for k in 0..n {
             let p = self.piv[k];
@@ -150,23 +153,28 @@ impl Lu {
             }
         }
         for k in 0..n {
-            for i in k + 1..n {
+            let (done, rest) = b[..n * m].split_at_mut((k + 1) * m);
+            let bk = &done[k * m..];
+            for (i, bi) in (k + 1..n).zip(rest.chunks_exact_mut(m)) {
                 let l = a[i * n + k];
                 if l != 0.0 {
-                    for j in 0..m {
-                        b[i * m + j] -= l * b[k * m + j];
+                    for (x, &y) in bi.iter_mut().zip(bk) {
+                        *x -= l * y;
                     }
                 }
             }
         }
         for k in (0..n).rev() {
             let inv = 1.0 / a[k * n + k];
-            for j in 0..m {
-                let mut s = b[k * m + j];
-                for i in k + 1..n {
-                    s -= a[k * n + i] * b[i * m + j];
+            let row = &a[k * n + k + 1..(k + 1) * n];
+            let (head, tail) = b[..n * m].split_at_mut((k + 1) * m);
+            let bk = &mut head[k * m..];
+            for (j, x) in bk.iter_mut().enumerate() {
+                let mut s = *x;
+                for (i, &aki) in row.iter().enumerate() {
+                    s -= aki * tail[i * m + j];
                 }
-                b[k * m + j] = s * inv;
+                *x = s * inv;
             }
         }
     }

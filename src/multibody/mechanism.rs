@@ -26,6 +26,8 @@ pub struct Mechanism {
     pub constraints: Vec<Constraint>,
     /// Gravitational acceleration g (along −y).
     pub gravity: ParamRef,
+    /// The last linearization of the flow, for the VJP hook ([`super::implicit`]).
+    pub(crate) vjp_cache: super::implicit::VjpCache,
 }
 
 impl Mechanism {
@@ -40,6 +42,7 @@ impl Mechanism {
             dampers: Vec::new(),
             constraints: Vec::new(),
             gravity: ParamRef::Const(0.0),
+            vjp_cache: Default::default(),
         }
     }
 

@@ -9,6 +9,8 @@
 //! - [`impacts`]: kinematic reversal, inelastic impact with a change of constraints, Newton
 //!   restitution.
 //! - [`mechanism`]: [`Mechanism`], the assembly of all of the above.
+//! - [`system`]: [`MultibodySystem`], a mechanism with modes and events as a hybrid system.
+//! - [`implicit`]: the exact VJP of its flow by implicit differentiation, every formulation.
 //!
 //! Everything is generic over [`crate::model::Scalar`], so a model built from these parts
 //! has exact Jacobians (through the linear solves of `crate::linalg`).
@@ -18,6 +20,7 @@ pub mod constraints;
 pub mod dynamics;
 pub mod forces;
 pub mod impacts;
+pub mod implicit;
 pub mod mechanism;
 pub mod param;
 pub mod system;

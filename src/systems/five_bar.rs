@@ -262,16 +262,37 @@ impl MultibodySystem for FiveBar {
 
     fn outputs_with<D: Scalar>(
         &self,
-        _mode: usize,
-        _t: D,
+        mode: usize,
+        t: D,
         q: &[D],
         v: &[D],
         acc: &Accel<D>,
         p: &[D],
         out: &mut [D],
     ) -> Result<(), ModelError> {
-        let kin = self.mech.kinetic_energy(v, p)?;
-        let pot = self.mech.potential_energy(q, p)?;
+        self.outputs_wanted(mode, t, q, v, acc, p, &[true; 11], out)
+    }
+
+    /// The energies (mass matrix and spring energies) only when one of them is wanted.
+    fn outputs_wanted<D: Scalar>(
+        &self,
+        _mode: usize,
+        _t: D,
+        q: &[D],
+        v: &[D],
+        acc: &Accel<D>,
+        p: &[D],
+        wanted: &[bool],
+        out: &mut [D],
+    ) -> Result<(), ModelError> {
+        let (kin, pot) = if wanted.get(8..11).is_none_or(|w| w.iter().any(|&w| w)) {
+            (
+                self.mech.kinetic_energy(v, p)?,
+                self.mech.potential_energy(q, p)?,
+            )
+        } else {
+            (D::zero(), D::zero())
+        };
         out[0] = q[2];
         out[1] = q[3];
         out[2] = v[2];

@@ -9,8 +9,9 @@ use crate::model::Scalar;
 pub(super) struct Store<D> {
     pub(super) segments: Vec<Segment<D>>,
     policy: Checkpointing,
-    /// Whether dense steps are being compacted (from the start for `Every`, past the
-    /// budget for `Budget`).
+    /// Whether dense steps are being compacted (from the start for `Every`; for `Budget`
+    /// from the segment in which the budget is passed on, the closed segments before it
+    /// staying dense).
     compacting: bool,
     /// Bytes of interpolants held so far (for `Budget`).
     bytes: usize,
@@ -40,13 +41,10 @@ impl<D: Scalar> Store<D> {
             if !self.compacting {
                 self.bytes +=
                     seg.steps.last().map_or(0, |s| 5 * s.dim() + 2) * std::mem::size_of::<D>();
-                if self.bytes > budget_bytes {
-                    self.compacting = true;
-                    let every = self.every();
-                    for s in &mut self.segments {
-                        s.compact_all(every);
-                    }
-                }
+                // past the budget, the open segment and every later one are compacted;
+                // what was kept stays kept (compacting it would only add replay: the
+                // budget is already spent)
+                self.compacting = self.bytes > budget_bytes;
             }
         }
         if self.compacting && seg.steps.len() >= self.every() {
