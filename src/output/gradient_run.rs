@@ -136,6 +136,9 @@ fn timed_runs<S: HybridSystem>(
         let mut last = evaluate(setup, theta, method)?;
         samples.push(&last.timing);
         for _ in 1..repeat {
+            // the previous run's trajectory is freed before the next one is built, so
+            // `--repeat` holds one evaluation at a time
+            drop(last);
             last = evaluate(setup, theta, method)?;
             samples.push(&last.timing);
         }
