@@ -14,6 +14,7 @@ use hybridopt::output::summary::OptimizeSummary;
 use hybridopt::output::systems::SystemInfo;
 use hybridopt::output::to_json;
 use hybridopt::problem::{Problem, SolverKind};
+use hybridopt::sensitivity::fd::{FdOptions, FdScale};
 use hybridopt::sensitivity::GradientMethod;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,21 @@ enum MethodArg {
     Fd,
     Dual,
     All,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FdScaleArg {
+    Unit,
+    Value,
+}
+
+impl From<FdScaleArg> for FdScale {
+    fn from(a: FdScaleArg) -> FdScale {
+        match a {
+            FdScaleArg::Unit => FdScale::Unit,
+            FdScaleArg::Value => FdScale::Value,
+        }
+    }
 }
 
 impl MethodArg {
@@ -123,6 +139,13 @@ enum Command {
         /// Write a sensitivity plot (forward sensitivities of the plotted outputs) here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The central-FD step (4th-order stencil): h_j = FD_STEP · max(1, |θ_j|), or
+        /// FD_STEP · |θ_j| with `--fd-scale value` (parameters far below 1).
+        #[arg(long, default_value_t = 1e-4)]
+        fd_step: f64,
+        /// What the FD step is scaled by: `unit` = max(1, |θ_j|), `value` = |θ_j|.
+        #[arg(long, value_enum, default_value = "unit")]
+        fd_scale: FdScaleArg,
     },
     /// Optimize the parameters marked `optimize = true` and all control coefficients.
     Optimize {
@@ -289,12 +312,16 @@ fn cmd_gradient(
     no_tau: bool,
     as_json: bool,
     out: Option<PathBuf>,
+    fd: FdOptions,
 ) -> Result<()> {
     let wall = Instant::now();
     let mut p = load(path, params)?;
     override_tolerances(&mut p, rtol, atol)?;
     if repeat == 0 {
         bail!("--repeat must be at least 1");
+    }
+    if !(fd.rel.is_finite() && fd.rel > 0.0) {
+        bail!("--fd-step {}: the FD step must be a finite number > 0", fd.rel);
     }
     let setup = p.setup()?;
     let theta = p.theta_values();
@@ -303,6 +330,7 @@ fn cmd_gradient(
         repeat,
         tau: !no_tau,
         figures: out.is_some(),
+        fd,
     };
     let run = run_gradient(&setup, &theta, &opts)?;
     let objectives = p.objective_names();
@@ -582,9 +610,18 @@ fn run(cli: Cli) -> Result<()> {
             no_tau,
             json,
             out,
-        } => cmd_gradient(
-            &problem, method, &params, rtol, atol, repeat, no_tau, json, out,
-        ),
+            fd_step,
+            fd_scale,
+        } => {
+            let fd = FdOptions {
+                rel: fd_step,
+                scale: fd_scale.into(),
+                ..FdOptions::default()
+            };
+            cmd_gradient(
+                &problem, method, &params, rtol, atol, repeat, no_tau, json, out, fd,
+            )
+        }
         Command::Optimize {
             problem,
             out,

@@ -12,6 +12,7 @@ use hybridopt::output::simulate::SimulateReport;
 use hybridopt::output::summary::{EventSummary, OptimizeSummary};
 use hybridopt::output::to_value;
 use hybridopt::problem::Problem;
+use hybridopt::sensitivity::fd::FdOptions;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::builtin::Builtin;
@@ -89,6 +90,7 @@ pub fn gradient(
         repeat: 1,
         tau,
         figures: false,
+        fd: FdOptions::default(),
     };
     let run = run_gradient(setup, theta, &opts)?;
     let report = run.report(setup, objective_names, started);

@@ -11,7 +11,8 @@ use crate::model::HybridSystem;
 use crate::sensitivity::forward::{forward_sensitivity, ForwardResult};
 use crate::sensitivity::simultaneous::{self, SimultaneousEvent};
 use crate::sensitivity::timing::{median, Samples, TimingReport};
-use crate::sensitivity::{evaluate, Evaluation, EventSensitivity, GradientMethod};
+use crate::sensitivity::fd::FdOptions;
+use crate::sensitivity::{evaluate_with, Evaluation, EvaluateOptions, EventSensitivity, GradientMethod};
 use crate::setup::Setup;
 use std::time::Instant;
 
@@ -26,6 +27,8 @@ pub struct GradientOptions {
     pub tau: bool,
     /// Keep a forward-sensitivity pass for the `--out` figures.
     pub figures: bool,
+    /// The FD step rule (`--fd-step`, `--fd-scale`).
+    pub fd: FdOptions,
 }
 
 /// One method's timed runs: its last evaluation and every timing.
@@ -82,7 +85,7 @@ pub fn run_gradient<S: HybridSystem>(
         });
     }
     let trajectory = setup.simulate_for_adjoint(theta)?;
-    let runs = timed_runs(setup, theta, &opts.methods, opts.repeat)?;
+    let runs = timed_runs(setup, theta, &opts.methods, opts.repeat, opts.fd)?;
     let (forward_s, forward_from) = forward_timing(setup, theta, &runs, opts.repeat)?;
     let from_run = runs
         .iter()
@@ -129,17 +132,22 @@ fn timed_runs<S: HybridSystem>(
     theta: &[f64],
     methods: &[GradientMethod],
     repeat: usize,
+    fd: FdOptions,
 ) -> Result<Vec<MethodRun>, Error> {
     let mut runs = Vec::with_capacity(methods.len());
     for &method in methods {
         let mut samples = Samples::default();
-        let mut last = evaluate(setup, theta, method)?;
+        let options = EvaluateOptions {
+            fd,
+            ..EvaluateOptions::new(method)
+        };
+        let mut last = evaluate_with(setup, theta, &options)?;
         samples.push(&last.timing);
         for _ in 1..repeat {
             // the previous run's trajectory is freed before the next one is built, so
             // `--repeat` holds one evaluation at a time
             drop(last);
-            last = evaluate(setup, theta, method)?;
+            last = evaluate_with(setup, theta, &options)?;
             samples.push(&last.timing);
         }
         runs.push(MethodRun {

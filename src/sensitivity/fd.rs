@@ -11,7 +11,30 @@ use crate::model::HybridSystem;
 use crate::setup::Setup;
 use rayon::prelude::*;
 
-/// Step rule `h_j = rel · max(1, |θ_j|)` and the stencil order.
+/// What the relative FD step `rel` is scaled by, entry by entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FdScale {
+    /// `h_j = rel · max(1, |θ_j|)` (the default): parameters of order one and above.
+    #[default]
+    Unit,
+    /// `h_j = rel · |θ_j|` (`rel` for θ_j = 0): parameters whose scale is far below one
+    /// (a strain amplitude ε_a = 0.002, where `Unit`'s step is 5 % of the value).
+    Value,
+}
+
+impl FdScale {
+    /// The step of an entry of value `v`.
+    pub fn step(self, rel: f64, v: f64) -> f64 {
+        match self {
+            FdScale::Unit => rel * v.abs().max(1.0),
+            FdScale::Value if v == 0.0 => rel,
+            FdScale::Value => rel * v.abs(),
+        }
+    }
+}
+
+/// Step rule (`rel` scaled per entry by `scale`) and the stencil order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FdOptions {
     /// Default 1e-4: balances the O(h⁴) truncation against O(ε_sim/h) noise for
@@ -19,6 +42,8 @@ pub struct FdOptions {
     pub rel: f64,
     /// 2 or 4 (default 4).
     pub order: usize,
+    /// Default [`FdScale::Unit`].
+    pub scale: FdScale,
 }
 
 impl Default for FdOptions {
@@ -26,6 +51,7 @@ impl Default for FdOptions {
         FdOptions {
             rel: 1e-4,
             order: 4,
+            scale: FdScale::Unit,
         }
     }
 }
@@ -55,7 +81,7 @@ pub fn fd_gradients_with_stats<S: HybridSystem>(
     theta: &[f64],
     opt: FdOptions,
 ) -> Result<(Vec<Vec<f64>>, Stats), Error> {
-    let steps: Vec<f64> = theta.iter().map(|v| opt.rel * v.abs().max(1.0)).collect();
+    let steps: Vec<f64> = theta.iter().map(|&v| opt.scale.step(opt.rel, v)).collect();
     fd_gradients_with_steps(setup, theta, &steps, opt.order)
 }
 

@@ -3,7 +3,7 @@
 //! relative difference to it), and the event-time sensitivities τ when the method does not
 //! give them.
 
-use super::fd::FdOptions;
+use super::fd::{FdOptions, FdScale};
 use super::GradientMethod;
 use crate::integrate::Stats;
 
@@ -59,9 +59,14 @@ impl EvaluateOptions {
             tau: false,
         }
     }
-    /// The relative FD step: `h_j = rel · max(1, |θ_j|)`.
+    /// The relative FD step: `h_j = rel · max(1, |θ_j|)` (see [`Self::fd_scale`]).
     pub fn fd_step(mut self, rel: f64) -> Self {
         self.fd.rel = rel;
+        self
+    }
+    /// What the FD step is scaled by: `max(1, |θ_j|)` (default) or `|θ_j|`.
+    pub fn fd_scale(mut self, scale: FdScale) -> Self {
+        self.fd.scale = scale;
         self
     }
     /// The FD stencil's order, 2 or 4.
