@@ -30,6 +30,9 @@ pub struct Dae<S: DaeSystem> {
     guards: Vec<GuardInfo>,
     /// The identity under which this wrapper's solves are cached ([`cache`]).
     id: u64,
+    /// Algebraic start values given by the user (a problem file's `initial_algebraic`),
+    /// in place of [`DaeSystem::initial_algebraic`]'s; checked, never replaced.
+    z0: Option<Vec<f64>>,
 }
 
 impl<S: DaeSystem> Dae<S> {
@@ -42,7 +45,16 @@ impl<S: DaeSystem> Dae<S> {
             modes: sys.mode_names(),
             guards: sys.guards(),
             sys,
+            z0: None,
         }
+    }
+
+    /// Prescribes the algebraic start values `z0` (index 1): the start is checked against
+    /// the start mode's algebraic equations at them, and inconsistent values are
+    /// [`ModelError::Inconsistent`] (residual, mode, time), never silently replaced.
+    pub fn with_initial_algebraic(mut self, z0: Vec<f64>) -> Self {
+        self.z0 = Some(z0);
+        self
     }
 
     /// The wrapped system.
@@ -124,7 +136,8 @@ impl<S: DaeSystem> Dae<S> {
     ) -> Result<(), ModelError> {
         let scale = 1.0 + y.iter().fold(0.0f64, |m, a| m.max(a.abs()));
         let tolerance = CONSISTENCY_TOL * scale;
-        let (what, z) = match (self.sys.index(), self.sys.initial_algebraic(p)) {
+        let given = self.z0.clone().or_else(|| self.sys.initial_algebraic(p));
+        let (what, z) = match (self.sys.index(), given) {
             (DaeIndex::Two, _) => (
                 "the constraint k(y0)",
                 vec![0.0; self.sys.algebraic_names().len()],

@@ -27,6 +27,43 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct NoSettings {}
 
+/// The settings of a built-in DAE of index 1: optional algebraic start values by name
+/// (`initial_algebraic = { iD = 0.3 }`). By default z0 is solved from the start mode's
+/// algebraic equations; given values are checked against them (an inconsistent z0 is
+/// [`ModelError::Inconsistent`] with its residual, mode and time).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaeSettings {
+    #[serde(default)]
+    pub initial_algebraic: Option<std::collections::BTreeMap<String, f64>>,
+}
+
+impl DaeSettings {
+    /// The system wrapped as a [`Dae`], with the prescribed z0 in the order of its
+    /// algebraic states (every one must be named).
+    fn build<S: crate::dae::DaeSystem>(&self, sys: S) -> Result<Dae<S>, BuildError> {
+        let Some(given) = &self.initial_algebraic else {
+            return Ok(Dae::new(sys));
+        };
+        let names = sys.algebraic_names();
+        if let Some(name) = given.keys().find(|k| !names.contains(k)) {
+            return Err(BuildError::UnknownAlgebraic {
+                name: name.clone(),
+                valid: names.join(", "),
+            });
+        }
+        let z0 = names
+            .iter()
+            .map(|n| {
+                given.get(n).copied().ok_or_else(|| BuildError::MissingAlgebraic {
+                    name: n.clone(),
+                })
+            })
+            .collect::<Result<Vec<f64>, _>>()?;
+        Ok(Dae::new(sys).with_initial_algebraic(z0))
+    }
+}
+
 /// A system kind with its settings, as `[system]` gives it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -52,16 +89,16 @@ pub enum SystemSpec {
     /// Goswami et al.'s compass gait (reference-models.md §10).
     CompassGait(NoSettings),
     /// The half-wave rectifier, a hybrid DAE of index 1 (reference-models.md §7).
-    Rectifier(NoSettings),
+    Rectifier(DaeSettings),
     /// The pendulum against a wall in Cartesian coordinates, a hybrid DAE of index 2
     /// (reference-models.md §8).
     PendulumWall(NoSettings),
     /// Menegotto–Pinto steel under prescribed cyclic strain, a system with memory
     /// (reference-models.md §9).
-    SteelCoupon(NoSettings),
+    SteelCoupon(DaeSettings),
     /// A single-storey structure with an exponential hysteretic law, a system with memory
     /// (reference-models.md §9).
-    HystereticOscillator(NoSettings),
+    HystereticOscillator(DaeSettings),
 }
 
 /// Why a system could not be built from valid settings.
@@ -73,6 +110,12 @@ pub enum BuildError {
     /// A custom system's declarations or expressions are wrong.
     #[error(transparent)]
     Custom(#[from] CustomError),
+    /// `initial_algebraic` names a state the system does not have.
+    #[error("`{name}` is not an algebraic state; valid: {valid}")]
+    UnknownAlgebraic { name: String, valid: String },
+    /// `initial_algebraic` leaves out an algebraic state.
+    #[error("missing a value for the algebraic state `{name}` (give all or none)")]
+    MissingAlgebraic { name: String },
 }
 
 impl SystemSpec {
@@ -91,11 +134,11 @@ impl SystemSpec {
             }
             SystemSpec::SimplestWalker(_) => Builtin::SimplestWalker(SimplestWalker),
             SystemSpec::CompassGait(_) => Builtin::CompassGait(CompassGait),
-            SystemSpec::Rectifier(_) => Builtin::Rectifier(Dae::new(Rectifier)),
+            SystemSpec::Rectifier(d) => Builtin::Rectifier(d.build(Rectifier)?),
             SystemSpec::PendulumWall(_) => Builtin::PendulumWall(Dae::new(PendulumWall)),
-            SystemSpec::SteelCoupon(_) => Builtin::SteelCoupon(Dae::new(SteelCoupon)),
-            SystemSpec::HystereticOscillator(_) => {
-                Builtin::HystereticOscillator(Dae::new(HystereticOscillator))
+            SystemSpec::SteelCoupon(d) => Builtin::SteelCoupon(d.build(SteelCoupon)?),
+            SystemSpec::HystereticOscillator(d) => {
+                Builtin::HystereticOscillator(d.build(HystereticOscillator)?)
             }
         })
     }
