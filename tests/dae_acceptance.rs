@@ -58,8 +58,10 @@ fn adjoint_direct_and_fd_agree_entry_by_entry_on_every_dae_problem() {
         "hysteretic_design",
         "hysteretic_identify",
     ] {
-        let p = problem(name);
-        assert_eq!((p.solver.rtol, p.solver.atol), (1e-10, 1e-10), "{name}");
+        // at the rtol = atol = 1e-10 (the files' own, but hysteretic_identify's
+        // 1e-12, which its identification needs)
+        let mut p = problem(name);
+        (p.solver.rtol, p.solver.atol) = (1e-10, 1e-10);
         let s = p.setup().unwrap();
         let th = p.theta_values();
         let adj = evaluate(&s, &th, GradientMethod::Adjoint)

@@ -54,8 +54,10 @@ fn fd_relative<S: HybridSystem>(setup: &Setup<'_, S>, th: &[f64], rel: &[f64]) -
 fn adjoint_direct_and_fd_agree_on_every_memory_problem() {
     // (problem, direct tol, fd tol): see the measured values below
     for name in ["steel_identify", "hysteretic_design", "hysteretic_identify"] {
-        let p = problem(name);
-        assert_eq!((p.solver.rtol, p.solver.atol), (1e-10, 1e-10), "{name}");
+        // the tolerance (hysteretic_identify's file runs at 1e-12 for its
+        // identification; the witnesses are checked at 1e-10 like the others)
+        let mut p = problem(name);
+        (p.solver.rtol, p.solver.atol) = (1e-10, 1e-10);
         let s = p.setup().unwrap();
         let th = p.theta_values();
         let adj = evaluate(&s, &th, GradientMethod::Adjoint).unwrap();
@@ -437,14 +439,13 @@ fn steel_identify_recovers_the_reference_material() {
 
 #[test]
 fn hysteretic_identify_recovers_the_reference_law() {
-    // b is weakly identified: at the reference the gradient's noise floor at the file's
-    // rtol = atol = 1e-10 is ~5e-11 (adjoint, direct and dual differ at that level), so the
-    // optimum found there is the reference only to noise/curvature (7.1e-9 with the dual
-    // VJP, 3.1e-6 with the implicit-function hook: rounding moved it). The recovery itself is
-    // checked at 1e-12, where the noise floor is lower: measured 3.0e-8 (b) (2026-12-02).
+    // b is weakly identified: at rtol = atol = 1e-10 the cost's noise floor near the
+    // optimum (~1e-10, ψ itself ~0) leaves L-BFGS at 3.1e-6 of the reference, so the
+    // problem file runs at 1e-12, where it recovers the law to 3.0e-8 (b) (2026-12-02;
+    // the committed results/hysteretic_identify: 2.97e-8, 19 iterations).
     common::assert_within(
         "hysteretic_identify parameters",
-        identify("hysteretic_identify", Some(1e-12)),
+        identify("hysteretic_identify", None),
         1e-6,
     );
 }
