@@ -73,6 +73,7 @@ fn main() {
         "adj cpu [s]",
         "ratio"
     );
+    let mut missed = Vec::new();
     for name in [
         "rectifier_capacitor",
         "pendulum_wall",
@@ -108,5 +109,13 @@ fn main() {
             ratio,
             if ratio <= GOAL { "" } else { "GOAL MISSED" }
         );
+        if ratio > GOAL {
+            missed.push(format!("{name} {ratio:.2}×"));
+        }
+    }
+    // a claim, like benches/gradients.rs's: a ratio above the goal fails the bench
+    if !missed.is_empty() {
+        eprintln!("adjoint/forward above {GOAL}: {}", missed.join(", "));
+        std::process::exit(1);
     }
 }
