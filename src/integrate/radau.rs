@@ -2,8 +2,9 @@
 //! II*, §IV.5 and §IV.8): the stage system solved by simplified Newton with the real
 //! Jacobian, the filtered embedded error estimate, and the collocation polynomial as dense
 //! output. Generic over the scalar like SDIRK3: a dual run iterates the same Newton with the
-//! same real matrix (convergence judged on real parts), so its dual parts converge with the
-//! real parts; the derivative parts' error estimate joins the step control, as DOPRI5's.
+//! same real matrix; its derivative parts contract at the same rate, and convergence is
+//! judged on both (each on its own scale); the derivative parts' error estimate joins the
+//! step control, as DOPRI5's.
 
 use super::dense::DenseStep;
 use super::stepper::{
@@ -106,10 +107,16 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         .iter()
         .map(|v| tol.atol + tol.rtol * v.re().abs())
         .collect();
-    let rms = |v: &dyn Fn(usize) -> f64| -> f64 {
-        let s: f64 = (0..3 * n).map(|k| (v(k) / scale[k % n]).powi(2)).sum();
+    // a dual run's derivative parts on their own scale (as `derivative_error`)
+    let scale_d: Vec<f64> = y
+        .iter()
+        .map(|v| tol.atol + tol.rtol * v.eps_part().abs())
+        .collect();
+    let rms_on = |sc: &[f64], v: &dyn Fn(usize) -> f64| -> f64 {
+        let s: f64 = (0..3 * n).map(|k| (v(k) / sc[k % n]).powi(2)).sum();
         (s / (3 * n).max(1) as f64).sqrt()
     };
+    let rms = |v: &dyn Fn(usize) -> f64| rms_on(&scale, v);
     let mut z = vec![D::zero(); 3 * n];
     let mut f = vec![D::zero(); 3 * n];
     let mut r = vec![D::zero(); 3 * n];
@@ -133,7 +140,16 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
             *rk = h * acc - z[k];
         }
         lu.solve_stages(&mut r, n);
-        let nrm = rms(&|k| r[k].re());
+        let nrm_re = rms(&|k| r[k].re());
+        // a dual run's derivative parts must converge too, on their own scale: judged on
+        // the real parts alone, a derivative much larger than its value (the rectifier's
+        // ∂/∂r, 1/r = 100) kept Newton's O(NEWTON_TOL) error relative to the value
+        let nrm_d = if D::NDERIV > 0 {
+            rms_on(&scale_d, &|k| r[k].eps_part())
+        } else {
+            0.0
+        };
+        let nrm = nrm_re.max(nrm_d);
         for (zk, rk) in z.iter_mut().zip(&r) {
             *zk += *rk;
         }
@@ -141,13 +157,20 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
             return Ok(Stages::Failed { evals });
         }
         let floor = 10.0 * f64::EPSILON * rms(&|k| y[k % n].re().abs() + z[k].re().abs());
+        let floor_d = if D::NDERIV > 0 {
+            10.0 * f64::EPSILON
+                * rms_on(&scale_d, &|k| y[k % n].eps_part().abs() + z[k].eps_part().abs())
+        } else {
+            0.0
+        };
         let theta = nrm / last;
         let eta = if it > 0 && theta < 1.0 {
             theta / (1.0 - theta)
         } else {
             1.0
         };
-        if nrm <= NEWTON_TOL.max(floor) || eta * nrm <= NEWTON_TOL {
+        let small = nrm_re <= NEWTON_TOL.max(floor) && nrm_d <= NEWTON_TOL.max(floor_d);
+        if small || eta * nrm <= NEWTON_TOL {
             return Ok(Stages::Converged { z, evals });
         }
         if it > 0 {
