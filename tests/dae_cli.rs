@@ -114,3 +114,53 @@ fn consistent_initial_algebraic_values_are_accepted() {
     assert!(out.join("simulation.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn simulate_json(name: &str) -> serde_json::Value {
+    let dir = tmpdir(&format!("sim-{name}"));
+    let o = Command::new(env!("CARGO_BIN_EXE_hybridopt"))
+        .args(["simulate", shipped(name).to_str().unwrap(), "--json", "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn simulate_json_lists_algebraic_states_constraints_and_mode_changes() {
+    // index 1: the diode current among the outputs, transitions on ⇄ off, no constraints
+    let r = simulate_json("rectifier_capacitor");
+    assert!(r["final"]["outputs"]["iD"].is_number(), "{}", r["final"]);
+    assert!(r.get("constraints").is_none());
+    let events = r["events"].as_array().unwrap();
+    assert_eq!(events.len(), 10);
+    for (i, e) in events.iter().enumerate() {
+        let (before, after, guard) = if i % 2 == 0 {
+            ("on", "off", "diode_off")
+        } else {
+            ("off", "on", "diode_on")
+        };
+        assert_eq!(
+            (e["mode_before"].as_str(), e["mode_after"].as_str()),
+            (Some(before), Some(after)),
+            "event {i}: {e}"
+        );
+        assert_eq!(e["guard"], guard);
+    }
+    // index 2: the multiplier among the outputs and the drift of both constraint levels
+    let p = simulate_json("pendulum_wall");
+    assert!(p["final"]["outputs"]["lambda"].is_number(), "{}", p["final"]);
+    let c = &p["constraints"];
+    let (pos, vel) = (
+        c["position_max"].as_f64().unwrap(),
+        c["velocity_max"].as_f64().unwrap(),
+    );
+    println!("pendulum_wall at the file's 1e-10: position drift {pos:.2e}, velocity {vel:.2e}");
+    assert!(pos <= 1e-8 && vel <= 1e-8, "{c}");
+    let events = p["events"].as_array().unwrap();
+    assert!(events.len() >= 3, "impacts: {events:?}");
+    assert!(events
+        .iter()
+        .all(|e| e["guard"] == "wall" && e["mode_before"] == "default" && e["mode_after"] == "default"));
+}
