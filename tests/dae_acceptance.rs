@@ -9,10 +9,8 @@
 //!   ε_a ~ 2e-3 (the CLI's rule 1e-4·max(1, |θ|) is 5 % of ε_a: 5.8e-6 there).
 //! * Entries are relative to `max(|b_i|, floor·max|b|)`: floor 1e-6 holds every entry to
 //!   1e-7 of itself; pendulum_wall's dψ/dm is 0 in exact arithmetic (direct 3e-17, FD's
-//!   round-off 1.5e-11), held to 1e-7 of 1e-3 of the largest entry;
-//!   the rectifier's dψ/dφ0, 0.2 % of its largest entry, is held to 1e-7 of 1 % of the
-//!   largest — the adjoint's error on it is 1.5e-7 of itself, and comes from the forward
-//!   run's state error at 1e-10, not from the backward pass (README "Hybrid DAEs").
+//!   round-off 1.5e-11), held to 1e-7 of 1e-3 of the largest entry. The rectifier (Radau
+//!   IIA) holds every entry, its smallest dψ/dφ0 at 0.2 % of the largest included.
 
 mod common;
 
@@ -75,7 +73,6 @@ fn adjoint_direct_and_fd_agree_entry_by_entry_on_every_dae_problem() {
         let h = steps(name, &s.theta_names(), &th);
         let fd = fd_gradients_with_steps(&s_fd, &th, &h, 4).unwrap().0[0].clone();
         let floor = match name {
-            "rectifier_capacitor" => 1e-2,
             // dψ/dm is 0 (m cancels from ẍ = −2xλ/m, λ ∝ m): FD of it is round-off, 1.5e-11
             // = 1e-11 of the largest entry; every other entry is ≥ 6 % of the largest
             "pendulum_wall" => 1e-3,
