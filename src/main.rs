@@ -321,7 +321,10 @@ fn cmd_gradient(
         bail!("--repeat must be at least 1");
     }
     if !(fd.rel.is_finite() && fd.rel > 0.0) {
-        bail!("--fd-step {}: the FD step must be a finite number > 0", fd.rel);
+        bail!(
+            "--fd-step {}: the FD step must be a finite number > 0",
+            fd.rel
+        );
     }
     let setup = p.setup()?;
     let theta = p.theta_values();

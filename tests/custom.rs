@@ -133,6 +133,7 @@ fn thermostat_adjoint_direct_dual_fd_agree() {
         FdOptions {
             rel: 1e-5,
             order: 4,
+            ..FdOptions::default()
         },
     )
     .unwrap();

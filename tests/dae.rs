@@ -80,14 +80,20 @@ fn rectifier_switches_on_the_algebraic_current_and_matches_the_oracle() {
             1e-8,
         );
         assert_close(
-            &format!("rectifier dψ/dp ({}) vs oracle at 1e-10, per entry", m.name()),
+            &format!(
+                "rectifier dψ/dp ({}) vs oracle at 1e-10, per entry",
+                m.name()
+            ),
             &grad,
             &grad_ref,
             1e-8,
             0.0,
         );
         assert_within(
-            &format!("rectifier ‖dψ/dp − oracle‖/‖oracle‖ ({}) at 1e-10", m.name()),
+            &format!(
+                "rectifier ‖dψ/dp − oracle‖/‖oracle‖ ({}) at 1e-10",
+                m.name()
+            ),
             common::rel_l2(&grad, &grad_ref),
             1e-9,
         );
@@ -100,7 +106,10 @@ fn rectifier_switches_on_the_algebraic_current_and_matches_the_oracle() {
             1e-8,
         );
         assert_close(
-            &format!("rectifier dψ/dp ({}) vs oracle at 1e-12, per entry", m.name()),
+            &format!(
+                "rectifier dψ/dp ({}) vs oracle at 1e-12, per entry",
+                m.name()
+            ),
             &grad,
             &grad_ref,
             1e-8,

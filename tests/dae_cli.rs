@@ -48,7 +48,11 @@ fn fails(dir: &Path, command: &str, problem: &Path, extra: &[&str], needles: &[&
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     println!("{args:?}: {err}");
-    assert_eq!(o.status.code(), Some(1), "{args:?}: exit code; stderr {err}");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{args:?}: exit code; stderr {err}"
+    );
     for n in needles {
         assert!(err.contains(n), "{args:?}: `{n}` missing from: {err}");
     }
@@ -94,7 +98,10 @@ fn bad_dae_input_exits_1_with_time_mode_and_residual_and_writes_nothing() {
         "simulate",
         &unknown,
         &[],
-        &["system.initial_algebraic", "`i` is not an algebraic state; valid: iD"],
+        &[
+            "system.initial_algebraic",
+            "`i` is not an algebraic state; valid: iD",
+        ],
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -118,7 +125,12 @@ fn consistent_initial_algebraic_values_are_accepted() {
 fn simulate_json(name: &str) -> serde_json::Value {
     let dir = tmpdir(&format!("sim-{name}"));
     let o = Command::new(env!("CARGO_BIN_EXE_hybridopt"))
-        .args(["simulate", shipped(name).to_str().unwrap(), "--json", "--out"])
+        .args([
+            "simulate",
+            shipped(name).to_str().unwrap(),
+            "--json",
+            "--out",
+        ])
         .arg(dir.join("out"))
         .output()
         .unwrap();
@@ -150,7 +162,11 @@ fn simulate_json_lists_algebraic_states_constraints_and_mode_changes() {
     }
     // index 2: the multiplier among the outputs and the drift of both constraint levels
     let p = simulate_json("pendulum_wall");
-    assert!(p["final"]["outputs"]["lambda"].is_number(), "{}", p["final"]);
+    assert!(
+        p["final"]["outputs"]["lambda"].is_number(),
+        "{}",
+        p["final"]
+    );
     let c = &p["constraints"];
     let (pos, vel) = (
         c["position_max"].as_f64().unwrap(),
@@ -160,7 +176,7 @@ fn simulate_json_lists_algebraic_states_constraints_and_mode_changes() {
     assert!(pos <= 1e-8 && vel <= 1e-8, "{c}");
     let events = p["events"].as_array().unwrap();
     assert!(events.len() >= 3, "impacts: {events:?}");
-    assert!(events
-        .iter()
-        .all(|e| e["guard"] == "wall" && e["mode_before"] == "default" && e["mode_after"] == "default"));
+    assert!(events.iter().all(|e| e["guard"] == "wall"
+        && e["mode_before"] == "default"
+        && e["mode_after"] == "default"));
 }

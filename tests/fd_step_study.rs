@@ -20,11 +20,20 @@ fn study() {
         let mut p = Problem::load(&path).unwrap();
         let s0 = p.setup().unwrap();
         let th0 = p.theta_values();
-        let dir = evaluate(&s0, &th0, GradientMethod::Direct).unwrap().gradients[0].clone();
-        if let Ok(t) = std::env::var("TOL") { let t: f64 = t.parse().unwrap(); (p.solver.rtol, p.solver.atol) = (t, t); }
+        let dir = evaluate(&s0, &th0, GradientMethod::Direct)
+            .unwrap()
+            .gradients[0]
+            .clone();
+        if let Ok(t) = std::env::var("TOL") {
+            let t: f64 = t.parse().unwrap();
+            (p.solver.rtol, p.solver.atol) = (t, t);
+        }
         let s = p.setup().unwrap();
         let th = p.theta_values();
-        let adj = evaluate(&s, &th, GradientMethod::Adjoint).unwrap().gradients[0].clone();
+        let adj = evaluate(&s, &th, GradientMethod::Adjoint)
+            .unwrap()
+            .gradients[0]
+            .clone();
         println!("== {name} θ = {:?}", s.theta_names());
         println!("theta {:?}", th);
         println!("direct {:?}", dir);
@@ -34,13 +43,28 @@ fn study() {
             for rel in [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6] {
                 let h: Vec<f64> = th
                     .iter()
-                    .map(|v| if rule == "unit" { rel * v.abs().max(1.0) } else if *v == 0.0 { rel } else { rel * v.abs() })
+                    .map(|v| {
+                        if rule == "unit" {
+                            rel * v.abs().max(1.0)
+                        } else if *v == 0.0 {
+                            rel
+                        } else {
+                            rel * v.abs()
+                        }
+                    })
                     .collect();
                 let fd = fd_gradients_with_steps(&s, &th, &h, 4).unwrap().0[0].clone();
                 let errs: Vec<String> = fd
                     .iter()
                     .zip(&dir)
-                    .map(|(a, b)| format!("{:.1e}", (a - b).abs() / b.abs().max(1e-3 * dir.iter().fold(0.0f64, |m, v| m.max(v.abs())))))
+                    .map(|(a, b)| {
+                        format!(
+                            "{:.1e}",
+                            (a - b).abs()
+                                / b.abs()
+                                    .max(1e-3 * dir.iter().fold(0.0f64, |m, v| m.max(v.abs())))
+                        )
+                    })
                     .collect();
                 println!("{rule:>4} {rel:.0e}: {}", errs.join(" "));
             }

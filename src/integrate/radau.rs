@@ -159,7 +159,9 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         let floor = 10.0 * f64::EPSILON * rms(&|k| y[k % n].re().abs() + z[k].re().abs());
         let floor_d = if D::NDERIV > 0 {
             10.0 * f64::EPSILON
-                * rms_on(&scale_d, &|k| y[k % n].eps_part().abs() + z[k].eps_part().abs())
+                * rms_on(&scale_d, &|k| {
+                    y[k % n].eps_part().abs() + z[k].eps_part().abs()
+                })
         } else {
             0.0
         };

@@ -8,11 +8,13 @@ use super::gradient::{
 use crate::error::Error;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
+use crate::sensitivity::fd::FdOptions;
 use crate::sensitivity::forward::{forward_sensitivity, ForwardResult};
 use crate::sensitivity::simultaneous::{self, SimultaneousEvent};
 use crate::sensitivity::timing::{median, Samples, TimingReport};
-use crate::sensitivity::fd::FdOptions;
-use crate::sensitivity::{evaluate_with, Evaluation, EvaluateOptions, EventSensitivity, GradientMethod};
+use crate::sensitivity::{
+    evaluate_with, EvaluateOptions, Evaluation, EventSensitivity, GradientMethod,
+};
 use crate::setup::Setup;
 use std::time::Instant;
 

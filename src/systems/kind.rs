@@ -55,9 +55,10 @@ impl DaeSettings {
         let z0 = names
             .iter()
             .map(|n| {
-                given.get(n).copied().ok_or_else(|| BuildError::MissingAlgebraic {
-                    name: n.clone(),
-                })
+                given
+                    .get(n)
+                    .copied()
+                    .ok_or_else(|| BuildError::MissingAlgebraic { name: n.clone() })
             })
             .collect::<Result<Vec<f64>, _>>()?;
         Ok(Dae::new(sys).with_initial_algebraic(z0))
