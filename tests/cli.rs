@@ -108,16 +108,18 @@ fn expect(stem: &str) -> Expect {
         // index-2 DAE with an implicit transition: exact 1.9e-10, fd 1.3e-9; GD: gap
         // 1.3e-13, |g| 2.2e-7
         "pendulum_wall" => e(5e-9, 3e-8, true, 5e-13, 2e-6),
-        // index-1 DAE, stiff: exact 1.5e-7 (the adjoint's dψ/dφ0, tests/dae.rs), fd
-        // 4.6e-7; GD stops at 50 iterations: gap 3.3e-7
+        // index-1 DAE, stiff, Radau IIA: exact 1.1e-8 (the dual's dψ/dφ0), fd 5.3e-7 (dψ/dω)
+        // (with DOPRI5: 1.5e-7, 4.6e-7); GD stops at 50 iterations: gap 3.3e-7 (DOPRI5)
         "rectifier_capacitor" => e(3e-6, 1e-5, false, 1e-6, 1e-3),
         // exact 8.4e-10, fd 5.8e-6 (the CLI's FD step 1e-4·max(1, |θ|) is 5% of ε_a = 0.002;
-        // tests/memory.rs holds FD with relative steps to 1e-7); GD stops at 100
+        // `--rtol 1e-12 --atol 1e-12 --fd-scale value --fd-step 1e-3`: 3.1e-8, README
+        // "Hybrid DAEs"; tests/memory.rs holds FD with relative steps to 1e-7); GD stops at 100
         // iterations: gap 1.0e-4, |g| 7.8e-2
         "steel_identify" => e(1e-8, 5e-5, false, 3e-4, 0.3),
         // exact 6.4e-10, fd 4.1e-10; GD: gap 4.5e-14, |g| 1.8e-6
         "hysteretic_design" => e(1e-8, 1e-8, true, 1e-12, 2e-5),
-        // exact 6.5e-10, fd 5.7e-9; GD stops at 100 iterations: gap 6.7e-4, |g| 3.6e-2
+        // the file at 1e-12: exact 9.8e-12, fd 9.2e-11 (at 1e-10: 6.5e-10, 5.7e-9); GD stops
+        // at 100 iterations: gap 6.7e-4, |g| 3.6e-2 (at 1e-10)
         "hysteretic_identify" => e(1e-8, 1e-7, false, 2e-3, 0.15),
         other => panic!("{other}: a new shipped problem: measure its witnesses and add it here"),
     }
