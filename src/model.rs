@@ -16,8 +16,19 @@ pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {
     fn eps_part(&self) -> f64 {
         0.0
     }
+    /// `y` as a slice of this scalar when it is `f64` itself (no copy), `None` for duals:
+    /// lets real-valued hot loops (guard scans) skip converting to a constant dual.
+    #[inline]
+    fn from_real_slice(_y: &[f64]) -> Option<&[Self]> {
+        None
+    }
 }
-impl Scalar for f64 {}
+impl Scalar for f64 {
+    #[inline]
+    fn from_real_slice(y: &[f64]) -> Option<&[f64]> {
+        Some(y)
+    }
+}
 /// Dual numbers over any scalar: [`Dual64`] (first derivatives) and nested duals such as
 /// `Dual<Dual64>` (second derivatives, [`crate::periodic`]) or `Dual<D>` over a generic `D`
 /// (a directional derivative taken inside generic code, as the index-2 DAEs' hidden

@@ -112,17 +112,43 @@ impl<D: Scalar> DenseStep<D> {
     }
 
     /// Value at the normalised time θ ∈ [0, 1].
+    #[inline]
     pub fn eval_theta(&self, th: D, out: &mut [D]) {
         let n = self.dim;
-        let one = D::one();
+        let (a, b) = (th, D::one() - th);
         let c = &self.coef[..5 * n];
         let (r1, rest) = c.split_at(n);
         let (r2, rest) = rest.split_at(n);
         let (r3, rest) = rest.split_at(n);
         let (r4, r5) = rest.split_at(n);
-        let (a, b) = (th, one - th);
-        for (i, o) in out[..n].iter_mut().enumerate() {
-            *o = r1[i] + a * (r2[i] + b * (r3[i] + a * (r4[i] + b * r5[i])));
+        let out = &mut out[..n];
+        // zipped (no bounds checks): the interpolant is evaluated at every guard sample
+        // and at every stage of the adjoint's backward pass
+        for (o, ((((&c1, &c2), &c3), &c4), &c5)) in out
+            .iter_mut()
+            .zip(r1.iter().zip(r2).zip(r3).zip(r4).zip(r5))
+        {
+            *o = c1 + a * (c2 + b * (c3 + a * (c4 + b * c5)));
+        }
+    }
+
+    /// The real part of the value at a real θ (root finding on the real trajectory),
+    /// without a real copy of the interpolant.
+    #[inline]
+    pub fn eval_theta_re(&self, th: f64, out: &mut [f64]) {
+        let n = self.dim;
+        let (a, b) = (th, 1.0 - th);
+        let c = &self.coef[..5 * n];
+        let (r1, rest) = c.split_at(n);
+        let (r2, rest) = rest.split_at(n);
+        let (r3, rest) = rest.split_at(n);
+        let (r4, r5) = rest.split_at(n);
+        let out = &mut out[..n];
+        for (o, ((((c1, c2), c3), c4), c5)) in out
+            .iter_mut()
+            .zip(r1.iter().zip(r2).zip(r3).zip(r4).zip(r5))
+        {
+            *o = c1.re() + a * (c2.re() + b * (c3.re() + a * (c4.re() + b * c5.re())));
         }
     }
 

@@ -189,7 +189,48 @@ fn dopri5_in<D: Scalar, R: OdeRhs<D> + ?Sized>(
     k: &mut [D],
     ys: &mut [D],
 ) -> Result<Attempt<D>, ModelError> {
-    use dopri5::{A, C, D as DD, E};
+    use dopri5::D as DD;
+    let n = y.len();
+    let err = dopri5_stages(rhs, t, y, f0, h, tol, k, ys)?;
+    let y1 = ys.to_vec();
+    let f1 = k[6 * n..].to_vec();
+    let mut r5 = [D::zero(); DOPRI5_STACK];
+    let mut r5_heap = Vec::new();
+    let r5: &mut [D] = if n <= DOPRI5_STACK {
+        &mut r5[..n]
+    } else {
+        r5_heap.resize(n, D::zero());
+        &mut r5_heap
+    };
+    for (s, &d) in DD.iter().enumerate() {
+        if d != 0.0 {
+            axpy(r5, d, &k[s * n..(s + 1) * n]);
+        }
+    }
+    let dense = DenseStep::with_r5(t, h, y, &y1, f0, &f1, |i| h * r5[i]);
+    Ok(Attempt::Done {
+        y1,
+        f1,
+        err,
+        dense,
+        evals: 6,
+    })
+}
+
+/// The stages of one DOPRI5 step (see [`dopri5_in`]) into `k` and `ys` (y1 at the end;
+/// `k[6n..]` is f1 by FSAL), returning the weighted error norm of `h Σ e_s k_s`.
+#[allow(clippy::too_many_arguments)]
+fn dopri5_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+    k: &mut [D],
+    ys: &mut [D],
+) -> Result<f64, ModelError> {
+    use dopri5::{A, C, E};
     let n = y.len();
     k[..n].copy_from_slice(f0);
     for s in 1..7 {
@@ -223,28 +264,56 @@ fn dopri5_in<D: Scalar, R: OdeRhs<D> + ?Sized>(
     if D::NDERIV > 0 {
         err = err.max(derivative_error(tol, hr, &E, k, n, &y[..m], &ys[..m]));
     }
-    let y1 = ys.to_vec();
-    let f1 = k[6 * n..].to_vec();
-    let mut r5 = [D::zero(); DOPRI5_STACK];
-    let mut r5_heap = Vec::new();
-    let r5: &mut [D] = if n <= DOPRI5_STACK {
-        &mut r5[..n]
-    } else {
-        r5_heap.resize(n, D::zero());
-        &mut r5_heap
-    };
-    for (s, &d) in DD.iter().enumerate() {
-        if d != 0.0 {
-            axpy(r5, d, &k[s * n..(s + 1) * n]);
-        }
+    Ok(err)
+}
+
+/// The result of [`try_step_into`]: a step computed in place (no interpolant).
+pub enum StepInPlace {
+    /// `y1`, `f1` hold the step's end; `err` is its weighted error norm.
+    Done { err: f64, evals: usize },
+    /// The implicit stage equations did not converge: retry with a smaller step.
+    NewtonFailed { evals: usize },
+}
+
+/// [`try_step`] for callers that need no dense output (the adjoint's backward pass): the
+/// end value and slope are written into `y1`, `f1` (length n), and DOPRI5 neither builds
+/// an interpolant nor allocates (its stages on the stack for small systems).
+#[allow(clippy::too_many_arguments)]
+pub fn try_step_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    method: Method,
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+    y1: &mut [D],
+    f1: &mut [D],
+) -> Result<StepInPlace, ModelError> {
+    let n = y.len();
+    if method == Method::Dopri5 {
+        let err = if n <= DOPRI5_STACK {
+            let mut k = [D::zero(); 7 * DOPRI5_STACK];
+            let err = dopri5_stages(rhs, t, y, f0, h, tol, &mut k[..7 * n], y1)?;
+            f1.copy_from_slice(&k[6 * n..7 * n]);
+            err
+        } else {
+            let mut k = vec![D::zero(); 7 * n];
+            let err = dopri5_stages(rhs, t, y, f0, h, tol, &mut k, y1)?;
+            f1.copy_from_slice(&k[6 * n..]);
+            err
+        };
+        return Ok(StepInPlace::Done { err, evals: 6 });
     }
-    let dense = DenseStep::with_r5(t, h, y, &y1, f0, &f1, |i| h * r5[i]);
-    Ok(Attempt::Done {
-        y1,
-        f1,
-        err,
-        dense,
-        evals: 6,
+    Ok(match try_step(method, rhs, t, y, f0, h, tol)? {
+        Attempt::Done {
+            y1: a, f1: b, err, evals, ..
+        } => {
+            y1.copy_from_slice(&a);
+            f1.copy_from_slice(&b);
+            StepInPlace::Done { err, evals }
+        }
+        Attempt::NewtonFailed { evals } => StepInPlace::NewtonFailed { evals },
     })
 }
 
