@@ -250,17 +250,21 @@ fn dopri5_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
     // Stage 7 was evaluated at y1 (FSAL): ys holds y1.
     let hr = h.re();
     let m = rhs.error_dim();
-    let mut err = with_scratch_f64(m, |e| {
-        for (s, &es) in E.iter().enumerate() {
-            if es != 0.0 {
-                for (o, v) in e.iter_mut().zip(&k[s * n..s * n + m]) {
-                    *o += es * v.re();
+    // h Σ e_s k_s component by component, weighted on the fly (one pass, no scratch)
+    let mut err = tol.norm_by(
+        m,
+        |i| {
+            let mut e = 0.0;
+            for (s, &es) in E.iter().enumerate() {
+                if es != 0.0 {
+                    e += es * k[s * n + i].re();
                 }
             }
-        }
-        e.iter_mut().for_each(|v| *v *= hr);
-        tol.norm(e, &y[..m], &ys[..m])
-    });
+            e * hr
+        },
+        &y[..m],
+        &ys[..m],
+    );
     if D::NDERIV > 0 {
         err = err.max(derivative_error(tol, hr, &E, k, n, &y[..m], &ys[..m]));
     }
@@ -315,11 +319,6 @@ pub fn try_step_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
         }
         Attempt::NewtonFailed { evals } => StepInPlace::NewtonFailed { evals },
     })
-}
-
-/// Runs `f` on a zeroed `f64` slice of `len`, on the stack for small lengths.
-fn with_scratch_f64<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
-    crate::integrate::scratch::with_scratch::<f64, R>(len, f)
 }
 
 /// The weighted error norm of the derivative parts of a dual run (the same embedded
@@ -526,7 +525,8 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
 pub struct Controller {
     alpha: f64,
     beta: f64,
-    err_prev: f64,
+    /// `err_prev^β`, kept rather than `err_prev` (one power per accepted step).
+    err_prev_beta: f64,
     rejected_last: bool,
 }
 
@@ -536,7 +536,7 @@ impl Controller {
         Controller {
             alpha: 0.7 / q,
             beta: 0.4 / q,
-            err_prev: 1e-4,
+            err_prev_beta: 1e-4f64.powf(0.4 / q),
             rejected_last: false,
         }
     }
@@ -544,10 +544,10 @@ impl Controller {
     /// Factor for the next step after an accepted step with error `err`.
     pub fn accept(&mut self, err: f64) -> f64 {
         let e = err.max(1e-10);
-        let mut fac = 0.9 * e.powf(-self.alpha) * self.err_prev.powf(self.beta);
+        let mut fac = 0.9 * e.powf(-self.alpha) * self.err_prev_beta;
         let facmax = if self.rejected_last { 1.0 } else { 5.0 };
         fac = fac.clamp(0.2, facmax);
-        self.err_prev = e;
+        self.err_prev_beta = e.powf(self.beta);
         self.rejected_last = false;
         fac
     }
