@@ -46,6 +46,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// The reference output of a tracking term at time t (real).
     /// Generic in t: in a dual run the time carries a derivative after an event, and
     /// y_ref(t) must pass it on.
+    #[inline]
     pub(super) fn reference_output<D: Scalar>(
         &self,
         term: &Term,
@@ -85,6 +86,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     }
 
     /// [`Self::reference_outputs`] into a slice (no allocation unless a term tracks).
+    #[inline]
     fn reference_outputs_into<D: Scalar>(
         &self,
         ctx: &Ctx,
