@@ -7,7 +7,7 @@ use crate::cost::Term;
 use crate::error::ModelError;
 use crate::integrate::hybrid::{Ctx, GuardRate};
 use crate::integrate::scratch::with_scratch;
-use crate::model::{jacobian_of, HybridSystem, Scalar};
+use crate::model::{jacobian_of, jacobian_once, HybridSystem, Scalar, ScalarFn};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
@@ -278,18 +278,32 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         xx: &[f64],
         theta: &[f64],
     ) -> Result<ScalarJac, ModelError> {
-        let u = self.controls_at(ctx, t, theta);
-        let j = jacobian_of(
-            1,
-            t,
-            &xx[..self.nx()],
-            &u,
-            &theta[..self.np()],
-            |t, x, u, p, o| {
-                o[0] = self.sys.guard(ctx.mode, k, t, x, u, p);
+        /// Guard k in the mode of the event as a [`ScalarFn`].
+        struct GuardFn<'s, S> {
+            sys: &'s S,
+            mode: usize,
+            k: usize,
+        }
+        impl<S: HybridSystem> ScalarFn for GuardFn<'_, S> {
+            fn call<D: Scalar>(
+                &self,
+                t: D,
+                x: &[D],
+                u: &[D],
+                p: &[D],
+                o: &mut [D],
+            ) -> Result<(), ModelError> {
+                o[0] = self.sys.guard(self.mode, self.k, t, x, u, p);
                 Ok(())
-            },
-        )?;
+            }
+        }
+        let u = self.controls_at(ctx, t, theta);
+        let guard = GuardFn {
+            sys: &*self.sys,
+            mode: ctx.mode,
+            k,
+        };
+        let j = jacobian_once(1, t, &xx[..self.nx()], &u, &theta[..self.np()], &guard)?;
         Ok(self.lift_scalar(
             ctx,
             t,
