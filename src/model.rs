@@ -725,7 +725,11 @@ pub fn jacobian_once<F: ScalarFn>(
             .map(|(i, &a)| lane_seed(a, Some(first + i)))
             .collect()
     };
-    let (xd, ud, pd) = (seed(x, 1), seed(u, 1 + lay.nx), seed(p, 1 + lay.nx + lay.nu));
+    let (xd, ud, pd) = (
+        seed(x, 1),
+        seed(u, 1 + lay.nx),
+        seed(p, 1 + lay.nx + lay.nu),
+    );
     let mut out = vec![Lanes::from_re(0.0); m];
     f.call(lane_seed(t, Some(0)), &xd, &ud, &pd, &mut out)?;
     let col = |i: usize, j: usize| lane_eps(&out[i], j);

@@ -311,7 +311,11 @@ pub fn try_step_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
     }
     Ok(match try_step(method, rhs, t, y, f0, h, tol)? {
         Attempt::Done {
-            y1: a, f1: b, err, evals, ..
+            y1: a,
+            f1: b,
+            err,
+            evals,
+            ..
         } => {
             y1.copy_from_slice(&a);
             f1.copy_from_slice(&b);

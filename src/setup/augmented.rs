@@ -324,16 +324,30 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         xx: &[f64],
         theta: &[f64],
     ) -> Result<Vec<ScalarJac>, ModelError> {
+        /// The outputs in the mode of `ctx` as a [`ScalarFn`].
+        struct OutputsFn<'s, S> {
+            sys: &'s S,
+            mode: usize,
+        }
+        impl<S: HybridSystem> ScalarFn for OutputsFn<'_, S> {
+            fn call<D: Scalar>(
+                &self,
+                t: D,
+                x: &[D],
+                u: &[D],
+                p: &[D],
+                o: &mut [D],
+            ) -> Result<(), ModelError> {
+                self.sys.outputs(self.mode, t, x, u, p, o)
+            }
+        }
         let u = self.controls_at(ctx, t, theta);
         let ny = self.dims.outputs.len();
-        let j = jacobian_of(
-            ny,
-            t,
-            &xx[..self.nx()],
-            &u,
-            &theta[..self.np()],
-            |t, x, u, p, o| self.sys.outputs(ctx.mode, t, x, u, p, o),
-        )?;
+        let outputs = OutputsFn {
+            sys: &*self.sys,
+            mode: ctx.mode,
+        };
+        let j = jacobian_once(ny, t, &xx[..self.nx()], &u, &theta[..self.np()], &outputs)?;
         Ok((0..ny)
             .map(|i| {
                 self.lift_scalar(
