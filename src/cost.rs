@@ -106,6 +106,7 @@ impl Term {
     }
 
     /// The integrand `L` from the outputs `y`, controls `u` and, for tracking, `y_ref`.
+    #[inline]
     pub fn running<D: Scalar>(&self, y: &[D], u: &[D], y_ref: D) -> D {
         match *self {
             Term::Integral { output, weight } => y[output] * weight,
@@ -136,6 +137,7 @@ impl Term {
     ///
     /// (the adjoint's output cotangent ȳ, theory.md §4; the unit test holds it to the
     /// dual derivative of [`Self::running`]).
+    #[inline]
     pub fn running_partials(
         &self,
         y: &[f64],

@@ -16,8 +16,19 @@ pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {
     fn eps_part(&self) -> f64 {
         0.0
     }
+    /// `y` as a slice of this scalar when it is `f64` itself (no copy), `None` for duals:
+    /// lets real-valued hot loops (guard scans) skip converting to a constant dual.
+    #[inline]
+    fn from_real_slice(_y: &[f64]) -> Option<&[Self]> {
+        None
+    }
 }
-impl Scalar for f64 {}
+impl Scalar for f64 {
+    #[inline]
+    fn from_real_slice(y: &[f64]) -> Option<&[f64]> {
+        Some(y)
+    }
+}
 /// Dual numbers over any scalar: [`Dual64`] (first derivatives) and nested duals such as
 /// `Dual<Dual64>` (second derivatives, [`crate::periodic`]) or `Dual<D>` over a generic `D`
 /// (a directional derivative taken inside generic code, as the index-2 DAEs' hidden
@@ -673,6 +684,64 @@ where
     })
 }
 
+/// A model function `F(t, x, u, p) ∈ R^m` that can be evaluated in any scalar, so that
+/// [`jacobian_once`] can take all of its derivative directions in one vector-dual pass.
+pub trait ScalarFn {
+    fn call<D: Scalar>(
+        &self,
+        t: D,
+        x: &[D],
+        u: &[D],
+        p: &[D],
+        out: &mut [D],
+    ) -> Result<(), ModelError>;
+}
+
+/// [`jacobian_of`] in one [`Lanes`] pass when the `1 + nx + nu + np` input directions fit
+/// in [`LANES`] (the event tape's guard and reset Jacobians: one model evaluation and one
+/// allocation instead of one of each per direction); otherwise one dual pass per
+/// direction. The derivatives are exact either way.
+pub fn jacobian_once<F: ScalarFn>(
+    m: usize,
+    t: f64,
+    x: &[f64],
+    u: &[f64],
+    p: &[f64],
+    f: &F,
+) -> Result<Jacobian, ModelError> {
+    let lay = Layout {
+        nx: x.len(),
+        nu: u.len(),
+        np: p.len(),
+    };
+    let n = lay.n();
+    if n > LANES {
+        return jacobian_of(m, t, x, u, p, |t, x, u, p, out| f.call(t, x, u, p, out));
+    }
+    // lane 0: t, then x, u, p in order (the columns of `jacobian_of`)
+    let seed = |v: &[f64], first: usize| -> Vec<Lanes> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &a)| lane_seed(a, Some(first + i)))
+            .collect()
+    };
+    let (xd, ud, pd) = (
+        seed(x, 1),
+        seed(u, 1 + lay.nx),
+        seed(p, 1 + lay.nx + lay.nu),
+    );
+    let mut out = vec![Lanes::from_re(0.0); m];
+    f.call(lane_seed(t, Some(0)), &xd, &ud, &pd, &mut out)?;
+    let col = |i: usize, j: usize| lane_eps(&out[i], j);
+    Ok(Jacobian {
+        value: DVector::from_iterator(m, out.iter().map(|o| o.re)),
+        t: DVector::from_fn(m, |i, _| col(i, 0)),
+        x: DMatrix::from_fn(m, lay.nx, |i, j| col(i, 1 + j)),
+        u: DMatrix::from_fn(m, lay.nu, |i, j| col(i, 1 + lay.nx + j)),
+        p: DMatrix::from_fn(m, lay.np, |i, j| col(i, 1 + lay.nx + lay.nu + j)),
+    })
+}
+
 /// `f_m` and its Jacobians `f_t, f_x, f_u, f_p`.
 pub fn flow_jacobian<S: HybridSystem + ?Sized>(
     sys: &S,
@@ -714,13 +783,44 @@ pub fn reset_jacobian<S: HybridSystem + ?Sized>(
     x: &[f64],
     p: &[f64],
 ) -> Result<(usize, Jacobian), ModelError> {
-    let (next, _) = sys.reset(mode, k, t, x, p)?;
-    let jac = jacobian_of(nx, t, x, &[], p, |t, x, _u, p, out| {
-        let (_, xp) = sys.reset(mode, k, t, x, p)?;
-        out.copy_from_slice(&xp);
-        Ok(())
-    })?;
-    Ok((next, jac))
+    /// The reset as a [`ScalarFn`] (no control argument), remembering the mode after.
+    struct ResetFn<'s, S: ?Sized> {
+        sys: &'s S,
+        mode: usize,
+        k: usize,
+        next: std::cell::Cell<usize>,
+    }
+    impl<S: HybridSystem + ?Sized> ScalarFn for ResetFn<'_, S> {
+        fn call<D: Scalar>(
+            &self,
+            t: D,
+            x: &[D],
+            _u: &[D],
+            p: &[D],
+            out: &mut [D],
+        ) -> Result<(), ModelError> {
+            let (next, xp) = self.sys.reset(self.mode, self.k, t, x, p)?;
+            if xp.len() != out.len() {
+                return Err(ModelError::Other(format!(
+                    "reset of guard {} returned {} values for {} states",
+                    self.k,
+                    xp.len(),
+                    out.len()
+                )));
+            }
+            out.copy_from_slice(&xp);
+            self.next.set(next);
+            Ok(())
+        }
+    }
+    let f = ResetFn {
+        sys,
+        mode,
+        k,
+        next: std::cell::Cell::new(mode),
+    };
+    let jac = jacobian_once(nx, t, x, &[], p, &f)?;
+    Ok((f.next.get(), jac))
 }
 
 /// The outputs and their Jacobians.

@@ -43,16 +43,22 @@ impl<D: Scalar> DenseStep<D> {
     ) -> Self {
         let n = y0.len();
         let (y1, f0, f1) = (&y1[..n], &f0[..n], &f1[..n]);
-        let mut coef = Vec::with_capacity(5 * n);
-        coef.extend_from_slice(y0);
-        coef.extend(y1.iter().zip(y0).map(|(&b, &a)| b - a));
-        coef.extend((0..n).map(|i| h * f0[i] - (y1[i] - y0[i])));
-        coef.extend((0..n).map(|i| {
-            let r2 = y1[i] - y0[i];
-            let r3 = h * f0[i] - r2;
-            r2 - h * f1[i] - r3
-        }));
-        coef.extend((0..n).map(r5));
+        // r1 = y0, r2 = y1 − y0, r3 = h f0 − r2, r4 = r2 − h f1 − r3, r5 given: one pass
+        // per component into one allocation
+        let mut coef = vec![D::zero(); 5 * n];
+        let (r1, rest) = coef.split_at_mut(n);
+        let (r2, rest) = rest.split_at_mut(n);
+        let (r3, rest) = rest.split_at_mut(n);
+        let (r4, r5v) = rest.split_at_mut(n);
+        r1.copy_from_slice(y0);
+        for i in 0..n {
+            let d = y1[i] - y0[i];
+            let c3 = h * f0[i] - d;
+            r2[i] = d;
+            r3[i] = c3;
+            r4[i] = d - h * f1[i] - c3;
+            r5v[i] = r5(i);
+        }
         DenseStep {
             t0,
             h,
@@ -112,17 +118,43 @@ impl<D: Scalar> DenseStep<D> {
     }
 
     /// Value at the normalised time θ ∈ [0, 1].
+    #[inline]
     pub fn eval_theta(&self, th: D, out: &mut [D]) {
         let n = self.dim;
-        let one = D::one();
+        let (a, b) = (th, D::one() - th);
         let c = &self.coef[..5 * n];
         let (r1, rest) = c.split_at(n);
         let (r2, rest) = rest.split_at(n);
         let (r3, rest) = rest.split_at(n);
         let (r4, r5) = rest.split_at(n);
-        let (a, b) = (th, one - th);
-        for (i, o) in out[..n].iter_mut().enumerate() {
-            *o = r1[i] + a * (r2[i] + b * (r3[i] + a * (r4[i] + b * r5[i])));
+        let out = &mut out[..n];
+        // zipped (no bounds checks): the interpolant is evaluated at every guard sample
+        // and at every stage of the adjoint's backward pass
+        for (o, ((((&c1, &c2), &c3), &c4), &c5)) in out
+            .iter_mut()
+            .zip(r1.iter().zip(r2).zip(r3).zip(r4).zip(r5))
+        {
+            *o = c1 + a * (c2 + b * (c3 + a * (c4 + b * c5)));
+        }
+    }
+
+    /// The real part of the value at a real θ (root finding on the real trajectory),
+    /// without a real copy of the interpolant.
+    #[inline]
+    pub fn eval_theta_re(&self, th: f64, out: &mut [f64]) {
+        let n = self.dim;
+        let (a, b) = (th, 1.0 - th);
+        let c = &self.coef[..5 * n];
+        let (r1, rest) = c.split_at(n);
+        let (r2, rest) = rest.split_at(n);
+        let (r3, rest) = rest.split_at(n);
+        let (r4, r5) = rest.split_at(n);
+        let out = &mut out[..n];
+        for (o, ((((c1, c2), c3), c4), c5)) in out
+            .iter_mut()
+            .zip(r1.iter().zip(r2).zip(r3).zip(r4).zip(r5))
+        {
+            *o = c1.re() + a * (c2.re() + b * (c3.re() + a * (c4.re() + b * c5.re())));
         }
     }
 

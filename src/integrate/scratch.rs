@@ -7,6 +7,9 @@ use crate::model::Scalar;
 /// small systems whose per-step overhead matters; larger ones allocate.
 pub(crate) const STACK_SCRATCH: usize = 32;
 
+/// The smaller stack tier of [`with_scratch`].
+const SMALL_SCRATCH: usize = 8;
+
 /// Runs `f` on a zeroed scratch slice of `len` scalars, on the stack up to
 /// [`STACK_SCRATCH`] entries, on the heap beyond.
 #[inline]
@@ -15,7 +18,11 @@ pub(crate) fn with_scratch<D: Scalar, R>(len: usize, f: impl FnOnce(&mut [D]) ->
         // nothing to hold (no controls, no running terms): no zeroing either
         return f(&mut []);
     }
-    if len <= STACK_SCRATCH {
+    if len <= SMALL_SCRATCH {
+        // the common case (a ball's u, references and outputs): less to zero
+        let mut a = [D::zero(); SMALL_SCRATCH];
+        f(&mut a[..len])
+    } else if len <= STACK_SCRATCH {
         let mut a = [D::zero(); STACK_SCRATCH];
         f(&mut a[..len])
     } else {

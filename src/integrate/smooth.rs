@@ -2,7 +2,7 @@
 //! the adjoint's backward pass over one segment.
 
 use super::options::SolverOptions;
-use super::stepper::{initial_step, try_step, Attempt, Controller, OdeRhs};
+use super::stepper::{initial_step, try_step_into, Controller, OdeRhs, StepInPlace};
 use super::trajectory::Stats;
 use crate::error::ModelError;
 use crate::model::Scalar;
@@ -71,6 +71,9 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
     };
     let mut ctrl = Controller::new(sopt.method);
     let mut taken = 0usize;
+    // the step's end, written in place and swapped in when accepted (no allocation)
+    let mut y1 = vec![D::zero(); n];
+    let mut f1 = vec![D::zero(); n];
     loop {
         h = h.min(sopt.h_max);
         let remaining = (tb - t).abs();
@@ -84,10 +87,20 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
         if taken > sopt.max_steps {
             return Err(SmoothError::TooManySteps { t });
         }
-        let att = try_step(sopt.method, rhs, D::from(t), &y, &f0, D::from(hs), &tol)
-            .map_err(|e| SmoothError::Model { t, source: e })?;
+        let att = try_step_into(
+            sopt.method,
+            rhs,
+            D::from(t),
+            &y,
+            &f0,
+            D::from(hs),
+            &tol,
+            &mut y1,
+            &mut f1,
+        )
+        .map_err(|e| SmoothError::Model { t, source: e })?;
         match att {
-            Attempt::NewtonFailed { evals } => {
+            StepInPlace::NewtonFailed { evals } => {
                 stats.rhs_evals += evals;
                 stats.rejected += 1;
                 h = hs.abs() * 0.25;
@@ -95,13 +108,12 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                     return Err(SmoothError::Underflow { t, h });
                 }
             }
-            Attempt::Done {
-                y1, f1, err, evals, ..
-            } => {
+            StepInPlace::Done { err, evals } => {
                 stats.rhs_evals += evals;
-                if !(err <= 1.0) || !y1.iter().all(|v| v.re().is_finite()) {
+                let finite = y1.iter().all(|v| v.re().is_finite());
+                if !(err <= 1.0) || !finite {
                     stats.rejected += 1;
-                    if !y1.iter().all(|v| v.re().is_finite()) && hs.abs() <= h_min {
+                    if !finite && hs.abs() <= h_min {
                         return Err(SmoothError::NonFinite { t });
                     }
                     h = hs.abs() * ctrl.reject(err);
@@ -112,8 +124,8 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                 }
                 stats.steps += 1;
                 let fac = ctrl.accept(err);
-                y = y1;
-                f0 = f1;
+                std::mem::swap(&mut y, &mut y1);
+                std::mem::swap(&mut f0, &mut f1);
                 if let Some(o) = observe.as_mut() {
                     o(if last { tb } else { t + hs }, &y);
                 }

@@ -189,40 +189,9 @@ fn dopri5_in<D: Scalar, R: OdeRhs<D> + ?Sized>(
     k: &mut [D],
     ys: &mut [D],
 ) -> Result<Attempt<D>, ModelError> {
-    use dopri5::{A, C, D as DD, E};
+    use dopri5::D as DD;
     let n = y.len();
-    k[..n].copy_from_slice(f0);
-    for s in 1..7 {
-        let (done, rest) = k.split_at_mut(s * n);
-        // ys = Σ_j a_sj k_j, then y + h·ys
-        ys.fill(D::zero());
-        for (j, &a) in A[s][..s].iter().enumerate() {
-            if a != 0.0 {
-                axpy(ys, a, &done[j * n..(j + 1) * n]);
-            }
-        }
-        for (v, &y0) in ys.iter_mut().zip(y) {
-            *v = y0 + h * *v;
-        }
-        rhs.eval(t + h * C[s], ys, &mut rest[..n])?;
-    }
-    // Stage 7 was evaluated at y1 (FSAL): ys holds y1.
-    let hr = h.re();
-    let m = rhs.error_dim();
-    let mut err = with_scratch_f64(m, |e| {
-        for (s, &es) in E.iter().enumerate() {
-            if es != 0.0 {
-                for (o, v) in e.iter_mut().zip(&k[s * n..s * n + m]) {
-                    *o += es * v.re();
-                }
-            }
-        }
-        e.iter_mut().for_each(|v| *v *= hr);
-        tol.norm(e, &y[..m], &ys[..m])
-    });
-    if D::NDERIV > 0 {
-        err = err.max(derivative_error(tol, hr, &E, k, n, &y[..m], &ys[..m]));
-    }
+    let err = dopri5_stages(rhs, t, y, f0, h, tol, k, ys)?;
     let y1 = ys.to_vec();
     let f1 = k[6 * n..].to_vec();
     let mut r5 = [D::zero(); DOPRI5_STACK];
@@ -248,9 +217,112 @@ fn dopri5_in<D: Scalar, R: OdeRhs<D> + ?Sized>(
     })
 }
 
-/// Runs `f` on a zeroed `f64` slice of `len`, on the stack for small lengths.
-fn with_scratch_f64<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
-    crate::integrate::scratch::with_scratch::<f64, R>(len, f)
+/// The stages of one DOPRI5 step (see [`dopri5_in`]) into `k` and `ys` (y1 at the end;
+/// `k[6n..]` is f1 by FSAL), returning the weighted error norm of `h Σ e_s k_s`.
+#[allow(clippy::too_many_arguments)]
+fn dopri5_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+    k: &mut [D],
+    ys: &mut [D],
+) -> Result<f64, ModelError> {
+    use dopri5::{A, C, E};
+    let n = y.len();
+    k[..n].copy_from_slice(f0);
+    for s in 1..7 {
+        let (done, rest) = k.split_at_mut(s * n);
+        // ys = Σ_j a_sj k_j, then y + h·ys
+        ys.fill(D::zero());
+        for (j, &a) in A[s][..s].iter().enumerate() {
+            if a != 0.0 {
+                axpy(ys, a, &done[j * n..(j + 1) * n]);
+            }
+        }
+        for (v, &y0) in ys.iter_mut().zip(y) {
+            *v = y0 + h * *v;
+        }
+        rhs.eval(t + h * C[s], ys, &mut rest[..n])?;
+    }
+    // Stage 7 was evaluated at y1 (FSAL): ys holds y1.
+    let hr = h.re();
+    let m = rhs.error_dim();
+    // h Σ e_s k_s component by component, weighted on the fly (one pass, no scratch)
+    let mut err = tol.norm_by(
+        m,
+        |i| {
+            let mut e = 0.0;
+            for (s, &es) in E.iter().enumerate() {
+                if es != 0.0 {
+                    e += es * k[s * n + i].re();
+                }
+            }
+            e * hr
+        },
+        &y[..m],
+        &ys[..m],
+    );
+    if D::NDERIV > 0 {
+        err = err.max(derivative_error(tol, hr, &E, k, n, &y[..m], &ys[..m]));
+    }
+    Ok(err)
+}
+
+/// The result of [`try_step_into`]: a step computed in place (no interpolant).
+pub enum StepInPlace {
+    /// `y1`, `f1` hold the step's end; `err` is its weighted error norm.
+    Done { err: f64, evals: usize },
+    /// The implicit stage equations did not converge: retry with a smaller step.
+    NewtonFailed { evals: usize },
+}
+
+/// [`try_step`] for callers that need no dense output (the adjoint's backward pass): the
+/// end value and slope are written into `y1`, `f1` (length n), and DOPRI5 neither builds
+/// an interpolant nor allocates (its stages on the stack for small systems).
+#[allow(clippy::too_many_arguments)]
+pub fn try_step_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    method: Method,
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+    y1: &mut [D],
+    f1: &mut [D],
+) -> Result<StepInPlace, ModelError> {
+    let n = y.len();
+    if method == Method::Dopri5 {
+        let err = if n <= DOPRI5_STACK {
+            let mut k = [D::zero(); 7 * DOPRI5_STACK];
+            let err = dopri5_stages(rhs, t, y, f0, h, tol, &mut k[..7 * n], y1)?;
+            f1.copy_from_slice(&k[6 * n..7 * n]);
+            err
+        } else {
+            let mut k = vec![D::zero(); 7 * n];
+            let err = dopri5_stages(rhs, t, y, f0, h, tol, &mut k, y1)?;
+            f1.copy_from_slice(&k[6 * n..]);
+            err
+        };
+        return Ok(StepInPlace::Done { err, evals: 6 });
+    }
+    Ok(match try_step(method, rhs, t, y, f0, h, tol)? {
+        Attempt::Done {
+            y1: a,
+            f1: b,
+            err,
+            evals,
+            ..
+        } => {
+            y1.copy_from_slice(&a);
+            f1.copy_from_slice(&b);
+            StepInPlace::Done { err, evals }
+        }
+        Attempt::NewtonFailed { evals } => StepInPlace::NewtonFailed { evals },
+    })
 }
 
 /// The weighted error norm of the derivative parts of a dual run (the same embedded
@@ -457,7 +529,8 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
 pub struct Controller {
     alpha: f64,
     beta: f64,
-    err_prev: f64,
+    /// `err_prev^β`, kept rather than `err_prev` (one power per accepted step).
+    err_prev_beta: f64,
     rejected_last: bool,
 }
 
@@ -467,7 +540,7 @@ impl Controller {
         Controller {
             alpha: 0.7 / q,
             beta: 0.4 / q,
-            err_prev: 1e-4,
+            err_prev_beta: 1e-4f64.powf(0.4 / q),
             rejected_last: false,
         }
     }
@@ -475,10 +548,10 @@ impl Controller {
     /// Factor for the next step after an accepted step with error `err`.
     pub fn accept(&mut self, err: f64) -> f64 {
         let e = err.max(1e-10);
-        let mut fac = 0.9 * e.powf(-self.alpha) * self.err_prev.powf(self.beta);
+        let mut fac = 0.9 * e.powf(-self.alpha) * self.err_prev_beta;
         let facmax = if self.rejected_last { 1.0 } else { 5.0 };
         fac = fac.clamp(0.2, facmax);
-        self.err_prev = e;
+        self.err_prev_beta = e.powf(self.beta);
         self.rejected_last = false;
         fac
     }

@@ -93,6 +93,33 @@ impl<D: Scalar> Segment<D> {
         };
         steps[idx].eval(t, out)
     }
+
+    /// [`Self::state_at`] of a forward segment starting the search at step `*hint` (the
+    /// step found last time), which it updates: the adjoint's backward pass asks for times
+    /// that move slowly through the steps, so the step is almost always the hinted one or
+    /// its neighbour. The step chosen is the same as the binary search's.
+    pub fn state_at_hinted(&self, t: f64, out: &mut [D], hint: &mut usize) {
+        let (ts, te) = (self.t_start.re(), self.t_end.re());
+        let steps = &self.steps;
+        if ts > te || steps.is_empty() {
+            return self.state_at(t, out);
+        }
+        let t = t.clamp(ts, te);
+        // the last step with t0 <= t: steps[i].t0 <= t < steps[i + 1].t0 (or i = 0)
+        let holds = |i: usize| {
+            (i == 0 || steps[i].t0.re() <= t) && steps.get(i + 1).is_none_or(|s| s.t0.re() > t)
+        };
+        let h = (*hint).min(steps.len() - 1);
+        let idx = if holds(h) {
+            h
+        } else if h > 0 && holds(h - 1) {
+            h - 1
+        } else {
+            steps.partition_point(|s| s.t0.re() <= t).saturating_sub(1)
+        };
+        *hint = idx;
+        steps[idx].eval(t, out)
+    }
 }
 
 impl Segment<f64> {

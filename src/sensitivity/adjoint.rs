@@ -65,6 +65,8 @@ struct SegmentStates<'r, 's, 'a, S: HybridSystem> {
     ctx: Ctx,
     cache: RefCell<Vec<(usize, Vec<DenseStep<f64>>)>>,
     replay_stats: RefCell<Stats>,
+    /// The dense step found last (the backward pass moves slowly through the steps).
+    hint: std::cell::Cell<usize>,
 }
 
 impl<S: HybridSystem> SegmentStates<'_, '_, '_, S> {
@@ -72,7 +74,9 @@ impl<S: HybridSystem> SegmentStates<'_, '_, '_, S> {
         let seg = self.seg;
         let in_tail = seg.steps.first().is_some_and(|s| t >= s.t0);
         if seg.windows.is_empty() || in_tail {
-            seg.state_at(t, out);
+            let mut hint = self.hint.get();
+            seg.state_at_hinted(t, out, &mut hint);
+            self.hint.set(hint);
             return Ok(());
         }
         let t = t.clamp(seg.t_start, seg.t_end);
@@ -340,6 +344,7 @@ fn adjoint_impl<S: HybridSystem>(
                 ctx,
                 cache: RefCell::new(Vec::new()),
                 replay_stats: RefCell::new(Stats::default()),
+                hint: std::cell::Cell::new(seg.steps.len().saturating_sub(1)),
             },
             ctx,
             theta,

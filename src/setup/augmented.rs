@@ -7,7 +7,7 @@ use crate::cost::Term;
 use crate::error::ModelError;
 use crate::integrate::hybrid::{Ctx, GuardRate};
 use crate::integrate::scratch::with_scratch;
-use crate::model::{jacobian_of, HybridSystem, Scalar};
+use crate::model::{jacobian_of, jacobian_once, HybridSystem, Scalar, ScalarFn};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
@@ -46,6 +46,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// The reference output of a tracking term at time t (real).
     /// Generic in t: in a dual run the time carries a derivative after an event, and
     /// y_ref(t) must pass it on.
+    #[inline]
     pub(super) fn reference_output<D: Scalar>(
         &self,
         term: &Term,
@@ -85,6 +86,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     }
 
     /// [`Self::reference_outputs`] into a slice (no allocation unless a term tracks).
+    #[inline]
     fn reference_outputs_into<D: Scalar>(
         &self,
         ctx: &Ctx,
@@ -276,18 +278,32 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         xx: &[f64],
         theta: &[f64],
     ) -> Result<ScalarJac, ModelError> {
-        let u = self.controls_at(ctx, t, theta);
-        let j = jacobian_of(
-            1,
-            t,
-            &xx[..self.nx()],
-            &u,
-            &theta[..self.np()],
-            |t, x, u, p, o| {
-                o[0] = self.sys.guard(ctx.mode, k, t, x, u, p);
+        /// Guard k in the mode of the event as a [`ScalarFn`].
+        struct GuardFn<'s, S> {
+            sys: &'s S,
+            mode: usize,
+            k: usize,
+        }
+        impl<S: HybridSystem> ScalarFn for GuardFn<'_, S> {
+            fn call<D: Scalar>(
+                &self,
+                t: D,
+                x: &[D],
+                u: &[D],
+                p: &[D],
+                o: &mut [D],
+            ) -> Result<(), ModelError> {
+                o[0] = self.sys.guard(self.mode, self.k, t, x, u, p);
                 Ok(())
-            },
-        )?;
+            }
+        }
+        let u = self.controls_at(ctx, t, theta);
+        let guard = GuardFn {
+            sys: &*self.sys,
+            mode: ctx.mode,
+            k,
+        };
+        let j = jacobian_once(1, t, &xx[..self.nx()], &u, &theta[..self.np()], &guard)?;
         Ok(self.lift_scalar(
             ctx,
             t,
@@ -308,16 +324,30 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         xx: &[f64],
         theta: &[f64],
     ) -> Result<Vec<ScalarJac>, ModelError> {
+        /// The outputs in the mode of `ctx` as a [`ScalarFn`].
+        struct OutputsFn<'s, S> {
+            sys: &'s S,
+            mode: usize,
+        }
+        impl<S: HybridSystem> ScalarFn for OutputsFn<'_, S> {
+            fn call<D: Scalar>(
+                &self,
+                t: D,
+                x: &[D],
+                u: &[D],
+                p: &[D],
+                o: &mut [D],
+            ) -> Result<(), ModelError> {
+                self.sys.outputs(self.mode, t, x, u, p, o)
+            }
+        }
         let u = self.controls_at(ctx, t, theta);
         let ny = self.dims.outputs.len();
-        let j = jacobian_of(
-            ny,
-            t,
-            &xx[..self.nx()],
-            &u,
-            &theta[..self.np()],
-            |t, x, u, p, o| self.sys.outputs(ctx.mode, t, x, u, p, o),
-        )?;
+        let outputs = OutputsFn {
+            sys: &*self.sys,
+            mode: ctx.mode,
+        };
+        let j = jacobian_once(ny, t, &xx[..self.nx()], &u, &theta[..self.np()], &outputs)?;
         Ok((0..ny)
             .map(|i| {
                 self.lift_scalar(

@@ -61,18 +61,19 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     ) -> Result<(), ModelError> {
         let (nx, nu, np, n) = (self.nx(), self.nu(), self.np(), self.n());
         let ny = self.dims.outputs.len();
-        sc.u.clear();
-        sc.u.resize(nu, 0.0);
+        // the buffers keep their length between calls: zeroed in place, no libc call
+        zeroed(&mut sc.u, nu);
         if let (Some(g), Some(i)) = (&self.controls, self.control_interval(ctx)) {
             g.values(i, t, &theta[np..], &mut sc.u);
         }
-        // λ_x of every cotangent, contiguous
-        sc.lam_x.clear();
-        for j in 0..k {
-            sc.lam_x.extend_from_slice(&lam[j * n..j * n + nx]);
+        // λ_x of every cotangent, contiguous (one cotangent: its own leading part)
+        if k > 1 {
+            sc.lam_x.clear();
+            for j in 0..k {
+                sc.lam_x.extend_from_slice(&lam[j * n..j * n + nx]);
+            }
         }
-        sc.ubar.clear();
-        sc.ubar.resize(k * nu, 0.0);
+        zeroed(&mut sc.ubar, k * nu);
         // the tracking references of the running terms (constants here)
         sc.yref.clear();
         for &(o, term) in &self.running {
@@ -83,8 +84,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                 0.0
             });
         }
-        sc.yv.clear();
-        sc.yv.resize(ny, 0.0);
+        zeroed(&mut sc.yv, ny);
         let u = &sc.u;
         let yref = &sc.yref;
         // ȳ_j = Σ_z λ_{j,z} ∂L_z/∂y at the outputs' values, which the hook evaluates with
@@ -107,7 +107,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             u,
             p: &theta[..np],
             k,
-            lam: &sc.lam_x,
+            lam: if k > 1 { &sc.lam_x } else { &lam[..nx] },
             ybar: if self.running.is_empty() {
                 crate::model::OutputCotangent::None
             } else {
@@ -140,5 +140,16 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             *g += b;
         }
         Ok(())
+    }
+}
+
+/// `v` as `len` zeros (resized only when the length changes).
+#[inline]
+fn zeroed(v: &mut Vec<f64>, len: usize) {
+    if v.len() == len {
+        v.fill(0.0);
+    } else {
+        v.clear();
+        v.resize(len, 0.0);
     }
 }

@@ -71,13 +71,13 @@ pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
     sys: &H,
     ctx: &Ctx,
     watches: &mut [Watch],
-    dense: &DenseStep<f64>,
+    dense: &DenseStep<D>,
     t1: D,
     y1: &[D],
     eopt: &EventOptions,
     buf: &mut [f64],
 ) -> Result<GuardScan, Error> {
-    let h = dense.h;
+    let (t0, h) = (dense.t0.re(), dense.h.re());
     let mut candidates: Vec<(f64, usize)> = Vec::new();
     let mut sticky = None;
     for (k, w) in watches.iter_mut().enumerate() {
@@ -90,12 +90,12 @@ pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
             let gj = if j == SUBSAMPLES {
                 sys.guard(ctx, k, t1, y1).re()
             } else {
-                dense.eval_theta(th, buf);
-                guard_re(sys, ctx, k, dense.t0 + th * h, buf)
+                dense.eval_theta_re(th, buf);
+                guard_re(sys, ctx, k, t0 + th * h, buf)
             };
             if !gj.is_finite() {
                 return Err(Error::NonFinite {
-                    t: dense.t0 + th * h,
+                    t: t0 + th * h,
                     mode: sys.mode_name(ctx.mode),
                     what: format!("guard '{}'", sys.guard_name(k)),
                 });
@@ -114,10 +114,10 @@ pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
             }
             if sys.guard_direction(k).crosses(w.g_prev, gj) {
                 let gfun = |x: f64| {
-                    dense.eval_theta(x, buf);
-                    guard_re(sys, ctx, k, dense.t0 + x * h, buf)
+                    dense.eval_theta_re(x, buf);
+                    guard_re(sys, ctx, k, t0 + x * h, buf)
                 };
-                let root = locate_root(gfun, (th_prev, th), w.g_prev, gj, dense.t0, h);
+                let root = locate_root(gfun, (th_prev, th), w.g_prev, gj, t0, h);
                 candidates.push((root, k));
                 break;
             }
@@ -231,6 +231,8 @@ pub(super) fn locate_root<F: FnMut(f64) -> f64>(
 }
 
 /// The real part of a guard at real arguments (root finding is on the real trajectory).
+/// A real run evaluates it on `y` as it is; a dual run on a constant copy.
+#[inline]
 pub(super) fn guard_re<D: Scalar, H: HybridRhs<D> + ?Sized>(
     sys: &H,
     ctx: &Ctx,
@@ -238,6 +240,9 @@ pub(super) fn guard_re<D: Scalar, H: HybridRhs<D> + ?Sized>(
     t: f64,
     y: &[f64],
 ) -> f64 {
+    if let Some(yd) = D::from_real_slice(y) {
+        return sys.guard(ctx, k, D::from(t), yd).re();
+    }
     with_scratch(y.len(), |yd: &mut [D]| {
         for (d, &v) in yd.iter_mut().zip(y) {
             *d = D::from(v);

@@ -401,13 +401,12 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             h_used: plan.hd.re(),
             dense,
         };
-        let dense_re = end.dense.real();
         self.saved_watches.clone_from(&self.watches);
         let scan = scan_guards(
             self.sys,
             &open.ctx,
             &mut self.watches,
-            &dense_re,
+            &end.dense,
             end.t1,
             &end.y1,
             self.eopt,
