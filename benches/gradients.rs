@@ -45,6 +45,21 @@ fn best_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Each task's best over `rounds` interleaved rounds of `reps` runs each (task 1, task 2,
+/// …, task 1, …). A ratio of two tasks compares their bests; interleaving makes a burst of
+/// load on a shared machine (a CI runner) hit every task alike instead of only the one
+/// being timed then — one CI run measured the ball's adjoint 45 % slow in a block of
+/// its own while the same run, later, timed it as here.
+fn best_interleaved(rounds: usize, reps: usize, tasks: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    let mut best = vec![f64::INFINITY; tasks.len()];
+    for _ in 0..rounds.max(1) {
+        for (b, task) in best.iter_mut().zip(tasks.iter_mut()) {
+            *b = b.min(best_time(reps, &mut **task));
+        }
+    }
+    best
+}
+
 /// The median of `reps` runs (what `hybridopt gradient --repeat` reports).
 fn median_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
     let mut v: Vec<f64> = (0..reps.max(1))
@@ -85,17 +100,34 @@ fn table<S: HybridSystem>(
     label: &str,
     setup: &Setup<'_, S>,
     theta: &[f64],
-    reps: usize,
+    (rounds, reps): (usize, usize),
     with_slow: bool,
 ) -> Vec<(GradientMethod, f64, f64)> {
-    let tf = best_time(reps, || {
-        setup.simulate(theta).unwrap();
-    });
     let traj = setup.simulate_for_adjoint(theta).unwrap();
-    let tb = best_time(reps, || {
-        adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
-    });
     let (_, ast) = adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
+    let mut methods = vec![GradientMethod::Adjoint, GradientMethod::Direct];
+    if with_slow {
+        methods.push(GradientMethod::Dual);
+        methods.push(GradientMethod::Fd);
+    }
+    let mut forward = || {
+        setup.simulate(theta).unwrap();
+    };
+    let mut backward = || {
+        adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
+    };
+    let mut runs: Vec<Box<dyn FnMut()>> = methods
+        .iter()
+        .map(|&m| {
+            Box::new(move || {
+                evaluate(setup, theta, m).unwrap();
+            }) as Box<dyn FnMut()>
+        })
+        .collect();
+    let mut tasks: Vec<&mut dyn FnMut()> = vec![&mut forward, &mut backward];
+    tasks.extend(runs.iter_mut().map(|r| &mut **r as &mut dyn FnMut()));
+    let t = best_interleaved(rounds, reps, &mut tasks);
+    let (tf, tb) = (t[0], t[1]);
     println!(
         "{label}: θ has {} entries; forward {} steps, adjoint backward {} steps",
         theta.len(),
@@ -110,20 +142,14 @@ fn table<S: HybridSystem>(
         tb,
         tb / tf
     );
-    let mut methods = vec![GradientMethod::Adjoint, GradientMethod::Direct];
-    if with_slow {
-        methods.push(GradientMethod::Dual);
-        methods.push(GradientMethod::Fd);
-    }
-    let mut out = Vec::new();
-    for m in methods {
-        let t = best_time(reps, || {
-            evaluate(setup, theta, m).unwrap();
-        });
-        println!("  {:10} {:>12.3e} {:>10.2}", m.name(), t, t / tf);
-        out.push((m, t, t / tf));
-    }
-    out
+    methods
+        .iter()
+        .zip(&t[2..])
+        .map(|(&m, &tm)| {
+            println!("  {:10} {:>12.3e} {:>10.2}", m.name(), tm, tm / tf);
+            (m, tm, tm / tf)
+        })
+        .collect()
 }
 
 fn ratio_of(rows: &[(GradientMethod, f64, f64)], m: GradientMethod) -> (f64, f64) {
@@ -182,26 +208,23 @@ fn expression_ball(reps: usize) -> (f64, f64) {
     let (custom, builtin) = (load("custom_ball.toml"), load("bouncing_ball.toml"));
     let (sc, sb) = (custom.setup().unwrap(), builtin.setup().unwrap());
     let theta = builtin.theta_values();
-    let time = |s: &Setup<'_, hybridopt::systems::builtin::Builtin>| {
-        let f = best_time(reps, || {
-            s.simulate(&theta).unwrap();
-        });
-        let a = best_time(reps, || {
-            evaluate(s, &theta, GradientMethod::Adjoint).unwrap();
-        });
-        (f, a)
+    let fwd = |s: &Setup<'_, hybridopt::systems::builtin::Builtin>| {
+        s.simulate(&theta).unwrap();
     };
-    // interleaved twice, keeping each one's best: load on the machine hits both alike
-    let (mut c, mut b) = (
-        (f64::INFINITY, f64::INFINITY),
-        (f64::INFINITY, f64::INFINITY),
+    let adj = |s: &Setup<'_, hybridopt::systems::builtin::Builtin>| {
+        evaluate(s, &theta, GradientMethod::Adjoint).unwrap();
+    };
+    let t = best_interleaved(
+        4,
+        reps.div_ceil(4),
+        &mut [
+            &mut || fwd(&sc),
+            &mut || fwd(&sb),
+            &mut || adj(&sc),
+            &mut || adj(&sb),
+        ],
     );
-    for _ in 0..2 {
-        let (cf, ca) = time(&sc);
-        let (bf, ba) = time(&sb);
-        c = (c.0.min(cf), c.1.min(ca));
-        b = (b.0.min(bf), b.1.min(ba));
-    }
+    let (c, b) = ((t[0], t[2]), (t[1], t[3]));
     println!(
         "  {:10} {:>12} {:>12} {:>8}",
         "", "built-in [s]", "custom [s]", "ratio"
@@ -405,7 +428,13 @@ fn main() {
     s.solver.atol = 1e-8;
     let theta = BouncingBall::default_params();
     println!("== bouncing ball with drag, rtol = atol = 1e-8 ==");
-    let rows = table("ball", &s, &theta, if quick { 51 } else { 201 }, !quick);
+    let rows = table(
+        "ball",
+        &s,
+        &theta,
+        if quick { (6, 9) } else { (10, 21) },
+        !quick,
+    );
     let (ball_adj, ball_ratio) = ratio_of(&rows, GradientMethod::Adjoint);
     println!("  the same through `hybridopt gradient --repeat` (problems/bouncing_ball.toml):");
     let (cmd_median, bench_median, _) = command_agreement(if quick { 51 } else { 201 });
@@ -473,13 +502,20 @@ fn main() {
         s.solver.atol = 1e-8;
         let mut theta = BouncingBall::default_params();
         theta.extend((0..k).map(|i| 0.5 * ((i as f64) * 0.7).sin()));
-        let reps = if quick || k > 100 { 7 } else { 21 };
-        let tf = best_time(reps, || {
-            s.simulate(&theta).unwrap();
-        });
-        let ta = best_time(reps, || {
-            evaluate(&s, &theta, GradientMethod::Adjoint).unwrap();
-        });
+        let reps: usize = if quick || k > 100 { 7 } else { 21 };
+        let t = best_interleaved(
+            3,
+            reps.div_ceil(3),
+            &mut [
+                &mut || {
+                    s.simulate(&theta).unwrap();
+                },
+                &mut || {
+                    evaluate(&s, &theta, GradientMethod::Adjoint).unwrap();
+                },
+            ],
+        );
+        let (tf, ta) = (t[0], t[1]);
         // the direct method with 1,000 columns takes seconds: measured once
         let td = best_time(if k > 100 { 1 } else { reps }, || {
             evaluate(&s, &theta, GradientMethod::Direct).unwrap();
@@ -507,7 +543,13 @@ fn main() {
         .expect("problems/five_bar_seed.toml");
     let s = p.setup().unwrap();
     let theta = p.theta_values();
-    let rows = table("five-bar", &s, &theta, if quick { 7 } else { 9 }, !quick);
+    let rows = table(
+        "five-bar",
+        &s,
+        &theta,
+        if quick { (3, 2) } else { (3, 3) },
+        !quick,
+    );
     let (t_adj, fb_ratio) = ratio_of(&rows, GradientMethod::Adjoint);
     let (t_dir, _) = ratio_of(&rows, GradientMethod::Direct);
 
@@ -535,25 +577,29 @@ fn main() {
         let file = five_bar_seed_file(t_end);
         let p = Problem::load(&file).unwrap();
         let s = p.setup().unwrap();
-        // forward and adjoint interleaved, each keeping its best: a burst of load on the
-        // shared machine then hits both alike instead of one of them (the spread is a ratio
-        // of ratios, so one slow sample moved it by up to 2× at load 5)
-        let reps = if t_end > 100.0 {
+        // more rounds where a round is cheap: the spread is a ratio of ratios, and one
+        // round at load 5 moved it by up to 2×
+        let rounds = if t_end > 100.0 {
             2
         } else if t_end > 10.0 {
             3
         } else {
             7
         };
-        let (mut tf, mut ta, mut stats) = (f64::INFINITY, f64::INFINITY, None);
-        for _ in 0..reps {
-            tf = tf.min(best_time(1, || {
-                s.simulate(&theta).unwrap();
-            }));
-            ta = ta.min(best_time(1, || {
-                stats = Some(evaluate(&s, &theta, GradientMethod::Adjoint).unwrap().stats);
-            }));
-        }
+        let mut stats = None;
+        let t = best_interleaved(
+            rounds,
+            1,
+            &mut [
+                &mut || {
+                    s.simulate(&theta).unwrap();
+                },
+                &mut || {
+                    stats = Some(evaluate(&s, &theta, GradientMethod::Adjoint).unwrap().stats);
+                },
+            ],
+        );
+        let (tf, ta) = (t[0], t[1]);
         let st = stats.unwrap();
         let rss = peak_rss_mb(&file);
         std::fs::remove_file(&file).ok();

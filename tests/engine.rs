@@ -155,8 +155,9 @@ fn multibody_vjp_hook_equals_the_dual_pass_vjp() {
         }
         println!("five-bar {formulation:?}: hook vs dual passes, worst {worst:.2e}");
         // index-1: measured 5.6e-16 (2026-12-02), index 2 (its own implicit hook since
-        // issue 9): 9.9e-16; bound 5e-14 (margin ≥ 50×; issue 8 asks ≤ 1e-13). Penalty: cond(M̄) ≈ 1e8 at α = 1e7, so two exact formulas evaluated in
-        // floating point differ by ~cond·ε: measured 3.9e-8, bound 1e-6 (margin 26×)
+        // issue 9): 9.9e-16; bound 5e-14 (margin ≥ 50×; issue 8 asks ≤ 1e-13). Penalty:
+        // cond(M̄) ≈ 1e8 at α = 1e7, so two exact formulas evaluated in floating point
+        // differ by ~cond·ε: measured 3.9e-8, bound 1e-6 (margin 26×)
         let tol = if formulation == Formulation::Penalty {
             1e-6
         } else {
@@ -184,8 +185,7 @@ fn multibody_vjp_hook_equals_the_dual_pass_vjp() {
         }
         println!("locking pendulum {formulation:?}: hook vs dual passes, worst {worst:.2e}");
         // as above: index-1 measured 7.5e-16, index 2 6.0e-16, bound 5e-14 (≥ 66×); penalty
-        // measured 5.5e-8,
-        // bound 1e-6 (28×)
+        // measured 5.5e-8, bound 1e-6 (18×)
         let tol = if formulation == Formulation::Penalty {
             1e-6
         } else {
