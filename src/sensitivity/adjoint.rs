@@ -10,9 +10,8 @@
 //! 1,016). The step size is controlled on all of (Λ, M), with μ integrated from its
 //! accumulated value so that the relative tolerance sees the gradient's own scale, and
 //! each column integrated divided by its size on the segment ([`column_scale`]), so that
-//! the absolute tolerance is relative to ‖λ_j‖ too: 1,001 backward steps on the five-bar
-//! (its ∫ÿ₂ columns have ‖λ‖ ≈ 100), with the gradient unchanged to the direct method's
-//! accuracy (adjoint vs direct 5.4e-8 per component, was 5.7e-8). Stepping
+//! the absolute tolerance is relative to ‖λ_j‖ too: 1,193 backward steps on the five-bar
+//! (its ∫ÿ₂ columns have ‖λ‖∞ ≈ 100), with the gradient as accurate as before. Stepping
 //! on the forward mesh instead was tried and measured: 629 of its 1,016 steps failed the
 //! adjoint's error test (λ needs ~1.5× the forward's steps on the five-bar at 1e-10), which
 //! cost 13,672 right-hand sides against 9,604 for the adaptive pass.
@@ -291,17 +290,22 @@ fn across_events(
     Ok(())
 }
 
-/// The scale a column `(λ_j, μ_j)` is integrated in on a segment: `max(1, ‖λ_j‖_∞)`
-/// rounded up to a power of 2, so that dividing by it and multiplying back is exact. The
-/// backward system is linear and homogeneous in each column, so `(λ_j, μ_j)/s` solves it
-/// too; the error test then holds λ_j to `atol·s + rtol·|λ_j|`: the absolute tolerance
-/// is relative to the adjoint's own size (norm-wise), never tighter than `atol`. Without
-/// it the error test's floor depends on the units of ψ (ψ and 100·ψ took different steps
-/// for the same relative gradient accuracy): the five-bar's ∫ÿ₂ columns, with ‖λ‖ ≈ 100,
-/// took 1,594 backward steps against the forward's 1,016, where 1e-10 absolute on λ asks
-/// for more than the forward's 1e-10 on x.
+/// The scale a column `(λ_j, μ_j)` is integrated in on a segment: `max(1, rms(λ_j))`
+/// (`rms(λ) = ‖λ‖₂/√n`, the integrator's own error norm) rounded up to a power of 2, so
+/// that dividing by it and multiplying back is exact. The backward system is linear and
+/// homogeneous in each column, so `(λ_j, μ_j)/s` solves it too; the error test then holds
+/// λ_j to `atol·s + rtol·|λ_j|`: the absolute tolerance is relative to the adjoint's own
+/// size (norm-wise), never tighter than `atol`. Without it the error test's floor depends
+/// on the units of ψ (ψ and 100·ψ took different steps for the same relative gradient
+/// accuracy): the five-bar's ∫ÿ₂ columns, with ‖λ‖∞ ≈ 100, took 1,594 backward steps
+/// against the forward's 1,016; with it 1,193, the gradient closer to a 1e-12 reference
+/// than before (index 2: 9.1e-8 of ‖∇ψ‖, was 9.3e-8). Scaling by ‖λ_j‖∞ instead took
+/// 1,001 steps (8.8e-8 from the reference) but moved the adjoint to 1.003e-7 of the
+/// central FD witness, whose own error is 1.9e-7 (tests/multibody_index2.rs bounds
+/// FD vs adjoint by 1e-7).
 fn column_scale(lam: &[f64]) -> f64 {
-    let m = lam.iter().fold(1.0f64, |m, &v| m.max(v.abs()));
+    let rms = (lam.iter().map(|v| v * v).sum::<f64>() / lam.len().max(1) as f64).sqrt();
+    let m = rms.max(1.0);
     let mut s = 2f64.powi(m.log2().ceil().min(1023.0) as i32);
     if s < m {
         s *= 2.0;
