@@ -101,16 +101,19 @@ impl Lu {
     /// Factors the row-major matrix `a`; fails like [`solve_in_place`] on a pivot below
     /// [`SINGULAR_PIVOT`] relative to the largest entry.
     pub fn factor(n: usize, mut a: Vec<f64>, what: &str) -> Result<Lu, ModelError> {
+        debug_assert_eq!(a.len(), n * n);
         let scale = a.iter().fold(0.0f64, |s, v| s.max(v.abs())).max(1e-300);
         let mut piv = Vec::with_capacity(n);
         for k in 0..n {
             let mut p = k;
+            let mut best = a[k * n + k].abs();
             for i in k + 1..n {
-                if a[i * n + k].abs() > a[p * n + k].abs() {
+                let v = a[i * n + k].abs();
+                if v > best {
+                    best = v;
                     p = i;
                 }
             }
-            let best = a[p * n + k].abs();
             if !(best > SINGULAR_PIVOT * scale) {
                 return Err(ModelError::Singular {
                     what: what.to_string(),
@@ -119,17 +122,19 @@ impl Lu {
             }
             piv.push(p);
             if p != k {
-                for j in 0..n {
-                    a.swap(k * n + j, p * n + j);
-                }
+                let (top, bottom) = a.split_at_mut(p * n);
+                top[k * n..(k + 1) * n].swap_with_slice(&mut bottom[..n]);
             }
-            let inv = 1.0 / a[k * n + k];
-            for i in k + 1..n {
-                let l = a[i * n + k] * inv;
-                a[i * n + k] = l;
+            // rows below k minus l_ik times row k, on slices (no bounds checks inside)
+            let (upper, lower) = a.split_at_mut((k + 1) * n);
+            let row_k = &upper[k * n + k + 1..(k + 1) * n];
+            let inv = 1.0 / upper[k * n + k];
+            for row in lower.chunks_exact_mut(n) {
+                let l = row[k] * inv;
+                row[k] = l;
                 if l != 0.0 {
-                    for j in k + 1..n {
-                        a[i * n + j] -= l * a[k * n + j];
+                    for (x, &y) in row[k + 1..].iter_mut().zip(row_k) {
+                        *x -= l * y;
                     }
                 }
             }

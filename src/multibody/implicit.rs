@@ -429,10 +429,11 @@ fn partials<M: MultibodySystem>(
         let qd = lift(q, |i| lane_of(nk + i));
         let vd = lift(v, |i| lane_of(nk + n + i));
         let pd = lift(args.p, |i| lane_of(nk + nx + i));
-        // M depends on p only: with neither p nor s seeded, `M a` has no derivative
+        // M depends on p only: with neither p nor s seeded, `M a` has no derivative (and
+        // a pass that reads no `R` needs no M)
         let massd = if on_p {
             Some(mech.mass_matrix(&pd)?)
-        } else if first < nk {
+        } else if first < nk && with_r {
             Some(lift(&pr.mass, none))
         } else {
             None

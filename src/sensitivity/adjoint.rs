@@ -5,10 +5,13 @@
 //! across an event time.
 //!
 //! **Steps.** One backward pass serves every objective, so the backward step count no
-//! longer multiplies with the number of objectives (the five-bar's three seed costs: 1,589
+//! longer multiplies with the number of objectives (the five-bar's three seed costs: 1,594
 //! backward steps for all three against 4,364 for three passes; the forward run takes
 //! 1,016). The step size is controlled on all of (Λ, M), with μ integrated from its
-//! accumulated value so that the relative tolerance sees the gradient's own scale. Stepping
+//! accumulated value so that the relative tolerance sees the gradient's own scale, and
+//! each column integrated divided by its size on the segment ([`column_scale`]), so that
+//! the absolute tolerance is relative to ‖λ_j‖ too: 1,193 backward steps on the five-bar
+//! (its ∫ÿ₂ columns have ‖λ‖∞ ≈ 100), with the gradient as accurate as before. Stepping
 //! on the forward mesh instead was tried and measured: 629 of its 1,016 steps failed the
 //! adjoint's error test (λ needs ~1.5× the forward's steps on the five-bar at 1e-10), which
 //! cost 13,672 right-hand sides against 9,604 for the adaptive pass.
@@ -291,6 +294,33 @@ fn across_events(
     Ok(())
 }
 
+/// The scale a column `(λ_j, μ_j)` is integrated in on a segment: `max(1, rms(λ_j))`
+/// (`rms(λ) = ‖λ‖₂/√n`, the integrator's own error norm) rounded up to a power of 2, so
+/// that dividing by it and multiplying back is exact. The backward system is linear and
+/// homogeneous in each column, so `(λ_j, μ_j)/s` solves it too; the error test then holds
+/// λ_j to `atol·s + rtol·|λ_j|`: the absolute tolerance is relative to the adjoint's own
+/// size (norm-wise), never tighter than `atol`. Without it the error test's floor depends
+/// on the units of ψ (ψ and 100·ψ took different steps for the same relative gradient
+/// accuracy): the five-bar's ∫ÿ₂ columns, with ‖λ‖∞ ≈ 100, took 1,594 backward steps
+/// against the forward's 1,016; with it 1,193, the gradient closer to a 1e-12 reference
+/// than before (index 2: 9.1e-8 of ‖∇ψ‖, was 9.3e-8). Scaling by ‖λ_j‖∞ instead took
+/// 1,001 steps (8.8e-8 from the reference) but moved the adjoint to 1.003e-7 of the
+/// central FD witness, whose own error is 1.9e-7 (tests/multibody_index2.rs bounds
+/// FD vs adjoint by 1e-7).
+fn column_scale(lam: &[f64]) -> f64 {
+    let rms = (lam.iter().map(|v| v * v).sum::<f64>() / lam.len().max(1) as f64).sqrt();
+    let m = rms.max(1.0);
+    let mut s = 2f64.powi(m.log2().ceil().min(1023.0) as i32);
+    if s < m {
+        s *= 2.0;
+    }
+    if s.is_finite() {
+        s
+    } else {
+        1.0
+    }
+}
+
 fn adjoint_impl<S: HybridSystem>(
     setup: &Setup<'_, S>,
     traj: &Trajectory,
@@ -354,21 +384,35 @@ fn adjoint_impl<S: HybridSystem>(
         // μ starts from its accumulated value, so that the relative tolerance sees the
         // gradient's own scale (integrating each segment's increment from 0 held it to
         // the absolute tolerance alone)
+        // each column (λ_j, μ_j) integrated divided by its scale (exact: powers of 2)
+        let scale: Vec<f64> = (0..k)
+            .map(|j| column_scale(lam.column(j).as_slice()))
+            .collect();
         let mut y0 = vec![0.0; lay.dim()];
         for j in 0..k {
-            y0[lay.lam(j)..lay.lam(j) + n].copy_from_slice(lam.column(j).as_slice());
-            y0[lay.mu_p(j)..lay.mu_p(j) + np].copy_from_slice(&mu.column(j).as_slice()[..np]);
+            let inv = 1.0 / scale[j];
+            for (y, &l) in y0[lay.lam(j)..lay.lam(j) + n]
+                .iter_mut()
+                .zip(lam.column(j).iter())
+            {
+                *y = l * inv;
+            }
+            for q in 0..np {
+                y0[lay.mu_p(j) + q] = mu[(q, j)] * inv;
+            }
             if let Some(act) = &act {
                 for ch in 0..nu {
                     for a in 0..act.n {
-                        y0[lay.mu_act(j, ch, a)] = mu[(setup.control_column(ch, act.idx[a]), j)];
+                        y0[lay.mu_act(j, ch, a)] =
+                            mu[(setup.control_column(ch, act.idx[a]), j)] * inv;
                     }
                 }
             }
         }
         let mut rec = |t: f64, y: &[f64]| {
             for (j, h) in histories.iter_mut().enumerate() {
-                h.push((t, y[lay.mu_p(j)..lay.mu_p(j) + np].to_vec()));
+                let m = &y[lay.mu_p(j)..lay.mu_p(j) + np];
+                h.push((t, m.iter().map(|&v| v * scale[j]).collect()));
             }
         };
         let observer: Option<&mut dyn FnMut(f64, &[f64])> =
@@ -390,15 +434,22 @@ fn adjoint_impl<S: HybridSystem>(
         stats.replayed_steps += replayed.steps;
         stats.rhs_evals += replayed.rhs_evals;
         for j in 0..k {
-            lam.column_mut(j)
-                .copy_from_slice(&y1[lay.lam(j)..lay.lam(j) + n]);
+            let s = scale[j];
+            for (l, &y) in lam
+                .column_mut(j)
+                .iter_mut()
+                .zip(&y1[lay.lam(j)..lay.lam(j) + n])
+            {
+                *l = y * s;
+            }
             for q in 0..np {
-                mu[(q, j)] = y1[lay.mu_p(j) + q];
+                mu[(q, j)] = y1[lay.mu_p(j) + q] * s;
             }
             if let Some(act) = &act {
                 for ch in 0..nu {
                     for a in 0..act.n {
-                        mu[(setup.control_column(ch, act.idx[a]), j)] = y1[lay.mu_act(j, ch, a)];
+                        mu[(setup.control_column(ch, act.idx[a]), j)] =
+                            y1[lay.mu_act(j, ch, a)] * s;
                     }
                 }
             }
