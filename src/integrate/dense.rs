@@ -117,16 +117,23 @@ impl<D: Scalar> DenseStep<D> {
         self.t0 + self.h
     }
 
+    /// The five coefficient rows `c1 … c5` of the interpolant, each of length n.
+    #[inline]
+    fn rows(&self) -> [&[D]; 5] {
+        let n = self.dim;
+        let (r1, rest) = self.coef[..5 * n].split_at(n);
+        let (r2, rest) = rest.split_at(n);
+        let (r3, rest) = rest.split_at(n);
+        let (r4, r5) = rest.split_at(n);
+        [r1, r2, r3, r4, r5]
+    }
+
     /// Value at the normalised time θ ∈ [0, 1].
     #[inline]
     pub fn eval_theta(&self, th: D, out: &mut [D]) {
         let n = self.dim;
         let (a, b) = (th, D::one() - th);
-        let c = &self.coef[..5 * n];
-        let (r1, rest) = c.split_at(n);
-        let (r2, rest) = rest.split_at(n);
-        let (r3, rest) = rest.split_at(n);
-        let (r4, r5) = rest.split_at(n);
+        let [r1, r2, r3, r4, r5] = self.rows();
         let out = &mut out[..n];
         // zipped (no bounds checks): the interpolant is evaluated at every guard sample
         // and at every stage of the adjoint's backward pass
@@ -144,11 +151,7 @@ impl<D: Scalar> DenseStep<D> {
     pub fn eval_theta_re(&self, th: f64, out: &mut [f64]) {
         let n = self.dim;
         let (a, b) = (th, 1.0 - th);
-        let c = &self.coef[..5 * n];
-        let (r1, rest) = c.split_at(n);
-        let (r2, rest) = rest.split_at(n);
-        let (r3, rest) = rest.split_at(n);
-        let (r4, r5) = rest.split_at(n);
+        let [r1, r2, r3, r4, r5] = self.rows();
         let out = &mut out[..n];
         for (o, ((((c1, c2), c3), c4), c5)) in out
             .iter_mut()
