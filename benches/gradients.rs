@@ -580,11 +580,11 @@ fn main() {
         // more rounds where a round is cheap: the spread is a ratio of ratios, and one
         // round at load 5 moved it by up to 2×
         let rounds = if t_end > 100.0 {
-            2
-        } else if t_end > 10.0 {
             3
+        } else if t_end > 10.0 {
+            4
         } else {
-            7
+            11
         };
         let mut stats = None;
         let t = best_interleaved(
@@ -681,7 +681,9 @@ fn main() {
     claims.at_most(
         "five_bar_seed, t_end 5 → 50 (→ 200): adj/fwd spread (max/min)",
         hi / lo,
-        if quick { 1.5 } else { 1.6 },
+        // the target is 1.25 (measured 1.01–1.12); `--quick` keeps a margin for
+        // the load of a shared CI machine on a ratio of ratios
+        if quick { 1.3 } else { 1.25 },
     );
     claims.at_most(
         "expression ball / built-in ball: forward run",

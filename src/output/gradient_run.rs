@@ -86,7 +86,7 @@ pub fn run_gradient<S: HybridSystem>(
             message: "must be at least 1".into(),
         });
     }
-    let trajectory = setup.simulate_for_adjoint(theta)?;
+    let trajectory = setup.simulate_compact(theta)?;
     let runs = timed_runs(setup, theta, &opts.methods, opts.repeat, opts.fd)?;
     let (forward_s, forward_from) = forward_timing(setup, theta, &runs, opts.repeat)?;
     let from_run = runs

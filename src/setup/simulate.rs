@@ -130,6 +130,17 @@ impl<S: HybridSystem> Setup<'_, S> {
         self.simulate_keeping(theta.to_vec(), self.checkpointing)
     }
 
+    /// The same simulation keeping a checkpoint every 32 steps only (16 bytes a step):
+    /// for reports that read the events and counts, and replay a window when they need
+    /// the dense output (`hybridopt gradient`'s report run, so that it does not hold a
+    /// second budget's worth of interpolants beside the timed adjoint's).
+    pub fn simulate_compact(
+        &self,
+        theta: &[f64],
+    ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
+        self.simulate_keeping(theta.to_vec(), Checkpointing::Every(32))
+    }
+
     /// The same simulation in any scalar (dual numbers give the witness derivative).
     pub fn simulate_generic<D: Scalar>(
         &self,
