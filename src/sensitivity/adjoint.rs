@@ -130,6 +130,50 @@ struct AdjointScratch {
     vjp: crate::setup::VjpScratch,
 }
 
+impl<'r, 's, 'a, S: HybridSystem> AdjointRhs<'r, 's, 'a, S> {
+    /// The backward system of k objectives on segment `seg`, its layout sized for the
+    /// control coefficients active there (the grid nodes are breakpoints, so the same
+    /// ones all along the segment).
+    fn on_segment(
+        setup: &'s Setup<'a, S>,
+        seg: &'r Segment<f64>,
+        plain: &'r Plain<'s, 'a, S, f64>,
+        theta: &'r [f64],
+        k: usize,
+    ) -> Self {
+        let ctx = Ctx {
+            mode: seg.mode,
+            t_lo: seg.t_lo,
+            t_hi: seg.t_hi,
+        };
+        let n_active = match (&setup.controls, setup.control_interval(&ctx)) {
+            (Some(g), Some(iv)) => g.active::<f64>(iv, seg.t_start).n,
+            _ => 0,
+        };
+        AdjointRhs {
+            setup,
+            states: SegmentStates {
+                seg,
+                plain,
+                ctx,
+                cache: RefCell::new(Vec::new()),
+                replay_stats: RefCell::new(Stats::default()),
+                hint: std::cell::Cell::new(seg.steps.len().saturating_sub(1)),
+            },
+            ctx,
+            theta,
+            lay: Layout {
+                n: setup.n(),
+                np: setup.np(),
+                nu: setup.nu(),
+                n_active,
+                k,
+            },
+            scratch: Default::default(),
+        }
+    }
+}
+
 impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
     fn dim(&self) -> usize {
         self.lay.dim()
@@ -328,7 +372,7 @@ fn adjoint_impl<S: HybridSystem>(
     record: bool,
     overrides: &[PieceOverride<'_>],
 ) -> Result<(Vec<Vec<f64>>, Stats, Vec<MuHistory>), Error> {
-    let (n, nx, np, nu) = (setup.n(), setup.nx(), setup.np(), setup.nu());
+    let (nx, np) = (setup.nx(), setup.np());
     let k = setup.objectives.len();
     let mut stats = Stats::default();
     let jumps = Jump::tape(setup, traj, theta)?;
@@ -350,69 +394,13 @@ fn adjoint_impl<S: HybridSystem>(
     let plain = Plain::new(setup, theta.to_vec());
     for seg in traj.segments.iter().rev() {
         across_events(seg, &jumps, &seeds, overrides, &mut lam, &mut mu)?;
-        let ctx = Ctx {
-            mode: seg.mode,
-            t_lo: seg.t_lo,
-            t_hi: seg.t_hi,
-        };
-        let act = match (&setup.controls, setup.control_interval(&ctx)) {
-            (Some(g), Some(iv)) => Some(g.active::<f64>(iv, seg.t_start)),
-            _ => None,
-        };
-        let lay = Layout {
-            n,
-            np,
-            nu,
-            n_active: act.as_ref().map_or(0, |a| a.n),
-            k,
-        };
-        let rhs = AdjointRhs {
-            setup,
-            states: SegmentStates {
-                seg,
-                plain: &plain,
-                ctx,
-                cache: RefCell::new(Vec::new()),
-                replay_stats: RefCell::new(Stats::default()),
-                hint: std::cell::Cell::new(seg.steps.len().saturating_sub(1)),
-            },
-            ctx,
-            theta,
-            lay,
-            scratch: Default::default(),
-        };
-        // μ starts from its accumulated value, so that the relative tolerance sees the
-        // gradient's own scale (integrating each segment's increment from 0 held it to
-        // the absolute tolerance alone)
-        // each column (λ_j, μ_j) integrated divided by its scale (exact: powers of 2)
-        let scale: Vec<f64> = (0..k)
-            .map(|j| column_scale(lam.column(j).as_slice()))
-            .collect();
-        let mut y0 = vec![0.0; lay.dim()];
-        for j in 0..k {
-            let inv = 1.0 / scale[j];
-            for (y, &l) in y0[lay.lam(j)..lay.lam(j) + n]
-                .iter_mut()
-                .zip(lam.column(j).iter())
-            {
-                *y = l * inv;
-            }
-            for q in 0..np {
-                y0[lay.mu_p(j) + q] = mu[(q, j)] * inv;
-            }
-            if let Some(act) = &act {
-                for ch in 0..nu {
-                    for a in 0..act.n {
-                        y0[lay.mu_act(j, ch, a)] =
-                            mu[(setup.control_column(ch, act.idx[a]), j)] * inv;
-                    }
-                }
-            }
-        }
+        let rhs = AdjointRhs::on_segment(setup, seg, &plain, theta, k);
+        let packing = Packing::new(setup, &rhs.ctx, seg.t_start, rhs.lay, &lam);
+        let lay = rhs.lay;
         let mut rec = |t: f64, y: &[f64]| {
             for (j, h) in histories.iter_mut().enumerate() {
                 let m = &y[lay.mu_p(j)..lay.mu_p(j) + np];
-                h.push((t, m.iter().map(|&v| v * scale[j]).collect()));
+                h.push((t, m.iter().map(|&v| v * packing.scale[j]).collect()));
             }
         };
         let observer: Option<&mut dyn FnMut(f64, &[f64])> =
@@ -421,7 +409,7 @@ fn adjoint_impl<S: HybridSystem>(
             &rhs,
             seg.t_end,
             seg.t_start,
-            &y0,
+            &packing.pack(&lam, &mu),
             None,
             &setup.solver,
             h_carry,
@@ -433,42 +421,124 @@ fn adjoint_impl<S: HybridSystem>(
         let replayed = *rhs.states.replay_stats.borrow();
         stats.replayed_steps += replayed.steps;
         stats.rhs_evals += replayed.rhs_evals;
-        for j in 0..k {
-            let s = scale[j];
-            for (l, &y) in lam
-                .column_mut(j)
-                .iter_mut()
-                .zip(&y1[lay.lam(j)..lay.lam(j) + n])
-            {
-                *l = y * s;
-            }
-            for q in 0..np {
-                mu[(q, j)] = y1[lay.mu_p(j) + q] * s;
-            }
-            if let Some(act) = &act {
-                for ch in 0..nu {
-                    for a in 0..act.n {
-                        mu[(setup.control_column(ch, act.idx[a]), j)] =
-                            y1[lay.mu_act(j, ch, a)] * s;
-                    }
-                }
-            }
-        }
+        packing.unpack(&y1, &mut lam, &mut mu);
     }
-    // dψ_j/dθ = λ_j(t0)ᵀ dX0/dθ + μ_j(t0) + the parameter terms
-    let mut out = Vec::with_capacity(k);
+    let out = initial_gradients(setup, theta, &dx0, &lam, &mu);
+    Ok((out, stats, histories))
+}
+
+/// `dψ_j/dθ = λ_j(t0)ᵀ dX0/dθ + μ_j(t0)` plus the objectives' direct parameter terms
+/// (theory.md §4, the adjoint's value at t0).
+fn initial_gradients<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+    dx0: &DMatrix<f64>,
+    lam: &DMatrix<f64>,
+    mu: &DMatrix<f64>,
+) -> Vec<Vec<f64>> {
+    let (nx, np) = (setup.nx(), setup.np());
+    let mut out = Vec::with_capacity(setup.objectives.len());
     for (j, obj) in setup.objectives.iter().enumerate() {
-        let mut g = mu.column(j).into_owned();
-        for c in 0..np {
+        let mut g = mu.column(j).as_slice().to_vec();
+        for (c, gc) in g.iter_mut().enumerate().take(np) {
             for i in 0..nx {
-                g[c] += dx0[(i, c)] * lam[(i, j)];
+                *gc += dx0[(i, c)] * lam[(i, j)];
             }
         }
-        let mut g = g.as_slice().to_vec();
         for term in &obj.terms {
             term.add_parameter_gradient(theta, &mut g);
         }
         out.push(g);
     }
-    Ok((out, stats, histories))
+    out
+}
+
+/// How one segment's columns `(λ_j, μ_j)` sit in the backward vector: each divided by its
+/// scale ([`column_scale`]; exact, a power of 2), μ's control part only for the
+/// coefficients active on the segment. μ starts from its accumulated value, so that the
+/// relative tolerance sees the gradient's own scale (integrating each segment's increment
+/// from 0 held it to the absolute tolerance alone).
+struct Packing {
+    lay: Layout,
+    np: usize,
+    scale: Vec<f64>,
+    /// θ's column of active coefficient `a` of channel `ch`, at `ch * n_active + a`.
+    act_cols: Vec<usize>,
+}
+
+impl Packing {
+    fn new<S: HybridSystem>(
+        setup: &Setup<'_, S>,
+        ctx: &Ctx,
+        t_start: f64,
+        lay: Layout,
+        lam: &DMatrix<f64>,
+    ) -> Self {
+        let mut act_cols = Vec::with_capacity(lay.nu * lay.n_active);
+        if let (Some(g), Some(iv)) = (&setup.controls, setup.control_interval(ctx)) {
+            let act = g.active::<f64>(iv, t_start);
+            for ch in 0..lay.nu {
+                for a in 0..act.n {
+                    act_cols.push(setup.control_column(ch, act.idx[a]));
+                }
+            }
+        }
+        Packing {
+            lay,
+            np: setup.np(),
+            scale: (0..lay.k)
+                .map(|j| column_scale(lam.column(j).as_slice()))
+                .collect(),
+            act_cols,
+        }
+    }
+
+    /// The backward vector's index of μ's control entry `c` (of `act_cols`) in column j.
+    fn mu_act(&self, j: usize, c: usize) -> usize {
+        let na = self.lay.n_active.max(1);
+        self.lay.mu_act(j, c / na, c % na)
+    }
+
+    /// `(Λ, M)` → the backward vector, each column divided by its scale.
+    fn pack(&self, lam: &DMatrix<f64>, mu: &DMatrix<f64>) -> Vec<f64> {
+        let lay = self.lay;
+        let mut y = vec![0.0; lay.dim()];
+        for j in 0..lay.k {
+            let inv = 1.0 / self.scale[j];
+            for (v, &l) in y[lay.lam(j)..lay.lam(j) + lay.n]
+                .iter_mut()
+                .zip(lam.column(j).iter())
+            {
+                *v = l * inv;
+            }
+            for q in 0..self.np {
+                y[lay.mu_p(j) + q] = mu[(q, j)] * inv;
+            }
+            for (c, &col) in self.act_cols.iter().enumerate() {
+                y[self.mu_act(j, c)] = mu[(col, j)] * inv;
+            }
+        }
+        y
+    }
+
+    /// The backward vector → `(Λ, M)`, each column multiplied back by its scale.
+    fn unpack(&self, y: &[f64], lam: &mut DMatrix<f64>, mu: &mut DMatrix<f64>) {
+        let lay = self.lay;
+        for j in 0..lay.k {
+            let s = self.scale[j];
+            for (l, &v) in lam
+                .column_mut(j)
+                .iter_mut()
+                .zip(&y[lay.lam(j)..lay.lam(j) + lay.n])
+            {
+                *l = v * s;
+            }
+            for q in 0..self.np {
+                mu[(q, j)] = y[lay.mu_p(j) + q] * s;
+            }
+            for (c, &col) in self.act_cols.iter().enumerate() {
+                mu[(col, j)] = y[self.mu_act(j, c)] * s;
+            }
+        }
+    }
 }
