@@ -503,8 +503,9 @@ fn main() {
         let mut theta = BouncingBall::default_params();
         theta.extend((0..k).map(|i| 0.5 * ((i as f64) * 0.7).sin()));
         let reps: usize = if quick || k > 100 { 7 } else { 21 };
+        // seven interleaved rounds: a load burst on one round cannot decide the ratio
         let t = best_interleaved(
-            3,
+            7,
             reps.div_ceil(3),
             &mut [
                 &mut || {

@@ -441,15 +441,27 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         v: &[f64],
         theta: &[f64],
     ) -> GuardRate {
-        let td = Dual64::new(t, 1.0);
         let rate = self.guard_slope(ctx, k, t, xx, v, theta);
-        // scale: |g_t| + ‖g_x‖‖v‖ (g_t by one more pass, ‖g_x‖ by nx passes)
-        let thd: Vec<Dual64> = theta.iter().map(|&a| Dual64::from(a)).collect();
-        let xd0: Vec<Dual64> = xx.iter().map(|&a| Dual64::from(a)).collect();
-        let gt = self.guard_value(ctx, k, td, &xd0, &thd).eps.abs();
         let vn = v.iter().map(|a| a * a).sum::<f64>().sqrt();
-        let scale = gt + self.guard_x_norm(ctx, k, t, xx, theta) * vn;
+        let scale =
+            self.guard_t_abs(ctx, k, t, xx, theta) + self.guard_x_norm(ctx, k, t, xx, theta) * vn;
         GuardRate { rate, scale }
+    }
+
+    /// |g_t| at real values: one dual pass along t (no allocation for small systems).
+    fn guard_t_abs(&self, ctx: &Ctx, k: usize, t: f64, xx: &[f64], theta: &[f64]) -> f64 {
+        with_scratch(xx.len() + theta.len(), |buf: &mut [Dual64]| {
+            let (xd, thd) = buf.split_at_mut(xx.len());
+            for (d, &a) in xd.iter_mut().zip(xx) {
+                *d = Dual64::from(a);
+            }
+            for (d, &a) in thd.iter_mut().zip(theta) {
+                *d = Dual64::from(a);
+            }
+            self.guard_value(ctx, k, Dual64::new(t, 1.0), xd, thd)
+                .eps
+                .abs()
+        })
     }
 
     /// ġ = G_t + G_X·v at real values: one dual pass along (1, v).
@@ -476,6 +488,8 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         })
     }
 
+    /// ‖g_x‖₂ at real values: one dual pass along each x_i (no allocation for small
+    /// systems).
     pub(super) fn guard_x_norm(
         &self,
         ctx: &Ctx,
@@ -484,18 +498,23 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         xx: &[f64],
         theta: &[f64],
     ) -> f64 {
-        let mut s = 0.0;
-        let thd: Vec<Dual64> = theta.iter().map(|&a| Dual64::from(a)).collect();
-        for i in 0..self.nx() {
-            let xd: Vec<Dual64> = xx
-                .iter()
-                .enumerate()
-                .map(|(j, &a)| Dual64::new(a, if i == j { 1.0 } else { 0.0 }))
-                .collect();
-            let g = self.guard_value(ctx, k, Dual64::from(t), &xd, &thd).eps;
-            s += g * g;
-        }
-        s.sqrt()
+        with_scratch(xx.len() + theta.len(), |buf: &mut [Dual64]| {
+            let (xd, thd) = buf.split_at_mut(xx.len());
+            for (d, &a) in xd.iter_mut().zip(xx) {
+                *d = Dual64::from(a);
+            }
+            for (d, &a) in thd.iter_mut().zip(theta) {
+                *d = Dual64::from(a);
+            }
+            let mut s = 0.0;
+            for i in 0..self.nx() {
+                xd[i].eps = 1.0;
+                let g = self.guard_value(ctx, k, Dual64::from(t), xd, thd).eps;
+                xd[i].eps = 0.0;
+                s += g * g;
+            }
+            s.sqrt()
+        })
     }
 
     /// Guard k at X (generic; no allocation for small systems).
