@@ -280,6 +280,34 @@ fn long_horizon_adjoint_matches_direct_over_hundreds_of_events() {
     assert!(w <= 5e-9, "{w:e}");
 }
 
+/// `hybridopt gradient` reports from a run that keeps checkpoints only
+/// (`Setup::simulate_compact`) and draws its `adjoint_mu_*.csv` from it: the recording
+/// adjoint on that run replays every step it needs and equals the one on kept dense
+/// output — the same gradients and the same μ(t) history, bit for bit.
+#[test]
+fn the_compact_report_run_gives_the_same_adjoint_history() {
+    use hybridopt::integrate::Checkpointing;
+    let prob = five_bar_seed();
+    let mut setup = prob.setup().unwrap();
+    let theta = prob.theta_values();
+    let compact = setup.simulate_compact(&theta).unwrap();
+    setup.checkpointing = Checkpointing::Never;
+    let dense = setup.simulate_for_adjoint(&theta).unwrap();
+    assert!(dense.is_dense() && !compact.is_dense());
+    assert_eq!(compact.stats, dense.stats, "the same forward run");
+    assert_eq!(compact.events.len(), dense.events.len());
+    let kept: usize = compact.segments.iter().map(|s| s.steps.len()).sum();
+    assert!(
+        kept * 4 < dense.stats.steps,
+        "{kept} interpolants kept of {} steps",
+        dense.stats.steps
+    );
+    let (g_c, h_c) = adjoint::adjoint_with_history(&setup, &compact, &theta).unwrap();
+    let (g_d, h_d) = adjoint::adjoint_with_history(&setup, &dense, &theta).unwrap();
+    assert_eq!(g_c, g_d, "gradients");
+    assert_eq!(h_c, h_d, "μ(t) histories");
+}
+
 #[test]
 fn checkpointed_adjoint_equals_the_adjoint_on_kept_dense_output() {
     use hybridopt::integrate::Checkpointing;
