@@ -718,27 +718,24 @@ pub fn jacobian_once<F: ScalarFn>(
     if n > LANES {
         return jacobian_of(m, t, x, u, p, |t, x, u, p, out| f.call(t, x, u, p, out));
     }
-    // lane 0: t, then x, u, p in order (the columns of `jacobian_of`)
-    let seed = |v: &[f64], first: usize| -> Vec<Lanes> {
-        v.iter()
-            .enumerate()
-            .map(|(i, &a)| lane_seed(a, Some(first + i)))
-            .collect()
-    };
-    let (xd, ud, pd) = (
-        seed(x, 1),
-        seed(u, 1 + lay.nx),
-        seed(p, 1 + lay.nx + lay.nu),
-    );
-    let mut out = vec![Lanes::from_re(0.0); m];
-    f.call(lane_seed(t, Some(0)), &xd, &ud, &pd, &mut out)?;
-    let col = |i: usize, j: usize| lane_eps(&out[i], j);
-    Ok(Jacobian {
-        value: DVector::from_iterator(m, out.iter().map(|o| o.re)),
-        t: DVector::from_fn(m, |i, _| col(i, 0)),
-        x: DMatrix::from_fn(m, lay.nx, |i, j| col(i, 1 + j)),
-        u: DMatrix::from_fn(m, lay.nu, |i, j| col(i, 1 + lay.nx + j)),
-        p: DMatrix::from_fn(m, lay.np, |i, j| col(i, 1 + lay.nx + lay.nu + j)),
+    // lane 0: t, then x, u, p in order (the columns of `jacobian_of`); the seeds and the
+    // outputs in one scratch (on the stack for small systems)
+    crate::integrate::scratch::with_scratch(n - 1 + m, |buf: &mut [Lanes]| {
+        for (i, (d, &a)) in buf.iter_mut().zip(x.iter().chain(u).chain(p)).enumerate() {
+            *d = lane_seed(a, Some(1 + i));
+        }
+        let (xd, rest) = buf.split_at_mut(lay.nx);
+        let (ud, rest) = rest.split_at_mut(lay.nu);
+        let (pd, out) = rest.split_at_mut(lay.np);
+        f.call(lane_seed(t, Some(0)), xd, ud, pd, out)?;
+        let col = |i: usize, j: usize| lane_eps(&out[i], j);
+        Ok(Jacobian {
+            value: DVector::from_iterator(m, out.iter().map(|o| o.re)),
+            t: DVector::from_fn(m, |i, _| col(i, 0)),
+            x: DMatrix::from_fn(m, lay.nx, |i, j| col(i, 1 + j)),
+            u: DMatrix::from_fn(m, lay.nu, |i, j| col(i, 1 + lay.nx + j)),
+            p: DMatrix::from_fn(m, lay.np, |i, j| col(i, 1 + lay.nx + lay.nu + j)),
+        })
     })
 }
 

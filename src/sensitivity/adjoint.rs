@@ -31,7 +31,7 @@ use crate::integrate::smooth::{integrate_smooth_from, SmoothError};
 use crate::integrate::{DenseStep, NewtonJacobian, OdeRhs, Segment, Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::setup::{Plain, Setup};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DMatrix;
 use std::cell::RefCell;
 
 /// Where the k columns sit in the backward vector `(Λ, M_p, M_active)`.
@@ -117,7 +117,8 @@ struct AdjointRhs<'r, 's, 'a, S: HybridSystem> {
     ctx: Ctx,
     theta: &'r [f64],
     lay: Layout,
-    scratch: std::cell::RefCell<AdjointScratch>,
+    /// Shared by every segment's backward system (allocated once a pass).
+    scratch: &'r RefCell<AdjointScratch>,
 }
 
 /// Buffers reused across the adjoint's right-hand-side calls.
@@ -140,6 +141,7 @@ impl<'r, 's, 'a, S: HybridSystem> AdjointRhs<'r, 's, 'a, S> {
         plain: &'r Plain<'s, 'a, S, f64>,
         theta: &'r [f64],
         k: usize,
+        scratch: &'r RefCell<AdjointScratch>,
     ) -> Self {
         let ctx = Ctx {
             mode: seg.mode,
@@ -169,7 +171,7 @@ impl<'r, 's, 'a, S: HybridSystem> AdjointRhs<'r, 's, 'a, S> {
                 n_active,
                 k,
             },
-            scratch: Default::default(),
+            scratch,
         }
     }
 }
@@ -327,13 +329,7 @@ fn across_events(
         return Ok(());
     }
     for &i in seg.end_events.iter().rev() {
-        for j in 0..lam.ncols() {
-            let l: DVector<f64> = lam.column(j).into_owned();
-            let m: DVector<f64> = mu.column(j).into_owned();
-            let (l2, m2) = jumps[i].adjoint(&l, &m, seeds.events[i][j].as_ref());
-            lam.set_column(j, &l2);
-            mu.set_column(j, &m2);
-        }
+        jumps[i].adjoint_columns(lam, mu, &seeds.events[i]);
     }
     Ok(())
 }
@@ -392,9 +388,10 @@ fn adjoint_impl<S: HybridSystem>(
     }
     let mut h_carry: Option<f64> = None;
     let plain = Plain::new(setup, theta.to_vec());
+    let scratch = RefCell::new(AdjointScratch::default());
     for seg in traj.segments.iter().rev() {
         across_events(seg, &jumps, &seeds, overrides, &mut lam, &mut mu)?;
-        let rhs = AdjointRhs::on_segment(setup, seg, &plain, theta, k);
+        let rhs = AdjointRhs::on_segment(setup, seg, &plain, theta, k, &scratch);
         let packing = Packing::new(setup, &rhs.ctx, seg.t_start, rhs.lay, &lam);
         let lay = rhs.lay;
         let mut rec = |t: f64, y: &[f64]| {

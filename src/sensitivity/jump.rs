@@ -170,8 +170,12 @@ impl Jump {
     ) -> Jump {
         // v = R_X f⁻ + R_t − f⁺
         let v = rx * &f_minus + rt - &f_plus;
-        let xi = rx - (&v * guard.x.transpose()) / gdot;
-        let xi_theta = rtheta - (&v * guard.theta.transpose()) / gdot;
+        // R − v Gᵀ/ġ entry by entry (no outer-product temporaries)
+        let salt = |r: &DMatrix<f64>, g: &DVector<f64>| {
+            DMatrix::from_fn(r.nrows(), r.ncols(), |i, j| r[(i, j)] - v[i] * g[j] / gdot)
+        };
+        let xi = salt(rx, &guard.x);
+        let xi_theta = salt(rtheta, &guard.theta);
         Jump {
             mode_after,
             x_plus,
@@ -209,6 +213,27 @@ impl Jump {
             m += ct;
         }
         (l, m)
+    }
+
+    /// [`Jump::adjoint`] for all k columns at once (the vector adjoint, Λ n×k, M nθ×k),
+    /// in place: Λ⁻ = ΞᵀΛ⁺ + C_X,  M⁻ = M⁺ + Ξ_θᵀΛ⁺ + C_θ, column j's event cost from
+    /// `costs[j]`.
+    pub fn adjoint_columns(
+        &self,
+        lam: &mut DMatrix<f64>,
+        mu: &mut DMatrix<f64>,
+        costs: &[Option<(DVector<f64>, DVector<f64>)>],
+    ) {
+        *mu += self.xi_theta.tr_mul(lam);
+        *lam = self.xi.tr_mul(lam);
+        for (j, c) in costs.iter().enumerate() {
+            if let Some((cx, ct)) = c {
+                let mut l = lam.column_mut(j);
+                l += cx;
+                let mut m = mu.column_mut(j);
+                m += ct;
+            }
+        }
     }
 
     /// The adjoint contributions of an event cost E(t_e, X⁻, θ) (theory §4):

@@ -304,14 +304,15 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             k,
         };
         let j = jacobian_once(1, t, &xx[..self.nx()], &u, &theta[..self.np()], &guard)?;
+        // one row each: a 1×n column-major matrix holds its row contiguously
         Ok(self.lift_scalar(
             ctx,
             t,
             j.value[0],
             j.t[0],
-            j.x.row(0).transpose().as_slice(),
-            j.u.row(0).transpose().as_slice(),
-            j.p.row(0).transpose().as_slice(),
+            j.x.as_slice(),
+            j.u.as_slice(),
+            j.p.as_slice(),
             theta,
         ))
     }

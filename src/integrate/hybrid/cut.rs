@@ -1,7 +1,7 @@
 //! Cutting an accepted step at an event: the step is redone with the shortened length and
 //! the event time refined by Newton's method on the guard at a true step's end.
 
-use super::{Bound, Ctx, HybridRhs};
+use super::{with_real_parts, Bound, Ctx, HybridRhs};
 use crate::error::ModelError;
 use crate::integrate::dense::DenseStep;
 use crate::integrate::stepper::{try_step, Attempt, Method, Tolerances};
@@ -68,9 +68,9 @@ pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
         };
         stats.rhs_evals += evals;
         let g = sys.guard(ctx, k, t + he, &y1);
-        let yr: Vec<f64> = y1.iter().map(|v| v.re()).collect();
-        let fr: Vec<f64> = f1.iter().map(|v| v.re()).collect();
-        let rate = sys.guard_slope(ctx, k, (t + he).re(), &yr, &fr);
+        let rate = with_real_parts(&y1, &f1, |yr, fr| {
+            sys.guard_slope(ctx, k, (t + he).re(), yr, fr)
+        });
         let dt = g / rate;
         cut = Some(Cut {
             he,

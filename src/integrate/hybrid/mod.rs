@@ -187,3 +187,21 @@ pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
 ) -> Result<Trajectory<D>, Error> {
     Simulator::new(sys, y0, mode0, breakpoints, sopt, eopt, keep).run()
 }
+
+/// Runs `f` on the real parts of a state and its slope (scratch on the stack for small
+/// systems: the guard-rate checks at segment starts and events allocate nothing).
+pub(super) fn with_real_parts<D: Scalar, R>(
+    y: &[D],
+    f: &[D],
+    g: impl FnOnce(&[f64], &[f64]) -> R,
+) -> R {
+    let n = y.len();
+    crate::integrate::scratch::with_scratch(2 * n, |buf: &mut [f64]| {
+        let (yr, fr) = buf.split_at_mut(n);
+        for ((a, b), (yv, fv)) in yr.iter_mut().zip(fr.iter_mut()).zip(y.iter().zip(f)) {
+            *a = yv.re();
+            *b = fv.re();
+        }
+        g(yr, fr)
+    })
+}

@@ -11,7 +11,7 @@
 use super::cut::{cut_step, StepStart};
 use super::guards::{event_group, init_watches, scan_guards, GuardScan, Watch, SUBSAMPLES};
 use super::store::Store;
-use super::{finite, Bound, Ctx, HybridRhs};
+use super::{finite, with_real_parts, Bound, Ctx, HybridRhs};
 use crate::error::{Error, ModelError};
 use crate::integrate::dense::DenseStep;
 use crate::integrate::options::{Checkpointing, EventOptions, SolverOptions};
@@ -285,13 +285,14 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             return Err(self.non_finite(t.re(), mode, "right-hand side".into()));
         }
         if fresh && self.watches.iter().any(|w| w.masked) {
-            let yr: Vec<f64> = self.y.iter().map(|v| v.re()).collect();
-            let fr: Vec<f64> = f0.iter().map(|v| v.re()).collect();
-            for (k, w) in self.watches.iter_mut().enumerate() {
-                if w.masked {
-                    w.start_rate = self.sys.guard_rate(&ctx, k, t.re(), &yr, &fr).rate;
+            let (sys, watches) = (self.sys, &mut self.watches);
+            with_real_parts(&self.y, &f0, |yr, fr| {
+                for (k, w) in watches.iter_mut().enumerate() {
+                    if w.masked {
+                        w.start_rate = sys.guard_rate(&ctx, k, t.re(), yr, fr).rate;
+                    }
                 }
-            }
+            });
         }
         let h = match self.h_next {
             Some(h) => h,
@@ -594,22 +595,22 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         ye: &[D],
         fe: &[D],
     ) -> Result<(), Error> {
-        let yr: Vec<f64> = ye.iter().map(|v| v.re()).collect();
-        let fr: Vec<f64> = fe.iter().map(|v| v.re()).collect();
-        for &k in group {
-            let gr = self.sys.guard_rate(ctx, k, te, &yr, &fr);
-            let threshold = self.eopt.grazing_tol * (1.0 + gr.scale);
-            if !(gr.rate.abs() > threshold) {
-                return Err(Error::Grazing {
-                    t: te,
-                    mode: self.sys.mode_name(ctx.mode),
-                    guard: self.sys.guard_name(k),
-                    rate: gr.rate.abs(),
-                    threshold,
-                });
+        with_real_parts(ye, fe, |yr, fr| {
+            for &k in group {
+                let gr = self.sys.guard_rate(ctx, k, te, yr, fr);
+                let threshold = self.eopt.grazing_tol * (1.0 + gr.scale);
+                if !(gr.rate.abs() > threshold) {
+                    return Err(Error::Grazing {
+                        t: te,
+                        mode: self.sys.mode_name(ctx.mode),
+                        guard: self.sys.guard_name(k),
+                        rate: gr.rate.abs(),
+                        threshold,
+                    });
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Applies the events of a group in crossing order, each in the mode the previous one
