@@ -2,7 +2,6 @@
 //! controls, sensitivities) and the JSON summaries, built from library values.
 
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::Ctx;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::optimize::HistoryRow;
@@ -47,11 +46,7 @@ pub fn trajectory_table<S: HybridSystem>(
     let mut y = vec![0.0; d.outputs.len()];
     for (r, (t, si, x)) in samples.iter().enumerate() {
         let seg = &traj.segments[*si];
-        let ctx = Ctx {
-            mode: seg.mode,
-            t_lo: seg.t_lo,
-            t_hi: seg.t_hi,
-        };
+        let ctx = seg.ctx();
         let u = setup.controls_at(&ctx, *t, theta);
         setup
             .sys()
@@ -186,11 +181,7 @@ pub fn sensitivity_figure<S: HybridSystem>(
     let mut times = Vec::new();
     for (t, si, y) in &samples {
         let seg = &fw.trajectory.segments[*si];
-        let ctx = Ctx {
-            mode: seg.mode,
-            t_lo: seg.t_lo,
-            t_hi: seg.t_hi,
-        };
+        let ctx = seg.ctx();
         let jac = setup
             .output_jacobian(&ctx, *t, &y[..n], theta)
             .map_err(|e| Error::Model {

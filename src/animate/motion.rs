@@ -4,7 +4,6 @@
 
 use super::geometry::{Geometry, Pt, SceneItem, Shape};
 use crate::error::Error;
-use crate::integrate::hybrid::Ctx;
 use crate::integrate::{Segment, Trajectory};
 use crate::model::HybridSystem;
 use crate::setup::Setup;
@@ -81,11 +80,7 @@ impl<'a> Motion<'a> {
             .collect();
         let th = theta.to_vec();
         let controls: Controls<'a> = Box::new(move |seg: &Segment<f64>, t: f64| {
-            let ctx = Ctx {
-                mode: seg.mode,
-                t_lo: seg.t_lo,
-                t_hi: seg.t_hi,
-            };
+            let ctx = seg.ctx();
             setup.controls_at(&ctx, t, &th)
         });
         Ok(Motion {

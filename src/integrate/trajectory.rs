@@ -41,6 +41,15 @@ impl<D: Scalar> ReplayWindow<D> {
 }
 
 impl<D: Scalar> Segment<D> {
+    /// The context of the segment: its mode and breakpoint interval.
+    pub fn ctx(&self) -> crate::integrate::hybrid::Ctx {
+        crate::integrate::hybrid::Ctx {
+            mode: self.mode,
+            t_lo: self.t_lo,
+            t_hi: self.t_hi,
+        }
+    }
+
     /// Whether all of the segment's interpolants are kept (no replay windows).
     pub fn is_dense(&self) -> bool {
         self.windows.is_empty()

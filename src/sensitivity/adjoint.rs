@@ -132,26 +132,16 @@ struct AdjointScratch {
 }
 
 impl<'r, 's, 'a, S: HybridSystem> AdjointRhs<'r, 's, 'a, S> {
-    /// The backward system of k objectives on segment `seg`, its layout sized for the
-    /// control coefficients active there (the grid nodes are breakpoints, so the same
-    /// ones all along the segment).
+    /// The backward system on segment `seg` in layout `lay` (see [`Packing::new`]).
     fn on_segment(
         setup: &'s Setup<'a, S>,
         seg: &'r Segment<f64>,
         plain: &'r Plain<'s, 'a, S, f64>,
         theta: &'r [f64],
-        k: usize,
+        lay: Layout,
         scratch: &'r RefCell<AdjointScratch>,
     ) -> Self {
-        let ctx = Ctx {
-            mode: seg.mode,
-            t_lo: seg.t_lo,
-            t_hi: seg.t_hi,
-        };
-        let n_active = match (&setup.controls, setup.control_interval(&ctx)) {
-            (Some(g), Some(iv)) => g.active::<f64>(iv, seg.t_start).n,
-            _ => 0,
-        };
+        let ctx = seg.ctx();
         AdjointRhs {
             setup,
             states: SegmentStates {
@@ -164,13 +154,7 @@ impl<'r, 's, 'a, S: HybridSystem> AdjointRhs<'r, 's, 'a, S> {
             },
             ctx,
             theta,
-            lay: Layout {
-                n: setup.n(),
-                np: setup.np(),
-                nu: setup.nu(),
-                n_active,
-                k,
-            },
+            lay,
             scratch,
         }
     }
@@ -391,9 +375,9 @@ fn adjoint_impl<S: HybridSystem>(
     let scratch = RefCell::new(AdjointScratch::default());
     for seg in traj.segments.iter().rev() {
         across_events(seg, &jumps, &seeds, overrides, &mut lam, &mut mu)?;
-        let rhs = AdjointRhs::on_segment(setup, seg, &plain, theta, k, &scratch);
-        let packing = Packing::new(setup, &rhs.ctx, seg.t_start, rhs.lay, &lam);
-        let lay = rhs.lay;
+        let packing = Packing::new(setup, seg, &lam);
+        let lay = packing.lay;
+        let rhs = AdjointRhs::on_segment(setup, seg, &plain, theta, lay, &scratch);
         let mut rec = |t: f64, y: &[f64]| {
             for (j, h) in histories.iter_mut().enumerate() {
                 let m = &y[lay.mu_p(j)..lay.mu_p(j) + np];
@@ -459,41 +443,42 @@ struct Packing {
     lay: Layout,
     np: usize,
     scale: Vec<f64>,
-    /// θ's column of active coefficient `a` of channel `ch`, at `ch * n_active + a`.
-    act_cols: Vec<usize>,
+    /// The active control coefficients: (channel, slot, θ's column).
+    act: Vec<(usize, usize, usize)>,
 }
 
 impl Packing {
-    fn new<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        ctx: &Ctx,
-        t_start: f64,
-        lay: Layout,
-        lam: &DMatrix<f64>,
-    ) -> Self {
-        let mut act_cols = Vec::with_capacity(lay.nu * lay.n_active);
-        if let (Some(g), Some(iv)) = (&setup.controls, setup.control_interval(ctx)) {
-            let act = g.active::<f64>(iv, t_start);
-            for ch in 0..lay.nu {
-                for a in 0..act.n {
-                    act_cols.push(setup.control_column(ch, act.idx[a]));
+    /// The layout of segment `seg` for every objective, sized for the control
+    /// coefficients active there (the grid nodes are breakpoints, so the same ones all
+    /// along the segment), and each column's scale from Λ at the segment's end.
+    fn new<S: HybridSystem>(setup: &Setup<'_, S>, seg: &Segment<f64>, lam: &DMatrix<f64>) -> Self {
+        let ctx = seg.ctx();
+        let mut act = Vec::new();
+        let mut n_active = 0;
+        if let (Some(g), Some(iv)) = (&setup.controls, setup.control_interval(&ctx)) {
+            let a = g.active::<f64>(iv, seg.t_start);
+            n_active = a.n;
+            for ch in 0..setup.nu() {
+                for slot in 0..a.n {
+                    act.push((ch, slot, setup.control_column(ch, a.idx[slot])));
                 }
             }
         }
+        let k = lam.ncols();
         Packing {
-            lay,
+            lay: Layout {
+                n: setup.n(),
+                np: setup.np(),
+                nu: setup.nu(),
+                n_active,
+                k,
+            },
             np: setup.np(),
-            scale: (0..lay.k)
+            scale: (0..k)
                 .map(|j| column_scale(lam.column(j).as_slice()))
                 .collect(),
-            act_cols,
+            act,
         }
-    }
-
-    /// The backward vector's index of μ's control entry `c` (of `act_cols`) in column j.
-    fn mu_act(&self, j: usize, c: usize) -> usize {
-        let na = self.lay.n_active.max(1);
-        self.lay.mu_act(j, c / na, c % na)
     }
 
     /// `(Λ, M)` → the backward vector, each column divided by its scale.
@@ -511,8 +496,8 @@ impl Packing {
             for q in 0..self.np {
                 y[lay.mu_p(j) + q] = mu[(q, j)] * inv;
             }
-            for (c, &col) in self.act_cols.iter().enumerate() {
-                y[self.mu_act(j, c)] = mu[(col, j)] * inv;
+            for &(ch, slot, col) in &self.act {
+                y[lay.mu_act(j, ch, slot)] = mu[(col, j)] * inv;
             }
         }
         y
@@ -533,8 +518,8 @@ impl Packing {
             for q in 0..self.np {
                 mu[(q, j)] = y[lay.mu_p(j) + q] * s;
             }
-            for (c, &col) in self.act_cols.iter().enumerate() {
-                mu[(col, j)] = y[self.mu_act(j, c)] * s;
+            for &(ch, slot, col) in &self.act {
+                mu[(col, j)] = y[lay.mu_act(j, ch, slot)] * s;
             }
         }
     }

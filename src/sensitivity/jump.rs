@@ -206,13 +206,10 @@ impl Jump {
         mu_plus: &DVector<f64>,
         c: Option<&(DVector<f64>, DVector<f64>)>,
     ) -> (DVector<f64>, DVector<f64>) {
-        let mut l = self.xi.transpose() * lambda_plus;
-        let mut m = mu_plus + self.xi_theta.transpose() * lambda_plus;
-        if let Some((cx, ct)) = c {
-            l += cx;
-            m += ct;
-        }
-        (l, m)
+        let mut l = DMatrix::from_column_slice(lambda_plus.len(), 1, lambda_plus.as_slice());
+        let mut m = DMatrix::from_column_slice(mu_plus.len(), 1, mu_plus.as_slice());
+        self.adjoint_columns(&mut l, &mut m, &[c.cloned()]);
+        (l.column(0).into_owned(), m.column(0).into_owned())
     }
 
     /// [`Jump::adjoint`] for all k columns at once (the vector adjoint, Λ n×k, M nθ×k),

@@ -432,7 +432,8 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         })
     }
 
-    /// ġ = G_t + G_X·v at real values, with its scale (for the grazing test).
+    /// ġ = G_t + G_X·v at real values, with its scale |g_t| + ‖g_x‖‖v‖ (for the grazing
+    /// test): dual passes along (1, v), along t, and along each x_i, on one stack scratch.
     pub fn guard_rate(
         &self,
         ctx: &Ctx,
@@ -444,25 +445,21 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     ) -> GuardRate {
         let rate = self.guard_slope(ctx, k, t, xx, v, theta);
         let vn = v.iter().map(|a| a * a).sum::<f64>().sqrt();
-        let scale =
-            self.guard_t_abs(ctx, k, t, xx, theta) + self.guard_x_norm(ctx, k, t, xx, theta) * vn;
-        GuardRate { rate, scale }
-    }
-
-    /// |g_t| at real values: one dual pass along t (no allocation for small systems).
-    fn guard_t_abs(&self, ctx: &Ctx, k: usize, t: f64, xx: &[f64], theta: &[f64]) -> f64 {
-        with_scratch(xx.len() + theta.len(), |buf: &mut [Dual64]| {
-            let (xd, thd) = buf.split_at_mut(xx.len());
-            for (d, &a) in xd.iter_mut().zip(xx) {
-                *d = Dual64::from(a);
-            }
-            for (d, &a) in thd.iter_mut().zip(theta) {
-                *d = Dual64::from(a);
-            }
-            self.guard_value(ctx, k, Dual64::new(t, 1.0), xd, thd)
+        let scale = with_dual_point(xx, theta, |xd, thd| {
+            let gt = self
+                .guard_value(ctx, k, Dual64::new(t, 1.0), xd, thd)
                 .eps
-                .abs()
-        })
+                .abs();
+            let mut s = 0.0;
+            for i in 0..self.nx() {
+                xd[i].eps = 1.0;
+                let g = self.guard_value(ctx, k, Dual64::from(t), xd, thd).eps;
+                xd[i].eps = 0.0;
+                s += g * g;
+            }
+            gt + s.sqrt() * vn
+        });
+        GuardRate { rate, scale }
     }
 
     /// ġ = G_t + G_X·v at real values: one dual pass along (1, v).
@@ -475,46 +472,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         v: &[f64],
         theta: &[f64],
     ) -> f64 {
-        let td = Dual64::new(t, 1.0);
-        let (nx, nth) = (xx.len(), theta.len());
-        with_scratch(nx + nth, |buf: &mut [Dual64]| {
-            let (xd, thd) = buf.split_at_mut(nx);
-            for ((d, &a), &b) in xd.iter_mut().zip(xx).zip(v) {
-                *d = Dual64::new(a, b);
+        with_dual_point(xx, theta, |xd, thd| {
+            for (d, &b) in xd.iter_mut().zip(v) {
+                d.eps = b;
             }
-            for (d, &a) in thd.iter_mut().zip(theta) {
-                *d = Dual64::from(a);
-            }
-            self.guard_value(ctx, k, td, xd, thd).eps
-        })
-    }
-
-    /// ‖g_x‖₂ at real values: one dual pass along each x_i (no allocation for small
-    /// systems).
-    pub(super) fn guard_x_norm(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: f64,
-        xx: &[f64],
-        theta: &[f64],
-    ) -> f64 {
-        with_scratch(xx.len() + theta.len(), |buf: &mut [Dual64]| {
-            let (xd, thd) = buf.split_at_mut(xx.len());
-            for (d, &a) in xd.iter_mut().zip(xx) {
-                *d = Dual64::from(a);
-            }
-            for (d, &a) in thd.iter_mut().zip(theta) {
-                *d = Dual64::from(a);
-            }
-            let mut s = 0.0;
-            for i in 0..self.nx() {
-                xd[i].eps = 1.0;
-                let g = self.guard_value(ctx, k, Dual64::from(t), xd, thd).eps;
-                xd[i].eps = 0.0;
-                s += g * g;
-            }
-            s.sqrt()
+            self.guard_value(ctx, k, Dual64::new(t, 1.0), xd, thd).eps
         })
     }
 
@@ -526,4 +488,23 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                 .guard(ctx.mode, k, t, &xx[..self.nx()], u, &theta[..self.np()])
         })
     }
+}
+
+/// Runs `f` on X and θ as dual numbers with zero derivative parts, on stack scratch for
+/// small systems (the guard's slope and scale passes seed their directions into it).
+fn with_dual_point<R>(
+    xx: &[f64],
+    theta: &[f64],
+    f: impl FnOnce(&mut [Dual64], &mut [Dual64]) -> R,
+) -> R {
+    with_scratch(xx.len() + theta.len(), |buf: &mut [Dual64]| {
+        let (xd, thd) = buf.split_at_mut(xx.len());
+        for (d, &a) in xd.iter_mut().zip(xx) {
+            *d = Dual64::from(a);
+        }
+        for (d, &a) in thd.iter_mut().zip(theta) {
+            *d = Dual64::from(a);
+        }
+        f(xd, thd)
+    })
 }
