@@ -313,7 +313,7 @@ fn across_events(
         return Ok(());
     }
     for &i in seg.end_events.iter().rev() {
-        jumps[i].adjoint_columns(lam, mu, &seeds.events[i]);
+        jumps[i].adjoint_columns(lam, mu, seeds.events[i].iter().map(Option::as_ref));
     }
     Ok(())
 }

@@ -208,22 +208,22 @@ impl Jump {
     ) -> (DVector<f64>, DVector<f64>) {
         let mut l = DMatrix::from_column_slice(lambda_plus.len(), 1, lambda_plus.as_slice());
         let mut m = DMatrix::from_column_slice(mu_plus.len(), 1, mu_plus.as_slice());
-        self.adjoint_columns(&mut l, &mut m, &[c.cloned()]);
+        self.adjoint_columns(&mut l, &mut m, [c]);
         (l.column(0).into_owned(), m.column(0).into_owned())
     }
 
     /// [`Jump::adjoint`] for all k columns at once (the vector adjoint, Λ n×k, M nθ×k),
     /// in place: Λ⁻ = ΞᵀΛ⁺ + C_X,  M⁻ = M⁺ + Ξ_θᵀΛ⁺ + C_θ, column j's event cost from
-    /// `costs[j]`.
-    pub fn adjoint_columns(
+    /// the j-th of `costs`.
+    pub fn adjoint_columns<'c>(
         &self,
         lam: &mut DMatrix<f64>,
         mu: &mut DMatrix<f64>,
-        costs: &[Option<(DVector<f64>, DVector<f64>)>],
+        costs: impl IntoIterator<Item = Option<&'c (DVector<f64>, DVector<f64>)>>,
     ) {
         *mu += self.xi_theta.tr_mul(lam);
         *lam = self.xi.tr_mul(lam);
-        for (j, c) in costs.iter().enumerate() {
+        for (j, c) in costs.into_iter().enumerate() {
             if let Some((cx, ct)) = c {
                 let mut l = lam.column_mut(j);
                 l += cx;

@@ -433,7 +433,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     }
 
     /// ġ = G_t + G_X·v at real values, with its scale |g_t| + ‖g_x‖‖v‖ (for the grazing
-    /// test): dual passes along (1, v), along t, and along each x_i, on one stack scratch.
+    /// test): dual passes along (1, v), along t, and along each x_i, on one dual point.
     pub fn guard_rate(
         &self,
         ctx: &Ctx,
@@ -443,9 +443,9 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         v: &[f64],
         theta: &[f64],
     ) -> GuardRate {
-        let rate = self.guard_slope(ctx, k, t, xx, v, theta);
         let vn = v.iter().map(|a| a * a).sum::<f64>().sqrt();
-        let scale = with_dual_point(xx, theta, |xd, thd| {
+        with_dual_point(xx, theta, |xd, thd| {
+            let rate = self.slope_on(ctx, k, t, xd, thd, v);
             let gt = self
                 .guard_value(ctx, k, Dual64::new(t, 1.0), xd, thd)
                 .eps
@@ -457,9 +457,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                 xd[i].eps = 0.0;
                 s += g * g;
             }
-            gt + s.sqrt() * vn
-        });
-        GuardRate { rate, scale }
+            GuardRate {
+                rate,
+                scale: gt + s.sqrt() * vn,
+            }
+        })
     }
 
     /// ġ = G_t + G_X·v at real values: one dual pass along (1, v).
@@ -472,12 +474,29 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         v: &[f64],
         theta: &[f64],
     ) -> f64 {
-        with_dual_point(xx, theta, |xd, thd| {
-            for (d, &b) in xd.iter_mut().zip(v) {
-                d.eps = b;
-            }
-            self.guard_value(ctx, k, Dual64::new(t, 1.0), xd, thd).eps
-        })
+        with_dual_point(xx, theta, |xd, thd| self.slope_on(ctx, k, t, xd, thd, v))
+    }
+
+    /// [`Self::guard_slope`] on a loaded dual point: seeds X's derivative parts with v,
+    /// evaluates along (1, v), and clears them again (so the caller's scratch stays a
+    /// point with zero derivative parts).
+    fn slope_on(
+        &self,
+        ctx: &Ctx,
+        k: usize,
+        t: f64,
+        xd: &mut [Dual64],
+        thd: &[Dual64],
+        v: &[f64],
+    ) -> f64 {
+        for (d, &b) in xd.iter_mut().zip(v) {
+            d.eps = b;
+        }
+        let rate = self.guard_value(ctx, k, Dual64::new(t, 1.0), xd, thd).eps;
+        for d in xd.iter_mut() {
+            d.eps = 0.0;
+        }
+        rate
     }
 
     /// Guard k at X (generic; no allocation for small systems).

@@ -289,7 +289,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             with_real_parts(&self.y, &f0, |yr, fr| {
                 for (k, w) in watches.iter_mut().enumerate() {
                     if w.masked {
-                        w.start_rate = sys.guard_rate(&ctx, k, t.re(), yr, fr).rate;
+                        w.start_rate = sys.guard_slope(&ctx, k, t.re(), yr, fr);
                     }
                 }
             });
