@@ -165,13 +165,18 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
 /// Largest system whose DOPRI5 stages live on the stack.
 const DOPRI5_STACK: usize = 16;
 
-/// `acc += a · v`, component by component (the stage sums, written as contiguous passes
-/// over each stage so that they vectorize).
-#[inline]
-fn axpy<D: Scalar>(acc: &mut [D], a: f64, v: &[D]) {
-    for (o, &x) in acc.iter_mut().zip(v) {
-        *o += x * a;
+/// `Σ_s w_s k_s[i]` over the stages with a non-zero weight, in stage order (component i
+/// of a stage sum; `k` holds stage s at `s·n`). One accumulator in a register per
+/// component: no pass over a scratch vector per stage.
+#[inline(always)]
+fn stage_sum<D: Scalar>(w: &[f64], k: &[D], n: usize, i: usize) -> D {
+    let mut acc = D::zero();
+    for (s, &ws) in w.iter().enumerate() {
+        if ws != 0.0 {
+            acc += k[s * n + i] * ws;
+        }
     }
+    acc
 }
 
 /// One DOPRI5 step (Hairer, Nørsett & Wanner I, §II.5, Table 5.2) in the buffers `k`
@@ -194,20 +199,8 @@ fn dopri5_in<D: Scalar, R: OdeRhs<D> + ?Sized>(
     let err = dopri5_stages(rhs, t, y, f0, h, tol, k, ys)?;
     let y1 = ys.to_vec();
     let f1 = k[6 * n..].to_vec();
-    let mut r5 = [D::zero(); DOPRI5_STACK];
-    let mut r5_heap = Vec::new();
-    let r5: &mut [D] = if n <= DOPRI5_STACK {
-        &mut r5[..n]
-    } else {
-        r5_heap.resize(n, D::zero());
-        &mut r5_heap
-    };
-    for (s, &d) in DD.iter().enumerate() {
-        if d != 0.0 {
-            axpy(r5, d, &k[s * n..(s + 1) * n]);
-        }
-    }
-    let dense = DenseStep::with_r5(t, h, y, &y1, f0, &f1, |i| h * r5[i]);
+    // r5 = h Σ_s d_s k_s, component by component (the sum in stage order)
+    let dense = DenseStep::with_r5(t, h, y, &y1, f0, &f1, |i| h * stage_sum(&DD, k, n, i));
     Ok(Attempt::Done {
         y1,
         f1,
@@ -235,15 +228,9 @@ fn dopri5_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
     k[..n].copy_from_slice(f0);
     for s in 1..7 {
         let (done, rest) = k.split_at_mut(s * n);
-        // ys = Σ_j a_sj k_j, then y + h·ys
-        ys.fill(D::zero());
-        for (j, &a) in A[s][..s].iter().enumerate() {
-            if a != 0.0 {
-                axpy(ys, a, &done[j * n..(j + 1) * n]);
-            }
-        }
-        for (v, &y0) in ys.iter_mut().zip(y) {
-            *v = y0 + h * *v;
+        // Y_s = y + h Σ_j a_sj k_j
+        for (i, (v, &y0)) in ys.iter_mut().zip(y).enumerate() {
+            *v = y0 + h * stage_sum(&A[s][..s], done, n, i);
         }
         rhs.eval(t + h * C[s], ys, &mut rest[..n])?;
     }
