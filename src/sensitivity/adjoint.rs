@@ -142,6 +142,15 @@ impl<'r, 's, 'a, S: HybridSystem> AdjointRhs<'r, 's, 'a, S> {
         scratch: &'r RefCell<AdjointScratch>,
     ) -> Self {
         let ctx = seg.ctx();
+        {
+            // sized once a segment: the right-hand side only overwrites them
+            let AdjointScratch { x, gx, gu, gp, .. } = &mut *scratch.borrow_mut();
+            let (n, k) = (lay.n, lay.k);
+            x.resize(n, 0.0);
+            gx.resize(k * setup.nx(), 0.0);
+            gu.resize(k * lay.nu, 0.0);
+            gp.resize(k * lay.np, 0.0);
+        }
         AdjointRhs {
             setup,
             states: SegmentStates {
@@ -170,23 +179,20 @@ impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
         let (nx, np, nu) = (self.setup.nx(), lay.np, lay.nu);
         let mut guard = self.scratch.borrow_mut();
         let AdjointScratch { x, gx, gu, gp, vjp } = &mut *guard;
-        x.resize(n, 0.0);
         self.states.state_at(t, x)?;
-        gx.resize(k * nx, 0.0);
-        gu.resize(k * nu, 0.0);
-        gp.resize(k * np, 0.0);
         self.setup
             .vjp_multi(&self.ctx, t, x, self.theta, k, &y[..k * n], gx, gu, gp, vjp)?;
-        for j in 0..k {
-            // λ̇ = −F_Xᵀλ (the quadrature columns of F_X are zero)
-            let l = lay.lam(j);
-            for i in 0..n {
-                dy[l + i] = if i < nx { -gx[j * nx + i] } else { 0.0 };
+        // λ̇ = −F_Xᵀλ (the quadrature columns of F_X are zero), μ̇_p = −F_pᵀλ
+        let (dlam, dmu) = dy[..k * (n + np)].split_at_mut(k * n);
+        for (j, dl) in dlam.chunks_exact_mut(n).enumerate() {
+            let (dx, dz) = dl.split_at_mut(nx);
+            for (d, &v) in dx.iter_mut().zip(&gx[j * nx..(j + 1) * nx]) {
+                *d = -v;
             }
-            let m = lay.mu_p(j);
-            for q in 0..np {
-                dy[m + q] = -gp[j * np + q];
-            }
+            dz.fill(0.0);
+        }
+        for (d, &v) in dmu.iter_mut().zip(gp.iter()) {
+            *d = -v;
         }
         if lay.n_active > 0 {
             let g = self.setup.controls.as_ref().expect("controls");
