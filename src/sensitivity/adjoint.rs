@@ -119,6 +119,10 @@ struct AdjointRhs<'r, 's, 'a, S: HybridSystem> {
     lay: Layout,
     /// Shared by every segment's backward system (allocated once a pass).
     scratch: &'r RefCell<AdjointScratch>,
+    /// The time whose state the scratch's `x` holds (NaN: none yet on this segment). A
+    /// DOPRI5 step evaluates its last two stages at the same time (c₆ = c₇ = 1), so one
+    /// interpolation in six is a repeat.
+    x_at: std::cell::Cell<f64>,
 }
 
 /// Buffers reused across the adjoint's right-hand-side calls.
@@ -165,6 +169,7 @@ impl<'r, 's, 'a, S: HybridSystem> AdjointRhs<'r, 's, 'a, S> {
             theta,
             lay,
             scratch,
+            x_at: std::cell::Cell::new(f64::NAN),
         }
     }
 }
@@ -179,7 +184,10 @@ impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
         let (nx, np, nu) = (self.setup.nx(), lay.np, lay.nu);
         let mut guard = self.scratch.borrow_mut();
         let AdjointScratch { x, gx, gu, gp, vjp } = &mut *guard;
-        self.states.state_at(t, x)?;
+        if self.x_at.get() != t {
+            self.states.state_at(t, x)?;
+            self.x_at.set(t);
+        }
         self.setup
             .vjp_multi(&self.ctx, t, x, self.theta, k, &y[..k * n], gx, gu, gp, vjp)?;
         // λ̇ = −F_Xᵀλ (the quadrature columns of F_X are zero), μ̇_p = −F_pᵀλ

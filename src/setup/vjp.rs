@@ -63,8 +63,10 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let ny = self.dims.outputs.len();
         // the buffers keep their length between calls: zeroed in place, no libc call
         zeroed(&mut sc.u, nu);
-        if let (Some(g), Some(i)) = (&self.controls, self.control_interval(ctx)) {
-            g.values(i, t, &theta[np..], &mut sc.u);
+        if nu > 0 {
+            if let (Some(g), Some(i)) = (&self.controls, self.control_interval(ctx)) {
+                g.values(i, t, &theta[np..], &mut sc.u);
+            }
         }
         // λ_x of every cotangent, contiguous (one cotangent: its own leading part)
         if k > 1 {
@@ -147,7 +149,10 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 #[inline]
 fn zeroed(v: &mut Vec<f64>, len: usize) {
     if v.len() == len {
-        v.fill(0.0);
+        // element by element: a libc memset call costs more than a few stores
+        for x in v.iter_mut() {
+            *x = 0.0;
+        }
     } else {
         v.clear();
         v.resize(len, 0.0);

@@ -123,6 +123,7 @@ impl HybridSystem for BouncingBall {
 /// ```
 ///
 /// `tests/engine.rs` holds both to the default dual passes.
+#[inline(always)]
 fn ball_vjp(a: VjpArgs<'_>, out: VjpOut<'_>, thrust: bool) -> Result<(), ModelError> {
     let (x, p) = (a.x, a.p);
     let ny = if thrust { 4 } else { 3 };
