@@ -392,6 +392,11 @@ impl CustomSystem {
     ) {
         let (n, nx, nu, np) = (exprs.len(), at.x.len(), at.u.len(), at.p.len());
         for (i, e) in exprs.iter().enumerate() {
+            // an expression no cotangent weights adds nothing (its sweeps return at once):
+            // no tape either (the ball's velocity and energy outputs under a cost on y)
+            if (0..k).all(|j| w[j * n + i] == 0.0) {
+                continue;
+            }
             e.tape(at, &mut s.vals);
             for j in 0..k {
                 let mut sinks = Sinks {
