@@ -63,11 +63,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let ny = self.dims.outputs.len();
         // the buffers keep their length between calls: zeroed in place, no libc call
         zeroed(&mut sc.u, nu);
-        if nu > 0 {
-            if let (Some(g), Some(i)) = (&self.controls, self.control_interval(ctx)) {
-                g.values(i, t, &theta[np..], &mut sc.u);
-            }
-        }
+        self.controls_into(ctx, t, theta, &mut sc.u);
         // λ_x of every cotangent, contiguous (one cotangent: its own leading part)
         if k > 1 {
             sc.lam_x.clear();
