@@ -528,9 +528,11 @@ fn main() {
         let mut theta = BouncingBall::default_params();
         theta.extend((0..k).map(|i| 0.5 * ((i as f64) * 0.7).sin()));
         let reps: usize = if quick || k > 100 { 7 } else { 21 };
-        // seven interleaved rounds: a load burst on one round cannot decide the ratio
+        // fifteen interleaved rounds (seven before): a load burst on one round cannot
+        // decide the ratio; with seven, a full run on 2026-12-03 measured 2.80 at nθ 1,004
+        // (the adjoint at 2.15 ms against 1.82–1.85 ms in the runs before, bound 3)
         let t = best_interleaved(
-            7,
+            15,
             reps.div_ceil(3),
             &mut [
                 &mut || {
@@ -653,12 +655,8 @@ fn main() {
     // the same repetitions in both modes: the section takes < 0.2 s, and with 51 a CI
     // sitting's noise moved the adjoint ratio to 2.01 (1.74–1.78 in full runs)
     let late = expression_times(201);
-    let best: Vec<f64> = early_expression
-        .iter()
-        .zip(&late)
-        .map(|(a, b)| a.min(*b))
-        .collect();
-    let (expr_fwd, expr_adj) = expression_table([best[0], best[1], best[2], best[3]]);
+    let (expr_fwd, expr_adj) =
+        expression_table(std::array::from_fn(|i| early_expression[i].min(late[i])));
 
     println!();
     println!("== ball forward run by integrator, rtol = atol = 1e-8 ==");
