@@ -197,6 +197,9 @@ fn peak_rss_mb(file: &Path) -> f64 {
 /// Interleaved rounds of [`expression_times`] (its repetitions split among them).
 const EXPRESSION_ROUNDS: usize = 16;
 
+/// Runs of each task in [`expression_times`], in both modes (the section takes < 0.2 s).
+const EXPRESSION_REPS: usize = 201;
+
 /// The expression-defined ball (`problems/custom_ball.toml`) against the built-in Rust
 /// ball (`problems/bouncing_ball.toml`) through the CLI's system type, at rtol = atol =
 /// 1e-8: best-of-`reps` forward run and adjoint gradient, and their ratios
@@ -440,7 +443,7 @@ fn main() {
     // through every one of its rounds at its place (forward 1.76× in one, adjoint 2.27× in
     // the other, against 1.40–1.48× and 1.66–1.75× otherwise) while the built-in ball
     // interleaved with it was not
-    let early_expression = expression_times(201);
+    let early_expression = expression_times(EXPRESSION_REPS);
     let ball = BouncingBall;
     let mut s = Setup::new(
         &ball,
@@ -654,7 +657,7 @@ fn main() {
     println!("== expression ball (kind = \"custom\") vs built-in ball, rtol = atol = 1e-8 ==");
     // the same repetitions in both modes: the section takes < 0.2 s, and with 51 a CI
     // sitting's noise moved the adjoint ratio to 2.01 (1.74–1.78 in full runs)
-    let late = expression_times(201);
+    let late = expression_times(EXPRESSION_REPS);
     let (expr_fwd, expr_adj) =
         expression_table(std::array::from_fn(|i| early_expression[i].min(late[i])));
 
