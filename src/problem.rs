@@ -7,6 +7,7 @@
 mod controls;
 mod costs;
 pub mod document;
+mod file_names;
 mod optimizer;
 mod parameters;
 mod plot;
@@ -132,6 +133,16 @@ impl Problem {
         let reference = costs::reference(spec.reference.as_ref(), &costs, &dims, &doc)?;
         let optimizer = optimizer::settings(&spec.optimizer.unwrap_or_default(), &doc)?;
         let plot = plot::read(spec.plot.as_ref(), &dims, &doc)?;
+        if let Some(why) = spec.name.as_deref().and_then(file_names::unusable) {
+            return Err(doc.error(
+                &[key("name")],
+                format!(
+                    "{:?} cannot name the results folder: {why}; use {}",
+                    spec.name.as_deref().unwrap_or_default(),
+                    file_names::VALID
+                ),
+            ));
+        }
         let name = spec.name.unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().to_string())

@@ -1,8 +1,9 @@
 //! Failures after a run has begun must leave an earlier result intact: Ctrl-C (SIGINT)
 //! during a long optimization ends the program with exit code 130, removes its staging
 //! folder and leaves the earlier results byte-identical; an error while plotting, after the
-//! results folder was staged, does the same (exit code 1); and a commit after an
-//! interruption was requested is refused.
+//! results folder was staged, does the same (exit code 1); a commit after an
+//! interruption was requested is refused; and names from the problem file that would make
+//! a path outside the results folder are refused before anything is written.
 
 use hybridopt::report::Staging;
 use std::collections::BTreeMap;
@@ -234,4 +235,77 @@ fn a_missing_problem_file_says_its_os_error_once() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("/nonexistent/hybridopt-missing.toml"), "{err}");
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}
+
+/// Names from the problem file become file names: the problem's `name` the results folder
+/// (`results/<name>`), an objective's name `seed_<objective>.png` and its CSVs. A `/`, `\\`
+/// or a leading `.` would put them outside the folder (before this check, the objective
+/// `x/../../../evil` wrote `evil.{png,svg,csv}` beside the results folder, exit code 0).
+/// Each is refused when the file is read: exit code 1, the file, key and value named with
+/// what is valid, and nothing written anywhere.
+#[test]
+fn names_that_leave_the_results_folder_are_refused() {
+    let parent = tmpdir("names");
+    let text = std::fs::read_to_string(problem("bouncing_ball.toml")).unwrap();
+    let escape = parent.join("escaped");
+    let cases = [
+        (
+            "objective",
+            text.replace(
+                "kind = \"integral_squared\"",
+                "kind = \"integral_squared\"\nobjective = \"x/../../../escaped\"",
+            ),
+            vec!["gradient", "--out"],
+        ),
+        (
+            "objective",
+            text.replace(
+                "kind = \"integral_squared\"",
+                "kind = \"integral_squared\"\nobjective = \"..\"",
+            ),
+            vec!["gradient", "--out"],
+        ),
+        (
+            "name",
+            text.replace(
+                "name = \"bouncing_ball\"",
+                &format!("name = {:?}", escape.to_str().unwrap()),
+            ),
+            vec!["optimize"],
+        ),
+        (
+            "name",
+            text.replace("name = \"bouncing_ball\"", "name = \"..\\\\up\""),
+            vec!["simulate"],
+        ),
+    ];
+    for (i, (key, bad, cmd)) in cases.into_iter().enumerate() {
+        assert_ne!(bad, text, "case {i}: the replacement did not apply");
+        let file = parent.join(format!("bad{i}.toml"));
+        std::fs::write(&file, &bad).unwrap();
+        let out = parent.join(format!("res{i}"));
+        let mut c = bin();
+        c.arg(cmd[0]).arg(&file).current_dir(&parent);
+        if cmd.len() > 1 {
+            c.arg(cmd[1]).arg(&out);
+        }
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "case {i}: {err}");
+        assert!(
+            err.contains(file.to_str().unwrap()) && err.contains(&format!("{key}: ")),
+            "case {i}: the file and key are not named: {err}"
+        );
+        assert!(
+            err.contains("without `/`"),
+            "case {i}: what is valid: {err}"
+        );
+        assert!(!err.contains("panicked"), "case {i}: {err}");
+    }
+    // nothing but the problem files: no results folder, no escaped files
+    let mut left = leftovers(&parent, "");
+    left.sort();
+    assert_eq!(left, ["bad0.toml", "bad1.toml", "bad2.toml", "bad3.toml"]);
+    assert!(!escape.exists() && !parent.with_file_name("escaped.png").exists());
+    let _ = std::fs::remove_dir_all(&parent);
 }

@@ -44,9 +44,19 @@ pub(super) fn entries(
         .enumerate()
         .map(|(i, c)| {
             let r = Resolver { i, dims, doc };
+            let objective = c.objective();
+            if let Some(why) = super::file_names::unusable(&objective) {
+                return Err(r.err(
+                    "objective",
+                    format!(
+                        "{objective:?} cannot name the objective's files: {why}; use {}",
+                        super::file_names::VALID
+                    ),
+                ));
+            }
             Ok(CostEntry {
                 term: r.term(c, theta)?,
-                objective: c.objective(),
+                objective,
             })
         })
         .collect()
