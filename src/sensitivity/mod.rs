@@ -122,8 +122,22 @@ pub fn term_jacobian<S: HybridSystem>(
     let outs = setup
         .output_jacobian(ctx, t, xx, theta)
         .map_err(located(setup, t, ctx.mode))?;
+    let dims = (setup.n(), setup.ntheta());
+    Ok(term_jacobian_from(term, t, &outs, dims, as_terminal))
+}
+
+/// [`term_jacobian`] from the outputs' Jacobians at `(t, X)` (computed once for every
+/// term at the same point), `(n, nθ)` the sizes of X and θ: with `y = h(t, X, θ)` and the
+/// term `T(t, y)`, `T_t = ∂T/∂t + Σ_k ∂T/∂y_k h_{k,t}`, `T_X = Σ_k ∂T/∂y_k h_{k,X}`, `T_θ`
+/// likewise.
+pub(crate) fn term_jacobian_from(
+    term: &Term,
+    t: f64,
+    outs: &[ScalarJac],
+    (n, nth): (usize, usize),
+    as_terminal: bool,
+) -> ScalarJac {
     let ny = outs.len();
-    let y: Vec<f64> = outs.iter().map(|o| o.value).collect();
     let f = |td: Dual64, yd: &[Dual64]| -> Dual64 {
         if as_terminal {
             term.terminal(yd)
@@ -133,15 +147,15 @@ pub fn term_jacobian<S: HybridSystem>(
     };
     let lift = |seed: Option<usize>| -> Vec<Dual64> {
         (0..ny)
-            .map(|i| Dual64::new(y[i], if seed == Some(i) { 1.0 } else { 0.0 }))
+            .map(|i| Dual64::new(outs[i].value, if seed == Some(i) { 1.0 } else { 0.0 }))
             .collect()
     };
     let v0 = f(Dual64::new(t, 1.0), &lift(None));
     let mut jac = ScalarJac {
         value: v0.re,
         t: v0.eps,
-        x: DVector::zeros(setup.n()),
-        theta: DVector::zeros(setup.ntheta()),
+        x: DVector::zeros(n),
+        theta: DVector::zeros(nth),
     };
     for (k, o) in outs.iter().enumerate() {
         let dk = f(Dual64::from(t), &lift(Some(k))).eps;
@@ -151,7 +165,7 @@ pub fn term_jacobian<S: HybridSystem>(
             jac.theta += &o.theta * dk;
         }
     }
-    Ok(jac)
+    jac
 }
 
 /// Computes the objectives and their gradients by the chosen method (the adjoint, direct,

@@ -3,12 +3,12 @@
 //! trajectory and shared by every backward pass.
 
 use super::jump::Jump;
-use super::term_jacobian;
+use super::{located, term_jacobian, term_jacobian_from};
 use crate::error::Error;
 use crate::integrate::hybrid::Ctx;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
-use crate::setup::Setup;
+use crate::setup::{ScalarJac, Setup};
 use nalgebra::DVector;
 
 /// An event cost's adjoint contribution `(c_X, c_θ)` (theory §4).
@@ -48,6 +48,9 @@ impl ObjectiveSeeds {
             .last()
             .filter(|e| e.terminal)
             .map(|_| traj.events.len() - 1);
+        // the outputs' Jacobians at tf, computed once for every terminal term
+        let mut outs_tf: Option<Vec<ScalarJac>> = None;
+        let dims = (n, nth);
         for (oi, obj) in setup.objectives.iter().enumerate() {
             for (z, _) in setup.running_of(oi) {
                 seeds.lambda_tf[oi][nx + z] = 1.0;
@@ -63,21 +66,11 @@ impl ObjectiveSeeds {
                             seeds.add_event(i, oi, jump(i).event_cost(&tj));
                         }
                         None => {
-                            let seg = traj.segments.last().expect("a segment");
-                            let ctx = Ctx {
-                                mode: traj.mode_final,
-                                t_lo: seg.t_lo,
-                                t_hi: seg.t_hi,
+                            let outs = match &outs_tf {
+                                Some(o) => o,
+                                None => outs_tf.insert(final_outputs(setup, traj, theta)?),
                             };
-                            let tj = term_jacobian(
-                                setup,
-                                term,
-                                &ctx,
-                                traj.t_final,
-                                &traj.y_final,
-                                theta,
-                                true,
-                            )?;
+                            let tj = term_jacobian_from(term, traj.t_final, outs, dims, true);
                             seeds.lambda_tf[oi] += &tj.x;
                             seeds.mu_tf[oi] += &tj.theta;
                         }
@@ -108,4 +101,21 @@ impl ObjectiveSeeds {
     pub fn has_event_cost(&self, i: usize) -> bool {
         self.events[i].iter().any(Option::is_some)
     }
+}
+
+/// The outputs' Jacobians at the final state, in the final mode and interval.
+fn final_outputs<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    traj: &Trajectory,
+    theta: &[f64],
+) -> Result<Vec<ScalarJac>, Error> {
+    let seg = traj.segments.last().expect("a segment");
+    let ctx = Ctx {
+        mode: traj.mode_final,
+        t_lo: seg.t_lo,
+        t_hi: seg.t_hi,
+    };
+    setup
+        .output_jacobian(&ctx, traj.t_final, &traj.y_final, theta)
+        .map_err(located(setup, traj.t_final, ctx.mode))
 }
