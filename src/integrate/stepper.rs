@@ -142,24 +142,15 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     tol: &Tolerances,
 ) -> Result<Attempt<D>, ModelError> {
     let n = y.len();
-    // the seven stage slopes, flat (stage s at s·n), and the stage point: on the stack for
-    // small systems (no allocation but the step's results)
-    if n <= DOPRI5_STACK {
-        let mut k = [D::zero(); 7 * DOPRI5_STACK];
-        let mut ys = [D::zero(); DOPRI5_STACK];
-        dopri5_in(rhs, t, y, f0, h, tol, &mut k[..7 * n], &mut ys[..n])
-    } else {
-        dopri5_in(
-            rhs,
-            t,
-            y,
-            f0,
-            h,
-            tol,
-            &mut vec![D::zero(); 7 * n],
-            &mut vec![D::zero(); n],
-        )
-    }
+    let (mut y1, mut f1) = (vec![D::zero(); n], vec![D::zero(); n]);
+    let (err, dense) = dopri5_dense_into(rhs, t, y, f0, h, tol, &mut y1, &mut f1)?;
+    Ok(Attempt::Done {
+        y1,
+        f1,
+        err,
+        dense,
+        evals: 6,
+    })
 }
 
 /// Largest system whose DOPRI5 stages live on the stack.
@@ -179,38 +170,40 @@ fn stage_sum<D: Scalar>(w: &[f64], k: &[D], n: usize, i: usize) -> D {
     acc
 }
 
-/// One DOPRI5 step (Hairer, Nørsett & Wanner I, §II.5, Table 5.2) in the buffers `k`
-/// (7n: the stage slopes) and `ys` (n: the stage point, y1 at the end):
-/// `Y_s = y + h Σ_{j<s} a_sj k_j`, `k_s = F(t + c_s h, Y_s)`, `y1 = Y_7` (FSAL), the error
-/// `h Σ e_s k_s` and the dense coefficient `r5 = h Σ d_s k_s`.
+/// One DOPRI5 step (Hairer, Nørsett & Wanner I, §II.5, Table 5.2) with its end value and
+/// slope written into `y1`, `f1` (length n) and its interpolant returned with the weighted
+/// error norm: `Y_s = y + h Σ_{j<s} a_sj k_j`, `k_s = F(t + c_s h, Y_s)`, `y1 = Y_7`
+/// (FSAL), the error `h Σ e_s k_s` and the dense coefficient `r5 = h Σ d_s k_s`. The stage
+/// slopes live on the stack for small systems: the interpolant is the step's only
+/// allocation.
 #[allow(clippy::too_many_arguments)]
-fn dopri5_in<D: Scalar, R: OdeRhs<D> + ?Sized>(
+fn dopri5_dense_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
     rhs: &R,
     t: D,
     y: &[D],
     f0: &[D],
     h: D,
     tol: &Tolerances,
-    k: &mut [D],
-    ys: &mut [D],
-) -> Result<Attempt<D>, ModelError> {
+    y1: &mut [D],
+    f1: &mut [D],
+) -> Result<(f64, DenseStep<D>), ModelError> {
     use dopri5::D as DD;
     let n = y.len();
-    let err = dopri5_stages(rhs, t, y, f0, h, tol, k, ys)?;
-    let y1 = ys.to_vec();
-    let f1 = k[6 * n..].to_vec();
-    // r5 = h Σ_s d_s k_s, component by component (the sum in stage order)
-    let dense = DenseStep::with_r5(t, h, y, &y1, f0, &f1, |i| h * stage_sum(&DD, k, n, i));
-    Ok(Attempt::Done {
-        y1,
-        f1,
-        err,
-        dense,
-        evals: 6,
-    })
+    let mut finish = |k: &mut [D]| -> Result<(f64, DenseStep<D>), ModelError> {
+        let err = dopri5_stages(rhs, t, y, f0, h, tol, k, y1)?;
+        f1.copy_from_slice(&k[6 * n..7 * n]);
+        // r5 = h Σ_s d_s k_s, component by component (the sum in stage order)
+        let dense = DenseStep::with_r5(t, h, y, y1, f0, f1, |i| h * stage_sum(&DD, k, n, i));
+        Ok((err, dense))
+    };
+    if n <= DOPRI5_STACK {
+        finish(&mut [D::zero(); 7 * DOPRI5_STACK][..7 * n])
+    } else {
+        finish(&mut vec![D::zero(); 7 * n])
+    }
 }
 
-/// The stages of one DOPRI5 step (see [`dopri5_in`]) into `k` and `ys` (y1 at the end;
+/// The stages of one DOPRI5 step (see [`dopri5_dense_into`]) into `k` and `ys` (y1 at the end;
 /// `k[6n..]` is f1 by FSAL), returning the weighted error norm of `h Σ e_s k_s`.
 #[allow(clippy::too_many_arguments)]
 fn dopri5_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
@@ -256,6 +249,59 @@ fn dopri5_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         err = err.max(derivative_error(tol, hr, &E, k, n, &y[..m], &ys[..m]));
     }
     Ok(err)
+}
+
+/// The result of [`try_step_dense_into`]: the step's end value and slope are in the
+/// caller's buffers.
+pub enum DenseAttempt<D> {
+    /// The step was computed; `err` is its weighted error norm (accept when ≤ 1).
+    Done {
+        err: f64,
+        dense: DenseStep<D>,
+        evals: usize,
+    },
+    /// The implicit stage equations did not converge: retry with a smaller step.
+    NewtonFailed { evals: usize },
+}
+
+/// [`try_step`] with the end value and slope written into `y1`, `f1` (length n), for the
+/// backward pass's replay of checkpointed steps, which swaps them in: DOPRI5 then
+/// allocates only the interpolant it keeps (the same arithmetic as [`try_step`], so the
+/// replayed interpolants are bit-identical to the forward run's).
+#[allow(clippy::too_many_arguments)]
+pub fn try_step_dense_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    method: Method,
+    rhs: &R,
+    t: D,
+    y: &[D],
+    f0: &[D],
+    h: D,
+    tol: &Tolerances,
+    y1: &mut [D],
+    f1: &mut [D],
+) -> Result<DenseAttempt<D>, ModelError> {
+    if method == Method::Dopri5 {
+        let (err, dense) = dopri5_dense_into(rhs, t, y, f0, h, tol, y1, f1)?;
+        return Ok(DenseAttempt::Done {
+            err,
+            dense,
+            evals: 6,
+        });
+    }
+    Ok(match try_step(method, rhs, t, y, f0, h, tol)? {
+        Attempt::Done {
+            y1: a,
+            f1: b,
+            err,
+            dense,
+            evals,
+        } => {
+            y1.copy_from_slice(&a);
+            f1.copy_from_slice(&b);
+            DenseAttempt::Done { err, dense, evals }
+        }
+        Attempt::NewtonFailed { evals } => DenseAttempt::NewtonFailed { evals },
+    })
 }
 
 /// The result of [`try_step_into`]: a step computed in place (no interpolant).

@@ -16,7 +16,7 @@ pub use simulator::{Rejection, Simulator, StepOutcome};
 
 use super::dense::DenseStep;
 use super::options::{Checkpointing, EventOptions, SolverOptions};
-use super::stepper::{try_step, Attempt, NewtonJacobian, OdeRhs};
+use super::stepper::{try_step_dense_into, DenseAttempt, NewtonJacobian, OdeRhs};
 use super::trajectory::{ReplayWindow, Stats, Trajectory};
 use crate::error::{Error, ModelError};
 use crate::model::{Direction, Scalar};
@@ -125,22 +125,18 @@ pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
     rhs.eval(w.t0[0], &y, &mut f0)?;
     stats.rhs_evals += 1;
     let mut out = Vec::with_capacity(w.h.len());
+    // the step's end, written in place and swapped in (the forward run's arithmetic)
+    let (mut y1, mut f1) = (vec![0.0; y.len()], vec![0.0; y.len()]);
     for (&t, &h) in w.t0.iter().zip(&w.h) {
-        match try_step(sopt.method, &rhs, t, &y, &f0, h, &tol)? {
-            Attempt::Done {
-                y1,
-                f1,
-                dense,
-                evals,
-                ..
-            } => {
+        match try_step_dense_into(sopt.method, &rhs, t, &y, &f0, h, &tol, &mut y1, &mut f1)? {
+            DenseAttempt::Done { dense, evals, .. } => {
                 stats.rhs_evals += evals;
                 stats.steps += 1;
                 out.push(dense);
-                y = y1;
-                f0 = f1;
+                std::mem::swap(&mut y, &mut y1);
+                std::mem::swap(&mut f0, &mut f1);
             }
-            Attempt::NewtonFailed { .. } => {
+            DenseAttempt::NewtonFailed { .. } => {
                 return Err(ModelError::Other(format!(
                     "replaying a checkpointed step at t = {t}: the implicit stages did not \
                      converge where the forward run's did"
