@@ -142,11 +142,21 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     tol: &Tolerances,
 ) -> Result<Attempt<D>, ModelError> {
     let n = y.len();
-    let (mut y1, mut f1) = (vec![D::zero(); n], vec![D::zero(); n]);
-    let (err, dense) = dopri5_dense_into(rhs, t, y, f0, h, tol, &mut y1, &mut f1)?;
+    // the end value and slope on the stack for small systems, copied out once the step
+    // is computed (no zeroed heap buffers to fill)
+    let mut ends = [D::zero(); 2 * DOPRI5_STACK];
+    let mut heap = Vec::new();
+    let ends = if n <= DOPRI5_STACK {
+        &mut ends[..2 * n]
+    } else {
+        heap.resize(2 * n, D::zero());
+        &mut heap[..]
+    };
+    let (y1, f1) = ends.split_at_mut(n);
+    let (err, dense) = dopri5_dense_into(rhs, t, y, f0, h, tol, y1, f1)?;
     Ok(Attempt::Done {
-        y1,
-        f1,
+        y1: y1.to_vec(),
+        f1: f1.to_vec(),
         err,
         dense,
         evals: 6,
@@ -189,17 +199,26 @@ fn dopri5_dense_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
 ) -> Result<(f64, DenseStep<D>), ModelError> {
     use dopri5::D as DD;
     let n = y.len();
-    let mut finish = |k: &mut [D]| -> Result<(f64, DenseStep<D>), ModelError> {
+    with_stages(n, |k| {
         let err = dopri5_stages(rhs, t, y, f0, h, tol, k, y1)?;
-        f1.copy_from_slice(&k[6 * n..7 * n]);
+        f1.copy_from_slice(&k[6 * n..]);
         // r5 = h Σ_s d_s k_s, component by component (the sum in stage order)
         let dense = DenseStep::with_r5(t, h, y, y1, f0, f1, |i| h * stage_sum(&DD, k, n, i));
         Ok((err, dense))
-    };
+    })
+}
+
+/// `step` on DOPRI5's seven stage slopes (7n, zeroed): on the stack for systems up to
+/// [`DOPRI5_STACK`] states, on the heap above.
+#[inline(always)]
+fn with_stages<D: Scalar, T>(
+    n: usize,
+    step: impl FnOnce(&mut [D]) -> Result<T, ModelError>,
+) -> Result<T, ModelError> {
     if n <= DOPRI5_STACK {
-        finish(&mut [D::zero(); 7 * DOPRI5_STACK][..7 * n])
+        step(&mut [D::zero(); 7 * DOPRI5_STACK][..7 * n])
     } else {
-        finish(&mut vec![D::zero(); 7 * n])
+        step(&mut vec![D::zero(); 7 * n])
     }
 }
 
@@ -327,35 +346,20 @@ pub fn try_step_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
     y1: &mut [D],
     f1: &mut [D],
 ) -> Result<StepInPlace, ModelError> {
-    let n = y.len();
     if method == Method::Dopri5 {
-        let err = if n <= DOPRI5_STACK {
-            let mut k = [D::zero(); 7 * DOPRI5_STACK];
-            let err = dopri5_stages(rhs, t, y, f0, h, tol, &mut k[..7 * n], y1)?;
-            f1.copy_from_slice(&k[6 * n..7 * n]);
-            err
-        } else {
-            let mut k = vec![D::zero(); 7 * n];
-            let err = dopri5_stages(rhs, t, y, f0, h, tol, &mut k, y1)?;
-            f1.copy_from_slice(&k[6 * n..]);
-            err
-        };
+        let err = with_stages(y.len(), |k| {
+            let err = dopri5_stages(rhs, t, y, f0, h, tol, k, y1)?;
+            f1.copy_from_slice(&k[6 * y.len()..]);
+            Ok(err)
+        })?;
         return Ok(StepInPlace::Done { err, evals: 6 });
     }
-    Ok(match try_step(method, rhs, t, y, f0, h, tol)? {
-        Attempt::Done {
-            y1: a,
-            f1: b,
-            err,
-            evals,
-            ..
-        } => {
-            y1.copy_from_slice(&a);
-            f1.copy_from_slice(&b);
-            StepInPlace::Done { err, evals }
-        }
-        Attempt::NewtonFailed { evals } => StepInPlace::NewtonFailed { evals },
-    })
+    Ok(
+        match try_step_dense_into(method, rhs, t, y, f0, h, tol, y1, f1)? {
+            DenseAttempt::Done { err, evals, .. } => StepInPlace::Done { err, evals },
+            DenseAttempt::NewtonFailed { evals } => StepInPlace::NewtonFailed { evals },
+        },
+    )
 }
 
 /// The weighted error norm of the derivative parts of a dual run (the same embedded
