@@ -29,3 +29,19 @@ pub(crate) fn with_scratch<D: Scalar, R>(len: usize, f: impl FnOnce(&mut [D]) ->
         f(&mut vec![D::zero(); len])
     }
 }
+
+/// Runs `f` on a zeroed scratch slice of `len` scalars, on the stack up to `N` entries
+/// (a buffer sized for its caller, such as DOPRI5's seven stage slopes), on the heap
+/// beyond.
+#[inline(always)]
+pub(crate) fn with_stack<const N: usize, D: Scalar, R>(
+    len: usize,
+    f: impl FnOnce(&mut [D]) -> R,
+) -> R {
+    if len <= N {
+        let mut a = [D::zero(); N];
+        f(&mut a[..len])
+    } else {
+        f(&mut vec![D::zero(); len])
+    }
+}

@@ -4,6 +4,7 @@
 //! of the `f64` run.
 
 use super::dense::DenseStep;
+use super::scratch::with_stack;
 use super::tableau::{dopri5, Radau5, Sdirk3};
 use crate::error::ModelError;
 use crate::model::Scalar;
@@ -143,7 +144,8 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
 ) -> Result<Attempt<D>, ModelError> {
     let n = y.len();
     // the end value and slope on the stack for small systems, copied out once the step
-    // is computed (no zeroed heap buffers to fill)
+    // is computed (no zeroed heap buffers to fill). Written out rather than through
+    // `with_stack`: the closure form cost the ball 0.6 % more instructions (measured).
     let mut ends = [D::zero(); 2 * DOPRI5_STACK];
     let mut heap = Vec::new();
     let ends = if n <= DOPRI5_STACK {
@@ -211,15 +213,8 @@ fn dopri5_dense_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
 /// `step` on DOPRI5's seven stage slopes (7n, zeroed): on the stack for systems up to
 /// [`DOPRI5_STACK`] states, on the heap above.
 #[inline(always)]
-fn with_stages<D: Scalar, T>(
-    n: usize,
-    step: impl FnOnce(&mut [D]) -> Result<T, ModelError>,
-) -> Result<T, ModelError> {
-    if n <= DOPRI5_STACK {
-        step(&mut [D::zero(); 7 * DOPRI5_STACK][..7 * n])
-    } else {
-        step(&mut vec![D::zero(); 7 * n])
-    }
+fn with_stages<D: Scalar, T>(n: usize, step: impl FnOnce(&mut [D]) -> T) -> T {
+    with_stack::<{ 7 * DOPRI5_STACK }, D, T>(7 * n, step)
 }
 
 /// The stages of one DOPRI5 step (see [`dopri5_dense_into`]) into `k` and `ys` (y1 at the end;
