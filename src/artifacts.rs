@@ -134,7 +134,7 @@ pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
         Some(last) => format!("cost (final {:.8e})", last.cost),
         None => "cost".to_string(),
     };
-    Figure {
+    let mut fig = Figure {
         title: title.to_string(),
         x_label: "iteration".into(),
         panels: vec![
@@ -154,7 +154,7 @@ pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
                 y_label: "|grad|".into(),
                 series: vec![Series::new(
                     "|grad| (transformed variables)",
-                    it,
+                    it.clone(),
                     history.iter().map(|r| r.grad_norm).collect(),
                     LineKind::Solid,
                 )],
@@ -162,7 +162,34 @@ pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
             },
         ],
         markers: vec![],
+    };
+    // a constrained run: the stationarity residual and the largest violation
+    if history.iter().any(|r| r.max_violation.is_some()) {
+        let floor = |v: f64| v.max(1e-16);
+        fig.panels[1] = Panel {
+            title: "KKT stationarity and largest violation".into(),
+            y_label: "residual".into(),
+            series: vec![
+                Series::new(
+                    "stationarity |∇L|",
+                    it.clone(),
+                    history.iter().map(|r| floor(r.grad_norm)).collect(),
+                    LineKind::Solid,
+                ),
+                Series::new(
+                    "largest violation",
+                    it,
+                    history
+                        .iter()
+                        .map(|r| floor(r.max_violation.unwrap_or(0.0)))
+                        .collect(),
+                    LineKind::Dashed,
+                ),
+            ],
+            log_y: true,
+        };
     }
+    fig
 }
 
 /// Sensitivities dy/dθ_j of the chosen outputs vs time, from a forward-sensitivity run:

@@ -65,6 +65,18 @@ pub enum Term {
         target: f64,
         weight: f64,
     },
+    /// `w·y(t_e, x⁻)`: an output just before the `occurrence`-th firing.
+    EventOutput {
+        guard: EventGuard,
+        occurrence: usize,
+        output: usize,
+        weight: f64,
+    },
+    /// `w·θ_i`: a parameter (or control coefficient) itself (a constraint's functional).
+    Parameter { index: usize, weight: f64 },
+    /// `w·t_f`: the horizon's end (minimum-time problems, with a free final time; it does
+    /// not depend on θ).
+    FinalTime { weight: f64 },
     /// `w·(y(t_e, x⁻) − target)²`: an output just before the `occurrence`-th firing.
     EventOutputSquared {
         guard: EventGuard,
@@ -99,6 +111,9 @@ impl Term {
                 guard, occurrence, ..
             }
             | Term::EventOutputSquared {
+                guard, occurrence, ..
+            }
+            | Term::EventOutput {
                 guard, occurrence, ..
             } => Some((guard, occurrence)),
             _ => None,
@@ -182,6 +197,7 @@ impl Term {
     /// The value of a parameter term (0 for other kinds).
     pub fn parameter_value<D: Scalar>(&self, theta: &[D]) -> D {
         match *self {
+            Term::Parameter { index, weight } => theta[index] * weight,
             Term::ParameterSquared {
                 index,
                 target,
@@ -196,13 +212,22 @@ impl Term {
 
     /// Adds the gradient of a parameter term to `g`.
     pub fn add_parameter_gradient(&self, theta: &[f64], g: &mut [f64]) {
-        if let Term::ParameterSquared {
-            index,
-            target,
-            weight,
-        } = *self
-        {
-            g[index] += 2.0 * weight * (theta[index] - target);
+        match *self {
+            Term::ParameterSquared {
+                index,
+                target,
+                weight,
+            } => g[index] += 2.0 * weight * (theta[index] - target),
+            Term::Parameter { index, weight } => g[index] += weight,
+            _ => {}
+        }
+    }
+
+    /// The value of a final-time term at the horizon's end `tf` (0 for other kinds).
+    pub fn time_value(&self, tf: f64) -> f64 {
+        match *self {
+            Term::FinalTime { weight } => weight * tf,
+            _ => 0.0,
         }
     }
 
@@ -223,6 +248,7 @@ impl Term {
                 let d = y[output] - target;
                 d * d * weight
             }
+            Term::EventOutput { output, weight, .. } => y[output] * weight,
             _ => D::zero(),
         }
     }

@@ -150,6 +150,10 @@ pub enum Error {
     /// A picture or animation was asked of a system that has no geometry.
     #[error("system '{system}' has no geometry, so its motion cannot be drawn: only mechanical systems can be animated. A system gets one by implementing hybridopt::animate::Geometry (its shapes at a state and its static scene) and returning it from HybridSystem::geometry")]
     NoGeometry { system: String },
+    /// The constrained solver cannot run or continue (a QP it cannot solve, a free final
+    /// time it cannot use, a constraint the setup cannot have).
+    #[error("constrained solver: {0}")]
+    Constrained(#[from] crate::optimize::ConstrainedError),
     /// An interruption (Ctrl-C) was requested through [`crate::interrupt::request`].
     #[error("interrupted (Ctrl-C)")]
     Interrupted,

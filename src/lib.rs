@@ -50,6 +50,7 @@
 )]
 pub mod animate;
 pub mod artifacts;
+pub mod constraint;
 pub mod control;
 pub mod cost;
 pub mod custom;

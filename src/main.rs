@@ -2,7 +2,6 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use hybridopt::optimize::optimize;
 use hybridopt::optimize_output::write_optimize_results;
 use hybridopt::output::animate::{animate_to_folder, AnimateRequest};
 use hybridopt::output::gradient_files::write_gradient_folder;
@@ -450,7 +449,7 @@ fn cmd_optimize(
                 Arc::new(move |it: u64, _c: f64| b.set_position(it))
                     as Arc<dyn Fn(u64, f64) + Send + Sync>
             });
-            let r = optimize(&setup, &p.theta, &p.optimizer, progress)?;
+            let r = p.optimize(&setup, &p.theta, progress)?;
             if let Some(b) = bar {
                 b.finish_and_clear();
             }

@@ -39,6 +39,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod adapter;
+mod constrained;
 mod descent;
 mod history;
 mod kink;
@@ -46,6 +47,9 @@ mod runs;
 mod settings;
 mod theta;
 use adapter::{Adapter, Shared, Space};
+pub use constrained::{
+    optimize_constrained, ConstrainedError, ConstrainedReport, ConstraintReport, Kkt,
+};
 pub use history::HistoryRow;
 use history::Rows;
 pub use kink::{min_norm_in_hull, KinkReport};
@@ -67,6 +71,9 @@ pub enum Outcome {
     StationaryStart,
     /// Stopped at a kink (kink policy `stop`); see [`OptimizeResult::kinks`].
     Kink,
+    /// A constrained problem whose constraints cannot be met: the run ends at a point of
+    /// least violation ([`ConstrainedReport::max_violation`]).
+    Infeasible,
 }
 
 impl Outcome {
@@ -78,6 +85,7 @@ impl Outcome {
             Outcome::Stalled => "stalled",
             Outcome::StationaryStart => "stationary_start",
             Outcome::Kink => "kink",
+            Outcome::Infeasible => "infeasible",
         }
     }
 }
@@ -113,12 +121,35 @@ pub struct OptimizeResult {
     pub kinks: Vec<KinkReport>,
     pub initial: Evaluation,
     pub last: Evaluation,
+    /// A constrained run's constraints, multipliers and KKT residual
+    /// ([`optimize_constrained`]); `None` for an unconstrained run.
+    pub constrained: Option<ConstrainedReport>,
 }
 
 impl OptimizeResult {
     /// Whether the run converged (or started at a stationary point).
     pub fn converged(&self) -> bool {
         matches!(self.outcome, Outcome::Converged | Outcome::StationaryStart)
+    }
+
+    /// `setup` with the horizon of the start and of the final point (they differ only
+    /// with a free final time).
+    pub fn setups_at_ends<'a, S: HybridSystem>(
+        &self,
+        setup: &Setup<'a, S>,
+    ) -> (Setup<'a, S>, Setup<'a, S>) {
+        let at = |t: Option<f64>| {
+            let mut s = setup.with_objectives(setup.objectives.clone());
+            if let Some(t) = t {
+                s.t_end = t;
+            }
+            s
+        };
+        let c = self.constrained.as_ref();
+        (
+            at(c.and_then(|c| c.t_end_initial)),
+            at(c.and_then(|c| c.t_end_final)),
+        )
     }
 }
 
@@ -270,6 +301,7 @@ impl StartPoint {
             kinks: shared.kinks(),
             last: self.evaluation.clone(),
             initial: self.evaluation.clone(),
+            constrained: None,
         })
     }
 }
@@ -338,5 +370,6 @@ fn finish<S: HybridSystem>(
         kinks,
         initial: first.evaluation,
         last,
+        constrained: None,
     })
 }

@@ -33,8 +33,9 @@ pub fn write_optimize_results<S: HybridSystem>(
     let names = setup.theta_names();
     let (header, rows) = history_table(&names, &r.history);
     stage.write_csv("history.csv", &header, &rows)?;
-    let t_init = trajectory_table(setup, &r.initial.trajectory, &r.theta_initial)?;
-    let t_final = trajectory_table(setup, &r.last.trajectory, &r.theta_final)?;
+    let (s_init, s_final) = r.setups_at_ends(setup);
+    let t_init = trajectory_table(&s_init, &r.initial.trajectory, &r.theta_initial)?;
+    let t_final = trajectory_table(&s_final, &r.last.trajectory, &r.theta_final)?;
     stage.write_csv("trajectory_initial.csv", &t_init.header, &t_init.rows)?;
     stage.write_csv("trajectory.csv", &t_final.header, &t_final.rows)?;
     write_figure(
@@ -129,6 +130,11 @@ pub fn history_table(
         "step".into(),
     ];
     header.extend(names.iter().cloned());
+    // a constrained run adds the largest violation (its grad_norm is the KKT stationarity)
+    let constrained = history.iter().any(|h| h.max_violation.is_some());
+    if constrained {
+        header.push("max_violation".into());
+    }
     let mut rows = ndarray::Array2::zeros((history.len(), header.len()));
     for (i, h) in history.iter().enumerate() {
         rows[(i, 0)] = h.iteration as f64;
@@ -137,6 +143,9 @@ pub fn history_table(
         rows[(i, 3)] = h.step;
         for (j, v) in h.theta.iter().enumerate() {
             rows[(i, 4 + j)] = *v;
+        }
+        if constrained {
+            rows[(i, 4 + h.theta.len())] = h.max_violation.unwrap_or(f64::NAN);
         }
     }
     (header, rows)

@@ -38,12 +38,13 @@
 //! # Ok::<(), hybridopt::Error>(())
 //! ```
 
+pub use crate::constraint::{Constraint, ConstraintBounds, ConstraintKind, Constraints, FreeTime};
 pub use crate::cost::{EventGuard, Objective, Term};
 pub use crate::error::{Error, ModelError, Result};
 pub use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 pub use crate::optimize::{
-    optimize, KinkPolicy, OptimizeResult, OptimizerSettings, Outcome, SolverKind, ThetaEntry,
-    Transform,
+    optimize, optimize_constrained, ConstrainedReport, ConstraintReport, KinkPolicy,
+    OptimizeResult, OptimizerSettings, Outcome, SolverKind, ThetaEntry, Transform,
 };
 pub use crate::problem::Problem;
 pub use crate::sensitivity::{

@@ -4,6 +4,7 @@
 //! transforms, the settings) live in [`crate::optimize`](mod@crate::optimize): this module reads them from the
 //! file; the optimizer does not know about files.
 
+mod constraints;
 mod controls;
 mod costs;
 pub mod document;
@@ -14,6 +15,7 @@ mod plot;
 pub mod schema;
 mod simulation;
 
+use crate::constraint::Constraints;
 use crate::control::ControlGrid;
 use crate::cost::{Objective, Reference, Term};
 use crate::error::Error;
@@ -24,7 +26,7 @@ use crate::systems::builtin::Builtin;
 use crate::systems::kind::BuildError;
 pub use costs::{CostEntry, CostTerm};
 use document::{key, variants, Document, Tagged};
-use schema::{CostSpec, FileSpec, SystemSpec};
+use schema::{ConstraintSpec, CostSpec, FileSpec, SystemSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -81,6 +83,9 @@ pub struct Problem {
     pub theta: Vec<ThetaEntry>,
     pub controls: Option<ControlGrid>,
     pub costs: Vec<CostEntry>,
+    /// `[[constraint]]` tables and a free final time: when either is present, `optimize`
+    /// runs the constrained solver ([`crate::optimize::optimize_constrained`]).
+    pub constraints: Constraints,
     /// Parameter overrides for a tracking reference run.
     pub reference: Option<BTreeMap<String, f64>>,
     pub optimizer: OptimizerSettings,
@@ -110,6 +115,7 @@ impl Problem {
         let spec: FileSpec = doc.read(&[
             (Tagged::Table("system"), variants::<SystemSpec>()),
             (Tagged::Entries("cost"), variants::<CostSpec>()),
+            (Tagged::Entries("constraint"), variants::<ConstraintSpec>()),
         ])?;
         let system = build_system(&spec.system, &doc)?;
         let dims = Dims::of(&system);
@@ -130,6 +136,22 @@ impl Problem {
             );
         }
         let costs = costs::entries(&spec.cost, &dims, &theta, &doc)?;
+        let free_time = simulation::free_time(&spec.simulation, &doc)?;
+        if let Some(i) = spec
+            .cost
+            .iter()
+            .position(|c| matches!(c, CostSpec::FinalTime { .. }))
+            .filter(|_| free_time.is_none())
+        {
+            return Err(doc.error(
+                &[key("cost"), document::Seg::Entry(i), key("kind")],
+                "a `final_time` cost needs a free final time: write [simulation] t_end = { value = …, optimize = true, lower = …, upper = … }",
+            ));
+        }
+        let constraints = Constraints {
+            list: constraints::entries(&spec.constraint, &dims, &theta, free_time, &doc)?,
+            free_time,
+        };
         let reference = costs::reference(spec.reference.as_ref(), &costs, &dims, &doc)?;
         let optimizer = optimizer::settings(&spec.optimizer.unwrap_or_default(), &doc)?;
         let plot = plot::read(spec.plot.as_ref(), &dims, &doc)?;
@@ -155,12 +177,13 @@ impl Problem {
             system,
             dims,
             t0: spec.simulation.t0,
-            t_end: spec.simulation.t_end,
+            t_end: spec.simulation.t_end.value(),
             solver,
             events,
             theta,
             controls,
             costs,
+            constraints,
             reference,
             optimizer,
             plot_outputs: plot.outputs,
@@ -268,6 +291,28 @@ impl Problem {
         s.solver = self.solver;
         s.events = self.events;
         Ok(s)
+    }
+
+    /// Runs the optimizer the problem calls for on `setup` (built by [`Self::setup`]):
+    /// the constrained solver when it has constraints or a free final time, else
+    /// `[optimizer] solver` (L-BFGS or steepest descent).
+    pub fn optimize(
+        &self,
+        setup: &Setup<'_, Builtin>,
+        theta: &[ThetaEntry],
+        progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    ) -> Result<crate::optimize::OptimizeResult, Error> {
+        if self.constraints.is_empty() {
+            crate::optimize::optimize(setup, theta, &self.optimizer, progress)
+        } else {
+            crate::optimize::optimize_constrained(
+                setup,
+                theta,
+                &self.constraints,
+                &self.optimizer,
+                progress,
+            )
+        }
     }
 
     /// Indices of θ that are optimized.

@@ -17,6 +17,10 @@ pub struct HistoryRow {
     pub step: f64,
     /// θ (all entries, physical values).
     pub theta: Vec<f64>,
+    /// A constrained run's largest constraint violation at the iterate (its `grad_norm`
+    /// is then the KKT residual's stationarity part).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_violation: Option<f64>,
 }
 
 /// An iteration as observed: (iteration, scaled cost, scaled gradient norm, z).
@@ -64,6 +68,7 @@ impl Rows {
                 grad_norm: gn * scale,
                 step,
                 theta: space.theta(z).0,
+                max_violation: None,
             });
             zprev = Some(z);
         }

@@ -76,6 +76,9 @@ pub struct OptimizerSettings {
     /// What to do where ψ is nonsmooth in the optimized variables. Default: descend along
     /// the min-norm element of the pieces' gradients.
     pub at_kink: KinkPolicy,
+    /// The constrained solver stops when the KKT residual (stationarity, feasibility and
+    /// complementarity, absolute) is below this. Default 1e-8.
+    pub tol_kkt: f64,
 }
 
 impl Default for OptimizerSettings {
@@ -89,6 +92,7 @@ impl Default for OptimizerSettings {
             tol_cost: 1e-15,
             first_step: 0.5,
             at_kink: KinkPolicy::Descent,
+            tol_kkt: 1e-8,
         }
     }
 }

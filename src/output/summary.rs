@@ -5,7 +5,7 @@
 
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
-use crate::optimize::{KinkReport, OptimizeResult, Outcome};
+use crate::optimize::{ConstraintReport, KinkReport, OptimizeResult, Outcome};
 use crate::problem::Problem;
 use crate::setup::Setup;
 use crate::sweep::{starts::Range, MultiStart, PointOutcome};
@@ -70,6 +70,21 @@ pub struct OptimizeSummary {
     /// `optimize --starts N`: the starts and the best of them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multi_start: Option<MultiStartSummary>,
+    /// A constrained problem: every constraint's value, bounds, violation and multiplier
+    /// (`final_cost` stays the objective's value, never a merit function).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<Vec<ConstraintReport>>,
+    /// A constrained problem: the KKT residual at the final point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kkt_residual: Option<f64>,
+    /// A constrained problem: the largest constraint violation at the final point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_violation: Option<f64>,
+    /// A free final time: t_end at the start and at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_end_initial: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_end_final: Option<f64>,
 }
 
 /// `"multi_start"` of `optimize --starts N`.
@@ -118,9 +133,13 @@ impl OptimizeSummary {
         let by_name = |v: &[f64]| -> BTreeMap<String, f64> {
             names.iter().cloned().zip(v.iter().copied()).collect()
         };
+        let c = r.constrained.as_ref();
         OptimizeSummary {
             problem: p.name.clone(),
-            solver: p.optimizer.solver.name(),
+            solver: match c {
+                Some(_) => "sqp",
+                None => p.optimizer.solver.name(),
+            },
             gradient: p.optimizer.gradient.name(),
             termination: r.termination.clone(),
             outcome: r.outcome,
@@ -141,6 +160,11 @@ impl OptimizeSummary {
             wall_time_s: r.wall_time_s,
             events: EventSummary::list(setup, &r.last.trajectory),
             multi_start: None,
+            constraints: c.map(|c| c.constraints.clone()),
+            kkt_residual: c.map(|c| c.kkt_residual),
+            max_violation: c.map(|c| c.max_violation),
+            t_end_initial: c.and_then(|c| c.t_end_initial),
+            t_end_final: c.and_then(|c| c.t_end_final),
         }
     }
 
@@ -163,6 +187,35 @@ impl OptimizeSummary {
         );
         for r in &self.restarts {
             let _ = writeln!(o, "  restarted the line search {r}");
+        }
+        if let (Some(list), Some(kkt), Some(viol)) =
+            (&self.constraints, self.kkt_residual, self.max_violation)
+        {
+            let _ = writeln!(
+                o,
+                "  KKT residual {kkt:.3e}, largest violation {viol:.3e}; constraints (λ: multiplier):"
+            );
+            for c in list {
+                let bounds = match (c.lower, c.upper) {
+                    (Some(l), Some(u)) if l == u => format!("= {l}"),
+                    (Some(l), Some(u)) => format!("in [{l}, {u}]"),
+                    (Some(l), None) => format!("≥ {l}"),
+                    (None, Some(u)) => format!("≤ {u}"),
+                    (None, None) => String::new(),
+                };
+                let _ = writeln!(
+                    o,
+                    "    {:<24} {:.10e} {bounds:<16} violation {:.2e}  λ {:+.6e}{}",
+                    c.name,
+                    c.value,
+                    c.violation,
+                    c.multiplier,
+                    if c.active { "  active" } else { "" }
+                );
+            }
+        }
+        if let (Some(a), Some(b)) = (self.t_end_initial, self.t_end_final) {
+            let _ = writeln!(o, "  {:>12} {a:.10e} → {b:.10e}", "t_end");
         }
         if let Some(k) = &self.final_kink {
             let _ = writeln!(o, "  the final point is a kink (simultaneous event at t = {:?}): ψ has no gradient there", k.times);

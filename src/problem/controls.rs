@@ -52,7 +52,7 @@ pub(super) fn grid(
     let grid = ControlGrid {
         basis: cs.basis,
         t0: sim.t0,
-        t1: sim.t_end,
+        t1: sim.t_end.latest(),
         intervals: cs.intervals,
         channels: dims.controls.len(),
     };

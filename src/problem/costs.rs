@@ -43,7 +43,12 @@ pub(super) fn entries(
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let r = Resolver { i, dims, doc };
+            let r = Resolver {
+                table: "cost",
+                i,
+                dims,
+                doc,
+            };
             let objective = c.objective();
             if let Some(why) = super::file_names::unusable(&objective) {
                 return Err(r.err(
@@ -62,23 +67,25 @@ pub(super) fn entries(
         .collect()
 }
 
-/// Resolves the names of cost term #i, its errors pointing at its keys.
-struct Resolver<'r, 'a> {
-    i: usize,
-    dims: &'r Dims,
-    doc: &'r Document<'a>,
+/// Resolves the names of entry #i of the array of tables `table` (`cost`, `constraint`),
+/// its errors pointing at its keys.
+pub(super) struct Resolver<'r, 'a> {
+    pub table: &'static str,
+    pub i: usize,
+    pub dims: &'r Dims,
+    pub doc: &'r Document<'a>,
 }
 
 impl Resolver<'_, '_> {
-    fn err(&self, k: &str, message: String) -> Error {
-        let mut path = vec![key("cost"), Seg::Entry(self.i)];
+    pub fn err(&self, k: &str, message: String) -> Error {
+        let mut path = vec![key(self.table), Seg::Entry(self.i)];
         if !k.is_empty() {
             path.push(key(k));
         }
         self.doc.error(&path, message)
     }
 
-    fn output(&self, o: &str) -> Result<usize, Error> {
+    pub fn output(&self, o: &str) -> Result<usize, Error> {
         self.dims.output_index(o).ok_or_else(|| {
             self.err(
                 "output",
@@ -91,7 +98,7 @@ impl Resolver<'_, '_> {
     }
 
     /// The guard's index and the occurrence (counted from 1).
-    fn event(&self, g: &GuardSpec, occurrence: usize) -> Result<(EventGuard, usize), Error> {
+    pub fn event(&self, g: &GuardSpec, occurrence: usize) -> Result<(EventGuard, usize), Error> {
         let guard = match g {
             GuardSpec::Any => EventGuard::Any,
             GuardSpec::Named(g) => EventGuard::Guard(
@@ -113,15 +120,34 @@ impl Resolver<'_, '_> {
         if occurrence == 0 {
             return Err(self.err("occurrence", "occurrence counts from 1".into()));
         }
+        if self.dims.guards.is_empty() {
+            return Err(self.err(
+                "kind",
+                "the system has no guards, so it has no events to refer to".into(),
+            ));
+        }
         Ok((guard, occurrence))
     }
 
-    fn finite(&self, k: &str, v: f64) -> Result<f64, Error> {
+    pub fn finite(&self, k: &str, v: f64) -> Result<f64, Error> {
         if v.is_finite() {
             Ok(v)
         } else {
             Err(self.err(k, format!("{k} {v} is not finite")))
         }
+    }
+
+    /// The index in θ of a parameter (or a control coefficient, `thrust[3]`).
+    pub fn param(&self, param: &str, theta: &[ThetaEntry]) -> Result<usize, Error> {
+        theta.iter().position(|e| e.name == param).ok_or_else(|| {
+            self.err(
+                "param",
+                format!(
+                    "param `{param}` is unknown; valid: {}",
+                    self.dims.params.join(", ")
+                ),
+            )
+        })
     }
 
     fn term(&self, c: &CostSpec, theta: &[ThetaEntry]) -> Result<CostTerm, Error> {
@@ -130,18 +156,11 @@ impl Resolver<'_, '_> {
         let t = |v: &f64| self.finite("target", *v);
         Ok(CostTerm::Term(match c {
             C::ParameterSquared { param, target, .. } => Term::ParameterSquared {
-                index: theta.iter().position(|e| &e.name == param).ok_or_else(|| {
-                    self.err(
-                        "param",
-                        format!(
-                            "param `{param}` is unknown; valid: {}",
-                            self.dims.params.join(", ")
-                        ),
-                    )
-                })?,
+                index: self.param(param, theta)?,
                 target: t(target)?,
                 weight,
             },
+            C::FinalTime { .. } => Term::FinalTime { weight },
             C::Integral { output, .. } => Term::Integral {
                 output: self.output(output)?,
                 weight,

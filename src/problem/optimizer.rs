@@ -16,6 +16,7 @@ pub(super) fn settings(os: &OptimizerSpec, doc: &Document<'_>) -> Result<Optimiz
         ("tol_grad", os.tol_grad),
         ("tol_cost", os.tol_cost),
         ("first_step", os.first_step),
+        ("tol_kkt", os.tol_kkt),
     ] {
         if let Some(v) = v.filter(|v| !(*v >= 0.0) || !v.is_finite()) {
             return Err(doc.error(&at(k), format!("{k} = {v} must be a finite number ≥ 0")));
@@ -33,5 +34,6 @@ pub(super) fn settings(os: &OptimizerSpec, doc: &Document<'_>) -> Result<Optimiz
         tol_cost: os.tol_cost.unwrap_or(d.tol_cost),
         first_step: os.first_step.unwrap_or(d.first_step),
         at_kink: os.at_kink.unwrap_or(d.at_kink),
+        tol_kkt: os.tol_kkt.unwrap_or(d.tol_kkt),
     })
 }

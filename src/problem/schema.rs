@@ -25,6 +25,9 @@ pub struct FileSpec {
     pub controls: Option<ControlSpec>,
     #[serde(default)]
     pub cost: Vec<CostSpec>,
+    /// `[[constraint]]` tables (see `constraints.rs`).
+    #[serde(default)]
+    pub constraint: Vec<ConstraintSpec>,
     pub reference: Option<ReferenceSpec>,
     pub optimizer: Option<OptimizerSpec>,
     pub plot: Option<PlotSpec>,
@@ -38,7 +41,7 @@ pub struct FileSpec {
 pub struct SimulationSpec {
     #[serde(default)]
     pub t0: f64,
-    pub t_end: f64,
+    pub t_end: TEndSpec,
     pub rtol: Option<f64>,
     pub atol: Option<f64>,
     pub method: Option<Method>,
@@ -46,6 +49,47 @@ pub struct SimulationSpec {
     pub h_max: Option<f64>,
     pub grazing_tol: Option<f64>,
     pub stop_after: Option<StopSpec>,
+}
+
+/// `t_end`: a number, or `{ value, optimize, lower, upper }` (a free final time when
+/// `optimize = true`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum TEndSpec {
+    Fixed(f64),
+    Table(FreeTimeSpec),
+}
+
+/// `t_end = { value = 2.5, optimize = true, lower = 1, upper = 4 }`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreeTimeSpec {
+    pub value: f64,
+    #[serde(default)]
+    pub optimize: bool,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+}
+
+impl TEndSpec {
+    /// The start value.
+    pub fn value(&self) -> f64 {
+        match *self {
+            TEndSpec::Fixed(v) => v,
+            TEndSpec::Table(t) => t.value,
+        }
+    }
+    /// The latest t_end can reach (its upper bound when free, else its value).
+    pub fn latest(&self) -> f64 {
+        match *self {
+            TEndSpec::Table(FreeTimeSpec {
+                optimize: true,
+                upper: Some(u),
+                ..
+            }) => u.max(self.value()),
+            _ => self.value(),
+        }
+    }
 }
 
 /// `[simulation] stop_after = { guard, occurrence }`.
@@ -164,6 +208,12 @@ pub enum CostSpec {
         weight: f64,
         objective: Option<String>,
     },
+    /// w t_end (a free final time: minimum-time problems).
+    FinalTime {
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
     /// w (y(t_e⁻) − target)².
     EventOutputSquared {
         guard: GuardSpec,
@@ -190,6 +240,7 @@ impl CostSpec {
             | TerminalSquared { weight, .. }
             | EventTime { weight, .. }
             | EventTimeSquared { weight, .. }
+            | FinalTime { weight, .. }
             | EventOutputSquared { weight, .. } => *weight,
         }
     }
@@ -207,9 +258,132 @@ impl CostSpec {
             | TerminalSquared { objective, .. }
             | EventTime { objective, .. }
             | EventTimeSquared { objective, .. }
+            | FinalTime { objective, .. }
             | EventOutputSquared { objective, .. } => {
                 objective.clone().unwrap_or_else(|| "cost".into())
             }
+        }
+    }
+}
+
+/// One `[[constraint]]` table: its kind, the keys that kind takes, and its bounds
+/// (`equals`, or `lower` and/or `upper`) and optional `name`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ConstraintSpec {
+    /// t_e of the occurrence-th event of `guard`.
+    EventTime {
+        guard: GuardSpec,
+        occurrence: usize,
+        equals: Option<f64>,
+        lower: Option<f64>,
+        upper: Option<f64>,
+        name: Option<String>,
+    },
+    /// y(t_e⁻): the output just before the event.
+    EventOutput {
+        guard: GuardSpec,
+        occurrence: usize,
+        output: String,
+        equals: Option<f64>,
+        lower: Option<f64>,
+        upper: Option<f64>,
+        name: Option<String>,
+    },
+    /// y(t_end).
+    Terminal {
+        output: String,
+        equals: Option<f64>,
+        lower: Option<f64>,
+        upper: Option<f64>,
+        name: Option<String>,
+    },
+    /// ∫ y dt.
+    Integral {
+        output: String,
+        equals: Option<f64>,
+        lower: Option<f64>,
+        upper: Option<f64>,
+        name: Option<String>,
+    },
+    /// A parameter's value.
+    Parameter {
+        param: String,
+        equals: Option<f64>,
+        lower: Option<f64>,
+        upper: Option<f64>,
+        name: Option<String>,
+    },
+    /// y(t) for every t of the horizon.
+    Path {
+        output: String,
+        equals: Option<f64>,
+        lower: Option<f64>,
+        upper: Option<f64>,
+        name: Option<String>,
+    },
+    /// The (free) final time.
+    FinalTime {
+        equals: Option<f64>,
+        lower: Option<f64>,
+        upper: Option<f64>,
+        name: Option<String>,
+    },
+}
+
+impl ConstraintSpec {
+    /// `(equals, lower, upper, name)`.
+    pub fn bounds(&self) -> (Option<f64>, Option<f64>, Option<f64>, Option<&str>) {
+        use ConstraintSpec::*;
+        match self {
+            EventTime {
+                equals,
+                lower,
+                upper,
+                name,
+                ..
+            }
+            | EventOutput {
+                equals,
+                lower,
+                upper,
+                name,
+                ..
+            }
+            | Terminal {
+                equals,
+                lower,
+                upper,
+                name,
+                ..
+            }
+            | Integral {
+                equals,
+                lower,
+                upper,
+                name,
+                ..
+            }
+            | Parameter {
+                equals,
+                lower,
+                upper,
+                name,
+                ..
+            }
+            | Path {
+                equals,
+                lower,
+                upper,
+                name,
+                ..
+            }
+            | FinalTime {
+                equals,
+                lower,
+                upper,
+                name,
+            } => (*equals, *lower, *upper, name.as_deref()),
         }
     }
 }
@@ -255,6 +429,8 @@ pub struct OptimizerSpec {
     pub tol_cost: Option<f64>,
     pub first_step: Option<f64>,
     pub at_kink: Option<KinkPolicy>,
+    /// The constrained solver's KKT tolerance.
+    pub tol_kkt: Option<f64>,
 }
 
 /// `[plot]`.

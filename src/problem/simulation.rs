@@ -13,12 +13,13 @@ pub(super) fn options(
     doc: &Document<'_>,
 ) -> Result<(SolverOptions, EventOptions), Error> {
     let at = |k: &str| [key("simulation"), key(k)];
-    if !sim.t0.is_finite() || !sim.t_end.is_finite() || sim.t_end <= sim.t0 {
+    let t_end = sim.t_end.value();
+    if !sim.t0.is_finite() || !t_end.is_finite() || t_end <= sim.t0 {
         return Err(doc.error(
             &at("t_end"),
             format!(
                 "t_end = {} must be finite and greater than t0 = {}",
-                sim.t_end, sim.t0
+                t_end, sim.t0
             ),
         ));
     }
@@ -47,6 +48,58 @@ pub(super) fn options(
         solver.h_max = h;
     }
     Ok((solver, events(sim, dims, doc)?))
+}
+
+/// A free final time (`t_end = { value, optimize = true, lower, upper }`), checked:
+/// finite bounds with t0 < lower ≤ value ≤ upper, and no `stop_after`.
+pub(super) fn free_time(
+    sim: &SimulationSpec,
+    doc: &Document<'_>,
+) -> Result<Option<crate::constraint::FreeTime>, Error> {
+    let super::schema::TEndSpec::Table(t) = sim.t_end else {
+        return Ok(None);
+    };
+    let at = [key("simulation"), key("t_end")];
+    let (Some(lower), Some(upper)) = (t.lower, t.upper) else {
+        if t.optimize {
+            return Err(doc.error(
+                &at,
+                "a free t_end (optimize = true) needs `lower` and `upper`: e.g. t_end = { value = 2.5, optimize = true, lower = 1, upper = 4 }",
+            ));
+        }
+        if t.lower.is_some() || t.upper.is_some() {
+            return Err(doc.error(&at, "`lower` and `upper` of t_end need `optimize = true`"));
+        }
+        return Ok(None);
+    };
+    if !t.optimize {
+        return Err(doc.error(&at, "`lower` and `upper` of t_end need `optimize = true`"));
+    }
+    if !(lower.is_finite()
+        && upper.is_finite()
+        && sim.t0 < lower
+        && lower <= t.value
+        && t.value <= upper)
+    {
+        return Err(doc.error(
+            &at,
+            format!(
+                "t_end = {{ value = {}, lower = {lower}, upper = {upper} }}: needs t0 = {} < lower ≤ value ≤ upper, all finite",
+                t.value, sim.t0
+            ),
+        ));
+    }
+    if sim.stop_after.is_some() {
+        return Err(doc.error(
+            &at,
+            "a free t_end cannot be combined with `stop_after` (the run would end at the event, not at t_end)",
+        ));
+    }
+    Ok(Some(crate::constraint::FreeTime {
+        value: t.value,
+        lower,
+        upper,
+    }))
 }
 
 /// The event options: the event budget, the grazing tolerance, and where to stop.

@@ -145,12 +145,17 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// A copy that carries only objective `i` (so that an optimizer that needs one cost
     /// does not pay for the others' quadratures and adjoint passes).
     pub fn only_objective(&self, i: usize) -> Setup<'a, S> {
+        self.with_objectives(vec![self.objectives[i].clone()])
+    }
+
+    /// A copy with `objectives` in place of its own (everything else the same).
+    pub fn with_objectives(&self, objectives: Vec<Objective>) -> Setup<'a, S> {
         let mut s = Setup::with_system(
             self.sys.clone(),
             self.t0,
             self.t_end,
             self.controls.clone(),
-            vec![self.objectives[i].clone()],
+            objectives,
         );
         s.extra_breakpoints = self.extra_breakpoints.clone();
         s.solver = self.solver;

@@ -52,6 +52,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             }
             for term in &obj.terms {
                 v += term.parameter_value(theta);
+                v += D::from(term.time_value(self.t_end));
                 if term.is_terminal() {
                     v += term.terminal(&yf);
                 }

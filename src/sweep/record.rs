@@ -50,6 +50,9 @@ pub enum PointOutcome {
     StationaryStart,
     /// A start: stopped at a kink.
     Kink,
+    /// A start of a constrained problem: the constraints cannot be met (least violation
+    /// reached).
+    Infeasible,
     /// The evaluation or optimization failed; see the record's `error`.
     Failed,
 }
@@ -62,6 +65,7 @@ impl From<Outcome> for PointOutcome {
             Outcome::Stalled => PointOutcome::Stalled,
             Outcome::StationaryStart => PointOutcome::StationaryStart,
             Outcome::Kink => PointOutcome::Kink,
+            Outcome::Infeasible => PointOutcome::Infeasible,
         }
     }
 }
@@ -75,6 +79,7 @@ impl PointOutcome {
             PointOutcome::Stalled => "stalled",
             PointOutcome::StationaryStart => "stationary_start",
             PointOutcome::Kink => "kink",
+            PointOutcome::Infeasible => "infeasible",
             PointOutcome::Failed => "failed",
         }
     }

@@ -1,0 +1,231 @@
+//! The constrained solver (docs/constrained.md): minimize the first objective of a setup
+//! subject to [`Constraints`] (equalities, inequalities, path constraints, a free final
+//! time) and the bounds of θ, by SQP with Clarabel's QP subproblems. The steps, one file
+//! each: the problem as the solver sees it (nlp.rs), the path constraints' points
+//! (path.rs), the QP subproblem (qp.rs), the iteration (sqp.rs), the KKT conditions
+//! (kkt.rs) and the errors (error.rs).
+//!
+//! ```
+//! use hybridopt::prelude::*;
+//! use hybridopt::systems::bouncing_ball::BouncingBall;
+//!
+//! // the smallest throw v0 (min v0²) whose 2nd impact comes at t ≥ 1.5 s (no drag)
+//! let cost = Objective::new("effort", vec![Term::ParameterSquared { index: 4, target: 0.0, weight: 1.0 }]);
+//! let setup = Setup::builder(&BouncingBall).horizon(0.0, 4.0).objective(cost)
+//!     .tolerances(1e-11, 1e-12).build();
+//! let theta = [
+//!     ThetaEntry::fixed("g", 9.81), ThetaEntry::fixed("e", 0.8), ThetaEntry::fixed("c", 0.0),
+//!     ThetaEntry::fixed("y0", 1.0), ThetaEntry::free("v0", 1.0).with_bounds(Some(0.0), Some(10.0)),
+//! ];
+//! let constraints = Constraints {
+//!     list: vec![Constraint::new(
+//!         ConstraintKind::EventTime { guard: EventGuard::Guard(0), occurrence: 2 },
+//!         ConstraintBounds::Range { lower: Some(1.5), upper: None },
+//!     )],
+//!     free_time: None,
+//! };
+//! let r = optimize_constrained(&setup, &theta, &constraints, &OptimizerSettings::default(), None)?;
+//! let report = r.constrained.as_ref().unwrap();
+//! assert!(r.converged() && report.kkt_residual <= 1e-8, "{r}");
+//! assert!((report.constraints[0].value - 1.5).abs() < 1e-9);
+//! # Ok::<(), hybridopt::Error>(())
+//! ```
+
+mod error;
+mod kkt;
+mod nlp;
+mod path;
+mod qp;
+mod sqp;
+
+pub use error::ConstrainedError;
+pub use kkt::Kkt;
+
+use super::history::HistoryRow;
+use super::{OptimizeResult, OptimizerSettings, Outcome, ThetaEntry};
+use crate::constraint::{ConstraintKind, Constraints};
+use crate::error::Error;
+use crate::model::HybridSystem;
+use crate::sensitivity::GradientMethod;
+use crate::setup::Setup;
+use nlp::{Nlp, Point};
+use sqp::{sqp, SqpEnd};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One constraint at the final point, as `summary.json` lists it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ConstraintReport {
+    pub name: String,
+    pub kind: &'static str,
+    /// The functional's value (a path constraint: the output's extreme over the run on the
+    /// side that binds most).
+    pub value: f64,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+    /// `max(lower − value, value − upper, 0)`.
+    pub violation: f64,
+    /// The Lagrange multiplier λ in `∇f + Σ λ ∇c + ν = 0`: positive where the upper bound
+    /// binds, negative where the lower one does (a path constraint: the sum over its points).
+    pub multiplier: f64,
+    /// An equality, or an inequality at its bound (within 1e-6 relative).
+    pub active: bool,
+}
+
+/// What a constrained run adds to [`OptimizeResult`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ConstrainedReport {
+    pub constraints: Vec<ConstraintReport>,
+    /// The KKT residual at the final point: the largest of `kkt`'s parts.
+    pub kkt_residual: f64,
+    pub kkt: Kkt,
+    /// The largest violation of any constraint at the final point.
+    pub max_violation: f64,
+    /// The free final time at the start and at the end.
+    pub t_end_initial: Option<f64>,
+    pub t_end_final: Option<f64>,
+    /// How the constraint Jacobian was computed (`adjoint`, or `direct` when θ has fewer
+    /// entries than there are objectives and constraints).
+    pub jacobian_method: GradientMethod,
+    /// The number of rows of the final point's constraint vector (a path constraint has
+    /// one per point it is imposed at).
+    pub rows: usize,
+}
+
+/// Minimizes the first objective of `setup` over the entries of θ marked `optimize` (and
+/// a free final time) inside their bounds (closed, held exactly), subject to
+/// `constraints`, by SQP (module docs). `progress(iteration, cost)` is called after every
+/// iteration. With no constraints and a fixed final time it runs the same SQP on the
+/// bounds alone.
+///
+/// Errors: an entry's bounds ([`Error::Bounds`]), a constraint naming what the setup
+/// lacks or an unusable free final time ([`ConstrainedError`]), an evaluation's error at
+/// the start, [`Error::Interrupted`]. Trial points that leave the cost's domain shorten the
+/// step instead.
+pub fn optimize_constrained<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[ThetaEntry],
+    constraints: &Constraints,
+    settings: &OptimizerSettings,
+    progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+) -> Result<OptimizeResult, Error> {
+    let start = Instant::now();
+    if setup.objectives.is_empty() {
+        return Err(Error::Invalid(
+            "the setup has no objective to minimize".into(),
+        ));
+    }
+    let nlp = Nlp::new(setup, theta, constraints, settings.gradient)?;
+    let run = sqp(&nlp, settings.max_iters, settings.tol_kkt, progress)?;
+    let initial = run.history.first().map(|h| h.f).unwrap_or(run.point.f);
+    let (outcome, termination) = match &run.end {
+        SqpEnd::Converged => (
+            Outcome::Converged,
+            format!(
+                "KKT residual {:.3e} ≤ {:.1e}",
+                run.kkt.residual(),
+                settings.tol_kkt
+            ),
+        ),
+        SqpEnd::Infeasible => (
+            Outcome::Infeasible,
+            format!(
+                "the constraints cannot be met: least violation {:.6e} (no step reduces it)",
+                run.point.max_violation()
+            ),
+        ),
+        SqpEnd::MaxIterations => (
+            Outcome::MaxIterations,
+            "maximum number of iterations reached".to_string(),
+        ),
+        SqpEnd::Stalled(why) => (Outcome::Stalled, why.clone()),
+    };
+    let report = report(&nlp, &run.point, &run.lambda, run.kkt, constraints);
+    let history = run
+        .history
+        .iter()
+        .map(|h| HistoryRow {
+            iteration: h.iteration,
+            cost: h.f,
+            grad_norm: h.kkt.stationarity,
+            step: h.step,
+            theta: nlp.theta_of(&h.x).0,
+            max_violation: Some(h.max_violation),
+        })
+        .collect();
+    let x0 = nlp.x0();
+    Ok(OptimizeResult {
+        outcome,
+        termination,
+        iterations: run.iterations,
+        evaluations: run.evaluations,
+        cost_calls: run.evaluations as u64,
+        gradient_calls: run.evaluations as u64,
+        initial_cost: initial,
+        final_cost: run.point.f,
+        theta_initial: nlp.theta_of(&x0).0,
+        theta_final: run.point.theta.clone(),
+        final_grad_norm: run.kkt.stationarity,
+        wall_time_s: start.elapsed().as_secs_f64(),
+        history,
+        restarts: vec![],
+        kinks: vec![],
+        initial: run.initial.evaluation,
+        last: run.point.evaluation.clone(),
+        constrained: Some(ConstrainedReport {
+            t_end_initial: constraints.free_time.map(|f| f.value),
+            ..report
+        }),
+    })
+}
+
+/// The report of the final point: each constraint's value, violation and multiplier.
+fn report<S: HybridSystem>(
+    nlp: &Nlp<'_, '_, S>,
+    p: &Point,
+    lambda: &[f64],
+    kkt: Kkt,
+    constraints: &Constraints,
+) -> ConstrainedReport {
+    let list = constraints
+        .list
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| {
+            let (lower, upper) = c.limits();
+            let mine: Vec<(usize, &nlp::Row)> = p
+                .rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.label.constraint == ci)
+                .collect();
+            let multiplier = mine.iter().map(|(i, _)| lambda[*i]).sum();
+            let value = match c.kind {
+                ConstraintKind::Path { output } => path::extreme(nlp, p, output, (lower, upper)),
+                _ => mine.first().map_or(f64::NAN, |(_, r)| r.value),
+            };
+            let open = |v: f64| v.is_finite().then_some(v);
+            let near = |b: f64| b.is_finite() && (value - b).abs() <= 1e-6 * b.abs().max(1.0);
+            ConstraintReport {
+                name: c.name.clone(),
+                kind: c.kind.name(),
+                value,
+                lower: open(lower),
+                upper: open(upper),
+                violation: c.violation(value),
+                multiplier,
+                active: c.is_equality() || near(lower) || near(upper),
+            }
+        })
+        .collect::<Vec<_>>();
+    ConstrainedReport {
+        max_violation: list.iter().map(|c| c.violation).fold(0.0, f64::max),
+        constraints: list,
+        kkt_residual: kkt.residual(),
+        kkt,
+        t_end_initial: None,
+        t_end_final: constraints.free_time.map(|_| p.t_end),
+        jacobian_method: nlp.method,
+        rows: p.rows.len(),
+    }
+}

@@ -1,0 +1,430 @@
+//! The constrained problem as the SQP sees it: variables `x = (θ_free, T)` (T only with a
+//! free final time) inside their bounds, the objective `f(x) = ψ₀(θ, T)` and the
+//! constraint rows `c_r(x)` with their bounds, all with exact gradients from one engine
+//! evaluation: the cost and every constraint with a functional are objectives of one setup,
+//! so one forward run and one vector-adjoint pass (or one direct pass, when θ is shorter
+//! than the list of objectives) give them all (docs/constrained.md, "Jacobians").
+
+use super::error::ConstrainedError;
+use super::path::{path_rows, PathRow};
+use crate::constraint::{ConstraintKind, Constraints};
+use crate::error::Error;
+use crate::integrate::hybrid::Ctx;
+use crate::model::HybridSystem;
+use crate::optimize::ThetaEntry;
+use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
+use crate::setup::Setup;
+use num_dual::Dual64;
+
+/// Where a row of the constraint vector comes from: its constraint, and for a path
+/// constraint which point of the trajectory (so that rows of two iterates can be matched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowLabel {
+    pub constraint: usize,
+    pub at: RowAt,
+}
+
+/// The point of a path constraint's row (or `Whole` for every other constraint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowAt {
+    Whole,
+    /// The horizon's start.
+    Start,
+    /// The `k`-th interior extremum of arc `arc` (the arcs are the pieces between events).
+    Interior {
+        arc: usize,
+        k: usize,
+    },
+    /// The pre-event value at the end of arc `arc`.
+    BeforeEvent {
+        arc: usize,
+    },
+    /// The horizon's end.
+    End,
+}
+
+/// One row: `lower ≤ value ≤ upper`, with its gradient over x.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub label: RowLabel,
+    pub value: f64,
+    pub grad: Vec<f64>,
+    pub lower: f64,
+    pub upper: f64,
+}
+
+impl Row {
+    /// `max(lower − c, c − upper, 0)`.
+    pub fn violation(&self) -> f64 {
+        (self.lower - self.value)
+            .max(self.value - self.upper)
+            .max(0.0)
+    }
+    pub fn is_equality(&self) -> bool {
+        self.lower == self.upper
+    }
+}
+
+/// Everything known at one point x.
+#[derive(Debug, Clone)]
+pub(crate) struct Point {
+    pub x: Vec<f64>,
+    pub theta: Vec<f64>,
+    pub t_end: f64,
+    pub f: f64,
+    pub g: Vec<f64>,
+    pub rows: Vec<Row>,
+    pub evaluation: Evaluation,
+}
+
+impl Point {
+    /// The largest violation of any row.
+    pub fn max_violation(&self) -> f64 {
+        self.rows.iter().map(Row::violation).fold(0.0, f64::max)
+    }
+    /// The sum of the rows' violations (the l1 merit function's penalty).
+    pub fn total_violation(&self) -> f64 {
+        self.rows.iter().map(Row::violation).sum()
+    }
+}
+
+/// The problem: the setup with one objective per constraint functional after the cost,
+/// θ's fixed values, the optimized entries, and x's bounds.
+pub(crate) struct Nlp<'s, 'a, S: HybridSystem> {
+    pub setup: Setup<'a, S>,
+    pub constraints: &'s Constraints,
+    /// Objective index of each constraint with a functional.
+    objective_of: Vec<Option<usize>>,
+    pub base: Vec<f64>,
+    pub free: Vec<usize>,
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+    pub method: GradientMethod,
+}
+
+impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
+    /// The problem of minimizing objective 0 of `setup` over the optimized entries of
+    /// `theta` (and T) subject to `constraints`.
+    pub fn new(
+        setup: &Setup<'a, S>,
+        theta: &[ThetaEntry],
+        constraints: &'s Constraints,
+        method: GradientMethod,
+    ) -> Result<Self, Error> {
+        setup.check_theta(theta.len())?;
+        let mut objectives = vec![setup.objectives[0].clone()];
+        let mut objective_of = Vec::new();
+        for c in &constraints.list {
+            check_indices(setup, &c.kind, theta.len())?;
+            objective_of.push(c.objective().map(|o| {
+                objectives.push(o);
+                objectives.len() - 1
+            }));
+        }
+        let s = setup.with_objectives(objectives);
+        let free: Vec<usize> = (0..theta.len()).filter(|&i| theta[i].optimize).collect();
+        let mut lower: Vec<f64> = free
+            .iter()
+            .map(|&i| theta[i].lower.unwrap_or(f64::NEG_INFINITY))
+            .collect();
+        let mut upper: Vec<f64> = free
+            .iter()
+            .map(|&i| theta[i].upper.unwrap_or(f64::INFINITY))
+            .collect();
+        for e in theta {
+            e.check()?;
+        }
+        if let Some(ft) = constraints.free_time {
+            check_free_time(&s, ft)?;
+            lower.push(ft.lower);
+            upper.push(ft.upper);
+        }
+        if lower.is_empty() {
+            return Err(Error::Invalid(
+                "no parameter is marked `optimize = true`, there are no controls and t_end is fixed: nothing to optimize".into(),
+            ));
+        }
+        // the direct method when θ is shorter than the list of objectives (its cost grows
+        // with θ's columns, the adjoint's with the objectives)
+        let method = match method {
+            GradientMethod::Adjoint if setup.ntheta() < s.objectives.len() => {
+                GradientMethod::Direct
+            }
+            m => m,
+        };
+        Ok(Nlp {
+            setup: s,
+            constraints,
+            objective_of,
+            base: theta.iter().map(|e| e.value).collect(),
+            free,
+            lower,
+            upper,
+            method,
+        })
+    }
+
+    /// Number of variables.
+    pub fn n(&self) -> usize {
+        self.lower.len()
+    }
+
+    /// The start point: θ's values and T's.
+    pub fn x0(&self) -> Vec<f64> {
+        let mut x: Vec<f64> = self.free.iter().map(|&k| self.base[k]).collect();
+        if let Some(ft) = self.constraints.free_time {
+            x.push(ft.value);
+        }
+        x
+    }
+
+    /// θ and T of x.
+    pub fn theta_of(&self, x: &[f64]) -> (Vec<f64>, f64) {
+        let mut th = self.base.clone();
+        for (i, &k) in self.free.iter().enumerate() {
+            th[k] = x[i];
+        }
+        let t_end = match self.constraints.free_time {
+            Some(_) => x[self.free.len()],
+            None => self.setup.t_end,
+        };
+        (th, t_end)
+    }
+
+    /// The setup with the horizon ending at `t_end`.
+    pub fn setup_at(&self, t_end: f64) -> Setup<'a, S> {
+        let mut s = self.setup.with_objectives(self.setup.objectives.clone());
+        s.t_end = t_end;
+        s
+    }
+
+    /// f, ∇f and every row at x.
+    pub fn evaluate(&self, x: &[f64]) -> Result<Point, Error> {
+        crate::interrupt::check()?;
+        if x.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Optimizer(format!(
+                "the solver proposed non-finite variables {x:?}"
+            )));
+        }
+        let (theta, t_end) = self.theta_of(x);
+        let setup = self.setup_at(t_end);
+        let ev = evaluate(&setup, &theta, self.method)?;
+        let dt = match self.constraints.free_time {
+            Some(_) => time_derivatives(&setup, &ev, &theta)?,
+            None => vec![],
+        };
+        let grad_of = |o: usize| -> Vec<f64> {
+            let mut g: Vec<f64> = self.free.iter().map(|&k| ev.gradients[o][k]).collect();
+            if let Some(d) = dt.get(o) {
+                g.push(*d);
+            }
+            g
+        };
+        let f = ev.values[0];
+        let g = grad_of(0);
+        if !f.is_finite() || g.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Optimizer(format!(
+                "non-finite cost or gradient at θ = {theta:?}"
+            )));
+        }
+        let mut rows = Vec::new();
+        for (ci, c) in self.constraints.list.iter().enumerate() {
+            let (lower, upper) = c.limits();
+            let whole = |value: f64, grad: Vec<f64>| Row {
+                label: RowLabel {
+                    constraint: ci,
+                    at: RowAt::Whole,
+                },
+                value,
+                grad,
+                lower,
+                upper,
+            };
+            match (c.kind, self.objective_of[ci]) {
+                (ConstraintKind::FinalTime, _) => {
+                    let mut grad = vec![0.0; self.n()];
+                    grad[self.free.len()] = 1.0;
+                    rows.push(whole(t_end, grad));
+                }
+                (ConstraintKind::Path { output }, _) => {
+                    for PathRow { at, value, grad } in
+                        path_rows(self, &setup, &ev, &theta, output, (lower, upper))?
+                    {
+                        rows.push(Row {
+                            label: RowLabel { constraint: ci, at },
+                            value,
+                            grad,
+                            lower,
+                            upper,
+                        });
+                    }
+                }
+                (_, Some(o)) => rows.push(whole(ev.values[o], grad_of(o))),
+                (_, None) => unreachable!("every other kind has a functional"),
+            }
+        }
+        Ok(Point {
+            x: x.to_vec(),
+            theta,
+            t_end,
+            f,
+            g,
+            rows,
+            evaluation: ev,
+        })
+    }
+
+    /// Restricts a gradient over θ to x's entries (T's entry 0).
+    pub fn restrict(&self, gtheta: &[f64]) -> Vec<f64> {
+        let mut g: Vec<f64> = self.free.iter().map(|&k| gtheta[k]).collect();
+        if self.constraints.free_time.is_some() {
+            g.push(0.0);
+        }
+        g
+    }
+}
+
+/// The indices a constraint names exist in `setup` (outputs, guards, θ).
+fn check_indices<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    kind: &ConstraintKind,
+    ntheta: usize,
+) -> Result<(), Error> {
+    let ny = setup.dims.outputs.len();
+    let ng = setup.dims.guards.len();
+    let bad = |what: String| Err(ConstrainedError::Index(what).into());
+    let output = |o: usize| {
+        if o >= ny {
+            bad(format!(
+                "output {o} of a `{}` constraint: the system has {ny} outputs",
+                kind.name()
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    match *kind {
+        ConstraintKind::EventTime { guard, occurrence }
+        | ConstraintKind::EventOutput {
+            guard, occurrence, ..
+        } => {
+            if let crate::cost::EventGuard::Guard(k) = guard {
+                if k >= ng {
+                    return bad(format!("guard {k}: the system has {ng} guards"));
+                }
+            }
+            if occurrence == 0 {
+                return bad("occurrence 0: occurrences count from 1".into());
+            }
+            if let ConstraintKind::EventOutput { output: o, .. } = *kind {
+                output(o)?;
+            }
+            Ok(())
+        }
+        ConstraintKind::Terminal { output: o }
+        | ConstraintKind::Integral { output: o }
+        | ConstraintKind::Path { output: o } => output(o),
+        ConstraintKind::Parameter { index } if index >= ntheta => bad(format!(
+            "θ index {index} of a `parameter` constraint: θ has {ntheta} entries"
+        )),
+        ConstraintKind::Parameter { .. } | ConstraintKind::FinalTime => Ok(()),
+    }
+}
+
+/// A free final time needs a horizon that ends at T (no `stop_after` event) and controls
+/// defined up to T's upper bound.
+fn check_free_time<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    ft: crate::constraint::FreeTime,
+) -> Result<(), Error> {
+    let ordered = ft.lower.is_finite()
+        && ft.upper.is_finite()
+        && ft.lower > setup.t0
+        && ft.lower <= ft.value
+        && ft.value <= ft.upper;
+    if !ordered {
+        return Err(ConstrainedError::FreeTime(format!(
+            "t_end = {} with lower = {}, upper = {}: needs t0 = {} < lower ≤ value ≤ upper, all finite",
+            ft.value, ft.lower, ft.upper, setup.t0
+        ))
+        .into());
+    }
+    if setup.events.stop_after.is_some() {
+        return Err(ConstrainedError::FreeTime(
+            "a free t_end cannot be combined with `stop_after` (the run would end at the event, not at t_end)".into(),
+        )
+        .into());
+    }
+    if let Some(g) = &setup.controls {
+        if g.t1 < ft.upper || g.t0 > setup.t0 {
+            return Err(ConstrainedError::FreeTime(format!(
+                "the controls are defined on [{}, {}], but t_end may reach {}: define them up to t_end's upper bound",
+                g.t0, g.t1, ft.upper
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// `dψ_o/dT` of every objective o at the end of `ev`'s run:
+/// `Σ_running L(T) + Σ_terminal ∂Φ/∂y · ẏ(T⁻) + Σ_final-time w`, with
+/// `ẏ = h_t + h_x ẋ + h_u u̇` from one dual evaluation of the outputs along the flow
+/// (docs/constrained.md, "Free final time"). The controls are fixed in absolute time, so
+/// nothing before T depends on T.
+pub(crate) fn time_derivatives<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    ev: &Evaluation,
+    theta: &[f64],
+) -> Result<Vec<f64>, Error> {
+    let traj = &ev.trajectory;
+    let seg = traj.segments.last().expect("a run has a segment");
+    let ctx = Ctx {
+        mode: traj.mode_final,
+        t_lo: seg.t_lo,
+        t_hi: seg.t_hi,
+    };
+    let t = traj.t_final;
+    let (n, nx, np) = (setup.n(), setup.nx(), setup.np());
+    let mut slope = vec![0.0; n];
+    let at = |e| crate::sensitivity::located(setup, t, ctx.mode)(e);
+    setup
+        .rhs(&ctx, t, &traj.y_final, theta, &mut slope)
+        .map_err(at)?;
+    let td = Dual64::new(t, 1.0);
+    let xd: Vec<Dual64> = (0..nx)
+        .map(|i| Dual64::new(traj.y_final[i], slope[i]))
+        .collect();
+    let thd: Vec<Dual64> = theta.iter().map(|&v| Dual64::from(v)).collect();
+    let u = setup.controls_at(&ctx, td, &thd);
+    let mut y = vec![Dual64::from(0.0); setup.dims.outputs.len()];
+    setup
+        .sys()
+        .outputs(ctx.mode, td, &xd, &u, &thd[..np], &mut y)
+        .map_err(at)?;
+    Ok(setup
+        .objectives
+        .iter()
+        .enumerate()
+        .map(|(o, obj)| {
+            let running: f64 = setup
+                .running_of(o)
+                .iter()
+                .map(|&(z, _)| slope[nx + z])
+                .sum();
+            let ends: f64 = obj
+                .terms
+                .iter()
+                .map(|term| {
+                    let terminal = if term.is_terminal() {
+                        term.terminal(&y).eps
+                    } else {
+                        0.0
+                    };
+                    terminal + term.time_value(1.0)
+                })
+                .sum();
+            running + ends
+        })
+        .collect())
+}

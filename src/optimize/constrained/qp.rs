@@ -1,0 +1,229 @@
+//! The SQP's subproblem, in elastic form (docs/constrained.md, "The solver"; Nocedal &
+//! Wright, *Numerical Optimization*, 2nd ed., §18.2 and the elastic mode of §18.3):
+//!
+//! ```text
+//! min_{d,p,q}  ½ dᵀB d + gᵀd + ρ Σ_r (p_r + q_r)
+//! s.t.         lower_r ≤ c_r + J_r d + p_r − q_r ≤ upper_r,   p, q ≥ 0,
+//!              l − x ≤ d ≤ u − x
+//! ```
+//!
+//! The slacks p, q make every subproblem feasible; with ρ above the multipliers they are
+//! zero whenever the linearized constraints can be met, and otherwise the step reduces
+//! the l1 violation as far as the linearization allows. Solved by Clarabel (an interior-
+//! point solver), whose duals give the multipliers with the convention
+//! `B d + g + Σ_r λ_r J_r + ν = 0` (λ_r > 0 where the upper side binds, < 0 the lower;
+//! ν_j > 0 at an upper bound, < 0 at a lower one).
+
+use super::error::ConstrainedError;
+use super::nlp::Row;
+use clarabel::algebra::CscMatrix;
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
+};
+use nalgebra::DMatrix;
+
+/// The subproblem's data at one point.
+pub(crate) struct Qp<'a> {
+    pub b: &'a DMatrix<f64>,
+    pub g: &'a [f64],
+    pub rows: &'a [Row],
+    /// `l − x` and `u − x` (±∞ where a variable is unbounded).
+    pub dl: Vec<f64>,
+    pub du: Vec<f64>,
+    pub rho: f64,
+}
+
+/// The step, the multipliers and the slacks the step needs.
+#[derive(Debug, Clone)]
+pub(crate) struct QpStep {
+    pub d: Vec<f64>,
+    pub lambda: Vec<f64>,
+    pub nu: Vec<f64>,
+    /// Σ (p + q): zero when the linearized constraints are met.
+    pub elastic: f64,
+    /// The linearized violation after the step, Σ_r viol(c_r + J_r d).
+    pub linear_violation: f64,
+}
+
+/// Which constraint of the QP a row of Clarabel's `A` is, to read back its dual.
+#[derive(Clone, Copy)]
+enum Dual {
+    Row(usize, f64),
+    Bound(usize, f64),
+    Slack,
+}
+
+impl Qp<'_> {
+    /// Solves the subproblem.
+    pub fn solve(&self) -> Result<QpStep, ConstrainedError> {
+        let n = self.g.len();
+        let m = self.rows.len();
+        let nv = n + 2 * m;
+        // A by rows (sparse: the Jacobian's rows are dense, the rest unit entries)
+        let mut a_rows: Vec<Vec<(usize, f64)>> = Vec::new();
+        let mut b = Vec::new();
+        let mut duals = Vec::new();
+        // equalities first (the zero cone)
+        for (r, row) in self.rows.iter().enumerate() {
+            if row.is_equality() {
+                a_rows.push(jac_row(
+                    row,
+                    1.0,
+                    Some((n + r, 1.0)),
+                    Some((n + m + r, -1.0)),
+                ));
+                b.push(row.upper - row.value);
+                duals.push(Dual::Row(r, 1.0));
+            }
+        }
+        let n_eq = a_rows.len();
+        for (r, row) in self.rows.iter().enumerate() {
+            if row.is_equality() {
+                continue;
+            }
+            if row.upper.is_finite() {
+                a_rows.push(jac_row(row, 1.0, None, Some((n + m + r, -1.0))));
+                b.push(row.upper - row.value);
+                duals.push(Dual::Row(r, 1.0));
+            }
+            if row.lower.is_finite() {
+                a_rows.push(jac_row(row, -1.0, Some((n + r, -1.0)), None));
+                b.push(row.value - row.lower);
+                duals.push(Dual::Row(r, -1.0));
+            }
+        }
+        for j in 0..n {
+            if self.du[j].is_finite() {
+                a_rows.push(vec![(j, 1.0)]);
+                b.push(self.du[j]);
+                duals.push(Dual::Bound(j, 1.0));
+            }
+            if self.dl[j].is_finite() {
+                a_rows.push(vec![(j, -1.0)]);
+                b.push(-self.dl[j]);
+                duals.push(Dual::Bound(j, -1.0));
+            }
+        }
+        for k in n..nv {
+            a_rows.push(vec![(k, -1.0)]);
+            b.push(0.0);
+            duals.push(Dual::Slack);
+        }
+        let a = csc_from_rows(&a_rows, nv);
+        let p = upper_triangle(self.b, nv);
+        let mut q = self.g.to_vec();
+        q.extend(std::iter::repeat_n(self.rho, 2 * m));
+        let cones = [
+            SupportedConeT::ZeroConeT(n_eq),
+            SupportedConeT::NonnegativeConeT(a_rows.len() - n_eq),
+        ];
+        let settings = DefaultSettingsBuilder::default()
+            .verbose(false)
+            .max_iter(400)
+            .tol_gap_abs(1e-13)
+            .tol_gap_rel(1e-13)
+            .tol_feas(1e-13)
+            .tol_ktratio(1e-10)
+            .build()
+            .map_err(|e| ConstrainedError::Qp(format!("settings: {e:?}")))?;
+        let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings)
+            .map_err(|e| ConstrainedError::Qp(format!("{e:?}")))?;
+        solver.solve();
+        let status = solver.solution.status;
+        if !matches!(status, SolverStatus::Solved | SolverStatus::AlmostSolved) {
+            return Err(ConstrainedError::Qp(format!(
+                "the QP subproblem ended with status {status:?}"
+            )));
+        }
+        let sol = &solver.solution;
+        let d = sol.x[..n].to_vec();
+        let elastic = sol.x[n..].iter().map(|v| v.max(0.0)).sum();
+        let mut lambda = vec![0.0; m];
+        let mut nu = vec![0.0; n];
+        for (z, dual) in sol.z.iter().zip(&duals) {
+            match *dual {
+                Dual::Row(r, s) => lambda[r] += s * z,
+                Dual::Bound(j, s) => nu[j] += s * z,
+                Dual::Slack => {}
+            }
+        }
+        let linear_violation = self
+            .rows
+            .iter()
+            .map(|row| {
+                let c = row.value + dot(&row.grad, &d);
+                (row.lower - c).max(c - row.upper).max(0.0)
+            })
+            .sum();
+        Ok(QpStep {
+            d,
+            lambda,
+            nu,
+            elastic,
+            linear_violation,
+        })
+    }
+}
+
+/// `s·J_r` with the slack entries.
+fn jac_row(
+    row: &Row,
+    s: f64,
+    p: Option<(usize, f64)>,
+    q: Option<(usize, f64)>,
+) -> Vec<(usize, f64)> {
+    let mut v: Vec<(usize, f64)> = row
+        .grad
+        .iter()
+        .enumerate()
+        .filter(|(_, &g)| g != 0.0)
+        .map(|(j, &g)| (j, s * g))
+        .collect();
+    v.extend(p);
+    v.extend(q);
+    v
+}
+
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// A CSC matrix with `ncol` columns from its rows.
+fn csc_from_rows(rows: &[Vec<(usize, f64)>], ncol: usize) -> CscMatrix<f64> {
+    let mut cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ncol];
+    for (i, r) in rows.iter().enumerate() {
+        for &(j, v) in r {
+            cols[j].push((i, v));
+        }
+    }
+    let mut colptr = vec![0];
+    let (mut rowval, mut nzval) = (Vec::new(), Vec::new());
+    for c in &cols {
+        for &(i, v) in c {
+            rowval.push(i);
+            nzval.push(v);
+        }
+        colptr.push(rowval.len());
+    }
+    CscMatrix::new(rows.len(), ncol, colptr, rowval, nzval)
+}
+
+/// The upper triangle of B, padded with zero columns to `nv` (the slacks).
+fn upper_triangle(bm: &DMatrix<f64>, nv: usize) -> CscMatrix<f64> {
+    let n = bm.nrows();
+    let mut colptr = vec![0];
+    let (mut rowval, mut nzval) = (Vec::new(), Vec::new());
+    for j in 0..nv {
+        if j < n {
+            for i in 0..=j {
+                let v = 0.5 * (bm[(i, j)] + bm[(j, i)]);
+                if v != 0.0 {
+                    rowval.push(i);
+                    nzval.push(v);
+                }
+            }
+        }
+        colptr.push(rowval.len());
+    }
+    CscMatrix::new(nv, nv, colptr, rowval, nzval)
+}
