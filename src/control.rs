@@ -107,6 +107,40 @@ impl ControlGrid {
             }
         }
     }
+    /// The Gram matrix of one channel's basis over `[t0, t1]`, `G_kl = ∫ φ_k φ_l dt`, by
+    /// 4-point Gauss–Legendre quadrature on each interval (exact: the products are
+    /// polynomials of degree ≤ 6). The Hessian of `w ∫ u_j² dt` in channel j's coefficients
+    /// is `2w G`.
+    pub fn gram(&self) -> Vec<Vec<f64>> {
+        const X: [f64; 4] = [
+            -0.861_136_311_594_052_6,
+            -0.339_981_043_584_856_3,
+            0.339_981_043_584_856_3,
+            0.861_136_311_594_052_6,
+        ];
+        const W: [f64; 4] = [
+            0.347_854_845_137_453_9,
+            0.652_145_154_862_546_1,
+            0.652_145_154_862_546_1,
+            0.347_854_845_137_453_9,
+        ];
+        let n = self.n_coef();
+        let h = (self.t1 - self.t0) / self.intervals as f64;
+        let mut g = vec![vec![0.0; n]; n];
+        for i in 0..self.intervals {
+            let a = self.t0 + h * i as f64;
+            for (x, w) in X.iter().zip(W) {
+                let act = self.active::<f64>(i, a + 0.5 * h * (x + 1.0));
+                for p in 0..act.n {
+                    for q in 0..act.n {
+                        g[act.idx[p]][act.idx[q]] += 0.5 * h * w * act.w[p] * act.w[q];
+                    }
+                }
+            }
+        }
+        g
+    }
+
     /// The controls `u(t)` in interval `i` from the coefficients `c` (channel-major).
     pub fn values<D: Scalar>(&self, i: usize, t: D, c: &[D], u: &mut [D]) {
         let act = self.active(i, t);

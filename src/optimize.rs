@@ -48,7 +48,8 @@ mod settings;
 mod theta;
 use adapter::{Adapter, Shared, Space};
 pub use constrained::{
-    optimize_constrained, ConstrainedError, ConstrainedReport, ConstraintReport, Kkt,
+    constrained_point, optimize_constrained, ConstrainedError, ConstrainedPoint, ConstrainedReport,
+    ConstraintReport, ConstraintRow, Kkt,
 };
 pub use history::HistoryRow;
 use history::Rows;

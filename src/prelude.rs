@@ -43,8 +43,9 @@ pub use crate::cost::{EventGuard, Objective, Term};
 pub use crate::error::{Error, ModelError, Result};
 pub use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 pub use crate::optimize::{
-    optimize, optimize_constrained, ConstrainedReport, ConstraintReport, KinkPolicy,
-    OptimizeResult, OptimizerSettings, Outcome, SolverKind, ThetaEntry, Transform,
+    constrained_point, optimize, optimize_constrained, ConstrainedPoint, ConstrainedReport,
+    ConstraintReport, ConstraintRow, KinkPolicy, OptimizeResult, OptimizerSettings, Outcome,
+    SolverKind, ThetaEntry, Transform,
 };
 pub use crate::problem::Problem;
 pub use crate::sensitivity::{

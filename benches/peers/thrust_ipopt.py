@@ -315,7 +315,7 @@ def main():
             ap.error(f"the impact at t = 1.6 lies in interval {k16}")
         if not all(x is None or 0 <= x < N_INT for x in intervals):
             ap.error(f"intervals are 0..{N_INT - 1}")
-        if not all(x < y for x, y in zip(intervals, intervals[1:]) if x is not None and y is not None) \
+        if not all(x <= y for x, y in zip(intervals, intervals[1:]) if x is not None and y is not None) \
                 or (intervals[0] is not None and intervals[0] > k16) \
                 or any(x is not None and x < k16 for x in intervals[2:]):
             ap.error("impact intervals must be in time order around interval %d" % k16)

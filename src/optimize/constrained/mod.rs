@@ -229,3 +229,73 @@ fn report<S: HybridSystem>(
         rows: p.rows.len(),
     }
 }
+
+/// One row of the constraint vector at a point, with its gradient.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ConstraintRow {
+    /// The constraint's name (a path constraint has one row per point it is imposed at).
+    pub name: String,
+    pub value: f64,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+    /// d(value)/d(variables), over [`ConstrainedPoint::variables`].
+    pub gradient: Vec<f64>,
+}
+
+/// The cost and the constraint rows with their exact gradients at one point: what the
+/// constrained solver sees (for scipy's `trust-constr`/`SLSQP`, or a solver of your own).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ConstrainedPoint {
+    /// The variables: the optimized entries of θ by name, then `t_end` if it is free.
+    pub variables: Vec<String>,
+    pub values: Vec<f64>,
+    pub cost: f64,
+    pub cost_gradient: Vec<f64>,
+    pub rows: Vec<ConstraintRow>,
+    /// How the Jacobian was computed (the adjoint, or the direct method when θ is shorter
+    /// than the list of objectives).
+    pub method: GradientMethod,
+}
+
+/// The cost (objective 0 of `setup`) and every constraint row with exact gradients at the
+/// entries' values of `theta` (and the free final time's value), in one engine evaluation
+/// (one forward run and one vector-adjoint or direct pass; a path constraint adds one
+/// adjoint run per interior point near its bound).
+pub fn constrained_point<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[ThetaEntry],
+    constraints: &Constraints,
+    method: GradientMethod,
+) -> Result<ConstrainedPoint, Error> {
+    if setup.objectives.is_empty() {
+        return Err(Error::Invalid(
+            "the setup has no objective to minimize".into(),
+        ));
+    }
+    let nlp = Nlp::new(setup, theta, constraints, method)?;
+    let x = nlp.x0();
+    let p = nlp.evaluate(&x)?;
+    let mut variables: Vec<String> = nlp.free.iter().map(|&k| theta[k].name.clone()).collect();
+    if constraints.free_time.is_some() {
+        variables.push("t_end".into());
+    }
+    let open = |v: f64| v.is_finite().then_some(v);
+    Ok(ConstrainedPoint {
+        variables,
+        values: x,
+        cost: p.f,
+        cost_gradient: p.g.clone(),
+        rows: p
+            .rows
+            .iter()
+            .map(|r| ConstraintRow {
+                name: constraints.list[r.label.constraint].name.clone(),
+                value: r.value,
+                lower: open(r.lower),
+                upper: open(r.upper),
+                gradient: r.grad.clone(),
+            })
+            .collect(),
+        method: nlp.method,
+    })
+}

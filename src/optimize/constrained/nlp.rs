@@ -178,6 +178,47 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
         x
     }
 
+    /// The part of the cost's Hessian known in closed form, to start the quasi-Newton
+    /// approximation from: `2w G` on each channel's coefficients for an effort term
+    /// `w ∫ |u|² dt` (G the basis's Gram matrix, [`crate::control::ControlGrid::gram`]),
+    /// the identity on every other variable. `None` without an effort term.
+    pub fn known_hessian(&self) -> Option<nalgebra::DMatrix<f64>> {
+        use crate::cost::Term;
+        let grid = self.setup.controls.as_ref()?;
+        let w: f64 = self.setup.objectives[0]
+            .terms
+            .iter()
+            .map(|t| match t {
+                Term::Effort { weight } => *weight,
+                _ => 0.0,
+            })
+            .sum();
+        if !(w > 0.0) {
+            return None;
+        }
+        let gram = grid.gram();
+        let nc = grid.n_coef();
+        let np = self.setup.np();
+        let n = self.n();
+        let mut b = nalgebra::DMatrix::identity(n, n);
+        // the position in x of θ's entry k, if it is optimized
+        let pos = |k: usize| self.free.iter().position(|&f| f == k);
+        for j in 0..grid.channels {
+            for a in 0..nc {
+                let Some(ia) = pos(np + j * nc + a) else {
+                    continue;
+                };
+                b[(ia, ia)] = 0.0;
+                for c in 0..nc {
+                    if let Some(ic) = pos(np + j * nc + c) {
+                        b[(ia, ic)] = 2.0 * w * gram[a][c];
+                    }
+                }
+            }
+        }
+        Some(b)
+    }
+
     /// θ and T of x.
     pub fn theta_of(&self, x: &[f64]) -> (Vec<f64>, f64) {
         let mut th = self.base.clone();

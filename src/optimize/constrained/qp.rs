@@ -117,24 +117,36 @@ impl Qp<'_> {
             SupportedConeT::ZeroConeT(n_eq),
             SupportedConeT::NonnegativeConeT(a_rows.len() - n_eq),
         ];
-        let settings = DefaultSettingsBuilder::default()
-            .verbose(false)
-            .max_iter(400)
-            .tol_gap_abs(1e-13)
-            .tol_gap_rel(1e-13)
-            .tol_feas(1e-13)
-            .tol_ktratio(1e-10)
-            .build()
-            .map_err(|e| ConstrainedError::Qp(format!("settings: {e:?}")))?;
-        let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings)
-            .map_err(|e| ConstrainedError::Qp(format!("{e:?}")))?;
-        solver.solve();
-        let status = solver.solution.status;
-        if !matches!(status, SolverStatus::Solved | SolverStatus::AlmostSolved) {
-            return Err(ConstrainedError::Qp(format!(
-                "the QP subproblem ended with status {status:?}"
-            )));
+        // tight tolerances first (the final steps need the multipliers to ~1e-12); a
+        // subproblem the solver cannot finish that tightly is solved again looser
+        let mut last = None;
+        let mut solved = None;
+        for tol in [1e-13f64, 1e-10, 1e-8] {
+            let settings = DefaultSettingsBuilder::default()
+                .verbose(false)
+                .max_iter(400)
+                .tol_gap_abs(tol)
+                .tol_gap_rel(tol)
+                .tol_feas(tol)
+                .tol_ktratio(tol.sqrt().min(1e-6))
+                .build()
+                .map_err(|e| ConstrainedError::Qp(format!("settings: {e:?}")))?;
+            let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings)
+                .map_err(|e| ConstrainedError::Qp(format!("{e:?}")))?;
+            solver.solve();
+            let status = solver.solution.status;
+            if matches!(status, SolverStatus::Solved | SolverStatus::AlmostSolved) {
+                solved = Some(solver);
+                break;
+            }
+            last = Some(status);
         }
+        let Some(solver) = solved else {
+            return Err(ConstrainedError::Qp(format!(
+                "the QP subproblem ended with status {:?} at every tolerance tried",
+                last.expect("tried")
+            )));
+        };
         let sol = &solver.solution;
         let d = sol.x[..n].to_vec();
         let elastic = sol.x[n..].iter().map(|v| v.max(0.0)).sum();

@@ -81,8 +81,12 @@ pub(crate) fn sqp<S: HybridSystem>(
     let mut p = nlp.evaluate(&x0)?;
     let initial = p.clone();
     let n = nlp.n();
-    let mut b = DMatrix::<f64>::identity(n, n);
-    let mut scaled = false;
+    // start from the cost's known curvature (the effort term's), else the identity scaled
+    // after the first step
+    let (mut b, mut scaled) = match nlp.known_hessian() {
+        Some(h) => (h, true),
+        None => (DMatrix::<f64>::identity(n, n), false),
+    };
     let mut mu = 0.0f64;
     let mut rho = RHO_START * inf_norm(&p.g).max(1.0);
     let mut history = Vec::new();
@@ -114,7 +118,8 @@ pub(crate) fn sqp<S: HybridSystem>(
         }
         let dnorm = inf_norm(&step.d);
         let tiny = dnorm <= 1e-12 * (1.0 + inf_norm(&p.x));
-        if step.elastic > 1e-12 && rho >= RHO_MAX && tiny {
+        let infeasible = step.elastic > elastic_tol(&p) && p.max_violation() > elastic_tol(&p);
+        if infeasible && rho >= RHO_MAX && tiny {
             return Ok(end(SqpEnd::Infeasible, p, evaluations, history));
         }
         if iteration >= max_iters {
@@ -134,7 +139,7 @@ pub(crate) fn sqp<S: HybridSystem>(
         }
         let accepted = match line_search(nlp, &p, &step, mu, &mut evaluations)? {
             Some(q) => q,
-            None if step.elastic > 1e-12 && rho >= RHO_MAX => {
+            None if infeasible && rho >= RHO_MAX => {
                 return Ok(end(SqpEnd::Infeasible, p, evaluations, history));
             }
             None => {
@@ -180,11 +185,17 @@ fn elastic_step(
             rho: *rho,
         };
         let step = qp.solve()?;
-        if step.elastic <= 1e-12 || *rho >= RHO_MAX {
+        if step.elastic <= elastic_tol(p) || *rho >= RHO_MAX {
             return Ok(step);
         }
         *rho = (*rho * RHO_GROWTH).min(RHO_MAX);
     }
+}
+
+/// The slack (or violation) below which the linearized constraints count as met: the QP
+/// solver's accuracy relative to the rows' values.
+fn elastic_tol(p: &Point) -> f64 {
+    1e-9 * (1.0 + p.rows.iter().map(|r| r.value.abs()).fold(0.0, f64::max))
 }
 
 /// The l1 merit function `f + μ Σ viol`.
