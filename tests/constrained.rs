@@ -1,0 +1,361 @@
+//! The constrained solver: a KKT point in closed form (optimum and multipliers), the
+//! constraint Jacobian against central differences and the direct method, dψ/dT of a free
+//! final time against central differences, an infeasible problem's typed outcome, a path
+//! constraint on the dense trajectory, and the problem file's constraint errors.
+
+use hybridopt::prelude::*;
+use hybridopt::systems::bouncing_ball::BouncingBall;
+use std::path::Path;
+
+const G: f64 = 9.81;
+
+/// The ball without drag from y0 = 1 thrown up at v0: first impact t1 = (v0 + v1)/g with
+/// v1 = √(v0² + 2g), then flights of 2e v1/g and 2e² v1/g, so t3 = t1 + 2v1(e + e²)/g.
+/// Minimize v0² + (e − 0.5)² subject to t3 = 2 and t1 ≥ 0.6 (active): both constraints
+/// fix (v0, e); the multipliers solve ∇f + λ1 ∇t1 + λ3 ∇t3 = 0.
+#[test]
+fn closed_form_kkt_point_and_multipliers() {
+    let (t1, t3) = (0.6, 2.0);
+    let v0 = (G * t1 * t1 - 2.0) / (2.0 * t1);
+    let v1 = G * t1 - v0;
+    let s = (t3 - t1) * G / (2.0 * v1); // e + e²
+    let e = (-1.0 + (1.0 + 4.0 * s).sqrt()) / 2.0;
+    // gradients over (v0, e)
+    let dt1 = [(1.0 + v0 / v1) / G, 0.0];
+    let dt3 = [
+        dt1[0] + 2.0 * s / G * v0 / v1,
+        2.0 * v1 * (1.0 + 2.0 * e) / G,
+    ];
+    let df = [2.0 * v0, 2.0 * (e - 0.5)];
+    let lam3 = -df[1] / dt3[1];
+    let lam1 = -(df[0] + lam3 * dt3[0]) / dt1[0];
+    assert!(lam1 < 0.0, "the lower bound on t1 binds: λ1 = {lam1}");
+
+    let cost = Objective::new(
+        "f",
+        vec![
+            Term::ParameterSquared {
+                index: 4,
+                target: 0.0,
+                weight: 1.0,
+            },
+            Term::ParameterSquared {
+                index: 1,
+                target: 0.5,
+                weight: 1.0,
+            },
+        ],
+    );
+    let setup = Setup::builder(&BouncingBall)
+        .horizon(0.0, 2.4)
+        .objective(cost)
+        .tolerances(1e-13, 1e-14)
+        .build();
+    let theta = [
+        ThetaEntry::fixed("g", G),
+        ThetaEntry::free("e", 0.7).with_bounds(Some(0.1), Some(0.99)),
+        ThetaEntry::fixed("c", 0.0),
+        ThetaEntry::fixed("y0", 1.0),
+        ThetaEntry::free("v0", 1.0).with_bounds(Some(0.0), Some(10.0)),
+    ];
+    let ground = EventGuard::Guard(0);
+    let constraints = Constraints {
+        list: vec![
+            Constraint::new(
+                ConstraintKind::EventTime {
+                    guard: ground,
+                    occurrence: 3,
+                },
+                ConstraintBounds::Equal(t3),
+            ),
+            Constraint::new(
+                ConstraintKind::EventTime {
+                    guard: ground,
+                    occurrence: 1,
+                },
+                ConstraintBounds::Range {
+                    lower: Some(t1),
+                    upper: None,
+                },
+            )
+            .named("first"),
+        ],
+        free_time: None,
+    };
+    let r = optimize_constrained(
+        &setup,
+        &theta,
+        &constraints,
+        &OptimizerSettings::default(),
+        None,
+    )
+    .unwrap();
+    let rep = r.constrained.as_ref().unwrap();
+    assert!(r.converged(), "{r}");
+    assert!(rep.kkt_residual <= 1e-8, "KKT {}", rep.kkt_residual);
+    let (ev0, ee) = (r.theta_final[4], r.theta_final[1]);
+    assert!((ev0 - v0).abs() <= 1e-9, "v0 {ev0} vs {v0}");
+    assert!((ee - e).abs() <= 1e-9, "e {ee} vs {e}");
+    let (m3, m1) = (rep.constraints[0].multiplier, rep.constraints[1].multiplier);
+    assert!(
+        (m3 - lam3).abs() <= 1e-8 * lam3.abs().max(1.0),
+        "λ3 {m3} vs {lam3}"
+    );
+    assert!(
+        (m1 - lam1).abs() <= 1e-8 * lam1.abs().max(1.0),
+        "λ1 {m1} vs {lam1}"
+    );
+    assert!(rep.constraints.iter().all(|c| c.active));
+    let f = v0 * v0 + (e - 0.5) * (e - 0.5);
+    // measured 2.4e-10 (the event times carry the integrator's error at tol 1e-13)
+    assert!((r.final_cost - f).abs() <= 2e-9, "{} vs {f}", r.final_cost);
+    eprintln!(
+        "closed form: v0 {:.2e}, e {:.2e}, λ3 {:.2e}, λ1 {:.2e}, f {:.2e}, KKT {:.2e}",
+        (ev0 - v0).abs(),
+        (ee - e).abs(),
+        (m3 - lam3).abs(),
+        (m1 - lam1).abs(),
+        (r.final_cost - f).abs(),
+        rep.kkt_residual
+    );
+}
+
+/// The thrust problem's rows (2 constraints + the cost, 60 controls) from the solver's
+/// evaluation equal central differences and the direct method's.
+#[test]
+fn constraint_jacobian_equals_fd_and_direct() {
+    let mut p = Problem::load(Path::new("problems/thrust_path.toml")).unwrap();
+    // a point with a nonzero thrust where the path constraint is near its bound
+    for (k, e) in p.theta.iter_mut().enumerate().skip(5) {
+        e.value = 3.0 * ((k as f64) * 0.37).sin();
+    }
+    let setup = p.setup().unwrap();
+    let at = |theta: &[ThetaEntry], m| constrained_point(&setup, theta, &p.constraints, m).unwrap();
+    let adj = at(&p.theta, GradientMethod::Adjoint);
+    let dir = at(&p.theta, GradientMethod::Direct);
+    assert_eq!(adj.method, GradientMethod::Adjoint);
+    assert!(
+        adj.rows.len() >= 3,
+        "the path constraint has a row: {:?}",
+        adj.rows.len()
+    );
+    let h = 1e-5;
+    for j in (0..adj.variables.len()).step_by(7) {
+        let shifted = |d: f64| {
+            let mut th = p.theta.clone();
+            th[5 + j].value += d;
+            at(&th, GradientMethod::Adjoint)
+        };
+        let (a, b) = (shifted(h), shifted(-h));
+        let fd = (a.cost - b.cost) / (2.0 * h);
+        let scale = adj.cost_gradient.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        assert!(
+            (adj.cost_gradient[j] - fd).abs() <= 1e-7 * scale,
+            "cost {j}"
+        );
+        for (r, row) in adj.rows.iter().enumerate() {
+            let fd = (a.rows[r].value - b.rows[r].value) / (2.0 * h);
+            let scale = row.gradient.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            assert!(
+                (row.gradient[j] - fd).abs() <= 1e-7 * scale,
+                "{} d/d{}: adjoint {} fd {fd}",
+                row.name,
+                adj.variables[j],
+                row.gradient[j]
+            );
+            let d = dir.rows[r].gradient[j];
+            assert!(
+                (row.gradient[j] - d).abs() <= 1e-8 * scale,
+                "{}: direct {d}",
+                row.name
+            );
+        }
+    }
+}
+
+/// dψ/dT of a free final time (running, terminal and final-time terms) equals central
+/// differences in T.
+#[test]
+fn free_final_time_derivative_equals_fd() {
+    let p = Problem::load(Path::new("problems/thrust_min_time.toml")).unwrap();
+    let mut setup = p.setup().unwrap();
+    // a cost with all three kinds of T-dependence
+    setup = setup.with_objectives(vec![Objective::new(
+        "mixed",
+        vec![
+            Term::FinalTime { weight: 0.3 },
+            Term::IntegralSquared {
+                output: 0,
+                target: 0.2,
+                weight: 1.0,
+            },
+            Term::TerminalSquared {
+                output: 1,
+                target: 0.5,
+                weight: 2.0,
+            },
+        ],
+    )]);
+    let mut theta = p.theta.clone();
+    for (k, e) in theta.iter_mut().enumerate().skip(5) {
+        e.value = 4.0 * ((k as f64) * 0.9).cos();
+    }
+    let at = |t: f64| {
+        let mut c = p.constraints.clone();
+        c.free_time.as_mut().unwrap().value = t;
+        constrained_point(&setup, &theta, &c, GradientMethod::Adjoint).unwrap()
+    };
+    for t in [1.3, 2.2] {
+        let pt = at(t);
+        let k = pt.variables.iter().position(|v| v == "t_end").unwrap();
+        let h = 1e-5;
+        let (a, b) = (at(t + h), at(t - h));
+        let fd = (a.cost - b.cost) / (2.0 * h);
+        assert!(
+            (pt.cost_gradient[k] - fd).abs() <= 1e-8 * fd.abs().max(1.0),
+            "T = {t}: dψ/dT {} vs fd {fd}",
+            pt.cost_gradient[k]
+        );
+        let height = pt.rows.iter().position(|r| r.name == "height").unwrap();
+        let fd = (a.rows[height].value - b.rows[height].value) / (2.0 * h);
+        let g = pt.rows[height].gradient[k];
+        assert!(
+            (g - fd).abs() <= 1e-8 * fd.abs().max(1.0),
+            "dy/dT {g} vs {fd}"
+        );
+    }
+}
+
+/// v0 ≥ 5 with v0 ≤ 3: the run ends typed as infeasible at the least violation (2).
+#[test]
+fn infeasible_problem_ends_with_least_violation() {
+    let cost = Objective::new(
+        "f",
+        vec![Term::ParameterSquared {
+            index: 4,
+            target: 0.0,
+            weight: 1.0,
+        }],
+    );
+    let setup = Setup::builder(&BouncingBall)
+        .horizon(0.0, 1.0)
+        .objective(cost)
+        .build();
+    let theta = [
+        ThetaEntry::fixed("g", G),
+        ThetaEntry::fixed("e", 0.8),
+        ThetaEntry::fixed("c", 0.1),
+        ThetaEntry::fixed("y0", 1.0),
+        ThetaEntry::free("v0", 1.0).with_bounds(Some(0.0), Some(3.0)),
+    ];
+    let constraints = Constraints {
+        list: vec![Constraint::new(
+            ConstraintKind::Parameter { index: 4 },
+            ConstraintBounds::Range {
+                lower: Some(5.0),
+                upper: None,
+            },
+        )],
+        free_time: None,
+    };
+    let r = optimize_constrained(
+        &setup,
+        &theta,
+        &constraints,
+        &OptimizerSettings::default(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(r.outcome, Outcome::Infeasible, "{r}");
+    assert!(!r.converged());
+    let rep = r.constrained.unwrap();
+    assert!(
+        (rep.max_violation - 2.0).abs() <= 1e-9,
+        "{}",
+        rep.max_violation
+    );
+    assert!((r.theta_final[4] - 3.0).abs() <= 1e-12);
+}
+
+/// The path-constrained thrust problem: converged, and y ≤ 1.1 on the dense trajectory
+/// (50 points a step), not only at the points the solver imposed it at.
+#[test]
+fn path_constraint_holds_on_the_dense_trajectory() {
+    let p = Problem::load(Path::new("problems/thrust_path.toml")).unwrap();
+    let setup = p.setup().unwrap();
+    let r = p.optimize(&setup, &p.theta, None).unwrap();
+    let rep = r.constrained.as_ref().unwrap();
+    assert!(r.converged() && rep.kkt_residual <= 1e-8, "{r}");
+    let ceiling = rep
+        .constraints
+        .iter()
+        .find(|c| c.name == "ceiling")
+        .unwrap();
+    assert!(ceiling.active && ceiling.multiplier > 0.0, "{ceiling:?}");
+    let traj = setup.simulate(&r.theta_final).unwrap();
+    let ymax = traj
+        .samples(50)
+        .iter()
+        .map(|(_, _, x)| x[0])
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!(ymax <= 1.1 + 1e-6, "max y {ymax}");
+    assert!(ymax >= 1.1 - 1e-6, "the ceiling binds: max y {ymax}");
+}
+
+/// Bad constraint tables: each error names the file, the key and what is valid.
+#[test]
+fn bad_constraint_tables_are_named_errors() {
+    let base = std::fs::read_to_string("problems/thrust_constrained.toml").unwrap();
+    let cases = [
+        (
+            "[[constraint]]\nkind = \"terminal\"\noutput = \"y\"\nequals = 1.0\nupper = 2.0\n",
+            "constraint#3.equals",
+            "not both",
+        ),
+        (
+            "[[constraint]]\nkind = \"terminal\"\noutput = \"y\"\nlower = 2.0\nupper = 1.0\n",
+            "constraint#3.lower",
+            "lower ≤ upper",
+        ),
+        (
+            "[[constraint]]\nkind = \"terminal\"\noutput = \"height\"\nupper = 1.0\n",
+            "constraint#3.output",
+            "valid outputs",
+        ),
+        (
+            "[[constraint]]\nkind = \"event_time\"\nguard = \"wall\"\noccurrence = 1\nupper = 1.0\n",
+            "constraint#3.guard",
+            "valid guards",
+        ),
+        (
+            "[[constraint]]\nkind = \"path\"\noutput = \"y\"\nequals = 1.0\n",
+            "constraint#3.equals",
+            "lower",
+        ),
+        (
+            "[[constraint]]\nkind = \"final_time\"\nupper = 1.0\n",
+            "constraint#3.kind",
+            "free final time",
+        ),
+        (
+            "[[constraint]]\nkind = \"terminal\"\noutput = \"y\"\n",
+            "constraint#3.kind",
+            "needs `equals`",
+        ),
+        (
+            "[[constraint]]\nkind = \"terminal\"\noutput = \"y\"\nupper = 1.0\nwhen = 2\n",
+            "constraint#3",
+            "when",
+        ),
+    ];
+    for (extra, key, what) in cases {
+        let text = format!("{base}\n{extra}");
+        let err = Problem::parse(&text, Path::new("bad.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("bad.toml"), "{err}");
+        assert!(err.contains(key), "{key}: {err}");
+        assert!(err.contains(what), "{what}: {err}");
+        assert!(err.contains("line"), "{err}");
+    }
+}
