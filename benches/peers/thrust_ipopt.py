@@ -295,6 +295,7 @@ def main():
     ap.add_argument("--after", type=int, default=None,
                     help="impacts in (1.6, 2.5] (default 0, or as many as --intervals lists)")
     ap.add_argument("--tol", type=float, default=1e-12, help="IPOPT tol")
+    ap.add_argument("--ceiling", type=float, default=1.2, help="path: the bound on y")
     ap.add_argument("--sub", type=int, default=1, help="path: extra y<=1.2 points per segment")
     ap.add_argument("--no-search", action="store_true", help="skip the interval search")
     ap.add_argument("--intervals", default=None,
@@ -303,6 +304,8 @@ def main():
                          "Locked impacts are neither moved nor searched. The number of entries "
                          "sets --after if that is not given.")
     a = ap.parse_args()
+    global Y_MAX
+    Y_MAX = a.ceiling
     intervals = None
     if a.intervals is not None:
         intervals = [None if x.strip() in ("*", "") else int(x) for x in a.intervals.split(",")]

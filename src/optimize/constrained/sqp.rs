@@ -85,7 +85,16 @@ pub(crate) fn sqp<S: HybridSystem>(
     // after the first step
     let (mut b, mut scaled) = match nlp.known_hessian() {
         Some(h) => (h, true),
-        None => (DMatrix::<f64>::identity(n, n), false),
+        None => {
+            // a first step of the variables' own size: B₀ = ‖∇f‖∞ / max(1, ‖x‖∞) I
+            let sigma = inf_norm(&p.g) / inf_norm(&p.x).max(1.0);
+            let sigma = if sigma > 0.0 && sigma.is_finite() {
+                sigma
+            } else {
+                1.0
+            };
+            (DMatrix::<f64>::identity(n, n) * sigma, false)
+        }
     };
     let mut mu = 0.0f64;
     let mut rho = RHO_START * inf_norm(&p.g).max(1.0);

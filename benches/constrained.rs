@@ -1,0 +1,182 @@
+//! The constrained solver on the shipped problems, against CasADi + IPOPT in the same run
+//! when a Python with casadi is available (`HYBRIDOPT_PEER_PYTHON`, else
+//! `/tmp/peer-venv/bin/python`; `benches/peers/README.md` says how to make one).
+//!
+//! Prints, per problem: the optimum, the KKT residual, iterations, evaluations and the
+//! median time to solution over the rounds; the constraint Jacobian's cost in forward runs
+//! (2 constraints + the cost, 60 controls; claim ≤ 4); and for the thrust problems the
+//! peer's optimum (the same impact sequence, fixed by hand for IPOPT) with the relative
+//! difference of the optima (claim ≤ 1e-7) and the time ratio ours / IPOPT's construction
+//! plus solve (claim < 1). Exits non-zero when a claim fails.
+//!
+//! `cargo bench --bench constrained [-- --quick]`
+
+use hybridopt::prelude::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+struct Ours {
+    cost: f64,
+    kkt: f64,
+    iterations: u64,
+    evaluations: usize,
+    seconds: f64,
+}
+
+fn ours(file: &str, rounds: usize) -> Ours {
+    let p = Problem::load(Path::new(file)).expect("problem");
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let setup = p.setup().expect("setup");
+        let r = p.optimize(&setup, &p.theta, None).expect("optimize");
+        times.push(t.elapsed().as_secs_f64());
+        last = Some(r);
+    }
+    let r = last.expect("a round");
+    let c = r.constrained.as_ref().expect("constrained");
+    assert!(r.converged(), "{file}: {r}");
+    Ours {
+        cost: r.final_cost,
+        kkt: c.kkt_residual,
+        iterations: r.iterations,
+        evaluations: r.evaluations,
+        seconds: median(times),
+    }
+}
+
+/// The peer's run: (J, total seconds of construction and solve), or None without casadi.
+fn peer(args: &[&str]) -> Option<(f64, f64)> {
+    let python = std::env::var("HYBRIDOPT_PEER_PYTHON")
+        .unwrap_or_else(|_| "/tmp/peer-venv/bin/python".to_string());
+    if !Path::new(&python).exists() {
+        return None;
+    }
+    let out = Command::new(&python)
+        .arg("benches/peers/thrust_ipopt.py")
+        .args(args)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!("peer failed: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    Some((v["J"].as_f64()?, v["total_s"].as_f64()?))
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let rounds = if quick { 3 } else { 11 };
+    let mut failed = false;
+    let mut claim = |what: String, ok: bool| {
+        println!("claim {what} {}", if ok { "ok" } else { "FAILED" });
+        failed |= !ok;
+    };
+    println!(
+        "| problem | J | KKT residual | iterations | evaluations | time (median of {rounds}) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut results = Vec::new();
+    for file in [
+        "problems/thrust_constrained.toml",
+        "problems/thrust_path.toml",
+        "problems/thrust_min_time.toml",
+        "problems/five_bar_constrained.toml",
+    ] {
+        let o = ours(file, rounds);
+        println!(
+            "| {file} | {:.12} | {:.2e} | {} | {} | {:.1} ms |",
+            o.cost,
+            o.kkt,
+            o.iterations,
+            o.evaluations,
+            1e3 * o.seconds
+        );
+        claim(
+            format!("{file}: KKT residual {:.2e} ≤ 1e-8", o.kkt),
+            o.kkt <= 1e-8,
+        );
+        results.push((file, o));
+    }
+
+    // the constraint Jacobian's cost in forward runs
+    let p = Problem::load(Path::new("problems/thrust_constrained.toml")).expect("problem");
+    let setup = p.setup().expect("setup");
+    let theta = p.theta_values();
+    let n = if quick { 21 } else { 101 };
+    let mut fwd = Vec::new();
+    let mut jac = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        std::hint::black_box(setup.simulate(&theta).expect("simulate"));
+        fwd.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        std::hint::black_box(
+            constrained_point(&setup, &p.theta, &p.constraints, GradientMethod::Adjoint)
+                .expect("point"),
+        );
+        jac.push(t.elapsed().as_secs_f64());
+    }
+    let ratio = median(jac) / median(fwd);
+    println!(
+        "constraint Jacobian (2 constraints + cost, 60 controls): {:.1} µs = {ratio:.2} forward runs ({:.1} µs)",
+        1e6 * median(jac.clone()),
+        1e6 * median(fwd.clone())
+    );
+    claim(format!("Jacobian / forward {ratio:.2} ≤ 4"), ratio <= 4.0);
+
+    // the peer, on the impact sequence our solver converges to (fixed by hand for IPOPT)
+    for (file, variant) in [
+        ("problems/thrust_constrained.toml", "base"),
+        ("problems/thrust_path.toml", "path"),
+    ] {
+        let o = &results.iter().find(|r| r.0 == file).expect("ran").1;
+        let args = if variant == "path" {
+            vec![
+                "--variant",
+                "path",
+                "--ceiling",
+                "1.1",
+                "--after",
+                "1",
+                "--repeat",
+                "3",
+            ]
+        } else {
+            vec![
+                "--variant",
+                "base",
+                "--intervals",
+                "11,37,53",
+                "--repeat",
+                "3",
+            ]
+        };
+        match peer(&args) {
+            Some((j, s)) => {
+                let rel = (o.cost - j).abs() / j.abs();
+                println!(
+                    "{variant}: IPOPT J = {j:.12} in {:.1} ms (construction + solve); ours {:.12} in {:.1} ms: relative difference {rel:.2e}, time ratio {:.2}",
+                    1e3 * s,
+                    o.cost,
+                    1e3 * o.seconds,
+                    o.seconds / s
+                );
+                claim(format!("{variant}: optimum within {rel:.2e} ≤ 1e-7 of IPOPT's"), rel <= 1e-7);
+                claim(format!("{variant}: time ratio {:.2} < 1", o.seconds / s), o.seconds < s);
+            }
+            None => println!("{variant}: the peer (CasADi + IPOPT) is not available; see benches/peers/README.md"),
+        }
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
