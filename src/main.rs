@@ -336,7 +336,18 @@ fn cmd_gradient(
     };
     let run = run_gradient(&setup, &theta, &opts)?;
     let objectives = p.objective_names();
-    let report = run.report(&setup, &objectives, wall);
+    let mut report = run.report(&setup, &objectives, wall);
+    if !p.constraints.list.is_empty() {
+        let point = hybridopt::optimize::constrained_point(
+            &setup,
+            &p.theta,
+            &p.constraints,
+            hybridopt::sensitivity::GradientMethod::Adjoint,
+        )?;
+        report.constraints = Some(hybridopt::output::gradient::ConstraintGradient::rows(
+            &point,
+        ));
+    }
     if let Some(dir) = out {
         write_gradient_folder(
             &setup,
@@ -356,6 +367,12 @@ fn cmd_gradient(
             "{}",
             gradient_text(&p.name, &names, &objectives, &run, &report)
         );
+        for c in report.constraints.iter().flatten() {
+            println!(
+                "constraint {}: {:.12e} (bounds {:?}, {:?}; violation {:.2e})",
+                c.name, c.value, c.lower, c.upper, c.violation
+            );
+        }
     }
     Ok(())
 }
@@ -435,6 +452,18 @@ fn cmd_optimize(
             print!("{}", gait_text(&p.name, &r, &dir));
         }
         return Ok(());
+    }
+    if starts.is_some() && !p.constraints.is_empty() {
+        bail!(
+            "{}: --starts runs the unconstrained optimizer from many starts; this problem has constraints or a free final time, which it does not handle yet: drop --starts",
+            path.display()
+        );
+    }
+    if solver.is_some() && !p.constraints.is_empty() {
+        bail!(
+            "{}: --solver chooses between the unconstrained solvers (lbfgs, gd); this problem has constraints or a free final time, which the constrained solver (SQP) handles: drop --solver",
+            path.display()
+        );
     }
     apply_optimizer_flags(&mut p, solver, gradient, max_iters);
     let setup = p.setup()?;

@@ -364,8 +364,85 @@ impl PyProblem {
         Ok((cost, PyArray1::from_vec(py, free)))
     }
 
+    /// The names of the constraints (`[[constraint]]` tables), in file order.
+    fn constraint_names(&self) -> Vec<String> {
+        self.current()
+            .constraints
+            .list
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    /// The constraint rows at `x` (the optimized entries in the order of `optimized`, then
+    /// t_end when it is free) as a dict: `names`, `values`, `lower`, `upper` (None where
+    /// open) and `jacobian` (rows × len(x), exact: one forward run and one vector-adjoint
+    /// pass), plus `cost` and `cost_gradient`. A path constraint has one row per point it
+    /// is imposed at, so its number of rows can change with x.
+    fn constraint_rows<'py>(&self, py: Python<'py>, x: Vec<f64>) -> PyResult<Bound<'py, PyDict>> {
+        let snap = self.snapshot();
+        let p = snap.0.clone();
+        let point = self.run(py, snap, |s| runs::constrained(&p, s.setup(), &x))?;
+        let d = PyDict::new(py);
+        d.set_item(
+            "names",
+            point
+                .rows
+                .iter()
+                .map(|r| r.name.clone())
+                .collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "values",
+            PyArray1::from_vec(py, point.rows.iter().map(|r| r.value).collect()),
+        )?;
+        d.set_item(
+            "lower",
+            point.rows.iter().map(|r| r.lower).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "upper",
+            point.rows.iter().map(|r| r.upper).collect::<Vec<_>>(),
+        )?;
+        let jac: Vec<Vec<f64>> = point.rows.iter().map(|r| r.gradient.clone()).collect();
+        d.set_item("jacobian", jac)?;
+        d.set_item("cost", point.cost)?;
+        d.set_item(
+            "cost_gradient",
+            PyArray1::from_vec(py, point.cost_gradient.clone()),
+        )?;
+        d.set_item("variables", point.variables.clone())?;
+        Ok(d)
+    }
+
+    /// The constraint values at `x` (see `constraint_rows`): the `fun` of a
+    /// `scipy.optimize.NonlinearConstraint`.
+    fn constraints<'py>(
+        &self,
+        py: Python<'py>,
+        x: Vec<f64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let snap = self.snapshot();
+        let p = snap.0.clone();
+        let point = self.run(py, snap, |s| runs::constrained(&p, s.setup(), &x))?;
+        Ok(PyArray1::from_vec(
+            py,
+            point.rows.iter().map(|r| r.value).collect(),
+        ))
+    }
+
+    /// The constraints' Jacobian at `x` (rows × len(x), see `constraint_rows`): the `jac`
+    /// of a `scipy.optimize.NonlinearConstraint`.
+    fn constraints_jacobian(&self, py: Python<'_>, x: Vec<f64>) -> PyResult<Vec<Vec<f64>>> {
+        let snap = self.snapshot();
+        let p = snap.0.clone();
+        let point = self.run(py, snap, |s| runs::constrained(&p, s.setup(), &x))?;
+        Ok(point.rows.iter().map(|r| r.gradient.clone()).collect())
+    }
+
     /// Minimizes the first objective over the optimized entries from the current values
-    /// with the library's optimizer, as `hybridopt optimize` does; returns the CLI's
+    /// with the library's optimizer, as `hybridopt optimize` does (the constrained solver
+    /// when the problem has constraints or a free final time); returns the CLI's
     /// `summary.json` as a dict. `solver` (lbfgs, gd), `max_iters` and `gradient`
     /// (adjoint, direct, fd) default to the file's `[optimizer]`. The results folder
     /// (summary.json, history.csv, trajectories, figures) is written only when `out` is

@@ -5,7 +5,6 @@
 use hybridopt::artifacts::{trajectory_table, Table};
 use hybridopt::error::Error;
 use hybridopt::integrate::Stats;
-use hybridopt::optimize::optimize as run_optimizer;
 use hybridopt::optimize_output::write_optimize_results;
 use hybridopt::output::gradient_run::{run_gradient, GradientOptions};
 use hybridopt::output::simulate::SimulateReport;
@@ -148,11 +147,40 @@ pub fn optimize(
     setup: &Setup<'_, Builtin>,
     out: Option<&Path>,
 ) -> Result<String, Error> {
-    let r = run_optimizer(setup, &p.theta, &p.optimizer, None)?;
+    let r = p.optimize(setup, &p.theta, None)?;
     let summary = OptimizeSummary::new(p, setup, &r);
     if let Some(dir) = out {
         write_optimize_results(p, setup, &r, &summary, dir)?;
     }
     let json = |e: serde_json::Error| Error::Optimizer(format!("summary as JSON: {e}"));
     serde_json::to_string(&summary.to_value().map_err(json)?).map_err(json)
+}
+
+/// The cost and the constraint rows with gradients over `x` (the optimized entries, then
+/// t_end when it is free), as the constrained solver sees them.
+pub fn constrained(
+    p: &Problem,
+    setup: &Setup<'_, Builtin>,
+    x: &[f64],
+) -> Result<hybridopt::optimize::ConstrainedPoint, Error> {
+    let free = p.free_indices();
+    let with_time = p.constraints.free_time.is_some();
+    let n = free.len() + usize::from(with_time);
+    if x.len() != n {
+        return Err(Error::Invalid(format!(
+            "x has {} entries; the constrained problem's variables are the {} optimized entries{}",
+            x.len(),
+            free.len(),
+            if with_time { " and t_end" } else { "" }
+        )));
+    }
+    let mut theta = p.theta.clone();
+    for (&i, &v) in free.iter().zip(x) {
+        theta[i].value = v;
+    }
+    let mut constraints = p.constraints.clone();
+    if let Some(ft) = constraints.free_time.as_mut() {
+        ft.value = x[n - 1];
+    }
+    hybridopt::optimize::constrained_point(setup, &theta, &constraints, p.optimizer.gradient)
 }

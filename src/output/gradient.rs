@@ -47,6 +47,49 @@ pub struct GradientReport {
     pub tolerances: Tolerances,
     /// The process's memory use.
     pub memory: Memory,
+    /// A problem with `[[constraint]]` tables: every constraint row's value, bounds and
+    /// exact gradient over the optimized variables (θ's optimized entries by name, and
+    /// `t_end` when it is free), as the constrained solver sees them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<Vec<ConstraintGradient>>,
+}
+
+/// One row of a problem's constraints in `gradient --json` (a path constraint has one row
+/// per point it is imposed at).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConstraintGradient {
+    pub name: String,
+    pub value: f64,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+    pub violation: f64,
+    /// d(value)/d(variable) by the optimized variables' names.
+    pub gradient: ByName,
+}
+
+impl ConstraintGradient {
+    /// The rows of a constrained point.
+    pub fn rows(point: &crate::optimize::ConstrainedPoint) -> Vec<ConstraintGradient> {
+        point
+            .rows
+            .iter()
+            .map(|r| ConstraintGradient {
+                name: r.name.clone(),
+                value: r.value,
+                lower: r.lower,
+                upper: r.upper,
+                violation: (r.lower.unwrap_or(f64::NEG_INFINITY) - r.value)
+                    .max(r.value - r.upper.unwrap_or(f64::INFINITY))
+                    .max(0.0),
+                gradient: point
+                    .variables
+                    .iter()
+                    .cloned()
+                    .zip(r.gradient.iter().copied())
+                    .collect(),
+            })
+            .collect()
+    }
 }
 
 /// One objective's value and gradient.

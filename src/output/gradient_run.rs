@@ -304,6 +304,7 @@ impl GradientRun {
                 atol: setup.solver.atol,
             },
             memory: Memory::now(),
+            constraints: None,
         }
     }
 

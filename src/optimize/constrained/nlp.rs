@@ -131,8 +131,23 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
             .iter()
             .map(|&i| theta[i].upper.unwrap_or(f64::INFINITY))
             .collect();
+        // the SQP's bounds are closed: a value may sit on one
         for e in theta {
-            e.check()?;
+            let finite = |b: Option<f64>| b.is_none_or(f64::is_finite);
+            let inside =
+                e.lower.is_none_or(|l| e.value >= l) && e.upper.is_none_or(|u| e.value <= u);
+            let ordered = match (e.lower, e.upper) {
+                (Some(l), Some(u)) => l < u,
+                _ => true,
+            };
+            if !(e.value.is_finite() && finite(e.lower) && finite(e.upper) && inside && ordered) {
+                return Err(Error::Bounds {
+                    name: e.name.clone(),
+                    value: e.value,
+                    lower: e.lower,
+                    upper: e.upper,
+                });
+            }
         }
         if let Some(ft) = constraints.free_time {
             check_free_time(&s, ft)?;
