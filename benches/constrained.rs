@@ -125,11 +125,12 @@ fn main() {
         );
         jac.push(t.elapsed().as_secs_f64());
     }
-    let ratio = median(jac) / median(fwd);
+    let (jac, fwd) = (median(jac), median(fwd));
+    let ratio = jac / fwd;
     println!(
         "constraint Jacobian (2 constraints + cost, 60 controls): {:.1} µs = {ratio:.2} forward runs ({:.1} µs)",
-        1e6 * median(jac.clone()),
-        1e6 * median(fwd.clone())
+        1e6 * jac,
+        1e6 * fwd
     );
     claim(format!("Jacobian / forward {ratio:.2} ≤ 4"), ratio <= 4.0);
 

@@ -31,6 +31,15 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
         Error::RestartsExhausted { .. } => ("OptimizerError", "restarts_exhausted"),
         // turned into the outcome "kink" inside `optimize` (mapped for completeness)
         Error::StoppedAtKink => ("OptimizerError", "stopped_at_kink"),
+        Error::Constrained(c) => match c {
+            hybridopt::optimize::ConstrainedError::Qp(_) => ("OptimizerError", "qp"),
+            hybridopt::optimize::ConstrainedError::FreeTime(_) => {
+                ("InvalidInputError", "free_time")
+            }
+            hybridopt::optimize::ConstrainedError::Index(_) => {
+                ("InvalidInputError", "constraint_index")
+            }
+        },
         Error::Interrupted => ("HybridoptError", "interrupted"),
     }
 }

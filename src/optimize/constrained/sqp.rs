@@ -305,9 +305,7 @@ fn second_order_correction<S: HybridSystem>(
         let Some(t) = trial.rows.iter().find(|r| r.label == row.label) else {
             continue;
         };
-        let target = if row.is_equality() {
-            row.upper
-        } else if step.lambda[i] > 0.0 || t.value > t.upper {
+        let target = if row.is_equality() || step.lambda[i] > 0.0 || t.value > t.upper {
             row.upper
         } else if step.lambda[i] < 0.0 || t.value < t.lower {
             row.lower
