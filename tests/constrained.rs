@@ -298,6 +298,7 @@ fn path_constraint_holds_on_the_dense_trajectory() {
         .iter()
         .map(|(_, _, x)| x[0])
         .fold(f64::NEG_INFINITY, f64::max);
+    eprintln!("path: max y on the dense trajectory − 1.1 = {:.2e}", ymax - 1.1);
     assert!(ymax <= 1.1 + 1e-6, "max y {ymax}");
     assert!(ymax >= 1.1 - 1e-6, "the ceiling binds: max y {ymax}");
 }

@@ -92,6 +92,16 @@ class Problem:
     def fun_and_grad(
         self, x: Union[Sequence[float], npt.NDArray[np.float64]], method: Optional[str] = None
     ) -> Tuple[float, npt.NDArray[np.float64]]: ...
+    def constraint_names(self) -> List[str]: ...
+    def constraint_rows(
+        self, x: Union[Sequence[float], npt.NDArray[np.float64]]
+    ) -> Dict[str, Any]: ...
+    def constraints(
+        self, x: Union[Sequence[float], npt.NDArray[np.float64]]
+    ) -> npt.NDArray[np.float64]: ...
+    def constraints_jacobian(
+        self, x: Union[Sequence[float], npt.NDArray[np.float64]]
+    ) -> List[List[float]]: ...
     def optimize(
         self,
         solver: Optional[str] = None,
