@@ -54,6 +54,11 @@ fn ours(file: &str, rounds: usize) -> Ours {
 
 /// The peer's run: (J, total seconds of construction and solve), or None without casadi.
 fn peer(args: &[&str]) -> Option<(f64, f64)> {
+    peer_json(args).and_then(|v| Some((v["J"].as_f64()?, v["total_s"].as_f64()?)))
+}
+
+/// The peer's JSON output, or None without casadi.
+fn peer_json(args: &[&str]) -> Option<serde_json::Value> {
     let python = std::env::var("HYBRIDOPT_PEER_PYTHON")
         .unwrap_or_else(|_| "/tmp/peer-venv/bin/python".to_string());
     if !Path::new(&python).exists() {
@@ -68,8 +73,49 @@ fn peer(args: &[&str]) -> Option<(f64, f64)> {
         eprintln!("peer failed: {}", String::from_utf8_lossy(&out.stderr));
         return None;
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    Some((v["J"].as_f64()?, v["total_s"].as_f64()?))
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// The references (two impacts before t = 2.5; J* = 15.0404051671 and, with
+/// y ≤ 1.2, 16.0614601665): our SQP started from IPOPT's optimal thrust perturbed by
+/// 0.05·sin(k) converges back to the same optimum. Returns (ours, IPOPT's) J.
+fn from_peer_start(variant: &str) -> Option<(f64, f64, f64)> {
+    let v = peer_json(&["--variant", variant, "--repeat", "1"])?;
+    let u: Vec<f64> = v["u"]
+        .as_array()?
+        .iter()
+        .filter_map(|x| x.as_f64())
+        .collect();
+    let mut p = Problem::load(Path::new("problems/thrust_path.toml")).ok()?;
+    if variant == "base" {
+        p.constraints.list.retain(|c| c.name != "ceiling");
+    } else {
+        for c in &mut p.constraints.list {
+            if c.name == "ceiling" {
+                c.bounds = ConstraintBounds::Range {
+                    lower: None,
+                    upper: Some(1.2),
+                };
+            }
+        }
+    }
+    for (k, e) in p.theta.iter_mut().skip(5).enumerate() {
+        e.value = (u[k] + 0.05 * (k as f64).sin()).clamp(-15.0, 15.0);
+    }
+    let setup = p.setup().ok()?;
+    let t = Instant::now();
+    let r = p.optimize(&setup, &p.theta, None).ok()?;
+    let s = t.elapsed().as_secs_f64();
+    let c = r.constrained.as_ref()?;
+    println!(
+        "{variant} from IPOPT's optimum perturbed: {} after {} iterations, J = {:.12}, KKT {:.2e}, {:.1} ms",
+        r.outcome,
+        r.iterations,
+        r.final_cost,
+        c.kkt_residual,
+        1e3 * s
+    );
+    Some((r.final_cost, v["J"].as_f64()?, c.kkt_residual))
 }
 
 fn main() {
@@ -175,6 +221,25 @@ fn main() {
                 claim(format!("{variant}: time ratio {:.2} < 1", o.seconds / s), o.seconds < s);
             }
             None => println!("{variant}: the peer (CasADi + IPOPT) is not available; see benches/peers/README.md"),
+        }
+    }
+    for (variant, reference) in [("base", 15.0404051671), ("path", 16.0614601665)] {
+        match from_peer_start(variant) {
+            Some((ours, ipopt, kkt)) => {
+                let rel = (ours - ipopt).abs() / ipopt;
+                println!(
+                    "{variant}: the issue's reference {reference}; IPOPT {ipopt:.12}; ours {ours:.12} (relative {rel:.2e})"
+                );
+                claim(
+                    format!("{variant} (2 impacts): within {rel:.2e} ≤ 1e-7 of IPOPT's optimum"),
+                    rel <= 1e-7,
+                );
+                claim(
+                    format!("{variant} (2 impacts): KKT {kkt:.2e} ≤ 1e-8"),
+                    kkt <= 1e-8,
+                );
+            }
+            None => println!("{variant}: the peer is not available; see benches/peers/README.md"),
         }
     }
     if failed {

@@ -9,6 +9,22 @@ use std::path::Path;
 
 const G: f64 = 9.81;
 
+/// The constrained solver with the default settings.
+fn solve(
+    setup: &Setup<'_, BouncingBall>,
+    theta: &[ThetaEntry],
+    constraints: Constraints,
+) -> OptimizeResult {
+    optimize_constrained(
+        setup,
+        theta,
+        &constraints,
+        &OptimizerSettings::default(),
+        None,
+    )
+    .unwrap()
+}
+
 /// The ball without drag from y0 = 1 thrown up at v0: first impact t1 = (v0 + v1)/g with
 /// v1 = √(v0² + 2g), then flights of 2e v1/g and 2e² v1/g, so t3 = t1 + 2v1(e + e²)/g.
 /// Minimize v0² + (e − 0.5)² subject to t3 = 2 and t1 ≥ 0.6 (active): both constraints
@@ -82,14 +98,7 @@ fn closed_form_kkt_point_and_multipliers() {
         ],
         free_time: None,
     };
-    let r = optimize_constrained(
-        &setup,
-        &theta,
-        &constraints,
-        &OptimizerSettings::default(),
-        None,
-    )
-    .unwrap();
+    let r = solve(&setup, &theta, constraints);
     let rep = r.constrained.as_ref().unwrap();
     assert!(r.converged(), "{r}");
     assert!(rep.kkt_residual <= 1e-8, "KKT {}", rep.kkt_residual);
@@ -258,14 +267,7 @@ fn infeasible_problem_ends_with_least_violation() {
         )],
         free_time: None,
     };
-    let r = optimize_constrained(
-        &setup,
-        &theta,
-        &constraints,
-        &OptimizerSettings::default(),
-        None,
-    )
-    .unwrap();
+    let r = solve(&setup, &theta, constraints);
     assert_eq!(r.outcome, Outcome::Infeasible, "{r}");
     assert!(!r.converged());
     let rep = r.constrained.unwrap();
@@ -298,7 +300,10 @@ fn path_constraint_holds_on_the_dense_trajectory() {
         .iter()
         .map(|(_, _, x)| x[0])
         .fold(f64::NEG_INFINITY, f64::max);
-    eprintln!("path: max y on the dense trajectory − 1.1 = {:.2e}", ymax - 1.1);
+    eprintln!(
+        "path: max y on the dense trajectory − 1.1 = {:.2e}",
+        ymax - 1.1
+    );
     assert!(ymax <= 1.1 + 1e-6, "max y {ymax}");
     assert!(ymax >= 1.1 - 1e-6, "the ceiling binds: max y {ymax}");
 }
