@@ -117,11 +117,12 @@ impl Qp<'_> {
             SupportedConeT::ZeroConeT(n_eq),
             SupportedConeT::NonnegativeConeT(a_rows.len() - n_eq),
         ];
-        // tight tolerances first (the final steps need the multipliers to ~1e-12); a
-        // subproblem the solver cannot finish that tightly is solved again looser
+        // tight tolerances first (the final steps need the multipliers to ~1e-10 for a KKT
+        // residual of 1e-8); a subproblem the solver cannot finish that tightly is solved
+        // again looser
         let mut last = None;
         let mut solved = None;
-        for tol in [1e-13f64, 1e-10, 1e-8] {
+        for tol in [1e-10f64, 1e-8] {
             let settings = DefaultSettingsBuilder::default()
                 .verbose(false)
                 .max_iter(400)

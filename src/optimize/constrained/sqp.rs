@@ -137,15 +137,6 @@ pub(crate) fn sqp<S: HybridSystem>(
         // Powell's rule: at least 1.1‖λ‖∞, and otherwise halfway down towards it
         let need = 1.1 * inf_norm(&step.lambda) + 1e-8;
         mu = if mu < need { need } else { 0.5 * (mu + need) };
-        if std::env::var("HO_DEBUG").is_ok() {
-            eprintln!(
-                "it {iteration} f {:.10e} viol {:.3e} kkt {:?} lambda {:?} |d| {dnorm:.3e}",
-                p.f,
-                p.max_violation(),
-                k,
-                step.lambda
-            );
-        }
         let accepted = match line_search(nlp, &p, &step, mu, &mut evaluations)? {
             Some(q) => q,
             None if infeasible && rho >= RHO_MAX => {
@@ -238,9 +229,6 @@ fn line_search<S: HybridSystem>(
             Err(e) => return Err(e),
         };
         *evaluations += 1;
-        if std::env::var("HO_DEBUG").is_ok() {
-            eprintln!("ls alpha {alpha:.3e} phi0 {phi0:.12e} trial {:.12e} slope {slope:.3e} mu {mu:.3e} viol {:.3e} -> {:.3e} f {:.10e} -> {:.10e}", merit(&trial, mu), p.total_violation(), trial.total_violation(), p.f, trial.f);
-        }
         if merit(&trial, mu) <= phi0 + ARMIJO * alpha * slope.min(0.0) + noise {
             return Ok(Some(trial));
         }
