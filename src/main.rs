@@ -453,12 +453,6 @@ fn cmd_optimize(
         }
         return Ok(());
     }
-    if starts.is_some() && !p.constraints.is_empty() {
-        bail!(
-            "{}: --starts runs the unconstrained optimizer from many starts; this problem has constraints or a free final time, which it does not handle yet: drop --starts",
-            path.display()
-        );
-    }
     if solver.is_some() && !p.constraints.is_empty() {
         bail!(
             "{}: --solver chooses between the unconstrained solvers (lbfgs, gd); this problem has constraints or a free final time, which the constrained solver (SQP) handles: drop --solver",

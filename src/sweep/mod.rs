@@ -69,6 +69,7 @@ pub fn sweep(problem: &Problem, plan: &Plan, opts: &RunOptions) -> Result<SweepR
                 run::start_point(
                     &setup,
                     &problem.theta,
+                    &problem.constraints,
                     ranges,
                     *seed,
                     &problem.optimizer,
@@ -218,6 +219,7 @@ pub fn multi_start(
         run::start_point(
             setup,
             &problem.theta,
+            &problem.constraints,
             ranges,
             seed,
             &problem.optimizer,
@@ -228,13 +230,21 @@ pub fn multi_start(
     let records: Vec<PointRecord> = runs.iter().map(|r| r.record.clone()).collect();
     let (_, best) = SweepFile::summarize(&records);
     let Some((best_index, _)) = best else {
-        let first = records
-            .first()
-            .and_then(|r| r.error.as_ref())
-            .map_or_else(String::new, |e| e.message.clone());
-        return Err(Error::Optimizer(format!(
-            "all {count} starts failed; the first: {first}"
-        )));
+        let first = records.iter().find_map(|r| r.error.as_ref());
+        return Err(Error::Optimizer(match first {
+            Some(e) if records.iter().all(|r| r.error.is_some()) => {
+                format!("all {count} starts failed; the first: {}", e.message)
+            }
+            _ => format!(
+                "none of the {count} starts met the constraints (largest violation ≤ {:e}); their outcomes: {}",
+                record::FEASIBLE,
+                records
+                    .iter()
+                    .map(|r| r.outcome.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }));
     };
     let best = runs
         .into_iter()

@@ -174,7 +174,15 @@ pub struct PointRecord {
     /// The number of events of the (final) trajectory.
     pub events: Option<usize>,
     pub error: Option<PointError>,
+    /// A start of a constrained problem: the largest constraint violation at its end (a
+    /// start that does not meet the constraints is never the best).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_violation: Option<f64>,
 }
+
+/// A constrained start counts as feasible (and can be the best) when its largest
+/// violation is at most this.
+pub const FEASIBLE: f64 = 1e-6;
 
 impl PointRecord {
     /// Point `index` at `parameters` before it is run: failed, with nothing measured (the
@@ -193,6 +201,7 @@ impl PointRecord {
             outcome: PointOutcome::Failed,
             events: None,
             error: None,
+            max_violation: None,
         }
     }
 }
@@ -203,8 +212,8 @@ pub fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// The best point: lowest cost among the points that did not fail, the lowest index on a
-/// tie.
+/// The best point: lowest cost among the points that did not fail (nor end infeasible or
+/// violating a constraint by more than [`FEASIBLE`]), the lowest index on a tie.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Best {
     pub index: usize,
@@ -264,7 +273,8 @@ impl SweepFile {
             .count();
         let best = points
             .iter()
-            .filter(|p| p.outcome != PointOutcome::Failed)
+            .filter(|p| p.outcome != PointOutcome::Failed && p.outcome != PointOutcome::Infeasible)
+            .filter(|p| p.max_violation.is_none_or(|v| v <= FEASIBLE))
             .filter_map(|p| p.cost.map(|c| (p.index, c)))
             .fold(None, |acc: Option<(usize, f64)>, (i, c)| match acc {
                 Some((bi, bc)) if bc < c || (bc == c && bi < i) => Some((bi, bc)),
@@ -331,7 +341,24 @@ mod tests {
             outcome,
             events: Some(3),
             error: None,
+            max_violation: None,
         }
+    }
+
+    /// A constrained start that ends infeasible, or violating a constraint by more than
+    /// FEASIBLE, is never the best, whatever its cost.
+    #[test]
+    fn best_skips_infeasible_starts() {
+        let mut violating = rec(1, Some(0.5), PointOutcome::MaxIterations);
+        violating.max_violation = Some(1e-3);
+        let mut feasible = rec(2, Some(3.0), PointOutcome::Converged);
+        feasible.max_violation = Some(1e-12);
+        let pts = [
+            rec(0, Some(0.1), PointOutcome::Infeasible),
+            violating,
+            feasible,
+        ];
+        assert_eq!(SweepFile::summarize(&pts).1, Some((2, 3.0)));
     }
 
     #[test]

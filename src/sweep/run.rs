@@ -147,10 +147,11 @@ pub struct StartRun {
 
 /// Optimization from start `i` ([`starts::start_point`] of `bx` and `seed`): θ's optimized
 /// entries (in θ order, matching `bx`) start there, with their transforms rebuilt for the
-/// new values.
+/// new values; the constrained solver when there are `constraints`.
 pub fn start_point<S: HybridSystem>(
     setup: &Setup<'_, S>,
     theta: &[ThetaEntry],
+    constraints: &crate::constraint::Constraints,
     bx: &[Range],
     seed: u64,
     settings: &OptimizerSettings,
@@ -166,8 +167,14 @@ pub fn start_point<S: HybridSystem>(
     }
     let named = |v: &[f64]| Named::zip(free.iter().map(|&j| theta[j].name.as_str()), v);
     let mut rec = PointRecord::pending(i, named(&x0));
-    match optimize(setup, &entries, settings, None) {
+    let run = if constraints.is_empty() {
+        optimize(setup, &entries, settings, None)
+    } else {
+        crate::optimize::optimize_constrained(setup, &entries, constraints, settings, None)
+    };
+    match run {
         Ok(r) => {
+            rec.max_violation = r.constrained.as_ref().map(|c| c.max_violation);
             let fin: Vec<f64> = free.iter().map(|&j| r.theta_final[j]).collect();
             rec.final_parameters = Some(named(&fin));
             rec.initial_cost = finite(r.initial_cost);
