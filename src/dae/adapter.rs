@@ -67,7 +67,7 @@ impl<S: DaeSystem> Dae<S> {
     }
 
     /// The algebraic states at a state `x = (y, y*)` of `mode`: the real solve (shared by
-    /// the flow, outputs and guards at the same point, [`cache`]), then the correction
+    /// the flow, outputs and guards at the same point, `cache.rs`), then the correction
     /// that carries the scalar's derivatives ([`algebraic::correct`]).
     pub fn algebraic<D: Scalar>(
         &self,
@@ -276,7 +276,7 @@ impl<S: DaeSystem> HybridSystem for Dae<S> {
         x.extend(after.memory);
         Ok((after.mode, x))
     }
-    /// By the implicit function theorem at one real solve of z ([`super::vjp`]), not one
+    /// By the implicit function theorem at one real solve of z (`dae::vjp`), not one
     /// dual Newton correction per input direction.
     fn flow_vjp(&self, args: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
         let z = if self.nz == 0 {

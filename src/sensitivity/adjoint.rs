@@ -9,7 +9,7 @@
 //! backward steps for all three against 4,364 for three passes; the forward run takes
 //! 1,016). The step size is controlled on all of (Λ, M), with μ integrated from its
 //! accumulated value so that the relative tolerance sees the gradient's own scale, and
-//! each column integrated divided by its size on the segment ([`column_scale`]), so that
+//! each column integrated divided by its size on the segment (`column_scale`), so that
 //! the absolute tolerance is relative to ‖λ_j‖ too: 1,193 backward steps on the five-bar
 //! (its ∫ÿ₂ columns have ‖λ‖∞ ≈ 100), with the gradient as accurate as before. Stepping
 //! on the forward mesh instead was tried and measured: 629 of its 1,016 steps failed the
