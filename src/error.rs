@@ -95,7 +95,7 @@ pub enum Error {
         mode: String,
         max_steps: usize,
     },
-    #[error("a cost term needs occurrence {occurrence} of guard '{guard}', but it fired {fired} time(s) in [{t0}, {t1}]")]
+    #[error("a cost term or constraint needs occurrence {occurrence} of guard '{guard}', but it fired {fired} time(s) in [{t0}, {t1}]")]
     MissingEvent {
         guard: String,
         occurrence: usize,

@@ -12,7 +12,7 @@ a guard surface, ``"zeno"`` for one raised by too many events)::
     ├── SimulationError                       the simulation failed (non-finite values, ...)
     │   ├── ZenoError                         too many events, or a state sticking to a guard
     │   ├── GrazingError                      an event with |dg/dt| below the threshold
-    │   ├── MissingEventError                 a cost term needs an event that did not happen
+    │   ├── MissingEventError                 a cost term or constraint needs an event that did not happen
     │   ├── StepSizeError                     the step size fell below its minimum
     │   └── ModelError                        the model's own code failed (singular system)
     └── OptimizerError                        the optimizer could not continue

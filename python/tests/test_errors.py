@@ -118,7 +118,7 @@ def test_optimizer_error(cli, problems, tmp_path):
     with pytest.raises(hybridopt.OptimizerError) as info:
         hybridopt.Problem.from_file(f).optimize(out=str(tmp_path / "py"))
     assert info.value.kind == "restarts_exhausted"
-    assert "a cost term needs occurrence 3 of guard 'ground'" in str(info.value)
+    assert "a cost term or constraint needs occurrence 3 of guard 'ground'" in str(info.value)
     assert str(info.value) == cli.error("optimize", f, "--out", tmp_path / "cli", "--quiet")
     assert not (tmp_path / "py").exists() and not (tmp_path / "cli").exists()
 
