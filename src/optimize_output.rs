@@ -53,13 +53,15 @@ pub fn write_optimize_results<S: HybridSystem>(
         .map(|&i| p.dims.outputs[i].clone())
         .collect();
     plotted.retain(|n| !setup.dims.controls.contains(n));
+    let mut figure = artifacts::outputs_figure(
+        &format!("{}: initial vs optimized", p.name),
+        &plotted,
+        &runs,
+        artifacts::event_markers(setup, &r.last.trajectory),
+    );
+    path_bounds(p, &t_final, &mut figure);
     write_figure(
-        &artifacts::outputs_figure(
-            &format!("{}: initial vs optimized", p.name),
-            &plotted,
-            &runs,
-            artifacts::event_markers(setup, &r.last.trajectory),
-        ),
+        &figure,
         &stage.path("trajectory.png"),
         Some(&stage.path("trajectory.svg")),
     )?;
@@ -78,6 +80,36 @@ pub fn write_optimize_results<S: HybridSystem>(
     crate::plot_loop::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
     strobe(p, setup, r, &stage)?;
     stage.commit()
+}
+
+/// A path constraint's bounds as dashed horizontal lines on its output's panel.
+fn path_bounds(p: &Problem, table: &artifacts::Table, figure: &mut crate::plot::Figure) {
+    let Some(t) = table.column("t") else {
+        return;
+    };
+    let (Some(&t0), Some(&t1)) = (t.first(), t.last()) else {
+        return;
+    };
+    for c in &p.constraints.list {
+        let crate::constraint::ConstraintKind::Path { output } = c.kind else {
+            continue;
+        };
+        let name = &p.dims.outputs[output];
+        let Some(panel) = figure.panels.iter_mut().find(|q| &q.title == name) else {
+            continue;
+        };
+        let (lower, upper) = c.limits();
+        for (side, b) in [("lower", lower), ("upper", upper)] {
+            if b.is_finite() {
+                panel.series.push(crate::plot::Series::new(
+                    format!("{} ({side} bound)", c.name),
+                    vec![t0, t1],
+                    vec![b, b],
+                    LineKind::Dashed,
+                ));
+            }
+        }
+    }
 }
 
 /// `strobe.png`/`.svg`: the initial and the optimized motion side by side, drawn with the
