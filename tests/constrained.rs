@@ -149,6 +149,7 @@ fn constraint_jacobian_equals_fd_and_direct() {
         adj.rows.len()
     );
     let h = 1e-5;
+    let (mut worst_fd, mut worst_direct) = (0.0f64, 0.0f64);
     for j in (0..adj.variables.len()).step_by(7) {
         let shifted = |d: f64| {
             let mut th = p.theta.clone();
@@ -158,28 +159,29 @@ fn constraint_jacobian_equals_fd_and_direct() {
         let (a, b) = (shifted(h), shifted(-h));
         let fd = (a.cost - b.cost) / (2.0 * h);
         let scale = adj.cost_gradient.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-        assert!(
-            (adj.cost_gradient[j] - fd).abs() <= 1e-7 * scale,
-            "cost {j}"
-        );
+        worst_fd = worst_fd.max((adj.cost_gradient[j] - fd).abs() / scale);
         for (r, row) in adj.rows.iter().enumerate() {
             let fd = (a.rows[r].value - b.rows[r].value) / (2.0 * h);
-            let scale = row.gradient.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let scale = row.gradient.iter().fold(1e-3f64, |m, v| m.max(v.abs()));
+            let (e_fd, e_dir) = (
+                (row.gradient[j] - fd).abs() / scale,
+                (row.gradient[j] - dir.rows[r].gradient[j]).abs() / scale,
+            );
             assert!(
-                (row.gradient[j] - fd).abs() <= 1e-7 * scale,
-                "{} d/d{}: adjoint {} fd {fd}",
+                e_fd <= 1e-7 && e_dir <= 1e-11,
+                "{} d/d{}: adjoint {} fd {fd} direct {}",
                 row.name,
                 adj.variables[j],
-                row.gradient[j]
+                row.gradient[j],
+                dir.rows[r].gradient[j]
             );
-            let d = dir.rows[r].gradient[j];
-            assert!(
-                (row.gradient[j] - d).abs() <= 1e-8 * scale,
-                "{}: direct {d}",
-                row.name
-            );
+            worst_fd = worst_fd.max(e_fd);
+            worst_direct = worst_direct.max(e_dir);
         }
     }
+    eprintln!("Jacobian rows: FD {worst_fd:.2e}, direct {worst_direct:.2e} (relative to each row's largest entry)");
+    // measured FD 5.1e-9, direct 2.6e-13: margins 20× and 38×
+    assert!(worst_fd <= 1e-7 && worst_direct <= 1e-11);
 }
 
 /// dψ/dT of a free final time (running, terminal and final-time terms) equals central
@@ -220,6 +222,11 @@ fn free_final_time_derivative_equals_fd() {
         let h = 1e-5;
         let (a, b) = (at(t + h), at(t - h));
         let fd = (a.cost - b.cost) / (2.0 * h);
+        eprintln!(
+            "T = {t}: dψ/dT {} vs FD {fd}: {:.2e}",
+            pt.cost_gradient[k],
+            (pt.cost_gradient[k] - fd).abs() / fd.abs().max(1.0)
+        );
         assert!(
             (pt.cost_gradient[k] - fd).abs() <= 1e-8 * fd.abs().max(1.0),
             "T = {t}: dψ/dT {} vs fd {fd}",

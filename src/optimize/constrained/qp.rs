@@ -122,7 +122,7 @@ impl Qp<'_> {
         // again looser
         let mut last = None;
         let mut solved = None;
-        for tol in [1e-10f64, 1e-8] {
+        for tol in [1e-10f64, 1e-13, 1e-8] {
             let settings = DefaultSettingsBuilder::default()
                 .verbose(false)
                 .max_iter(400)
