@@ -101,7 +101,11 @@ fn rimless_wheel_starts_at_the_resets_image_and_matches_the_closed_form() {
     // measured: 1.6e-13, 0, 1.3e-13, 6.4e-13 (the integration's 1e-12 tolerances)
     assert!((got - omega).abs() < 5e-12, "ω* = {got}, exact {omega}");
     assert!((theta - (GAMMA - ALPHA)).abs() < 1e-14, "θ* = {theta}");
-    assert!((mult - c * c).abs() < 4e-12, "multiplier {mult}, exact {}", c * c);
+    assert!(
+        (mult - c * c).abs() < 4e-12,
+        "multiplier {mult}, exact {}",
+        c * c
+    );
     assert!(
         (domega - domega_exact).abs() < 2e-11,
         "dω*/dγ = {domega}, exact {domega_exact}"

@@ -34,17 +34,15 @@ pub fn is_reset_image<S: HybridSystem>(
     let n = x.len();
     let modes = sys.mode_names().len().max(1);
     let scale = x.iter().fold(1.0_f64, |a, v| a.max(v.abs()));
-    (0..modes)
-        .filter(|&m| sys.guard_active(m, k))
-        .any(|m| {
-            let seeds = match sys.reset(m, k, 0.0, x, p) {
-                Ok((_, rx)) if rx.len() == n => vec![x.to_vec(), rx],
-                _ => vec![x.to_vec()],
-            };
-            seeds
-                .into_iter()
-                .any(|y0| solve(sys, (m, k, mode), p, x, y0, tol, scale))
-        })
+    (0..modes).filter(|&m| sys.guard_active(m, k)).any(|m| {
+        let seeds = match sys.reset(m, k, 0.0, x, p) {
+            Ok((_, rx)) if rx.len() == n => vec![x.to_vec(), rx],
+            _ => vec![x.to_vec()],
+        };
+        seeds
+            .into_iter()
+            .any(|y0| solve(sys, (m, k, mode), p, x, y0, tol, scale))
+    })
 }
 
 /// Gauss–Newton on `r(y) = 0` from `y0`; `true` when it reaches `tol`.
