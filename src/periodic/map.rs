@@ -124,12 +124,13 @@ fn check_start<S: HybridSystem>(
         (_, crate::model::Direction::Either) => (g.abs() > tol, AFTER_RESET_HINT),
     };
     // on the firing side, a start after a reset may still be the reset's image of a point
-    // on the surface (a reset that maps off the surface): that is on the section
-    let image = |_: ()| {
+    // on the surface (a reset that maps off the surface): that is on the section. The
+    // preimage is solved in floating point, so to no less than 1e-10.
+    let image = || {
         matches!(sec.kind, SectionKind::AfterReset { .. })
             && super::image::is_reset_image(sys, k, sec.mode, p, x, tol.max(1e-10))
     };
-    if !g.is_finite() || (off && !image(())) {
+    if !g.is_finite() || (off && !image()) {
         return Err(PeriodicError::OffSection {
             guard: info.name.clone(),
             value: g,
