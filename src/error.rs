@@ -103,6 +103,23 @@ pub enum Error {
         t0: f64,
         t1: f64,
     },
+    /// A cost term naming something the setup does not have: an output, a guard, a
+    /// parameter index out of range, or occurrence 0 (occurrences count from 1).
+    #[error(
+        "objective '{objective}', term {term} (0-based): {what} {index} does not exist; {valid}"
+    )]
+    BadTerm {
+        objective: String,
+        term: usize,
+        /// "output", "guard", "occurrence" or "parameter".
+        what: &'static str,
+        index: usize,
+        /// The valid range, in words.
+        valid: String,
+    },
+    /// A horizon that is empty, reversed or not finite.
+    #[error("the horizon [{t0}, {t_end}] is empty or not finite: t_end must be finite and greater than t0")]
+    BadHorizon { t0: f64, t_end: f64 },
     #[error("{file}: {message}")]
     Problem { file: PathBuf, message: String },
     #[error("invalid input: {0}")]

@@ -317,6 +317,9 @@ fn gait_stability_optimization_converges_and_is_verified() {
         "orbit.json",
         "limit_cycle.png",
         "multipliers.png",
+        // the convergence figure every optimization writes (issue 31: a gait's was missing)
+        "convergence.png",
+        "convergence.svg",
     ] {
         assert!(out.join(f).exists(), "{f} missing");
     }

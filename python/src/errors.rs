@@ -10,6 +10,8 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
     match e {
         Error::Problem { .. } => ("ProblemFileError", "problem"),
         Error::Invalid(_) => ("InvalidInputError", "invalid"),
+        Error::BadTerm { .. } => ("InvalidInputError", "bad_term"),
+        Error::BadHorizon { .. } => ("InvalidInputError", "bad_horizon"),
         // a command-line flag of the sweep (not reachable from the package, mapped for
         // completeness)
         Error::Flag { .. } => ("InvalidInputError", "flag"),

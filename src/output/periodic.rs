@@ -142,7 +142,7 @@ pub fn optimize_gait_to_folder(
     let o = solve_orbit(&p.system, &spec, &pf, &spec.guess, true)?;
     let report = OrbitReport::new(&o, &p.dims, &spec.section.free);
     let stage = Staging::new(out)?;
-    output::write_gait(&stage, &r)?;
+    output::write_gait(&stage, &p.name, &r)?;
     output::write_orbit(&stage, &p.name, &p.system, &spec, &pf, &o, &report)?;
     let dir = stage.commit()?;
     Ok((r, dir))

@@ -182,3 +182,40 @@ pub fn continuation(name: &str, b: &Branch) -> Figure {
         markers,
     }
 }
+
+/// A gait optimization's convergence: the objective and the norm of its gradient in the
+/// optimized parameters (physical units) against the evaluation, through the figure every
+/// optimization writes ([`crate::artifacts::convergence_figure`]).
+pub fn gait_convergence(name: &str, opt: &super::optimize::GaitOptimum) -> Figure {
+    let rows: Vec<crate::optimize::HistoryRow> = opt
+        .history
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let step = match i {
+                0 => 0.0,
+                _ => e
+                    .params
+                    .iter()
+                    .zip(&opt.history[i - 1].params)
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>()
+                    .sqrt(),
+            };
+            crate::optimize::HistoryRow {
+                iteration: i as u64,
+                cost: e.value,
+                grad_norm: e.gradient.iter().map(|g| g * g).sum::<f64>().sqrt(),
+                step,
+                theta: e.params.clone(),
+                max_violation: None,
+            }
+        })
+        .collect();
+    let mut fig = crate::artifacts::convergence_figure(&format!("{name}: convergence"), &rows);
+    fig.x_label = "evaluation".into();
+    if let Some(s) = fig.panels.get_mut(1).and_then(|p| p.series.first_mut()) {
+        s.label = "|d value/d params|".into();
+    }
+    fig
+}

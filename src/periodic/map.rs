@@ -100,8 +100,9 @@ fn returned<D>(
 }
 
 /// Fails when `x` lies strictly on the side of the section's guard from which it fires
-/// (beyond `zero_tol`; for a guard that fires either way, anywhere off its surface): the
-/// run would end at once at a spurious return. A hyperplane section's start must lie on
+/// (beyond `zero_tol`; for a guard that fires either way, anywhere off its surface) and is
+/// not the reset's image of a point on the guard's surface ([`super::image`]): the run
+/// would end at once at a spurious return. A hyperplane section's start must lie on
 /// the hyperplane (`|n·x − c| ≤ zero_tol`).
 fn check_start<S: HybridSystem>(
     sys: &WithSectionGuard<'_, S>,
@@ -122,7 +123,14 @@ fn check_start<S: HybridSystem>(
         (_, crate::model::Direction::Falling) => (g > tol, AFTER_RESET_HINT),
         (_, crate::model::Direction::Either) => (g.abs() > tol, AFTER_RESET_HINT),
     };
-    if off || !g.is_finite() {
+    // on the firing side, a start after a reset may still be the reset's image of a point
+    // on the surface (a reset that maps off the surface): that is on the section. The
+    // preimage is solved in floating point, so to no less than 1e-10.
+    let image = || {
+        matches!(sec.kind, SectionKind::AfterReset { .. })
+            && super::image::is_reset_image(sys, k, sec.mode, p, x, tol.max(1e-10))
+    };
+    if !g.is_finite() || (off && !image()) {
         return Err(PeriodicError::OffSection {
             guard: info.name.clone(),
             value: g,
@@ -134,8 +142,7 @@ fn check_start<S: HybridSystem>(
     Ok(())
 }
 
-const AFTER_RESET_HINT: &str =
-    "on the side from which it fires; give a state just after the reset (e.g. the reset's image)";
+const AFTER_RESET_HINT: &str = "on the side from which it fires and not the reset's image of a point on the guard's surface; give a state just after the reset (the reset's image of a state where the guard is zero)";
 
 /// Which Jacobians a return-map evaluation computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 //! - [`section`]: the section (just after a guard's reset, or a hyperplane; period-k
 //!   orbits) and the system that starts on it;
 //! - [`hyperplane`]: a hyperplane section as one more guard of the system, and its chart;
+//! - [`image`]: whether a start is the reset's image of the guard's surface;
 //! - [`map`]: `P(x)`, `DP`, `∂P/∂p`, the period and `dT/d(x, p)` from one direct pass;
 //! - [`newton`]: Newton's method on `P(x) − x = 0` with the exact `DP`;
 //! - [`stability`]: multipliers on the section and of the full monodromy;
@@ -17,6 +18,7 @@ pub mod continuation;
 pub mod error;
 pub mod figures;
 pub mod hyperplane;
+pub mod image;
 pub mod map;
 pub mod newton;
 pub mod objective;

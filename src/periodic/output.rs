@@ -110,9 +110,11 @@ pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Perio
 
 /// Writes a gait optimization: `summary.json` (the [`super::optimize::GaitOptimum`]),
 /// `history.csv` (one row per evaluation: the parameters, value, spectral radius,
-/// period), and the orbit's files at the final parameters.
+/// period), the convergence figure (`convergence.png`/`.svg`), and the orbit's files at
+/// the final parameters.
 pub fn write_gait(
     stage: &Staging,
+    name: &str,
     opt: &super::optimize::GaitOptimum,
 ) -> Result<(), PeriodicError> {
     stage.write_json("summary.json", opt)?;
@@ -129,5 +131,10 @@ pub fn write_gait(
         }
     }
     stage.write_csv("history.csv", &header, &rows)?;
+    write_figure(
+        &figures::gait_convergence(name, opt),
+        &stage.path("convergence.png"),
+        Some(&stage.path("convergence.svg")),
+    )?;
     Ok(())
 }

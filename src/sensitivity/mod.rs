@@ -206,6 +206,7 @@ pub fn evaluate_with<S: HybridSystem>(
     theta: &[f64],
     options: &EvaluateOptions,
 ) -> Result<Evaluation, Error> {
+    setup.validate()?;
     let mut ev = evaluate_by(setup, theta, options.method, options.fd)?;
     if options.tau && ev.tau.is_none() {
         ev.tau = Some(forward::forward_sensitivity(setup, theta)?.events);

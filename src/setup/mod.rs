@@ -18,6 +18,7 @@ mod objectives;
 mod simulate;
 mod system_ref;
 mod timeline;
+mod validate;
 mod vjp;
 
 pub use augmented::{FlowJac, ResetJac, ScalarJac};
@@ -240,6 +241,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     }
 
     pub(crate) fn check_theta(&self, len: usize) -> Result<(), crate::error::Error> {
+        self.validate()?;
         if len != self.ntheta() {
             return Err(crate::error::Error::Invalid(format!(
                 "θ has {len} entries, the setup needs {} ({} parameters + {} control coefficients)",
