@@ -22,6 +22,12 @@
 
 use crate::cost::{EventGuard, Objective, Term};
 
+/// How far `c` lies outside `[lower, upper]`: `max(lower − c, c − upper, 0)` (±∞ for an open
+/// side).
+pub fn violation(c: f64, lower: f64, upper: f64) -> f64 {
+    (lower - c).max(c - upper).max(0.0)
+}
+
 /// The functional a constraint bounds (the same functionals as the cost terms').
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -106,10 +112,10 @@ impl Constraint {
         }
     }
 
-    /// How far `value` lies outside the bounds: `max(lower − c, c − upper, 0)`.
+    /// How far `value` lies outside the bounds ([`violation`]).
     pub fn violation(&self, value: f64) -> f64 {
         let (l, u) = self.limits();
-        (l - value).max(value - u).max(0.0)
+        violation(value, l, u)
     }
 
     /// The engine's functional of a constraint that has one (every kind but `path`,

@@ -126,10 +126,37 @@ impl ThetaEntry {
     /// Checks that the value and the bounds are finite, the bounds ordered and the value
     /// strictly inside them.
     pub fn check(&self) -> Result<(), Error> {
+        self.check_bounds(false)
+    }
+
+    /// [`Self::check`] with closed bounds: the value may sit on one (the constrained
+    /// solver's bounds are closed and held exactly); the bounds themselves must be ordered.
+    pub fn check_closed(&self) -> Result<(), Error> {
+        self.check_bounds(true)
+    }
+
+    fn check_bounds(&self, closed: bool) -> Result<(), Error> {
         let finite = |b: Option<f64>| b.is_none_or(f64::is_finite);
-        let inside =
-            self.lower.is_none_or(|l| self.value > l) && self.upper.is_none_or(|u| self.value < u);
-        if self.value.is_finite() && finite(self.lower) && finite(self.upper) && inside {
+        let above = |l: f64| {
+            if closed {
+                self.value >= l
+            } else {
+                self.value > l
+            }
+        };
+        let below = |u: f64| {
+            if closed {
+                self.value <= u
+            } else {
+                self.value < u
+            }
+        };
+        let inside = self.lower.is_none_or(above) && self.upper.is_none_or(below);
+        let ordered = match (self.lower, self.upper) {
+            (Some(l), Some(u)) => l < u,
+            _ => true,
+        };
+        if self.value.is_finite() && finite(self.lower) && finite(self.upper) && inside && ordered {
             Ok(())
         } else {
             Err(Error::Bounds {

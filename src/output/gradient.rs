@@ -78,9 +78,11 @@ impl ConstraintGradient {
                 value: r.value,
                 lower: r.lower,
                 upper: r.upper,
-                violation: (r.lower.unwrap_or(f64::NEG_INFINITY) - r.value)
-                    .max(r.value - r.upper.unwrap_or(f64::INFINITY))
-                    .max(0.0),
+                violation: crate::constraint::violation(
+                    r.value,
+                    r.lower.unwrap_or(f64::NEG_INFINITY),
+                    r.upper.unwrap_or(f64::INFINITY),
+                ),
                 gradient: point
                     .variables
                     .iter()

@@ -56,9 +56,7 @@ pub(crate) struct Row {
 impl Row {
     /// `max(lower − c, c − upper, 0)`.
     pub fn violation(&self) -> f64 {
-        (self.lower - self.value)
-            .max(self.value - self.upper)
-            .max(0.0)
+        crate::constraint::violation(self.value, self.lower, self.upper)
     }
     pub fn is_equality(&self) -> bool {
         self.lower == self.upper
@@ -133,21 +131,7 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
             .collect();
         // the SQP's bounds are closed: a value may sit on one
         for e in theta {
-            let finite = |b: Option<f64>| b.is_none_or(f64::is_finite);
-            let inside =
-                e.lower.is_none_or(|l| e.value >= l) && e.upper.is_none_or(|u| e.value <= u);
-            let ordered = match (e.lower, e.upper) {
-                (Some(l), Some(u)) => l < u,
-                _ => true,
-            };
-            if !(e.value.is_finite() && finite(e.lower) && finite(e.upper) && inside && ordered) {
-                return Err(Error::Bounds {
-                    name: e.name.clone(),
-                    value: e.value,
-                    lower: e.lower,
-                    upper: e.upper,
-                });
-            }
+            e.check_closed()?;
         }
         if let Some(ft) = constraints.free_time {
             check_free_time(&s, ft)?;
@@ -263,10 +247,17 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
             )));
         }
         let (theta, t_end) = self.theta_of(x);
-        let setup = self.setup_at(t_end);
-        let ev = evaluate(&setup, &theta, self.method)?;
+        let moved;
+        let setup = match self.constraints.free_time {
+            Some(_) => {
+                moved = self.setup_at(t_end);
+                &moved
+            }
+            None => &self.setup,
+        };
+        let ev = evaluate(setup, &theta, self.method)?;
         let dt = match self.constraints.free_time {
-            Some(_) => time_derivatives(&setup, &ev, &theta)?,
+            Some(_) => time_derivatives(setup, &ev, &theta)?,
             None => vec![],
         };
         let grad_of = |o: usize| -> Vec<f64> {
@@ -304,7 +295,7 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
                 }
                 (ConstraintKind::Path { output }, _) => {
                     for PathRow { at, value, grad } in
-                        path_rows(self, &setup, &ev, &theta, output, (lower, upper))?
+                        path_rows(self, setup, &ev, &theta, output, (lower, upper))?
                     {
                         rows.push(Row {
                             label: RowLabel { constraint: ci, at },

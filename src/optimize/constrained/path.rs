@@ -189,12 +189,17 @@ fn output_at_start<S: HybridSystem>(
     let (mode, x) = setup
         .initial(theta)
         .map_err(crate::sensitivity::located(setup, t0, 0))?;
+    // the first breakpoint interval
+    let t_hi = setup
+        .breakpoints()
+        .into_iter()
+        .find(|&b| b > t0)
+        .unwrap_or(setup.t_end);
     let ctx = crate::integrate::hybrid::Ctx {
         mode,
         t_lo: t0,
-        t_hi: setup.t_end,
+        t_hi,
     };
-    let ctx = Ctx2::first_interval(setup, ctx);
     let u = setup.controls_at(&ctx, Dual64::from(t0), theta);
     let mut y = vec![Dual64::from(0.0); setup.dims.outputs.len()];
     setup
@@ -209,21 +214,6 @@ fn output_at_start<S: HybridSystem>(
         )
         .map_err(crate::sensitivity::located(setup, t0, mode))?;
     Ok(y[output])
-}
-
-/// The context of the first breakpoint interval.
-struct Ctx2;
-impl Ctx2 {
-    fn first_interval<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        mut ctx: crate::integrate::hybrid::Ctx,
-    ) -> crate::integrate::hybrid::Ctx {
-        let bps = setup.breakpoints();
-        if let Some(&b) = bps.iter().find(|&&b| b > setup.t0) {
-            ctx.t_hi = b;
-        }
-        ctx
-    }
 }
 
 /// The output `output` at time t of the arc made of `segments` (a dense trajectory).

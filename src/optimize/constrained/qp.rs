@@ -164,8 +164,7 @@ impl Qp<'_> {
             .rows
             .iter()
             .map(|row| {
-                let c = row.value + dot(&row.grad, &d);
-                (row.lower - c).max(c - row.upper).max(0.0)
+                crate::constraint::violation(row.value + dot(&row.grad, &d), row.lower, row.upper)
             })
             .sum();
         Ok(QpStep {
