@@ -10,7 +10,9 @@ use common::loglog_slope;
 use hybridopt::error::ModelError;
 use hybridopt::integrate::smooth::integrate_smooth;
 use hybridopt::integrate::stepper::{try_step, Attempt};
-use hybridopt::integrate::{Method, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances};
+use hybridopt::integrate::{
+    Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
+};
 use nalgebra::DMatrix;
 
 /// y' = −y + sin t; exact y = 1.5 e^{−t} + (sin t − cos t)/2 for y(0) = 1.
@@ -129,7 +131,7 @@ fn one_step<R: OdeRhs<f64>>(
 ) -> (Vec<f64>, Vec<f64>, hybridopt::integrate::DenseStep<f64>) {
     let mut f0 = vec![0.0; y.len()];
     rhs.eval(t, y, &mut f0).unwrap();
-    match try_step(method, rhs, t, y, &f0, h, &TOL).unwrap() {
+    match try_step(method, rhs, t, y, &f0, h, &TOL, &mut Newton::new()).unwrap() {
         Attempt::Done { y1, f1, dense, .. } => (y1, f1, dense),
         Attempt::NewtonFailed { .. } => panic!("Newton failed at t = {t}, h = {h}"),
     }
@@ -147,10 +149,13 @@ fn fixed_step_error<R: OdeRhs<f64>>(
     let mut y = exact(0.0);
     let mut f0 = vec![0.0; y.len()];
     rhs.eval(0.0, &y, &mut f0).unwrap();
+    // the Jacobian and factors carried across the steps, as a run does
+    let mut newton = Newton::new();
     for i in 0..n {
         let t = i as f64 * h;
-        match try_step(method, rhs, t, &y, &f0, h, &TOL).unwrap() {
+        match try_step(method, rhs, t, &y, &f0, h, &TOL, &mut newton).unwrap() {
             Attempt::Done { y1, f1, .. } => {
+                newton.advance();
                 // FSAL / stiffly accurate: the returned slope is F(t + h, y1)
                 let mut f_check = vec![0.0; y.len()];
                 rhs.eval(t + h, &y1, &mut f_check).unwrap();

@@ -13,7 +13,9 @@ use common::{assert_close, loglog_slope};
 use hybridopt::error::ModelError;
 use hybridopt::integrate::smooth::integrate_smooth;
 use hybridopt::integrate::stepper::{try_step, Attempt};
-use hybridopt::integrate::{Method, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances};
+use hybridopt::integrate::{
+    Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
+};
 use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::bouncing_ball::{shipped_objective, BouncingBall};
@@ -63,10 +65,13 @@ fn fixed_steps<R: OdeRhs<f64>>(
     let mut y = y0.to_vec();
     let mut f0 = vec![0.0; y.len()];
     rhs.eval(0.0, &y, &mut f0).unwrap();
+    // the Jacobian and factors carried across the steps, as a run does
+    let mut newton = Newton::new();
     for i in 0..n {
         let t = i as f64 * h;
-        match try_step(method, rhs, t, &y, &f0, h, &TOL).unwrap() {
+        match try_step(method, rhs, t, &y, &f0, h, &TOL, &mut newton).unwrap() {
             Attempt::Done { y1, f1, .. } => {
+                newton.advance();
                 let mut fc = vec![0.0; y.len()];
                 rhs.eval(t + h, &y1, &mut fc).unwrap();
                 assert_eq!(f1, fc, "f1 is not F(t1, y1)");
@@ -195,9 +200,17 @@ fn dense_output_is_the_collocation_polynomial() {
         let y0 = forced_exact(t0);
         let mut f0 = vec![0.0];
         Forced.eval(t0, &y0, &mut f0).unwrap();
-        let Attempt::Done { y1, dense, .. } =
-            try_step(Method::Radau5, &Forced, t0, &y0, &f0, h, &TOL).unwrap()
-        else {
+        let Attempt::Done { y1, dense, .. } = try_step(
+            Method::Radau5,
+            &Forced,
+            t0,
+            &y0,
+            &f0,
+            h,
+            &TOL,
+            &mut Newton::new(),
+        )
+        .unwrap() else {
             panic!("Newton failed");
         };
         let mut out = vec![0.0];
@@ -313,9 +326,17 @@ fn radau5_is_l_stable() {
     let rhs = ProtheroRobinson(1e8);
     // φ = sin: use t0 = 0 and compare with the exact decay of y − φ
     rhs.eval(0.0, &[1.0], &mut f0).unwrap();
-    let Attempt::Done { y1, .. } =
-        try_step(Method::Radau5, &rhs, 0.0, &[1.0], &f0, 1.0, &TOL).unwrap()
-    else {
+    let Attempt::Done { y1, .. } = try_step(
+        Method::Radau5,
+        &rhs,
+        0.0,
+        &[1.0],
+        &f0,
+        1.0,
+        &TOL,
+        &mut Newton::new(),
+    )
+    .unwrap() else {
         panic!("Newton failed");
     };
     let dev = y1[0] - 1f64.sin();

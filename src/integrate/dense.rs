@@ -15,6 +15,9 @@ use crate::model::Scalar;
 pub struct DenseStep<D> {
     pub t0: D,
     pub h: D,
+    /// An implicit method evaluated its Jacobian at this step's start (a replay does the
+    /// same; [`crate::integrate::Newton`]).
+    pub fresh_jacobian: bool,
     dim: usize,
     /// r1..r5, each `dim` long, concatenated.
     coef: Vec<D>,
@@ -62,6 +65,7 @@ impl<D: Scalar> DenseStep<D> {
         DenseStep {
             t0,
             h,
+            fresh_jacobian: false,
             dim: n,
             coef,
         }
@@ -98,6 +102,7 @@ impl<D: Scalar> DenseStep<D> {
         DenseStep {
             t0,
             h,
+            fresh_jacobian: false,
             dim: n,
             coef,
         }
@@ -190,6 +195,7 @@ impl<D: Scalar> DenseStep<D> {
         DenseStep {
             t0: self.t0.re(),
             h: self.h.re(),
+            fresh_jacobian: self.fresh_jacobian,
             dim: self.dim,
             coef: self.coef.iter().map(|v| v.re()).collect(),
         }
@@ -207,6 +213,7 @@ impl<D: Scalar> DenseStep<D> {
         DenseStep {
             t0: self.t0,
             h: self.h,
+            fresh_jacobian: self.fresh_jacobian,
             dim: m,
             coef,
         }

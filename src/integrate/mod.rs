@@ -2,6 +2,8 @@
 
 pub(crate) mod dense;
 pub mod hybrid;
+mod lu;
+mod newton;
 pub mod options;
 pub(crate) mod radau;
 pub(crate) mod scratch;
@@ -11,6 +13,7 @@ pub mod tableau;
 pub mod trajectory;
 
 pub use dense::DenseStep;
+pub use newton::{Newton, NewtonCounts, JAC_RATE};
 pub use options::{Checkpointing, EventOptions, SolverOptions};
 pub use stepper::{Method, NewtonJacobian, OdeRhs, Tolerances};
 pub use trajectory::{EventRecord, ReplayWindow, Segment, Stats, Trajectory};

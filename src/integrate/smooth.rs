@@ -4,6 +4,7 @@
 use super::options::SolverOptions;
 use super::stepper::{initial_step, try_step_into, Controller, OdeRhs, StepInPlace};
 use super::trajectory::Stats;
+use super::Newton;
 use crate::error::ModelError;
 use crate::model::Scalar;
 
@@ -69,12 +70,13 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
         _ => initial_step(rhs, sopt.method, D::from(t), &y, &f0, &tol, dir, sopt.h_max)
             .map_err(|e| SmoothError::Model { t, source: e })?,
     };
-    let mut ctrl = Controller::new(sopt.method);
+    let mut ctrl = Controller::new(sopt.method, n);
     let mut taken = 0usize;
     // the step's end, written in place and swapped in when accepted (no allocation)
     let mut y1 = vec![D::zero(); n];
     let mut f1 = vec![D::zero(); n];
-    loop {
+    let mut newton = Newton::new();
+    let steps = || loop {
         h = h.min(sopt.h_max);
         let remaining = (tb - t).abs();
         let h_min = 16.0 * f64::EPSILON * t.abs().max(1.0);
@@ -95,8 +97,7 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
             &f0,
             D::from(hs),
             &tol,
-            &mut y1,
-            &mut f1,
+            (&mut y1, &mut f1, &mut newton),
         )
         .map_err(|e| SmoothError::Model { t, source: e })?;
         match att {
@@ -123,6 +124,7 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                     continue;
                 }
                 stats.steps += 1;
+                newton.advance();
                 let fac = ctrl.accept(err);
                 std::mem::swap(&mut y, &mut y1);
                 std::mem::swap(&mut f0, &mut f1);
@@ -136,5 +138,8 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                 h = hs.abs() * fac;
             }
         }
-    }
+    };
+    let result = steps();
+    stats.newton += newton.counts();
+    result
 }

@@ -31,6 +31,11 @@ pub struct ReplayWindow<D> {
     pub y0: Vec<D>,
     pub t0: Vec<D>,
     pub h: Vec<D>,
+    /// Per step: an implicit method evaluated its Jacobian at the step's start.
+    pub fresh_jacobian: Vec<bool>,
+    /// Where the Jacobian in force at the window's first step was evaluated, when that was
+    /// before the window (`(t, y)`; an implicit method's replay evaluates it there first).
+    pub jacobian_at: Option<(D, Vec<D>)>,
 }
 
 impl<D: Scalar> ReplayWindow<D> {
@@ -63,25 +68,38 @@ impl<D: Scalar> Segment<D> {
             .sum()
     }
 
-    /// Moves the first `count` dense steps into a replay window.
-    pub fn compact_front(&mut self, count: usize) {
+    /// Moves the first `count` dense steps into a replay window. `jac` is where the
+    /// Jacobian in force before them was evaluated (`None` at the segment's start), and
+    /// becomes the one in force after them.
+    pub(crate) fn compact_front(&mut self, count: usize, jac: &mut Option<(D, Vec<D>)>) {
         let count = count.min(self.steps.len());
         if count == 0 {
             return;
         }
         let rest = self.steps.split_off(count);
+        let jacobian_at = if self.steps[0].fresh_jacobian {
+            None
+        } else {
+            jac.clone()
+        };
+        for s in self.steps.iter().filter(|s| s.fresh_jacobian) {
+            *jac = Some((s.t0, s.y0().to_vec()));
+        }
         self.windows.push(ReplayWindow {
             y0: self.steps[0].y0().to_vec(),
             t0: self.steps.iter().map(|s| s.t0).collect(),
             h: self.steps.iter().map(|s| s.h).collect(),
+            fresh_jacobian: self.steps.iter().map(|s| s.fresh_jacobian).collect(),
+            jacobian_at,
         });
         self.steps = rest;
     }
 
-    /// Moves every dense step into replay windows of at most `every` steps.
-    pub fn compact_all(&mut self, every: usize) {
+    /// Moves every dense step into replay windows of at most `every` steps (`jac` as in
+    /// [`Self::compact_front`]).
+    pub(crate) fn compact_all(&mut self, every: usize, jac: &mut Option<(D, Vec<D>)>) {
         while !self.steps.is_empty() {
-            self.compact_front(every.max(1));
+            self.compact_front(every.max(1), jac);
         }
     }
 
@@ -193,6 +211,10 @@ pub struct Stats {
     pub events: usize,
     /// Steps recomputed from checkpoints by the adjoint's backward pass (not in `steps`).
     pub replayed_steps: usize,
+    /// The implicit methods' Jacobian evaluations, factorizations and Newton iterations
+    /// (zero for DOPRI5, and then left out of JSON).
+    #[serde(skip_serializing_if = "crate::integrate::NewtonCounts::is_zero")]
+    pub newton: crate::integrate::NewtonCounts,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -202,6 +224,7 @@ impl std::ops::AddAssign for Stats {
         self.rhs_evals += o.rhs_evals;
         self.events += o.events;
         self.replayed_steps += o.replayed_steps;
+        self.newton += o.newton;
     }
 }
 

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::sensitivity::fd::FdOptions;
-use crate::sensitivity::forward::{forward_sensitivity, ForwardResult};
+use crate::sensitivity::forward::{forward_sensitivity, forward_sensitivity_lean, ForwardResult};
 use crate::sensitivity::simultaneous::{self, SimultaneousEvent};
 use crate::sensitivity::timing::{median, Samples, TimingReport};
 use crate::sensitivity::{
@@ -97,7 +97,12 @@ pub fn run_gradient<S: HybridSystem>(
     let need_pass = opts.figures || (opts.tau && from_run.is_none());
     let (forward, pass_s) = if need_pass {
         let t0 = Instant::now();
-        let fw = forward_sensitivity(setup, theta)?;
+        // dense output only for the figures
+        let fw = if opts.figures {
+            forward_sensitivity(setup, theta)?
+        } else {
+            forward_sensitivity_lean(setup, theta)?
+        };
         (Some(fw), Some(t0.elapsed().as_secs_f64()))
     } else {
         (None, None)

@@ -18,9 +18,10 @@ use super::seeds::ObjectiveSeeds;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::Ctx;
 use crate::integrate::NewtonJacobian;
-use crate::model::HybridSystem;
+use crate::model::{HybridSystem, LANES};
 use crate::setup::Setup;
 use nalgebra::{DMatrix, DVector};
+use num_dual::DualSVec64;
 
 /// X with k sensitivity columns along the parameter directions `dirs` (`None`: every
 /// parameter, k = nθ). The integrated vector is `[X; vec(S)]` with S column-major n×k.
@@ -124,18 +125,62 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
         Ok((m0, y0))
     }
 
-    /// `d/dt [X; S] = [F; F_X S + F_θ D]`.
+    /// `d/dt [X; S] = [F; F_X S + F_θ D]`, the columns as directional derivatives: F in
+    /// vector duals at `X + Σ_l ε_l S_{c_l}`, `θ + Σ_l ε_l D_{c_l}` (theory.md §2), as
+    /// many columns per pass as the dual type carries (1, 2, 4, or [`LANES`] per pass when
+    /// k is larger). `F_X` is never formed: a pass costs one evaluation of F in vector
+    /// duals whatever n is, so a step costs O(k) evaluations of F, not O(n).
     pub fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-        let n = self.setup.n();
-        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
-        dy[..n].copy_from_slice(j.f.as_slice());
-        let f_theta = self.setup.f_theta(&j);
-        let mut sd = &j.fx * self.columns_of(y);
-        match &self.dirs {
-            Some(d) => sd += f_theta * d,
-            None => sd += f_theta,
+        match self.k() {
+            0 => self
+                .setup
+                .rhs(ctx, t, &y[..self.setup.n()], &self.theta, dy),
+            1 => self.columns_by::<1>(ctx, t, y, dy),
+            2 => self.columns_by::<2>(ctx, t, y, dy),
+            3 | 4 => self.columns_by::<4>(ctx, t, y, dy),
+            _ => self.columns_by::<LANES>(ctx, t, y, dy),
         }
-        dy[n..].copy_from_slice(sd.as_slice());
+    }
+
+    /// [`Self::rhs`] with `L` columns per vector-dual pass.
+    fn columns_by<const L: usize>(
+        &self,
+        ctx: &Ctx,
+        t: f64,
+        y: &[f64],
+        dy: &mut [f64],
+    ) -> Result<(), ModelError> {
+        let n = self.setup.n();
+        let nth = self.setup.ntheta();
+        let k = self.k();
+        let zero = DualSVec64::<L>::from_re(0.0);
+        let td = DualSVec64::<L>::from_re(t);
+        let (mut out, mut xx, mut th) = (vec![zero; n], vec![zero; n], vec![zero; nth]);
+        for first in (0..k).step_by(L) {
+            let lanes = (k - first).min(L);
+            for (i, v) in xx.iter_mut().enumerate() {
+                *v = seeded(y[i], |l| y[n * (1 + first + l) + i], lanes);
+            }
+            for (j, v) in th.iter_mut().enumerate() {
+                let d = |l: usize| match &self.dirs {
+                    Some(d) => d[(j, first + l)],
+                    None => f64::from(u8::from(j == first + l)),
+                };
+                *v = seeded(self.theta[j], d, lanes);
+            }
+            self.setup.rhs(ctx, td, &xx, &th, &mut out)?;
+            if first == 0 {
+                for (d, o) in dy[..n].iter_mut().zip(&out) {
+                    *d = o.re;
+                }
+            }
+            for l in 0..lanes {
+                let col = &mut dy[n * (1 + first + l)..n * (2 + first + l)];
+                for (d, o) in col.iter_mut().zip(&out) {
+                    *d = o.eps.0.as_ref().map_or(0.0, |m| m[l]);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -181,6 +226,12 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
         }
         out
     }
+}
+
+/// `v + Σ_{l < lanes} ε_l d(l)` in vector duals of `L` lanes.
+fn seeded<const L: usize>(v: f64, d: impl Fn(usize) -> f64, lanes: usize) -> DualSVec64<L> {
+    let eps = nalgebra::SVector::<f64, L>::from_fn(|l, _| if l < lanes { d(l) } else { 0.0 });
+    DualSVec64::<L>::new(v, num_dual::Derivative::some(eps))
 }
 
 /// The [`HybridRhs`](crate::integrate::hybrid::HybridRhs) methods of a column pass that

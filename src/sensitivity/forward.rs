@@ -7,8 +7,8 @@ use super::jump::Jump;
 use super::seeds::ObjectiveSeeds;
 use super::EventSensitivity;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
-use crate::integrate::{NewtonJacobian, Segment, Trajectory};
+use crate::integrate::hybrid::{simulate_hybrid_with, Ctx, GuardRate, HybridRhs};
+use crate::integrate::{Checkpointing, NewtonJacobian, ReplayWindow, Segment, Trajectory};
 use crate::model::{Direction, HybridSystem};
 #[allow(unused_imports)]
 use crate::setup::{guard_meta, guards_on_leading_state, Setup};
@@ -77,7 +77,16 @@ impl ForwardResult {
                     t_hi: s.t_hi,
                     steps: s.steps.iter().map(|d| d.project(n)).collect(),
                     end_events: s.end_events.clone(),
-                    windows: Vec::new(),
+                    // the windows' states projected: they mark the segment as not dense
+                    // (a replay needs the whole (X, S), so consumers simulate X instead)
+                    windows: s
+                        .windows
+                        .iter()
+                        .map(|w| ReplayWindow {
+                            y0: w.y0[..n].to_vec(),
+                            ..w.clone()
+                        })
+                        .collect(),
                 })
                 .collect(),
             events: tr
@@ -108,10 +117,31 @@ impl ForwardResult {
     }
 }
 
-/// Runs X and S together and assembles dψ/dθ = Z(tf) + Φ_X S(tf) + Φ_θ + Σ E-terms.
+/// Runs X and S together and assembles dψ/dθ = Z(tf) + Φ_X S(tf) + Φ_θ + Σ E-terms,
+/// keeping the dense output of (X, S) for figures ([`ForwardResult::sensitivity_at`]).
 pub fn forward_sensitivity<S: HybridSystem>(
     setup: &Setup<'_, S>,
     theta: &[f64],
+) -> Result<ForwardResult, Error> {
+    forward_sensitivity_keeping(setup, theta, Checkpointing::Never)
+}
+
+/// [`forward_sensitivity`] for callers that need the values, gradients and event times
+/// only: the run keeps checkpoints (16 bytes a step and one (X, S) every 32 steps), not
+/// the interpolants, so its memory does not grow with n(1 + nθ) per step. Its trajectory
+/// is not dense ([`Trajectory::is_dense`]): whoever needs states in between simulates.
+pub fn forward_sensitivity_lean<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+) -> Result<ForwardResult, Error> {
+    forward_sensitivity_keeping(setup, theta, Checkpointing::Every(32))
+}
+
+/// [`forward_sensitivity`] keeping the dense output under `keep`.
+fn forward_sensitivity_keeping<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[f64],
+    keep: Checkpointing,
 ) -> Result<ForwardResult, Error> {
     setup.check_theta(theta.len())?;
     let n = setup.n();
@@ -121,13 +151,14 @@ pub fn forward_sensitivity<S: HybridSystem>(
         jumps: RefCell::new(Vec::new()),
     };
     let (m0, y0) = rhs.initial()?;
-    let traj = simulate_hybrid(
+    let traj = simulate_hybrid_with(
         &rhs,
         y0,
         m0,
         &setup.breakpoints(),
         &setup.solver,
         &setup.events,
+        keep,
     )?;
     // event reports (τ) from the jumps the run applied, one per event of the tape
     // (every event of the tape went through `SensRhs::event`, which kept its jump)

@@ -209,7 +209,7 @@ pub fn evaluate_with<S: HybridSystem>(
     setup.validate()?;
     let mut ev = evaluate_by(setup, theta, options.method, options.fd)?;
     if options.tau && ev.tau.is_none() {
-        ev.tau = Some(forward::forward_sensitivity(setup, theta)?.events);
+        ev.tau = Some(forward::forward_sensitivity_lean(setup, theta)?.events);
     }
     for &method in options.witnesses.iter().filter(|&&m| m != options.method) {
         let w = evaluate_by(setup, theta, method, options.fd)?;
@@ -267,7 +267,7 @@ fn evaluate_by<S: HybridSystem>(
             }
         }
         GradientMethod::Direct => {
-            let r = forward::forward_sensitivity(setup, theta)?;
+            let r = forward::forward_sensitivity_lean(setup, theta)?;
             let trajectory = r.state_trajectory(setup.n());
             Evaluation {
                 values: r.values,

@@ -6,6 +6,7 @@ use crate::error::ModelError;
 use crate::integrate::dense::DenseStep;
 use crate::integrate::stepper::{try_step, Attempt, Method, Tolerances};
 use crate::integrate::trajectory::Stats;
+use crate::integrate::Newton;
 use crate::model::Scalar;
 
 /// The step from `t` to the event: its length, the state and slope at its end (X⁻, f⁻)
@@ -45,7 +46,7 @@ pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
     (th_star, h_used): (f64, f64),
     tol: &Tolerances,
     full: DenseStep<D>,
-    stats: &mut Stats,
+    (stats, newton): (&mut Stats, &mut Newton),
 ) -> Result<Cut<D>, ModelError> {
     let StepStart { t, y, f0 } = start;
     let sys = rhs.h;
@@ -59,13 +60,14 @@ pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
         let Attempt::Done {
             y1,
             f1,
-            dense,
+            mut dense,
             evals,
             ..
-        } = try_step(method, rhs, t, y, f0, he, tol)?
+        } = try_step(method, rhs, t, y, f0, he, tol, newton)?
         else {
             break;
         };
+        dense.fresh_jacobian = newton.fresh();
         stats.rhs_evals += evals;
         let g = sys.guard(ctx, k, t + he, &y1);
         let rate = with_real_parts(&y1, &f1, |yr, fr| {

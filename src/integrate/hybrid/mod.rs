@@ -18,6 +18,7 @@ use super::dense::DenseStep;
 use super::options::{Checkpointing, EventOptions, SolverOptions};
 use super::stepper::{try_step_dense_into, DenseAttempt, NewtonJacobian, OdeRhs};
 use super::trajectory::{ReplayWindow, Stats, Trajectory};
+use super::Newton;
 use crate::error::{Error, ModelError};
 use crate::model::{Direction, Scalar};
 
@@ -127,11 +128,22 @@ pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
     let mut out = Vec::with_capacity(w.h.len());
     // the step's end, written in place and swapped in (the forward run's arithmetic)
     let (mut y1, mut f1) = (vec![0.0; y.len()], vec![0.0; y.len()]);
-    for (&t, &h) in w.t0.iter().zip(&w.h) {
-        match try_step_dense_into(sopt.method, &rhs, t, &y, &f0, h, &tol, &mut y1, &mut f1)? {
-            DenseAttempt::Done { dense, evals, .. } => {
+    // the Jacobian evaluated where the forward run evaluated it (before the window, or at
+    // a step's start), so the replayed steps are the forward run's
+    let mut newton = Newton::new();
+    if let Some((tj, yj)) = &w.jacobian_at {
+        newton.evaluate_at(&rhs, *tj, yj)?;
+    }
+    for ((&t, &h), &fresh) in w.t0.iter().zip(&w.h).zip(&w.fresh_jacobian) {
+        newton.replaying(fresh);
+        let step = (&mut y1[..], &mut f1[..], &mut newton);
+        match try_step_dense_into(sopt.method, &rhs, t, &y, &f0, h, &tol, step)? {
+            DenseAttempt::Done {
+                mut dense, evals, ..
+            } => {
                 stats.rhs_evals += evals;
                 stats.steps += 1;
+                dense.fresh_jacobian = fresh;
                 out.push(dense);
                 std::mem::swap(&mut y, &mut y1);
                 std::mem::swap(&mut f0, &mut f1);
@@ -144,6 +156,7 @@ pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
             }
         }
     }
+    stats.newton += newton.counts();
     Ok(out)
 }
 

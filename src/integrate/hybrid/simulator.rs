@@ -17,6 +17,7 @@ use crate::integrate::dense::DenseStep;
 use crate::integrate::options::{Checkpointing, EventOptions, SolverOptions};
 use crate::integrate::stepper::{initial_step, try_step, Attempt, Controller, Tolerances};
 use crate::integrate::trajectory::{EventRecord, Segment, Stats, Trajectory};
+use crate::integrate::Newton;
 use crate::model::Scalar;
 
 /// What one [`Simulator::step`] did.
@@ -116,6 +117,8 @@ pub struct Simulator<'a, D: Scalar, H: HybridRhs<D> + ?Sized> {
     stats: Stats,
     group_id: usize,
     buf: Vec<f64>,
+    /// The implicit methods' Jacobian and factors, carried across steps.
+    newton: Newton,
 }
 
 impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
@@ -157,6 +160,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             stats: Stats::default(),
             group_id: 0,
             buf: vec![0.0; n],
+            newton: Newton::new(),
         }
     }
 
@@ -178,7 +182,10 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     }
     /// The work so far.
     pub fn stats(&self) -> Stats {
-        self.stats
+        Stats {
+            newton: self.newton.counts(),
+            ..self.stats
+        }
     }
     /// Whether the run is over (horizon reached or a terminal event).
     pub fn is_finished(&self) -> bool {
@@ -197,10 +204,11 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             open.seg.t_end = self.t;
             self.store.push(open.seg);
         }
+        let stats = self.stats();
         Trajectory {
             segments: self.store.segments,
             events: self.events,
-            stats: self.stats,
+            stats,
             t0: self.t0,
             t_final: self.t,
             y_final: self.y,
@@ -264,6 +272,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         if !finite(&self.y) {
             return Err(self.non_finite(t.re(), mode, "state".into()));
         }
+        // a new breakpoint interval or mode, or a state after an event: a new Jacobian
+        self.newton.invalidate();
         let fresh = self.need_watch_init;
         if fresh {
             self.t_watch_init = t.re();
@@ -317,7 +327,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             },
             f0,
             h,
-            ctrl: Controller::new(self.sopt.method),
+            ctrl: Controller::new(self.sopt.method, self.sys.dim()),
             rejected_non_finite: false,
         })
     }
@@ -370,6 +380,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             &open.f0,
             plan.hd,
             &self.tol,
+            &mut self.newton,
         )
         .map_err(self.model_error(self.t.re(), self.mode))?;
         let (y1, f1, err, dense) = match attempt {
@@ -377,10 +388,11 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 y1,
                 f1,
                 err,
-                dense,
+                mut dense,
                 evals,
             } => {
                 self.stats.rhs_evals += evals;
+                dense.fresh_jacobian = self.newton.fresh();
                 (y1, f1, err, dense)
             }
             Attempt::NewtonFailed { evals } => {
@@ -506,6 +518,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// of an interval closes the segment at the breakpoint.
     fn accept(&mut self, mut open: Open<D>, end: StepEnd<D>, last: bool) -> StepOutcome {
         open.seg.steps.push(end.dense);
+        self.newton.advance();
         self.store.after_step(&mut open.seg);
         self.t = end.t1;
         self.y = end.y1;
@@ -553,7 +566,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             (th_star, end.h_used),
             &self.tol,
             end.dense,
-            &mut self.stats,
+            (&mut self.stats, &mut self.newton),
         )
         .map_err(|e| Error::Model {
             t: t.re(),

@@ -15,6 +15,9 @@ pub(super) struct Store<D> {
     compacting: bool,
     /// Bytes of interpolants held so far (for `Budget`).
     bytes: usize,
+    /// Where the Jacobian in force at the open segment's first dense step was evaluated
+    /// (implicit methods; see [`Segment::compact_front`]).
+    jac: Option<(D, Vec<D>)>,
 }
 
 impl<D: Scalar> Store<D> {
@@ -24,6 +27,7 @@ impl<D: Scalar> Store<D> {
             policy,
             compacting: matches!(policy, Checkpointing::Every(_)),
             bytes: 0,
+            jac: None,
         }
     }
 
@@ -48,15 +52,17 @@ impl<D: Scalar> Store<D> {
             }
         }
         if self.compacting && seg.steps.len() >= self.every() {
-            seg.compact_all(self.every());
+            seg.compact_all(self.every(), &mut self.jac);
         }
     }
 
     /// Closes a segment.
     pub(super) fn push(&mut self, mut seg: Segment<D>) {
         if self.compacting {
-            seg.compact_all(self.every());
+            seg.compact_all(self.every(), &mut self.jac);
         }
+        // the next segment starts with a new Jacobian
+        self.jac = None;
         self.segments.push(seg);
     }
 }
