@@ -1,8 +1,7 @@
 //! Hybrid DAEs and systems with memory (reference-models §7–§9): forward and adjoint times
 //! of the shipped problems rectifier_capacitor (index 1), pendulum_wall (index 2),
 //! steel_identify, hysteretic_design and hysteretic_identify (memory), with the
-//! adjoint/forward ratio (goal ≤ 5, as for ODEs: README "Hybrid DAEs (seed 001)" and
-//! "Systems with memory").
+//! adjoint/forward ratio (goal ≤ 5, as for ODEs: docs/benchmarks.md, "Hybrid DAEs").
 //!
 //! The forward time is one plain simulation (with the cost quadratures); the adjoint time
 //! one `evaluate(…, Adjoint)` (its forward run with checkpoints, the backward pass and the

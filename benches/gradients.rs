@@ -6,7 +6,7 @@
 //! the same call, and the work-precision table of its adjoint gradient against the exact
 //! gradient (tol 1e-3 … 1e-12, every integrator; the cheapest run reaching each error).
 //!
-//! Every ratio the README claims is checked at the end: a ratio above its claim makes the
+//! Every ratio docs/benchmarks.md claims is checked at the end: a ratio above its claim makes the
 //! benchmark exit non-zero ("CLAIM FAILED"). `--quick` (what CI runs) takes fewer
 //! repetitions and skips the slow witnesses and the 200 s horizon.
 //!
@@ -29,7 +29,7 @@ mod ball_oracle;
 
 /// The bounds of the ball's absolute adjoint-gradient claims, in µs: generous (about 2×
 /// what 2 shared cores at load ≈ 8 measured, 2026-12-02: 138 µs and 71 µs), since absolute
-/// times move with the machine and its load; the README gives one run's figures.
+/// times move with the machine and its load; docs/benchmarks.md gives one run's figures.
 const BALL_ADJOINT_US: f64 = 300.0;
 const BALL_CHEAPEST_1E8_US: f64 = 150.0;
 
@@ -73,14 +73,14 @@ fn median_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
     v[v.len() / 2]
 }
 
-/// The README's claims, checked against what this run measured.
+/// The claims of docs/benchmarks.md, checked against what this run measured.
 #[derive(Default)]
 struct Claims {
     failed: Vec<String>,
 }
 
 impl Claims {
-    /// `what` measured `value`; the README claims at most `bound`.
+    /// `what` measured `value`; the claim is at most `bound`.
     fn at_most(&mut self, what: &str, value: f64, bound: f64) {
         let ok = value <= bound;
         println!(
@@ -262,7 +262,7 @@ fn expression_table(t: [f64; 4]) -> (f64, f64) {
 }
 
 /// The ball's forward run at rtol = atol = 1e-8 by each integrator: steps, rejections,
-/// right-hand-side evaluations and the best time (no claim: a table for the README).
+/// right-hand-side evaluations and the best time (no claim: a table for docs/benchmarks.md).
 fn integrators(reps: usize) {
     use hybridopt::integrate::Method;
     println!(
@@ -666,9 +666,9 @@ fn main() {
     integrators(if quick { 51 } else { 201 });
 
     println!();
-    println!("== claims (README) ==");
-    // the bounds are the README's claims: what was measured (quiet machine … loaded by
-    // other builds, 2026-12-02) with headroom for a shared CI machine
+    println!("== claims (docs/benchmarks.md) ==");
+    // the bounds are the claims of docs/benchmarks.md: what was measured (quiet machine …
+    // loaded by other builds, 2026-12-02) with headroom for a shared CI machine
     // `--quick` takes the best of fewer repetitions: a little headroom for its noise
     claims.at_most(
         "ball at 1e-8: adjoint gradient / forward",
@@ -676,7 +676,7 @@ fn main() {
         if quick { 2.8 } else { 2.5 },
     );
     // absolute times depend on the machine and its load: generous bounds (measured
-    // 2026-12-02 on 2 shared cores: see the README), in µs
+    // 2026-12-02 on 2 shared cores: see docs/benchmarks.md), in µs
     claims.at_most(
         "ball at 1e-8: adjoint gradient, best [µs] (load-dependent)",
         ball_adj * 1e6,

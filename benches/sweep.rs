@@ -6,10 +6,10 @@
 //! The speedup needs two idle cores: on a shared machine other work takes cores away from
 //! the 2-thread run, so the run prints the load average (from /proc/loadavg) and the cores
 //! it kept busy (its CPU time over its wall time, getrusage) next to it.
-//! The README's target is 1.8×; the checks below (CLAIM FAILED, non-zero exit): the
-//! 2-thread run uses at most 1.15× the CPU time of the 1-thread run (no parallel
-//! overhead), and, when it had its 2 cores (≥ 1.8 cores busy), a speedup of at least 1.5×
-//! (headroom for a moderately busy machine).
+//! The target is 1.8× (docs/benchmarks.md, "Sweeps"); the checks below (CLAIM FAILED,
+//! non-zero exit): the 2-thread run uses at most 1.15× the CPU time of the 1-thread run (no
+//! parallel overhead), and, when it had its 2 cores (≥ 1.8 cores busy), a speedup of at
+//! least 1.5× (headroom for a moderately busy machine).
 //!
 //! Run: `cargo bench --bench sweep` (or `-- --quick`: best of 3 runs each instead of 7).
 

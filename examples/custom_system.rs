@@ -1,5 +1,6 @@
-//! Define your own hybrid system and optimize it with the library: the README's "Library
-//! use" program (the README's copy runs as a doctest; `tests/readme.rs` keeps the two equal).
+//! Define your own hybrid system and optimize it with the library: the program of
+//! docs/guide/library.md, "Write your own system" (the guide's copy runs as a doctest;
+//! `tests/readme.rs` keeps the two equal).
 //!
 //! A cart on a spring hits a wall at x = 0 and rebounds with restitution e. Choose the
 //! spring stiffness k so that the cart's second impact on the wall happens at t = 2 s.

@@ -77,9 +77,16 @@ pub mod systems;
 
 pub use prelude::*;
 
-/// The README, whose Rust blocks (the "Library use" program) run as doctests (only when
-/// doctests are collected, so that editing the README does not rebuild the library).
+/// The README, whose Rust block (the tour's program) runs as a doctest (only when doctests
+/// are collected, so that editing the README does not rebuild the library).
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 #[allow(rustdoc::broken_intra_doc_links)]
-pub mod readme_library_use {}
+pub mod readme_tour {}
+
+/// The library guide, whose Rust blocks (a problem file from Rust, and the "Write your own
+/// system" program, equal to `examples/custom_system.rs`) run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide/library.md")]
+#[allow(rustdoc::broken_intra_doc_links)]
+pub mod guide_library {}

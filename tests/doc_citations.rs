@@ -1,7 +1,8 @@
-//! Every document a code comment cites is in the repository, and every cited section
-//! exists: `theory.md §N` and `reference-models.md §N` (also written without `.md`) need a
-//! heading `## N.` in docs/; `constrained.md, "Title"` and `design.md, "Title"` a heading
-//! `## Title`; `design.md habit N` an item `N.` under "Habits".
+//! Every document a code comment cites is in the repository (in docs/, docs/guide/ or at
+//! the root), and every cited section exists: `theory.md §N` and `reference-models.md §N`
+//! (also written without `.md`) need a heading `## N.` in docs/; `constrained.md, "Title"`
+//! and `design.md, "Title"` a heading `## Title`; `design.md habit N` an item `N.` under
+//! "Habits".
 
 use std::path::{Path, PathBuf};
 
@@ -94,6 +95,7 @@ fn every_cited_document_and_section_exists() {
                 continue;
             }
             let found = root().join("docs").join(name).exists()
+                || root().join("docs/guide").join(name).exists()
                 || root().join(name).exists()
                 || root().join("benches/peers").join(name).exists();
             assert!(found, "{at}: cites {name}, which is not in the repository");

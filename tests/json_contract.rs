@@ -1,7 +1,7 @@
 //! The JSON the command line prints is a contract: these tests pin the field names of
 //! `simulate --json`, `gradient --json`, `summary.json` (and `optimize --json`, with
 //! `multi_start`), `periodic --json`, `animation.json`, `sweep --json` and `systems --json`. A field may be
-//! added (then added here and in the README), never renamed or dropped.
+//! added (then added here and in docs/guide/results.md), never renamed or dropped.
 
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -2,7 +2,7 @@
 //! parameters, controls, constants and modes, with per mode the flow, guards (with their
 //! resets) and outputs as expressions. Each expression is parsed once ([`parser`]) into a
 //! flat arena with resolved slots ([`expr`]) and evaluated generically over the scalar,
-//! so every Jacobian stays exact. See the README section "Write your own system in TOML".
+//! so every Jacobian stays exact. See docs/guide/custom-systems.md.
 
 mod error;
 pub mod expr;

@@ -1,6 +1,7 @@
 //! The typed reports of the command line, one source for the CLI and the Python package:
 //! each JSON object `hybridopt` prints or writes is a `Serialize` struct here, and its
-//! fields are a contract (fields are added, never renamed or dropped; the README lists them).
+//! fields are a contract (fields are added, never renamed or dropped; docs/guide/results.md
+//! lists them).
 //!
 //! - [`simulate`]: `simulate --json` and `simulation.json`;
 //! - [`gradient`]: `gradient --json` and `gradient.json` ([`gradient_run`] computes it,
