@@ -42,7 +42,7 @@ pub enum Builtin {
     /// The hysteretic oscillator, with memory (`kind = "hysteretic_oscillator"`).
     HystereticOscillator(Dae<HystereticOscillator>),
     /// The N-storey hysteretic shear frame, with memory (`kind = "shear_frame"`).
-    ShearFrame(Box<ShearFrame>),
+    ShearFrame(ShearFrame),
 }
 
 /// The names accepted as `kind`.

@@ -148,7 +148,7 @@ impl SystemSpec {
             SystemSpec::HystereticOscillator(d) => {
                 Builtin::HystereticOscillator(d.build(HystereticOscillator)?)
             }
-            SystemSpec::ShearFrame(c) => Builtin::ShearFrame(Box::new(ShearFrame::new(*c)?)),
+            SystemSpec::ShearFrame(c) => Builtin::ShearFrame(ShearFrame::new(*c)?),
         })
     }
 
