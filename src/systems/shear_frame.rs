@@ -23,11 +23,12 @@
 //! reversal (theory.md §6: memory as states, `ẏ* = 0`). There is one mode and one guard
 //! per storey, `rev_i = s_i w_i`, falling through 0 (the drift rate changes sign against
 //! the current direction; see "Start" for its form before the storey has moved). Its
-//! reset keeps x and v, and sets `d_r,i = d_i`,
-//! `f_r,i = f_i(before)`, `s_i = −s_i`; the other storeys' memory is untouched. The
-//! event time depends on θ, and so does the memory captured there: the jump of theory.md
-//! §3 carries that dependence (`R_x`, `R_t` and the flow on both sides), exactly as for
-//! the single storey.
+//! reset keeps x and v, and sets `d_r,i = d_i`, `f_r,i = f_i(before)`, `s_i = −s_i`; the
+//! other storeys' memory is untouched. The event time depends on θ, and so does the memory
+//! captured there; the jump of theory.md §3 carries it, as for the single storey. Here its
+//! event-time term vanishes: the captured drift and force are stationary at a reversal
+//! (their rates `w_i` and `k0 (e^{−u} + b) w_i` are 0) and the flow is the same on both
+//! sides (the new branch starts at the old force), so `S⁺ = R_x S⁻`.
 //!
 //! **Why a [`HybridSystem`] and not a [`crate::dae::DaeSystem`].** The single storey
 //! writes f as an algebraic state (index 1, `k_z = 1`). Here the branch law is explicit
@@ -65,18 +66,18 @@
 //! proportion to the storey shears of the elastic frame's first mode (uniform m and k0:
 //! mode shape `sin(j ϑ)`, `ϑ = π/(2N + 1)`, storey shear ∝ `cos((i − ½) ϑ)`), so that
 //! in that mode every storey reaches its yield force at once, 0.5 at the roof storey:
-//! `f_y,i = 0.5 cos((i − ½) ϑ)/sin ϑ = 0.5 sin((N + 1 − i) ϑ)/sin ϑ` (0.5 at N = 1; 16
-//! at the base of 50 storeys);
-//! the pulse `A_g = 0.2`, Ω the elastic frame's fundamental frequency
-//! `ω_1 = 2 sin(ϑ/2)`, `t_p = 2π/ω_1` (one fundamental period).
+//! `f_y,i = 0.5 cos((i − ½) ϑ)/sin ϑ = 0.5 sin((N + 1 − i) ϑ)/sin ϑ` (0.5 at N = 1; 16.1
+//! at the base of 50 storeys); the pulse `A_g = 0.2`, Ω the elastic frame's fundamental
+//! frequency `ω_1 = 2 sin(ϑ/2)`, `t_p = 2π/ω_1` (one fundamental period).
 
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut};
 use serde::{Deserialize, Serialize};
 
-/// The largest number of storeys: 5N states; the direct method and the implicit
-/// integrators form the flow's n×n Jacobian densely (at N = 200, 1000×1000, 8 MB, per
-/// evaluation), so larger frames are beyond what this engine does in a user's time.
+/// The largest number of storeys: 6N states; the direct method and the implicit
+/// integrators form the flow's n×n Jacobian densely (at N = 200, 1200×1200, 11.5 MB, per
+/// evaluation) and the adjoint keeps one per event, so larger frames are beyond what this
+/// engine does in a user's time.
 pub const MAX_STOREYS: usize = 200;
 
 /// States per storey: `x, v, d_r, f_r, s, armed`.
@@ -262,7 +263,8 @@ impl ShearFrame {
         self.shared() + self.n + i
     }
 
-    /// The index of state `x_i` (storeys from 0); `v_i`, `d_r_i`, `f_r_i`, `s_i` follow.
+    /// The index of state `x_i` (storeys from 0); `v_i`, `d_r_i`, `f_r_i`, `s_i`, `armed_i`
+    /// follow.
     pub fn state_index(i: usize) -> usize {
         STATES_PER_STOREY * i
     }
