@@ -336,5 +336,6 @@ fn build_system(spec: &SystemSpec, doc: &Document<'_>) -> Result<Builtin, Error>
         e @ (BuildError::UnknownAlgebraic { .. } | BuildError::MissingAlgebraic { .. }) => {
             doc.error(&[key("system"), key("initial_algebraic")], e)
         }
+        BuildError::ShearFrame(e) => doc.error(&[key("system"), key(e.key())], e),
     })
 }

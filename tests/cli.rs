@@ -121,6 +121,9 @@ fn expect(stem: &str) -> Expect {
         // the file at 1e-12: exact 9.8e-12, fd 9.2e-11 (at 1e-10: 6.5e-10, 5.7e-9); GD stops
         // at 100 iterations: gap 6.7e-4, |g| 3.6e-2 (at 1e-10)
         "hysteretic_identify" => e(1e-8, 1e-7, false, 2e-3, 0.15),
+        // 5 storeys, 16 parameters, 45 events: exact 4.9e-10, fd 3.3e-9; GD stops at 100
+        // iterations: gap 3.1e-5, |g| 4.0e-2 (2026-12-04)
+        "shear_frame_design" => e(1e-8, 7e-8, false, 1e-4, 0.5),
         // constrained problems (SQP; the GD fields are not used): the cost ∫u² (thrust)
         // or t_end (min time) has a zero θ-gradient at the start, so the witnesses agree
         // exactly there; tests/constrained.rs witnesses their constraint Jacobians

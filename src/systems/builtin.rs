@@ -10,6 +10,7 @@ use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
 use super::pendulum_wall::PendulumWall;
 use super::rectifier::Rectifier;
+use super::shear_frame::ShearFrame;
 use super::simplest_walker::SimplestWalker;
 use super::steel_coupon::SteelCoupon;
 use super::switched::SwitchedLinear;
@@ -40,10 +41,12 @@ pub enum Builtin {
     SteelCoupon(Dae<SteelCoupon>),
     /// The hysteretic oscillator, with memory (`kind = "hysteretic_oscillator"`).
     HystereticOscillator(Dae<HystereticOscillator>),
+    /// The N-storey hysteretic shear frame, with memory (`kind = "shear_frame"`).
+    ShearFrame(ShearFrame),
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 14] = [
+pub const KINDS: [&str; 15] = [
     "biped",
     "custom",
     "bouncing_ball",
@@ -58,6 +61,7 @@ pub const KINDS: [&str; 14] = [
     "pendulum_wall",
     "steel_coupon",
     "hysteretic_oscillator",
+    "shear_frame",
 ];
 
 macro_rules! each {
@@ -77,6 +81,7 @@ macro_rules! each {
             Builtin::Custom($s) => $e,
             Builtin::SteelCoupon($s) => $e,
             Builtin::HystereticOscillator($s) => $e,
+            Builtin::ShearFrame($s) => $e,
         }
     };
 }
@@ -185,6 +190,7 @@ impl Builtin {
             Builtin::Custom(_) => "custom",
             Builtin::SteelCoupon(_) => "steel_coupon",
             Builtin::HystereticOscillator(_) => "hysteretic_oscillator",
+            Builtin::ShearFrame(_) => "shear_frame",
         }
     }
 
@@ -207,6 +213,7 @@ impl Builtin {
             Builtin::PendulumWall(_) => PendulumWall::default_params(),
             Builtin::SteelCoupon(_) => SteelCoupon::default_params(),
             Builtin::HystereticOscillator(_) => HystereticOscillator::default_params(),
+            Builtin::ShearFrame(f) => f.default_params(),
             Builtin::Custom(c) => return c.defaults().to_vec(),
         };
         self.param_names().into_iter().zip(values).collect()

@@ -14,6 +14,7 @@ use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::{LockingPendulum, LockingPendulumConfig};
 use super::pendulum_wall::PendulumWall;
 use super::rectifier::Rectifier;
+use super::shear_frame::{ShearFrame, ShearFrameConfig, ShearFrameError};
 use super::simplest_walker::SimplestWalker;
 use super::steel_coupon::SteelCoupon;
 use super::switched::SwitchedLinear;
@@ -100,6 +101,9 @@ pub enum SystemSpec {
     /// A single-storey structure with an exponential hysteretic law, a system with memory
     /// (reference-models.md §9).
     HystereticOscillator(DaeSettings),
+    /// An N-storey shear frame whose storeys follow the hysteretic oscillator's law, under
+    /// ground motion, a system with memory (reference-models.md §11).
+    ShearFrame(ShearFrameConfig),
 }
 
 /// Why a system could not be built from valid settings.
@@ -117,6 +121,9 @@ pub enum BuildError {
     /// `initial_algebraic` leaves out an algebraic state.
     #[error("missing a value for the algebraic state `{name}` (give all or none)")]
     MissingAlgebraic { name: String },
+    /// A shear frame's settings are out of range ([`ShearFrameError::key`] names the key).
+    #[error(transparent)]
+    ShearFrame(#[from] ShearFrameError),
 }
 
 impl SystemSpec {
@@ -141,6 +148,7 @@ impl SystemSpec {
             SystemSpec::HystereticOscillator(d) => {
                 Builtin::HystereticOscillator(d.build(HystereticOscillator)?)
             }
+            SystemSpec::ShearFrame(c) => Builtin::ShearFrame(ShearFrame::new(*c)?),
         })
     }
 

@@ -13,6 +13,7 @@ pub mod pendulum_angle;
 pub mod pendulum_wall;
 pub mod rectifier;
 pub mod reversal;
+pub mod shear_frame;
 pub mod simplest_walker;
 pub mod steel_coupon;
 pub mod switched;
