@@ -450,6 +450,6 @@ mod tests {
         assert!((lam - want).abs().max() < 1e-12, "{lam}");
         assert!((e.gamma - 3.637834252744496).abs() < 1e-12);
         assert!((e.alpha - 2.681082873627752).abs() < 1e-12);
-        assert!((e.beta - 3.050430199247410).abs() < 1e-12);
+        assert!((e.beta - 3.050_430_199_247_41).abs() < 1e-12);
     }
 }
