@@ -496,7 +496,7 @@ impl HybridSystem for ShearFrame {
     /// `ρ_i = −(μ_i − μ_{i−1})/m` (`μ_0 = 0`: the derivative of `λᵀF` in the shear `q_i`),
     /// and the outputs' cotangents, each storey's force, drift rate and damper receive
     /// `f̄_i = ρ_i + ȳ_{f_i} + [i = 1] ȳ_base`, `w̄_i = c_i (f̄_i − ȳ_{f_i})`,
-    /// `c̄_i = w_i (f̄_i − ȳ_{f_i})`; the branch law's partials ([`Branch`]) carry f̄ to
+    /// `c̄_i = w_i (f̄_i − ȳ_{f_i})`; the branch law's partials (`Branch`) carry f̄ to
     /// the drift, the memory and `(k0, b, f_y,i)`; drifts and rates spread to the floors
     /// (`d_i = x_i − x_{i−1}`). Shared: `m̄ = −Σ ρ_i q_i/m`, `(A_g, Ω, t_p)` from
     /// `−Σ μ_i ∂a_g`. `tests/shear_frame.rs` holds it to the default dual passes.
