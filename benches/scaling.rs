@@ -278,6 +278,19 @@ fn peer(python: &str, n: usize, which: &str, rounds: usize) -> Result<f64, Strin
     }
 }
 
+/// An integer with a comma every three digits (1,024).
+fn thousands(n: usize) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Seconds with 3 significant figures or so.
 fn secs(x: f64) -> String {
     if x < 0.01 {
@@ -459,7 +472,8 @@ fn main() {
             )
         });
         println!(
-            "| {n} | {states} | {} | {} | {} | {} | {} | {} | {newton} | {rss} | {reps} | {dense} | {sparse} | {cvodes} |",
+            "| {n} | {} | {} | {} | {} | {} | {} | {} | {newton} | {rss} | {reps} | {dense} | {sparse} | {cvodes} |",
+            thousands(states),
             cell(&r, fwd),
             cell(&s, fwd),
             cell(&da, fwd),
@@ -652,7 +666,10 @@ fn main() {
     for (states, v) in rows.iter().map(|r| (r.states, r.vs_cvodes)) {
         if let Some(v) = v {
             target(
-                format!("radau5 forward at {states} states ≤ 2× CVODES (smooth run)"),
+                format!(
+                    "radau5 forward at {} states ≤ 2× CVODES (smooth run)",
+                    thousands(states)
+                ),
                 format!("{v:.1}×"),
                 v <= 2.0,
             );
