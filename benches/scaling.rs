@@ -198,6 +198,8 @@ struct Grad {
     tau_s: Option<f64>,
     peak_rss_mb: f64,
     stats: serde_json::Value,
+    /// The number of parameters differentiated (`gradient`'s entries).
+    n_theta: usize,
     repeat: usize,
     /// The wall time of the whole process.
     wall_s: f64,
@@ -242,6 +244,7 @@ fn gradient(file: &Path, args: &[&str], repeat: usize, failed: &mut bool) -> Cas
                 tau_s: t["tau_s"].as_f64(),
                 peak_rss_mb: f(&v["memory"]["peak_rss_mb"]),
                 stats: v["stats"].clone(),
+                n_theta: v["gradient"].as_object().map_or(0, |g| g.len()),
                 repeat,
                 wall_s,
             })
@@ -507,24 +510,10 @@ fn main() {
         "five_bar_stiffness.toml: t_end changed"
     );
     let text = text.replace("t_end = 3.0", "t_end = 200.0");
-    let n_theta = text
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|t| {
-            let p = t.get("parameters")?.as_table()?.clone();
-            Some(
-                p.values()
-                    .filter(|v| v.get("optimize").and_then(|o| o.as_bool()) == Some(true))
-                    .count(),
-            )
-        })
-        .expect("the five-bar's parameters");
     let five_bar = dir.join("five_bar_stiffness_200.toml");
     std::fs::write(&five_bar, text).expect("write the five-bar");
     println!();
-    println!(
-        "five-bar (problems/five_bar_stiffness.toml, t_end = 200; n_θ = {n_theta} optimized parameters), median of {max_repeat}:"
-    );
+    println!("five-bar (problems/five_bar_stiffness.toml, t_end = 200), median of {max_repeat}:");
     let direct = gradient(
         &five_bar,
         &["--method", "direct", "--no-tau"],
@@ -614,8 +603,10 @@ fn main() {
             None => println!("radau5 adjoint at 1,024 states did not run: claim not checked"),
         }
     }
-    let bound = 1.5 * (1.0 + n_theta as f64);
     if let Some(g) = direct.ran() {
+        // `gradient` differentiates every parameter of the system, not only the optimized
+        // ones: n_θ is the number of its gradient's entries
+        let bound = 1.5 * (1.0 + g.n_theta as f64);
         claim(
             format!(
                 "five-bar t_end = 200 direct peak RSS {:.1} MB ≤ 40 MB",
@@ -623,9 +614,12 @@ fn main() {
             ),
             g.peak_rss_mb <= 40.0,
         );
-        target(
-            format!("five-bar t_end = 200 direct time / forward ≤ 1.5 (1 + n_θ) = {bound}"),
-            format!("{:.2}", g.ratio()),
+        claim(
+            format!(
+                "five-bar t_end = 200 direct time / forward {:.2} ≤ 1.5 (1 + n_θ) = {bound} (n_θ = {})",
+                g.ratio(),
+                g.n_theta
+            ),
             g.ratio() <= bound,
         );
     }
