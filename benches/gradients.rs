@@ -707,10 +707,13 @@ fn main() {
         fb_ratio,
         if quick { 6.0 } else { 5.0 },
     );
+    // ≤ 1/3 while the direct method formed F_X every step; since it evaluates its columns
+    // as directional derivatives (issue 28) it costs ≈ 1.3× the adjoint here: the claim
+    // is that the adjoint stays the cheaper gradient
     claims.at_most(
         "five_bar_seed: adjoint time / direct time",
         t_adj / t_dir,
-        1.0 / 3.0,
+        1.0,
     );
     let (lo, hi) = horizon_ratios
         .iter()
