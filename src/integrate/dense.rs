@@ -15,8 +15,8 @@ use crate::model::Scalar;
 pub struct DenseStep<D> {
     pub t0: D,
     pub h: D,
-    /// An implicit method evaluated its Jacobian at this step's start (a replay does the
-    /// same; [`crate::integrate::Newton`]).
+    /// An implicit method evaluated its Jacobian at this step's start (set by the step
+    /// itself, so every caller records it; a replay does the same, [`crate::integrate::Newton`]).
     pub fresh_jacobian: bool,
     dim: usize,
     /// r1..r5, each `dim` long, concatenated.

@@ -420,7 +420,8 @@ pub fn radau5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
         let ed = derivative_error(&tab, &lu, tol, h, (f0, &z), (y, &y1), md);
         err = err.max(ed);
     }
-    let dense = DenseStep::collocation(t, h, y, &z, [tab.c[0], tab.c[1]]);
+    let mut dense = DenseStep::collocation(t, h, y, &z, [tab.c[0], tab.c[1]]);
+    dense.fresh_jacobian = newton.fresh();
     Ok(Attempt::Done {
         y1,
         f1,

@@ -449,7 +449,8 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     let md = rhs.error_dim();
     let er: Vec<f64> = e.iter().take(md).map(|v| v.re()).collect();
     let err = tol.norm(&er, &y[..md], &y1[..md]);
-    let dense = DenseStep::new(t, h, y, &y1, f0, &f1, None);
+    let mut dense = DenseStep::new(t, h, y, &y1, f0, &f1, None);
+    dense.fresh_jacobian = newton.fresh();
     Ok(Attempt::Done {
         y1,
         f1,

@@ -60,14 +60,13 @@ pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
         let Attempt::Done {
             y1,
             f1,
-            mut dense,
+            dense,
             evals,
             ..
         } = try_step(method, rhs, t, y, f0, he, tol, newton)?
         else {
             break;
         };
-        dense.fresh_jacobian = newton.fresh();
         stats.rhs_evals += evals;
         let g = sys.guard(ctx, k, t + he, &y1);
         let rate = with_real_parts(&y1, &f1, |yr, fr| {

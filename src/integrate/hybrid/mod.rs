@@ -138,12 +138,9 @@ pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
         newton.replaying(fresh);
         let step = (&mut y1[..], &mut f1[..], &mut newton);
         match try_step_dense_into(sopt.method, &rhs, t, &y, &f0, h, &tol, step)? {
-            DenseAttempt::Done {
-                mut dense, evals, ..
-            } => {
+            DenseAttempt::Done { dense, evals, .. } => {
                 stats.rhs_evals += evals;
                 stats.steps += 1;
-                dense.fresh_jacobian = fresh;
                 out.push(dense);
                 std::mem::swap(&mut y, &mut y1);
                 std::mem::swap(&mut f0, &mut f1);

@@ -388,11 +388,10 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 y1,
                 f1,
                 err,
-                mut dense,
+                dense,
                 evals,
             } => {
                 self.stats.rhs_evals += evals;
-                dense.fresh_jacobian = self.newton.fresh();
                 (y1, f1, err, dense)
             }
             Attempt::NewtonFailed { evals } => {
