@@ -72,6 +72,7 @@ pub mod problem;
 pub mod report;
 pub mod sensitivity;
 pub mod setup;
+pub mod sparsity;
 pub mod sweep;
 pub mod systems;
 

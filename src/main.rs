@@ -127,9 +127,15 @@ enum Command {
         /// the requested method's (the adjoint's for `all`).
         #[arg(long, default_value_t = 1)]
         repeat: usize,
-        /// Skip τ = dt_e/dθ in the event list. τ is taken from a timed run that computed it
-        /// (direct, else dual); otherwise it costs one direct pass after the timed runs
-        /// (outside the timings), which this flag saves.
+        /// Add τ = dt_e/dθ to every event also when the method's own runs do not compute
+        /// it (adjoint, fd): one direct pass after the timed runs, outside the timings,
+        /// which costs about a direct gradient (several adjoints on long runs with many
+        /// parameters). Without it τ is reported when the method's runs computed it
+        /// anyway (direct, dual, all) or `--out` draws the figures, and left out otherwise
+        /// (`tau_from` absent).
+        #[arg(long, conflicts_with = "no_tau")]
+        tau: bool,
+        /// Leave τ out even when the method's runs computed it.
         #[arg(long)]
         no_tau: bool,
         /// Print one JSON object on stdout.
@@ -308,7 +314,7 @@ fn cmd_gradient(
     rtol: Option<f64>,
     atol: Option<f64>,
     repeat: usize,
-    no_tau: bool,
+    (tau, no_tau): (bool, bool),
     as_json: bool,
     out: Option<PathBuf>,
     fd: FdOptions,
@@ -331,6 +337,7 @@ fn cmd_gradient(
         methods: method.methods(),
         repeat,
         tau: !no_tau,
+        tau_pass: tau,
         figures: out.is_some(),
         fd,
     };
@@ -632,6 +639,7 @@ fn run(cli: Cli) -> Result<()> {
             rtol,
             atol,
             repeat,
+            tau,
             no_tau,
             json,
             out,
@@ -644,7 +652,16 @@ fn run(cli: Cli) -> Result<()> {
                 ..FdOptions::default()
             };
             cmd_gradient(
-                &problem, method, &params, rtol, atol, repeat, no_tau, json, out, fd,
+                &problem,
+                method,
+                &params,
+                rtol,
+                atol,
+                repeat,
+                (tau, no_tau),
+                json,
+                out,
+                fd,
             )
         }
         Command::Optimize {

@@ -11,6 +11,9 @@ use num_dual::{Dual64, DualNum};
 /// The scalar the model leaf code and the integrators are generic over: `f64` or a
 /// num-dual number with `f64` as its primitive (e.g. [`Dual64`]).
 pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {
+    /// `f64` itself (no derivative parts): the implicit integrators factor sparse
+    /// Jacobians with a sparse LU in real runs only ([`crate::integrate`]).
+    const REAL: bool = false;
     /// The first derivative part (0 for `f64`): lets the integrators control the error of
     /// a dual run's derivative as well as its value.
     fn eps_part(&self) -> f64 {
@@ -22,10 +25,20 @@ pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {
     fn from_real_slice(_y: &[f64]) -> Option<&[Self]> {
         None
     }
+    /// `y` as `f64` when this scalar is `f64` itself, `None` for duals.
+    #[inline]
+    fn real_slice_mut(_y: &mut [Self]) -> Option<&mut [f64]> {
+        None
+    }
 }
 impl Scalar for f64 {
+    const REAL: bool = true;
     #[inline]
     fn from_real_slice(y: &[f64]) -> Option<&[f64]> {
+        Some(y)
+    }
+    #[inline]
+    fn real_slice_mut(y: &mut [f64]) -> Option<&mut [f64]> {
         Some(y)
     }
 }
@@ -251,6 +264,17 @@ pub trait HybridSystem: Send + Sync {
         out: &mut [D],
     ) -> Result<(), ModelError>;
 
+    /// Which states each component of the flow `f_m` may read: the structural nonzeros of
+    /// `∂f_m/∂x` (docs/theory.md §8, "Sparse Jacobians"). `None` (the default): every
+    /// entry. With a pattern, the implicit integrators evaluate `f_x` by column colouring
+    /// (one directional derivative per colour instead of one per state) and factor their
+    /// iteration matrices with a sparse LU when the system is large enough
+    /// ([`crate::integrate::LinearAlgebra`]). A pattern must contain every entry the flow
+    /// can make nonzero in that mode; one that leaves an entry out slows Newton's
+    /// iteration down or stops it converging (the results stay those of the flow itself).
+    fn flow_pattern(&self, _mode: usize) -> Option<crate::sparsity::Pattern> {
+        None
+    }
     /// The system's geometry, for pictures and animations of its motion
     /// ([`crate::animate`]); none by default. A system that has one implements
     /// [`crate::animate::Geometry`] and returns `Some(self)` here.

@@ -463,6 +463,7 @@ fn simulate_and_gradient_json_shapes() {
         "c=0.15",
         "--repeat",
         "3",
+        "--tau",
         "--json",
     ]));
     assert!(g["cost"].is_number());

@@ -108,7 +108,15 @@ fn timing_for_every_method_and_tau_from_the_direct_runs() {
 
 #[test]
 fn adjoint_alone_takes_tau_from_one_pass_outside_the_timing() {
-    let g = gradient_json(&["--method", "adjoint"]);
+    // the adjoint computes no τ: without --tau the events have none (the plain command
+    // costs the adjoint alone), with it one direct pass adds τ outside the timings
+    let plain = gradient_json(&["--method", "adjoint"]);
+    assert!(plain.get("tau_from").is_none(), "{plain}");
+    assert!(plain["timing"].get("tau_s").is_none(), "{plain}");
+    for e in plain["events"].as_array().unwrap() {
+        assert!(e.get("dt_dp").is_none(), "{e}");
+    }
+    let g = gradient_json(&["--method", "adjoint", "--tau"]);
     assert_existing_fields(&g, &["adjoint"]);
     let t = &g["timing"];
     assert_eq!(t["methods"].as_object().unwrap().len(), 1);
@@ -150,14 +158,16 @@ fn no_tau_omits_tau_and_keeps_every_other_field() {
     let d = gradient_json(&["--method", "dual"]);
     assert_eq!(d["tau_from"], "dual");
     assert_eq!(d["timing"]["forward_from"], "dual");
-    // text output says where τ came from, and skips it on request
+    // text output says where τ came from when asked for, and has none otherwise
     let file = ball_file();
     let f = file.to_str().unwrap();
-    let text = String::from_utf8(run(&["gradient", f]).stdout).unwrap();
+    let text = String::from_utf8(run(&["gradient", f, "--tau"]).stdout).unwrap();
     assert!(text.contains("τ from one direct pass"), "{text}");
     assert!(text.contains("dt/dθ"));
-    let text = String::from_utf8(run(&["gradient", f, "--no-tau"]).stdout).unwrap();
-    assert!(!text.contains("dt/dθ") && !text.contains("τ:"), "{text}");
+    for quiet in [&["gradient", f][..], &["gradient", f, "--no-tau"]] {
+        let text = String::from_utf8(run(quiet).stdout).unwrap();
+        assert!(!text.contains("dt/dθ") && !text.contains("τ:"), "{text}");
+    }
 }
 
 fn ball_setup(sys: &BouncingBall, tol: f64) -> Setup<'_, BouncingBall> {

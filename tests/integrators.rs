@@ -11,7 +11,7 @@ use hybridopt::error::ModelError;
 use hybridopt::integrate::smooth::integrate_smooth;
 use hybridopt::integrate::stepper::{try_step, Attempt};
 use hybridopt::integrate::{
-    Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
+    JacobianBlock, Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
 };
 use nalgebra::DMatrix;
 
@@ -34,7 +34,7 @@ impl OdeRhs<f64> for Forced {
     }
     fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         Ok(NewtonJacobian {
-            block: DMatrix::from_element(1, 1, -1.0),
+            block: JacobianBlock::Dense(DMatrix::from_element(1, 1, -1.0)),
             copies: 1,
             rest: 0,
         })
@@ -63,7 +63,11 @@ impl OdeRhs<f64> for Oscillator {
     }
     fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         Ok(NewtonJacobian {
-            block: DMatrix::from_row_slice(2, 2, &[0.0, 1.0, -OMEGA * OMEGA, 0.0]),
+            block: JacobianBlock::Dense(DMatrix::from_row_slice(
+                2,
+                2,
+                &[0.0, 1.0, -OMEGA * OMEGA, 0.0],
+            )),
             copies: 1,
             rest: 0,
         })
@@ -87,7 +91,7 @@ impl OdeRhs<f64> for Stiff {
     }
     fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         Ok(NewtonJacobian {
-            block: DMatrix::from_row_slice(2, 2, &[LAMBDA, 0.0, 0.0, -1.0]),
+            block: JacobianBlock::Dense(DMatrix::from_row_slice(2, 2, &[LAMBDA, 0.0, 0.0, -1.0])),
             copies: 1,
             rest: 0,
         })
@@ -107,7 +111,7 @@ impl OdeRhs<f64> for Decay {
     }
     fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         Ok(NewtonJacobian {
-            block: DMatrix::from_element(1, 1, self.0),
+            block: JacobianBlock::Dense(DMatrix::from_element(1, 1, self.0)),
             copies: 1,
             rest: 0,
         })

@@ -172,7 +172,7 @@ fn gradient_json_fields() {
         &["plus", "minus"],
     );
     // --method direct alone: τ from its run, forward time from a separate loop; a τ pass
-    // after an adjoint adds tau_s
+    // after an adjoint (--tau) adds tau_s
     let d = run_json(&[
         "gradient",
         &problem("impact_timing"),
@@ -181,7 +181,7 @@ fn gradient_json_fields() {
         "--json",
     ]);
     assert_eq!(d["timing"]["forward_from"], "simulate");
-    let a = run_json(&["gradient", &problem("impact_timing"), "--json"]);
+    let a = run_json(&["gradient", &problem("impact_timing"), "--tau", "--json"]);
     assert_eq!(a["tau_from"], "direct_pass");
     assert!(a["timing"]["tau_s"].as_f64().is_some_and(|t| t > 0.0));
 }

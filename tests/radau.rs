@@ -14,7 +14,7 @@ use hybridopt::error::ModelError;
 use hybridopt::integrate::smooth::integrate_smooth;
 use hybridopt::integrate::stepper::{try_step, Attempt};
 use hybridopt::integrate::{
-    Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
+    JacobianBlock, Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
 };
 use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
 use hybridopt::setup::Setup;
@@ -46,7 +46,7 @@ fn fd_jacobian<R: OdeRhs<f64>>(rhs: &R, t: f64, y: &[f64]) -> Result<NewtonJacob
         }
     }
     Ok(NewtonJacobian {
-        block: j,
+        block: JacobianBlock::Dense(j),
         copies: 1,
         rest: 0,
     })
@@ -164,7 +164,11 @@ impl OdeRhs<f64> for AnglePendulum {
     }
     fn newton_jacobian(&self, _t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         Ok(NewtonJacobian {
-            block: DMatrix::from_row_slice(2, 2, &[0.0, 1.0, -G * y[0].cos(), 0.0]),
+            block: JacobianBlock::Dense(DMatrix::from_row_slice(
+                2,
+                2,
+                &[0.0, 1.0, -G * y[0].cos(), 0.0],
+            )),
             copies: 1,
             rest: 0,
         })
@@ -272,7 +276,7 @@ impl OdeRhs<f64> for ProtheroRobinson {
     }
     fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         Ok(NewtonJacobian {
-            block: DMatrix::from_element(1, 1, -self.0),
+            block: JacobianBlock::Dense(DMatrix::from_element(1, 1, -self.0)),
             copies: 1,
             rest: 0,
         })
@@ -400,7 +404,11 @@ impl OdeRhs<f64> for Index1 {
         // f_y + f_z z_y with z_y = −k_y/k_z = 1/(1 + 3z²)
         let z = self.z(t, y[0])?;
         Ok(NewtonJacobian {
-            block: DMatrix::from_element(1, 1, -1.0 + 1.0 / (1.0 + 3.0 * z * z)),
+            block: JacobianBlock::Dense(DMatrix::from_element(
+                1,
+                1,
+                -1.0 + 1.0 / (1.0 + 3.0 * z * z),
+            )),
             copies: 1,
             rest: 0,
         })
@@ -639,7 +647,7 @@ fn dual_run_differentiates_the_radau5_solution() {
         }
         fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
             Ok(NewtonJacobian {
-                block: DMatrix::from_element(1, 1, -self.0.re()),
+                block: JacobianBlock::Dense(DMatrix::from_element(1, 1, -self.0.re())),
                 copies: 1,
                 rest: 0,
             })

@@ -88,6 +88,7 @@ pub fn gradient(
         methods: vec![method],
         repeat: 1,
         tau,
+        tau_pass: tau,
         figures: false,
         fd: FdOptions::default(),
     };

@@ -26,7 +26,7 @@ def test_gradient_report_is_the_cli_json(cli, problems, method, tau):
     for name in ["impact_timing.toml", "bouncing_ball.toml", "biped_damping_symmetric.toml"]:
         f = problems / name
         g = hybridopt.Problem.from_file(f).gradient(method=method, tau=tau)
-        args = ["gradient", f, "--method", method] + ([] if tau else ["--no-tau"])
+        args = ["gradient", f, "--method", method] + (["--tau"] if tau else ["--no-tau"])
         want = cli.json(*args)
         got = {k: v for k, v in g.report.items() if k not in VOLATILE}
         assert got == {k: v for k, v in want.items() if k not in VOLATILE}, (name, method)

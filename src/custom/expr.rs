@@ -161,6 +161,22 @@ impl Expr {
         r[self.nodes.len() - 1]
     }
 
+    /// The states the expression reads (every `State` node, whichever branch of an `if`
+    /// it is on): the structural nonzeros of its gradient in x.
+    pub fn states_read(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::State(i) => Some(*i as usize),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// The nodes in storage order (children before parents, the root last).
     pub(super) fn nodes(&self) -> &[Node] {
         &self.nodes

@@ -455,6 +455,11 @@ impl HybridSystem for CustomSystem {
     fn guards(&self) -> Vec<GuardInfo> {
         self.guards.clone()
     }
+    /// The states each flow expression of the mode names (docs/guide/custom-systems.md).
+    fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
+        let reads: Vec<Vec<usize>> = self.flows[mode].iter().map(|e| e.states_read()).collect();
+        crate::sparsity::Pattern::from_rows(self.states.len(), &reads).ok()
+    }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         self.guard_mode.get(k) == Some(&mode)
     }

@@ -168,6 +168,46 @@ impl Lu<Complex<f64>> {
     }
 }
 
+/// Factors of an iteration matrix, dense or sparse ([`super::sparse`]); the sparse ones
+/// are built for real runs only.
+pub(crate) enum Factored<T> {
+    Dense(Lu<T>),
+    Sparse(Box<super::sparse::SparseLu<T>>),
+}
+
+impl<T: Entry> Factored<T> {
+    pub(crate) fn dim(&self) -> usize {
+        match self {
+            Factored::Dense(lu) => lu.dim(),
+            Factored::Sparse(lu) => lu.dim(),
+        }
+    }
+}
+
+impl Factored<f64> {
+    /// Solves `M x = b` in place; `x` is scratch (dense only).
+    pub(crate) fn solve<D: Scalar>(&self, b: &mut [D], x: &mut [D]) {
+        match self {
+            Factored::Dense(lu) => lu.solve(b, x),
+            Factored::Sparse(lu) => lu.solve(b),
+        }
+    }
+}
+
+impl Factored<Complex<f64>> {
+    /// Solves `M (u + i v) = (bu + i bv)` in place; `xu`, `xv` are scratch (dense only).
+    pub(crate) fn solve_pair<D: Scalar>(
+        &self,
+        (bu, bv): (&mut [D], &mut [D]),
+        scratch: (&mut [D], &mut [D]),
+    ) {
+        match self {
+            Factored::Dense(lu) => lu.solve_pair((bu, bv), scratch),
+            Factored::Sparse(lu) => lu.solve_pair(bu, bv),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,7 @@
 //! ([`crate::integrate::ReplayWindow::jacobian_at`]); a replay evaluates J there and
 //! follows the records ([`Newton::evaluate_at`], [`Newton::replaying`]).
 
-use super::lu::Lu;
+use super::lu::Factored;
 use super::stepper::{NewtonJacobian, OdeRhs};
 use crate::error::ModelError;
 use crate::model::Scalar;
@@ -34,14 +34,19 @@ pub const JAC_RATE: f64 = 1e-3;
 /// The factored iteration matrices of one method and step size.
 pub(crate) enum Factors {
     /// SDIRK3: `I − hγ J` (one real matrix) for each of `copies` blocks; the rest is the
-    /// identity.
-    Sdirk { lu: Lu<f64>, copies: usize },
+    /// identity. A sparse block is factored as `1/(hγ) I − J`, its solutions multiplied by
+    /// `scale` = 1/(hγ) (1 for dense factors).
+    Sdirk {
+        lu: Factored<f64>,
+        copies: usize,
+        scale: f64,
+    },
     /// Radau IIA after the transformation to the eigenbasis of `A⁻¹` (Hairer & Wanner II,
     /// (IV.8.15)–(IV.8.16)): the real `γ/h I − J` and the complex `(α + iβ)/h I − J`.
     /// Both for each of `copies` blocks; the rest (zero Jacobian) is `γ/h` and `(α + iβ)/h`.
     Radau {
-        real: Lu<f64>,
-        complex: Lu<Complex<f64>>,
+        real: Factored<f64>,
+        complex: Factored<Complex<f64>>,
         copies: usize,
     },
 }

@@ -15,6 +15,45 @@ pub struct SolverOptions {
     pub h_max: f64,
     /// Step budget for one run. Default 10⁶ (a guard against runaway runs, not a tuning knob).
     pub max_steps: usize,
+    /// How the implicit methods hold and factor the Jacobian. Default: automatic.
+    pub linear_algebra: LinearAlgebra,
+}
+
+/// How the implicit integrators (radau5, sdirk3) hold the Jacobian `∂f/∂x` and factor
+/// their iteration matrices (docs/theory.md §8, "Sparse Jacobians").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinearAlgebra {
+    /// Sparse when the system declares a pattern of its flow's Jacobian
+    /// ([`crate::model::HybridSystem::flow_pattern`]) with at least
+    /// [`LinearAlgebra::SPARSE_MIN_STATES`] states and at most
+    /// [`LinearAlgebra::SPARSE_MAX_DENSITY`] of the entries, else dense.
+    #[default]
+    Auto,
+    /// Always dense: `f_x` by one directional derivative per state, dense LU.
+    Dense,
+    /// Sparse whenever the system declares a pattern (in real runs; a dual run is dense).
+    Sparse,
+}
+
+impl LinearAlgebra {
+    /// Below this many states, [`LinearAlgebra::Auto`] stays dense (measured on the chain
+    /// of `benches/scaling.rs`: docs/benchmarks.md, "Scaling").
+    pub const SPARSE_MIN_STATES: usize = 48;
+    /// Above this fraction of nonzero entries, [`LinearAlgebra::Auto`] stays dense.
+    pub const SPARSE_MAX_DENSITY: f64 = 0.2;
+
+    /// Whether a pattern of `nnz` entries on `n` states is held sparse.
+    pub fn sparse(self, n: usize, nnz: usize) -> bool {
+        match self {
+            LinearAlgebra::Dense => false,
+            LinearAlgebra::Sparse => true,
+            LinearAlgebra::Auto => {
+                n >= Self::SPARSE_MIN_STATES
+                    && (nnz as f64) <= Self::SPARSE_MAX_DENSITY * (n * n) as f64
+            }
+        }
+    }
 }
 
 impl Default for SolverOptions {
@@ -25,6 +64,7 @@ impl Default for SolverOptions {
             atol: 1e-10,
             h_max: f64::INFINITY,
             max_steps: 1_000_000,
+            linear_algebra: LinearAlgebra::Auto,
         }
     }
 }

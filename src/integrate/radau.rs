@@ -8,9 +8,12 @@
 //! derivative parts' error estimate joins the step control, as DOPRI5's.
 
 use super::dense::DenseStep;
-use super::lu::Lu;
+use super::lu::{Factored, Lu};
 use super::newton::{Factors, Newton, Solve};
-use super::stepper::{Attempt, NewtonJacobian, OdeRhs, Tolerances, NEWTON_MAX_ITER, NEWTON_TOL};
+use super::sparse::SparseLu;
+use super::stepper::{
+    Attempt, JacobianBlock, NewtonJacobian, OdeRhs, Tolerances, NEWTON_MAX_ITER, NEWTON_TOL,
+};
 use super::tableau::Radau5;
 use crate::error::ModelError;
 use crate::model::Scalar;
@@ -75,17 +78,26 @@ impl Eigenbasis {
 
 /// The two iteration matrices of step h for the block form of [`NewtonJacobian`]
 /// (`copies` blocks, then `rest` components with zero Jacobian): `γ/h I − J` and
-/// `(α + iβ)/h I − J`, factored.
-fn factor(jac: &NewtonJacobian, h: f64) -> Option<Factors> {
+/// `(α + iβ)/h I − J`, factored — by the sparse LU when the block is sparse and `sparse`
+/// (a real run), else densely.
+fn factor(jac: &NewtonJacobian, h: f64, sparse: bool) -> Option<Factors> {
     let e = Eigenbasis::get();
-    let m = jac.block.nrows();
+    let shift = Complex::new(e.alpha / h, e.beta / h);
+    if let (JacobianBlock::Sparse(s), true) = (&jac.block, sparse) {
+        return Some(Factors::Radau {
+            real: Factored::Sparse(Box::new(SparseLu::<f64>::factor(s, e.gamma / h)?)),
+            complex: Factored::Sparse(Box::new(SparseLu::<Complex<f64>>::factor(s, shift)?)),
+            copies: jac.copies,
+        });
+    }
+    let block = jac.block.to_dense();
+    let m = block.nrows();
     let real: Vec<f64> = (0..m * m)
         .map(|k| {
             let (i, j) = (k % m, k / m);
-            (if i == j { e.gamma / h } else { 0.0 }) - jac.block[(i, j)]
+            (if i == j { e.gamma / h } else { 0.0 }) - block[(i, j)]
         })
         .collect();
-    let shift = Complex::new(e.alpha / h, e.beta / h);
     let complex: Vec<Complex<f64>> = (0..m * m)
         .map(|k| {
             let (i, j) = (k % m, k / m);
@@ -94,20 +106,20 @@ fn factor(jac: &NewtonJacobian, h: f64) -> Option<Factors> {
             } else {
                 Complex::new(0.0, 0.0)
             };
-            d - Complex::new(jac.block[(i, j)], 0.0)
+            d - Complex::new(block[(i, j)], 0.0)
         })
         .collect();
     Some(Factors::Radau {
-        real: Lu::factor(m, real)?,
-        complex: Lu::factor(m, complex)?,
+        real: Factored::Dense(Lu::factor(m, real)?),
+        complex: Factored::Dense(Lu::factor(m, complex)?),
         copies: jac.copies,
     })
 }
 
 /// The factors of one step in the block form (see [`factor`]).
 struct RadauFactors<'f> {
-    real: &'f Lu<f64>,
-    complex: &'f Lu<Complex<f64>>,
+    real: &'f Factored<f64>,
+    complex: &'f Factored<Complex<f64>>,
     copies: usize,
     h: f64,
 }
@@ -383,7 +395,7 @@ pub fn radau5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
         rhs,
         (t.re(), &yr),
         hr,
-        |j| factor(j, hr),
+        |j| factor(j, hr, D::REAL),
         |f| {
             newton_stages(
                 rhs,

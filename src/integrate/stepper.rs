@@ -4,9 +4,10 @@
 //! of the `f64` run.
 
 use super::dense::DenseStep;
-use super::lu::Lu;
+use super::lu::{Factored, Lu};
 use super::newton::{Factors, Newton, Solve};
 use super::scratch::with_stack;
+use super::sparse::{SparseBlock, SparseLu};
 use super::tableau::{dopri5, Radau5, Sdirk3};
 use crate::error::ModelError;
 use crate::model::Scalar;
@@ -31,9 +32,54 @@ pub trait OdeRhs<D: Scalar> {
 /// to the state through second derivatives is left out (simplified Newton).
 #[derive(Debug, Clone)]
 pub struct NewtonJacobian {
-    pub block: DMatrix<f64>,
+    pub block: JacobianBlock,
     pub copies: usize,
     pub rest: usize,
+}
+
+impl NewtonJacobian {
+    /// A dense block.
+    pub fn dense(block: DMatrix<f64>, copies: usize, rest: usize) -> Self {
+        NewtonJacobian {
+            block: JacobianBlock::Dense(block),
+            copies,
+            rest,
+        }
+    }
+}
+
+/// The square block of a [`NewtonJacobian`]: dense, or sparse on a declared pattern
+/// (docs/theory.md §8, "Sparse Jacobians"; factored by a sparse LU in real runs).
+#[derive(Debug, Clone)]
+pub enum JacobianBlock {
+    Dense(DMatrix<f64>),
+    Sparse(SparseBlock),
+}
+
+impl JacobianBlock {
+    /// The number of rows (= columns).
+    pub fn dim(&self) -> usize {
+        match self {
+            JacobianBlock::Dense(m) => m.nrows(),
+            JacobianBlock::Sparse(s) => s.dim(),
+        }
+    }
+
+    /// The block as a dense matrix.
+    pub fn to_dense(&self) -> std::borrow::Cow<'_, DMatrix<f64>> {
+        match self {
+            JacobianBlock::Dense(m) => std::borrow::Cow::Borrowed(m),
+            JacobianBlock::Sparse(s) => std::borrow::Cow::Owned(s.to_dense()),
+        }
+    }
+
+    /// `−Aᵀ` (the adjoint's block).
+    pub fn neg_transpose(&self) -> JacobianBlock {
+        match self {
+            JacobianBlock::Dense(m) => JacobianBlock::Dense(-m.transpose()),
+            JacobianBlock::Sparse(s) => JacobianBlock::Sparse(s.neg_transpose()),
+        }
+    }
 }
 
 /// The integration methods.
@@ -414,12 +460,26 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     let hr = h.re();
     let yr: Vec<f64> = y.iter().map(|v| v.re()).collect();
     let mut evals = 0;
+    // `I − hγ J`, sparse in real runs when J is
     let build = |j: &NewtonJacobian| {
-        let k = j.block.nrows();
-        let mat = DMatrix::<f64>::identity(k, k) - &j.block * (hr * m.gamma);
+        let hg = hr * m.gamma;
+        let (lu, scale) = match &j.block {
+            // I − hγ J = hγ (1/(hγ) I − J): the bracket is factored, the solution scaled
+            JacobianBlock::Sparse(s) if D::REAL => (
+                Factored::Sparse(Box::new(SparseLu::<f64>::factor(s, 1.0 / hg)?)),
+                1.0 / hg,
+            ),
+            b => {
+                let b = b.to_dense();
+                let k = b.nrows();
+                let mat = DMatrix::<f64>::identity(k, k) - &*b * hg;
+                (Factored::Dense(Lu::of(&mat)?), 1.0)
+            }
+        };
         Some(Factors::Sdirk {
-            lu: Lu::of(&mat)?,
+            lu,
             copies: j.copies,
+            scale,
         })
     };
     let solved = newton.step(rhs, (t.re(), &yr), hr, build, |f| {
@@ -462,13 +522,17 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
 
 /// Applies `blockdiag((I − hγJ)⁻¹, …, I)` to `r` in place.
 fn sdirk_solve<D: Scalar>(f: &Factors, r: &mut [D]) {
-    let Factors::Sdirk { lu, copies } = f else {
+    let Factors::Sdirk { lu, copies, scale } = f else {
         unreachable!("SDIRK3's factors are built by `sdirk3_step`")
     };
     let k = lu.dim();
     let mut x = vec![D::zero(); k];
     for c in 0..*copies {
-        lu.solve(&mut r[c * k..(c + 1) * k], &mut x);
+        let block = &mut r[c * k..(c + 1) * k];
+        lu.solve(block, &mut x);
+        if *scale != 1.0 {
+            block.iter_mut().for_each(|v| *v *= *scale);
+        }
     }
 }
 

@@ -25,8 +25,13 @@ pub struct GradientOptions {
     pub methods: Vec<GradientMethod>,
     /// Timed runs per method (medians; at least 1).
     pub repeat: usize,
-    /// The events' τ = dt_e/dθ (from a timed run that has it, else one direct pass).
+    /// Report the events' τ = dt_e/dθ when a run computed it (the direct and dual runs,
+    /// or the pass for the figures).
     pub tau: bool,
+    /// When no timed run computes τ (adjoint, FD), compute it by one direct pass outside
+    /// the timings (`--tau`; it costs about the direct method's time, which can be several
+    /// times the adjoint's).
+    pub tau_pass: bool,
     /// Keep a forward-sensitivity pass for the `--out` figures.
     pub figures: bool,
     /// The FD step rule (`--fd-step`, `--fd-scale`).
@@ -94,7 +99,7 @@ pub fn run_gradient<S: HybridSystem>(
         .filter(|_| opts.tau)
         .find(|r| r.evaluation.tau.is_some())
         .map(|r| r.method);
-    let need_pass = opts.figures || (opts.tau && from_run.is_none());
+    let need_pass = opts.figures || (opts.tau && opts.tau_pass && from_run.is_none());
     let (forward, pass_s) = if need_pass {
         let t0 = Instant::now();
         // dense output only for the figures
@@ -111,7 +116,8 @@ pub fn run_gradient<S: HybridSystem>(
         _ if !opts.tau => (None, None),
         Some(GradientMethod::Dual) => (Some(TauSource::Dual), None),
         Some(_) => (Some(TauSource::Direct), None),
-        None => (Some(TauSource::DirectPass), pass_s),
+        None if need_pass => (Some(TauSource::DirectPass), pass_s),
+        None => (None, None),
     };
     let groups = simultaneous::simultaneous_events(setup, &trajectory, theta)?;
     let nonsmooth = if groups.is_empty() {

@@ -99,7 +99,7 @@ fn timing_lines(o: &mut String, run: &GradientRun, report: &GradientReport) {
     if let Some(s) = t.tau_s {
         let _ = writeln!(
             o,
-            "    τ: one direct pass, {s:.3e} s (not timed above; --no-tau skips it)"
+            "    τ: one direct pass, {s:.3e} s (not timed above; asked for by --tau)"
         );
     }
     let _ = writeln!(o, "    wall {:.3e} s", t.wall_s);

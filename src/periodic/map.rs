@@ -21,7 +21,7 @@ use super::hyperplane::WithSectionGuard;
 use super::section::{Section, SectionKind, StartOnSection};
 use crate::integrate::{EventOptions, SolverOptions, Stats, Trajectory};
 use crate::model::HybridSystem;
-use crate::sensitivity::forward::forward_sensitivity;
+use crate::sensitivity::forward::forward_sensitivity_lean;
 use crate::sensitivity::jump::Jump;
 use crate::setup::Setup;
 use nalgebra::{DMatrix, DVector};
@@ -182,7 +182,8 @@ pub fn return_map_with<S: HybridSystem>(
     };
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
-    let r = forward_sensitivity(&setup, &theta)?;
+    // the events and the end are all the map needs: checkpoints, not the interpolants
+    let r = forward_sensitivity_lean(&setup, &theta)?;
     let traj = &r.trajectory;
     let last = returned(traj, (k, sec), opts, setup.dims.guard_name(k), x)?;
     let (n, np) = (x.len(), wrapped.np);

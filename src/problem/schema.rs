@@ -47,6 +47,7 @@ pub struct SimulationSpec {
     pub method: Option<Method>,
     pub max_events: Option<usize>,
     pub h_max: Option<f64>,
+    pub linear_algebra: Option<crate::integrate::LinearAlgebra>,
     pub grazing_tol: Option<f64>,
     pub stop_after: Option<StopSpec>,
 }

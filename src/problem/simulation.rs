@@ -41,6 +41,9 @@ pub(super) fn options(
     if let Some(m) = sim.method {
         solver.method = m;
     }
+    if let Some(l) = sim.linear_algebra {
+        solver.linear_algebra = l;
+    }
     if let Some(h) = sim.h_max {
         if !(h > 0.0) {
             return Err(doc.error(&at("h_max"), format!("h_max = {h} must be positive")));

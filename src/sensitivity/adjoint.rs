@@ -226,10 +226,10 @@ impl<S: HybridSystem> OdeRhs<f64> for AdjointRhs<'_, '_, '_, S> {
     fn newton_jacobian(&self, t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
         let mut x = vec![0.0; self.lay.n];
         self.states.state_at(t, &mut x)?;
-        let j = self.setup.flow_jacobian(&self.ctx, t, &x, self.theta)?;
+        let j = self.setup.newton_block(&self.ctx, t, &x, self.theta)?;
         // the k columns of Λ, each with the block −F_Xᵀ, then the μ quadratures
         Ok(NewtonJacobian {
-            block: -j.fx.transpose(),
+            block: j.neg_transpose(),
             copies: self.lay.k,
             rest: self.lay.k * (self.lay.np + self.lay.nu * self.lay.n_active),
         })
@@ -307,7 +307,7 @@ pub fn adjoint_with_history<S: HybridSystem>(
 /// jumps of the recorded order, or the transpose of a piece's composed map.
 fn across_events(
     seg: &Segment<f64>,
-    jumps: &[Jump],
+    jump: &dyn Fn(usize) -> Result<Jump, Error>,
     seeds: &ObjectiveSeeds,
     overrides: &[PieceOverride<'_>],
     lam: &mut DMatrix<f64>,
@@ -327,7 +327,7 @@ fn across_events(
         return Ok(());
     }
     for &i in seg.end_events.iter().rev() {
-        jumps[i].adjoint_columns(lam, mu, seeds.events[i].iter().map(Option::as_ref));
+        jump(i)?.adjoint_columns(lam, mu, seeds.events[i].iter().map(Option::as_ref));
     }
     Ok(())
 }
@@ -369,8 +369,14 @@ fn adjoint_impl<S: HybridSystem>(
     let (nx, np) = (setup.nx(), setup.np());
     let k = setup.objectives.len();
     let mut stats = Stats::default();
-    let jumps = Jump::tape(setup, traj, theta)?;
-    let seeds = ObjectiveSeeds::build(setup, traj, theta, |i| &jumps[i])?;
+    // each event's jump is built when the backward pass crosses it (and for the seeds of
+    // the events that costs name), never all kept: n × n each, they would grow the
+    // memory with the event count
+    let jump = |i: usize| {
+        let e = &traj.events[i];
+        Jump::from_record(setup, traj, i, theta).map_err(located(setup, e.t, e.mode_before))
+    };
+    let seeds = ObjectiveSeeds::build(setup, traj, theta, jump)?;
     let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..np])
         .map_err(located(setup, setup.t0, 0))?;
     if k == 0 {
@@ -388,7 +394,7 @@ fn adjoint_impl<S: HybridSystem>(
     let plain = Plain::new(setup, theta.to_vec());
     let scratch = RefCell::new(AdjointScratch::default());
     for seg in traj.segments.iter().rev() {
-        across_events(seg, &jumps, &seeds, overrides, &mut lam, &mut mu)?;
+        across_events(seg, &jump, &seeds, overrides, &mut lam, &mut mu)?;
         let packing = Packing::new(setup, seg, &lam);
         let lay = packing.lay;
         let rhs = AdjointRhs::on_segment(setup, seg, &plain, theta, lay, &scratch);

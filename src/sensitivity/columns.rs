@@ -192,9 +192,8 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
         y: &[f64],
     ) -> Result<NewtonJacobian, ModelError> {
         let n = self.setup.n();
-        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
         Ok(NewtonJacobian {
-            block: j.fx,
+            block: self.setup.newton_block(ctx, t, &y[..n], &self.theta)?,
             copies: 1 + self.k(),
             rest: 0,
         })

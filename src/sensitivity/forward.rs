@@ -206,7 +206,7 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
     // dψ/dθ from the objectives' seeds (the same ones the adjoint starts from):
     // λ_tfᵀ S(tf) + μ_tf + Σ_events c_Xᵀ S⁻ + c_θ, where cᵀ[S⁻; I] = E_t τ + E_X(S⁻ + f⁻τ) + E_θ
     // is the event cost's total derivative (theory §3–4)
-    let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i])?;
+    let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| Ok(&jumps[i]))?;
     let gradients = rhs.flow.derivatives(&seeds, &s_f, |i| s_minus[i].clone());
     Ok(ForwardResult {
         values,

@@ -28,9 +28,15 @@ pub struct ObjectiveSeeds {
 
 impl ObjectiveSeeds {
     /// Seeds of every objective of `setup` on `traj` (a trajectory of X), with event i's
-    /// jump given by `jump(i)`. A terminal term on a run that a terminal event ended is an
-    /// event cost at that event (evaluated at X⁻, like event terms).
-    pub fn build<'j, S: HybridSystem, F: Fn(usize) -> &'j Jump>(
+    /// jump given by `jump(i)` (a reference to a kept one, or one built on demand: only
+    /// the events that costs name are asked for). A terminal term on a run that a
+    /// terminal event ended is an event cost at that event (evaluated at X⁻, like event
+    /// terms).
+    pub fn build<
+        S: HybridSystem,
+        J: std::borrow::Borrow<Jump>,
+        F: Fn(usize) -> Result<J, Error>,
+    >(
         setup: &Setup<'_, S>,
         traj: &Trajectory,
         theta: &[f64],
@@ -63,7 +69,7 @@ impl ObjectiveSeeds {
                             let ctx = traj.event_ctx(i);
                             let tj =
                                 term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, true)?;
-                            seeds.add_event(i, oi, jump(i).event_cost(&tj));
+                            seeds.add_event(i, oi, jump(i)?.borrow().event_cost(&tj));
                         }
                         None => {
                             let outs = match &outs_tf {
@@ -80,7 +86,7 @@ impl ObjectiveSeeds {
                     let (i, ctx) = setup.find_event(traj, guard, occ)?;
                     let e = &traj.events[i];
                     let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, false)?;
-                    seeds.add_event(i, oi, jump(i).event_cost(&tj));
+                    seeds.add_event(i, oi, jump(i)?.borrow().event_cost(&tj));
                 }
             }
         }

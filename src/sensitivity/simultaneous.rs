@@ -838,7 +838,7 @@ fn run_columns<S: HybridSystem>(
     // the objectives' seeds (as for the direct and adjoint gradients), applied to the
     // columns: λ_tfᵀ S(tf) + μ_tfᵀ δθ + Σ_events c_Xᵀ S⁻ + c_θᵀ δθ
     let jumps = Jump::tape(setup, &xt, theta)?;
-    let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| &jumps[i])?;
+    let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| Ok(&jumps[i]))?;
     if let Some(i) = (0..xt.events.len()).find(|&i| multi[i] && seeds.has_event_cost(i)) {
         return Err(Error::Invalid(format!(
             "an event cost term refers to the event of guard '{}' at t = {}, which is part of a \

@@ -14,6 +14,7 @@
 
 mod augmented;
 mod builder;
+mod newton;
 mod objectives;
 mod simulate;
 mod system_ref;
@@ -73,6 +74,8 @@ pub struct Setup<'a, S: HybridSystem> {
     pub checkpointing: Checkpointing,
     /// (objective, term) of each quadrature state z_j.
     running: Vec<(usize, usize)>,
+    /// The sparse Newton structures of the modes with a declared flow pattern.
+    sparse: newton::SparseFlows,
 }
 
 impl<S: HybridSystem> Setup<'static, S> {
@@ -120,6 +123,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         objectives: Vec<Objective>,
     ) -> Self {
         let dims = Dims::of(&*sys);
+        let sparse = newton::SparseFlows::new(dims.modes.len());
         let mut running = Vec::new();
         for (i, o) in objectives.iter().enumerate() {
             for (j, t) in o.terms.iter().enumerate() {
@@ -140,6 +144,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             events: EventOptions::default(),
             checkpointing: Checkpointing::default(),
             running,
+            sparse,
         }
     }
 

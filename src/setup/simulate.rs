@@ -80,9 +80,8 @@ impl<S: HybridSystem, D: Scalar> HybridRhs<D> for Plain<'_, '_, S, D> {
         self.setup.rhs(ctx, t, y, &self.theta, dy)
     }
     fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-        let j = self.setup.flow_jacobian(ctx, t, y, &self.theta_re)?;
         Ok(NewtonJacobian {
-            block: j.fx,
+            block: self.setup.newton_block(ctx, t, y, &self.theta_re)?,
             copies: 1,
             rest: 0,
         })

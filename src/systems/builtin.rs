@@ -108,6 +108,9 @@ impl HybridSystem for Builtin {
     fn output_names(&self) -> Vec<String> {
         each!(self, s => s.output_names())
     }
+    fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
+        each!(self, s => s.flow_pattern(mode))
+    }
     fn initial_mode(&self, p: &[f64]) -> usize {
         each!(self, s => s.initial_mode(p))
     }

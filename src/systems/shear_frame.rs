@@ -407,6 +407,27 @@ impl HybridSystem for ShearFrame {
     }
     /// From the roof down, so that the shear above is at hand: `v̇_i = −a_g − (q_i −
     /// q_{i+1})/m`; the memory's flow is zero.
+    /// Storey i's velocity reads its own force and the one above, `q_i` and `q_{i+1}`;
+    /// `q_k` reads storey k's drift and drift rate against the floor below (x, v of k and
+    /// k − 1) and k's memory (d_r, f_r, s). So: x, v of storeys i − 1, i, i + 1 and the
+    /// memory of i and i + 1. Its position reads its velocity; the memory states and the
+    /// arming flags have no flow.
+    fn flow_pattern(&self, _mode: usize) -> Option<crate::sparsity::Pattern> {
+        let mut reads = vec![Vec::new(); self.n * STATES_PER_STOREY];
+        for i in 0..self.n {
+            let at = Self::state_index(i);
+            reads[at + X] = vec![at + V];
+            let row = &mut reads[at + V];
+            for k in i.saturating_sub(1)..(i + 2).min(self.n) {
+                let s = Self::state_index(k);
+                row.extend([s + X, s + V]);
+                if k >= i {
+                    row.extend([s + DR, s + FR, s + S]);
+                }
+            }
+        }
+        crate::sparsity::Pattern::from_rows(self.n * STATES_PER_STOREY, &reads).ok()
+    }
     fn flow<D: Scalar>(
         &self,
         _mode: usize,

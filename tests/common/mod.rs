@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod ball;
+pub mod chain;
 
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
