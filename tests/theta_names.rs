@@ -18,8 +18,10 @@ fn setup(ball: &BouncingBall) -> Setup<'_, BouncingBall> {
             weight: 1.0,
         }],
     );
-    let mut events = EventOptions::default();
-    events.stop_after = Some((0, 3));
+    let events = EventOptions {
+        stop_after: Some((0, 3)),
+        ..EventOptions::default()
+    };
     Setup::builder(ball)
         .horizon(0.0, 10.0)
         .objective(cost)

@@ -226,7 +226,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// θ's entries matched to [`Self::theta_names`] by name, in θ's order. An entry may be
     /// given in any order; a parameter left out is fixed at the system's default value
-    /// ([`HybridSystem::param_defaults`]). Errors ([`Error::ThetaName`]): a name θ does not
+    /// ([`HybridSystem::param_defaults`]). Errors ([`crate::error::Error::ThetaName`]): a name θ does not
     /// have, a name given twice, or a left-out parameter without a default (control
     /// coefficients have none: list them all).
     ///
