@@ -11,7 +11,11 @@
 //! ratio is taken on CPU time where it is available. A ratio above 5 prints "GOAL
 //! MISSED" (the benchmark reports; it does not fail).
 //!
-//! Run: `cargo bench --bench dae` (or `-- --quick`: fewer repetitions).
+//! Run: `cargo bench --bench dae` (or `-- --quick`: fewer repetitions). A full run writes
+//! its table into docs/benchmarks.md (`common::publish`); `--quick` leaves the page alone.
+
+#[path = "common/mod.rs"]
+mod common;
 
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
@@ -54,12 +58,15 @@ fn timed<F: FnMut()>(reps: usize, mut f: F) -> (f64, Option<f64>) {
 const GOAL: f64 = 5.0;
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let quick = common::quick();
     let reps = if quick { 10 } else { 60 };
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!(
-        "hybrid DAEs and systems with memory: best of {reps}; load average {}",
-        load.split_whitespace().next().unwrap_or("?")
+    let load = common::load();
+    println!("hybrid DAEs and systems with memory: best of {reps}; load average {load}");
+    let mut md = format!(
+        "Best wall time of {reps} runs and CPU time per run (which the load disturbs less; the \
+         ratio is on CPU time), at load {load}:\n\n\
+         | problem | steps | events | forward wall / CPU | adjoint wall / CPU | adjoint/forward (CPU) |\n\
+         |---|---|---|---|---|---|\n"
     );
     println!(
         "  {:<22} {:>6} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
@@ -111,7 +118,24 @@ fn main() {
         if ratio > GOAL {
             missed.push(format!("{name} {ratio:.2}×"));
         }
+        let ms = |wall: f64, cpu: Option<f64>| {
+            let cpu = cpu.map_or("–".to_string(), |c| format!("{:.1}", c * 1e3));
+            format!("{:.1} / {cpu} ms", wall * 1e3)
+        };
+        let label = match name {
+            "rectifier_capacitor" => "`rectifier_capacitor` (Radau IIA)".to_string(),
+            "hysteretic_identify" => "`hysteretic_identify` (1e-12)".to_string(),
+            n => format!("`{n}`"),
+        };
+        md += &format!(
+            "| {label} | {} | {} | {} | {} | {ratio:.1}× |\n",
+            tr.stats.steps,
+            tr.events.len(),
+            ms(forward, fwd_cpu),
+            ms(adjoint, adj_cpu)
+        );
     }
+    common::publish("dae", &md);
     // a claim, like benches/gradients.rs's: a ratio above the goal fails the bench
     if !missed.is_empty() {
         eprintln!("adjoint/forward above {GOAL}: {}", missed.join(", "));

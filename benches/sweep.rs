@@ -11,7 +11,11 @@
 //! parallel overhead), and, when it had its 2 cores (≥ 1.8 cores busy), a speedup of at
 //! least 1.5× (headroom for a moderately busy machine).
 //!
-//! Run: `cargo bench --bench sweep` (or `-- --quick`: best of 3 runs each instead of 7).
+//! Run: `cargo bench --bench sweep` (or `-- --quick`: best of 3 runs each instead of 7). A
+//! full run writes its table into docs/benchmarks.md (`common::publish`); `--quick` does not.
+
+#[path = "common/mod.rs"]
+mod common;
 
 use hybridopt::problem::Problem;
 use hybridopt::sweep::{self, Axis, Plan, RunOptions};
@@ -37,8 +41,9 @@ fn cpu_seconds() -> f64 {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let quick = common::quick();
     let reps = if quick { 3 } else { 7 };
+    let load_before = common::load();
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/five_bar_stiffness.toml");
     let problem = Problem::load(&file).expect("five_bar_stiffness.toml loads");
     let axis = |name: &str| Axis {
@@ -90,6 +95,24 @@ fn main() {
     let cpu_ratio = times[1].1 / times[0].1;
     let busy = times[1].1 / times[1].0;
     println!("  speedup --jobs 2 vs --jobs 1: {speedup:.2}× (target 1.8×); CPU time --jobs 2 / --jobs 1: {cpu_ratio:.3}; {failed} of 64 points failed; identical points in every run: {same}");
+    let row = |jobs: usize, (wall, cpu): (f64, f64)| {
+        format!(
+            "| `--jobs {jobs}` | {wall:.3} s | {:.1} ms | {cpu:.3} s | {:.2} |\n",
+            wall / 64.0 * 1e3,
+            cpu / wall
+        )
+    };
+    common::publish(
+        "sweep",
+        &format!(
+            "Best of {reps} at load {load_before} (before the runs):\n\n\
+             | run | wall | per point | CPU | cores busy |\n|---|---|---|---|---|\n{}{}\n\
+             Speedup **{speedup:.2}×**; CPU time of the 2-thread run / the 1-thread run \
+             {cpu_ratio:.2}; identical points: {same}.",
+            row(1, times[0]),
+            row(2, times[1])
+        ),
+    );
     let mut failures = Vec::new();
     if !same {
         failures.push("the runs gave different points".to_string());

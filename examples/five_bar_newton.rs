@@ -18,10 +18,10 @@ use hybridopt::prelude::*;
 use hybridopt::systems::five_bar::FiveBar;
 
 /// The five-bar of reference-models §2 with Newton restitution at point 2's impacts.
-struct NewtonFiveBar {
-    inner: FiveBar,
+pub struct NewtonFiveBar {
+    pub inner: FiveBar,
     /// The restitution coefficient e (0 ≤ e ≤ 1).
-    e: f64,
+    pub e: f64,
 }
 
 impl MultibodySystem for NewtonFiveBar {
@@ -100,7 +100,7 @@ fn energy(mech: &Mechanism, x: &[f64], p: &[f64]) -> f64 {
 }
 
 /// The energy just before and just after each impact in [0, 3] s.
-fn impacts<S: HybridSystem>(sys: &S, mech: &Mechanism) -> Vec<(f64, f64, f64)> {
+pub fn impacts<S: HybridSystem>(sys: &S, mech: &Mechanism) -> Vec<(f64, f64, f64)> {
     let p = [100.0, 100.0, 2.24, 2.06, 1.0, 1.5, 1.5, 1.0];
     let setup = Setup::builder(sys)
         .horizon(0.0, 3.0)

@@ -54,6 +54,10 @@ pub enum ModelError {
 /// Every error the library returns.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// An event where the trajectory touches a guard tangentially: the event time has no
+    /// derivative there, so no gradient is returned. Move θ away from the grazing point
+    /// (a slightly different start or parameter), or raise the threshold in the event
+    /// options only if the crossing is known to be transversal.
     #[error("grazing event: guard '{guard}' in mode '{mode}' at t = {t}: its rate along the flow |dg/dt| = {rate:e} is below {threshold:e}, so the event time is not differentiable there")]
     Grazing {
         t: f64,
@@ -62,6 +66,9 @@ pub enum Error {
         rate: f64,
         threshold: f64,
     },
+    /// More events than `max_events` before the horizon: events accumulate (a ball
+    /// coming to rest) or a guard keeps firing. Shorten the horizon, stop the run at an
+    /// occurrence (`stop_after`), or raise `max_events` if the events are genuine.
     #[error("Zeno behaviour: more than max_events = {max_events} events by t = {t} (mode '{mode}', last guard '{guard}'); raise max_events if the events are genuine")]
     Zeno {
         t: f64,
@@ -69,8 +76,15 @@ pub enum Error {
         guard: String,
         max_events: usize,
     },
+    /// A guard fires again right after its own reset: the state is left on the guard
+    /// surface (a resting contact the model has no mode for, or a reset that does not
+    /// move the state off the guard). Give the model a mode for the contact, or fix the
+    /// reset.
     #[error("guard '{guard}' crosses again immediately after its own reset at t = {t} in mode '{mode}': the state sticks to the guard surface (Zeno behaviour, or a resting contact the model has no mode for)")]
     Sticking { t: f64, mode: String, guard: String },
+    /// The adaptive step fell below the minimum: the flow is too stiff for an explicit
+    /// method, or singular there. Use an implicit integrator (Radau) for stiff systems,
+    /// loosen the tolerances, or check the model near the reported time.
     #[error("step-size underflow at t = {t} in mode '{mode}': step {h:e} is below the minimum {h_min:e}")]
     StepSizeUnderflow {
         t: f64,
@@ -78,8 +92,14 @@ pub enum Error {
         h: f64,
         h_min: f64,
     },
+    /// A NaN or infinity appeared in the state, a derivative or an output: a division by
+    /// zero or a blow-up in the model. Check the model's expressions at the reported
+    /// time and mode, and the parameter values.
     #[error("non-finite value in {what} at t = {t} in mode '{mode}'")]
     NonFinite { t: f64, mode: String, what: String },
+    /// The model's own code failed ([`ModelError`]): a singular constraint matrix, a DAE
+    /// whose algebraic equations have no solution, inconsistent start values. The source
+    /// says which; fix the model or its parameters there.
     #[error("model failure at t = {t} in mode '{mode}': {source}")]
     Model {
         t: f64,
@@ -87,14 +107,26 @@ pub enum Error {
         #[source]
         source: ModelError,
     },
+    /// The implicit integrator's Newton iteration did not converge even after the step
+    /// was cut to the minimum: the implicit equations have no solution near the guess
+    /// (a singular or discontinuous flow). Check the model at the reported time (a
+    /// division by a state that reaches zero, a flow that is not continuous within a
+    /// mode), or loosen the tolerances.
     #[error("implicit integrator: Newton iteration did not converge at t = {t} in mode '{mode}' even with step {h:e}")]
     NewtonFailure { t: f64, mode: String, h: f64 },
+    /// The run took more steps than `max_steps` before the horizon: tolerances far too
+    /// tight for the horizon, a stiff flow under an explicit method, or a fast
+    /// oscillation. Raise `[simulation] max_steps`, loosen the tolerances, shorten the
+    /// horizon, or use the implicit integrator for stiff flows.
     #[error("too many steps ({max_steps}) by t = {t} in mode '{mode}'")]
     TooManySteps {
         t: f64,
         mode: String,
         max_steps: usize,
     },
+    /// A cost term or constraint refers to an occurrence of a guard that did not happen
+    /// in the run (occurrences count from 1). Lengthen the horizon, move the start so the
+    /// event happens, or refer to an occurrence that does.
     #[error("a cost term or constraint needs occurrence {occurrence} of guard '{guard}', but it fired {fired} time(s) in [{t0}, {t1}]")]
     MissingEvent {
         guard: String,
@@ -120,8 +152,14 @@ pub enum Error {
     /// A horizon that is empty, reversed or not finite.
     #[error("the horizon [{t0}, {t_end}] is empty or not finite: t_end must be finite and greater than t0")]
     BadHorizon { t0: f64, t_end: f64 },
+    /// A problem file that cannot be used: TOML syntax, an unknown key, a value out of
+    /// range; the message names the key. Fix the file there (every key is in the guide's
+    /// docs/guide/problem-files.md).
     #[error("{file}: {message}")]
     Problem { file: PathBuf, message: String },
+    /// An input the library cannot use that has no more specific variant (mismatched
+    /// lengths, nothing to differentiate or optimize); the message says what and what to
+    /// give instead.
     #[error("invalid input: {0}")]
     Invalid(String),
     /// A command-line flag with a value that cannot be used: the flag, the value as given,
@@ -132,6 +170,9 @@ pub enum Error {
         value: String,
         message: String,
     },
+    /// The optimization library (argmin) failed in a way that is not a cost evaluation's
+    /// error: the message is the solver's own. It usually means a non-finite cost or
+    /// gradient reached the solver; check the start point's gradient with `gradient`.
     #[error("optimizer: {0}")]
     Optimizer(String),
     /// An entry of θ whose value or bounds cannot be optimized: a non-finite value or
@@ -142,6 +183,19 @@ pub enum Error {
         value: f64,
         lower: Option<f64>,
         upper: Option<f64>,
+    },
+    /// An entry of θ given to the optimizer that does not match the setup's θ by name: a
+    /// name θ does not have, a name given twice, or a parameter left out that the system
+    /// has no default value for. Name the entries as [`crate::setup::Setup::theta_names`]
+    /// does (parameters, then control coefficients `channel[k]`).
+    #[error("θ entry `{name}`: {problem}; θ's entries are {}", valid.join(", "))]
+    ThetaName {
+        name: String,
+        /// "no such parameter", "given twice", or "left out, and the system has no
+        /// default value for it".
+        problem: &'static str,
+        /// θ's names, in order.
+        valid: Vec<String>,
     },
     /// The optimizer met a kink with the kink policy `stop`: [`crate::optimize::optimize`]
     /// turns it into the outcome [`crate::optimize::Outcome::Kink`] (it leaves the
@@ -156,12 +210,16 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// Reading or writing a file failed (a missing file, a folder that cannot be
+    /// created, no permission); the path and the system's reason are given.
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+    /// Drawing a figure failed (the plotting backend's message); the path names the
+    /// figure. Check that the output folder is writable.
     #[error("plotting {path}: {message}")]
     Plot { path: PathBuf, message: String },
     /// A picture or animation was asked of a system that has no geometry.

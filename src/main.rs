@@ -144,13 +144,18 @@ enum Command {
         /// Write a sensitivity plot (forward sensitivities of the plotted outputs) here.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// The central-FD step (4th-order stencil): h_j = FD_STEP · max(1, |θ_j|), or
-        /// FD_STEP · |θ_j| with `--fd-scale value` (parameters far below 1).
-        #[arg(long, default_value_t = 1e-4)]
-        fd_step: f64,
-        /// What the FD step is scaled by: `unit` = max(1, |θ_j|), `value` = |θ_j|.
-        #[arg(long, value_enum, default_value = "unit")]
-        fd_scale: FdScaleArg,
+        /// A fixed central-FD step instead of the default rule (4th-order stencil):
+        /// h_j = FD_STEP · max(1, |θ_j|), or FD_STEP · |θ_j| with `--fd-scale value`. By
+        /// default each parameter's step is chosen on a ladder h_k = 3e-2 · max(|θ_j|, 1e-2)
+        /// · 4^-k: each pair (h, h/4) gives a Richardson extrapolation (16 D(h/4) − D(h))/15,
+        /// and the one that differs least from its neighbours on the ladder is kept, that
+        /// difference being its error estimate (the JSON's `fd_error_estimate`, `fd_step`).
+        #[arg(long)]
+        fd_step: Option<f64>,
+        /// A fixed FD step scaled by `unit` = max(1, |θ_j|) or `value` = |θ_j| (with
+        /// `--fd-step`, default 1e-4).
+        #[arg(long, value_enum)]
+        fd_scale: Option<FdScaleArg>,
     },
     /// Optimize the parameters marked `optimize = true` and all control coefficients.
     Optimize {
@@ -646,10 +651,13 @@ fn run(cli: Cli) -> Result<()> {
             fd_step,
             fd_scale,
         } => {
-            let fd = FdOptions {
-                rel: fd_step,
-                scale: fd_scale.into(),
-                ..FdOptions::default()
+            let fd = if fd_step.is_some() || fd_scale.is_some() {
+                FdOptions::fixed(
+                    fd_step.unwrap_or(FdOptions::default().rel),
+                    fd_scale.map_or(FdScale::Unit, FdScale::from),
+                )
+            } else {
+                FdOptions::default()
             };
             cmd_gradient(
                 &problem,

@@ -147,11 +147,12 @@ impl GuardInfo {
 /// A hybrid dynamical system (theory.md §1). Implement this one trait to use your own
 /// system with every solver, sensitivity method and optimizer of the library.
 ///
-/// The five model functions — [`initial_state`](HybridSystem::initial_state),
-/// [`flow`](HybridSystem::flow), [`guard`](HybridSystem::guard),
-/// [`reset`](HybridSystem::reset), [`outputs`](HybridSystem::outputs) (and
-/// [`initial_state_at`](HybridSystem::initial_state_at) if overridden) — are generic over
-/// [`Scalar`] so that the library can differentiate them exactly; write them with ordinary
+/// Six functions are generic over [`Scalar`]: the five you write —
+/// [`initial_state`](HybridSystem::initial_state), [`flow`](HybridSystem::flow),
+/// [`guard`](HybridSystem::guard), [`reset`](HybridSystem::reset),
+/// [`outputs`](HybridSystem::outputs) — and
+/// [`initial_state_at`](HybridSystem::initial_state_at), which has a default (it calls
+/// `initial_state`), all so that the library can differentiate them exactly; write them with ordinary
 /// arithmetic (`+ - * /`, `sin`, `sqrt`, `powi`, ...), using [`c`] to lift constants. The
 /// rest describes the system (names, modes, guards) in `f64`.
 ///
@@ -201,6 +202,12 @@ pub trait HybridSystem: Send + Sync {
     fn state_names(&self) -> Vec<String>;
     /// Names of the parameters `p`.
     fn param_names(&self) -> Vec<String>;
+    /// The parameters' default values in `param_names` order, when the system has them
+    /// (none by default): what an entry of θ left out of an optimization takes
+    /// ([`crate::setup::Setup::resolve_theta`]).
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        None
+    }
     /// Names of the time-varying controls `u` (none by default).
     fn control_names(&self) -> Vec<String> {
         Vec::new()

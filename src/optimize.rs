@@ -192,8 +192,12 @@ pub const RESTART_SHRINK: f64 = 4.0;
 /// others stay at their values), each inside its bounds. `progress(iteration, scaled
 /// cost)` is called after every iteration.
 ///
-/// Errors: [`Error::Bounds`] for an entry whose value is not strictly inside finite,
-/// ordered bounds; [`Error::Invalid`] when nothing is optimized; an evaluation's error at
+/// `theta` names its entries ([`Setup::resolve_theta`]): in any order, and a parameter
+/// left out is fixed at the system's default value.
+///
+/// Errors: [`Error::ThetaName`] for an entry θ has no such name for, a name given twice, or
+/// a left-out parameter without a default; [`Error::Bounds`] for an entry whose value is
+/// not strictly inside finite, ordered bounds; [`Error::Invalid`] when nothing is optimized; an evaluation's error at
 /// the start; [`Error::RestartsExhausted`] when trial points keep leaving the cost's
 /// domain; [`Error::Interrupted`].
 pub fn optimize<S: HybridSystem>(
@@ -204,6 +208,8 @@ pub fn optimize<S: HybridSystem>(
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
     let only = setup.only_objective(0);
+    // entries by name, in θ's order; left-out parameters at the system's defaults
+    let theta = &setup.resolve_theta(theta)?;
     let space = Space::new(theta)?;
     let shared = Shared::default();
     let first = StartPoint::evaluate(&only, &space, settings, &shared)?;

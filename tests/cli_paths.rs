@@ -5,11 +5,12 @@
 //! interruption was requested is refused; and names from the problem file that would make
 //! a path outside the results folder are refused before anything is written.
 
+mod common;
 use hybridopt::report::Staging;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hybridopt"));
@@ -93,7 +94,6 @@ fn ctrl_c_during_optimization_keeps_the_earlier_result() {
     ok(&first);
     let before = snapshot(&out);
     assert!(before.contains_key(Path::new("summary.json")));
-    let start = Instant::now();
     let child = bin()
         .args([
             "optimize",
@@ -107,22 +107,21 @@ fn ctrl_c_during_optimization_keeps_the_earlier_result() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // long enough for the child to be inside the optimization, far short of its end
-    std::thread::sleep(Duration::from_millis(1500));
+    // inside the optimization: half a second of the child's own CPU time (loading and the
+    // first evaluation take a few ms), however loaded the machine is
+    common::wait_for_cpu(child.id(), 0.5, Duration::from_secs(120));
     // SAFETY: kill(2) on the pid of our own child, which has not been waited for yet.
     let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     assert_eq!(rc, 0, "kill failed");
-    let o = child.wait_with_output().unwrap();
-    let took = start.elapsed();
+    // the budget of 100000 iterations would take hours: an exit at all means the signal
+    // stopped it (measured 8–35 ms after the signal); the timeout only bounds a hang
+    let o = common::wait_with_timeout(child, Duration::from_secs(300));
     let err = String::from_utf8_lossy(&o.stderr);
-    println!("interrupted after {took:?}: {:?}, {err}", o.status);
+    println!("interrupted: {:?}, {err}", o.status);
     // exit code 130 (not killed by the signal: the handler ran and the program cleaned up)
     assert_eq!(o.status.code(), Some(130), "status {:?}: {err}", o.status);
     assert!(err.contains("interrupted"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    // it stopped soon after the signal, not at the end of the optimization (measured: it
-    // exits 8–35 ms after the signal; the bound is generous for loaded machines)
-    assert!(took < Duration::from_secs(10), "took {took:?}");
     assert_eq!(leftovers(&parent, "res"), Vec::<String>::new());
     assert!(snapshot(&out) == before, "the earlier result changed");
     let _ = std::fs::remove_dir_all(&parent);

@@ -3,8 +3,8 @@
 //! the timings, `--no-tau` skips it), and `Evaluation`'s τ and work counters.
 
 use hybridopt::integrate::Stats;
-use hybridopt::sensitivity::fd::{runs_per_parameter, FdOptions};
-use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
+use hybridopt::sensitivity::fd::{runs_per_parameter, FdOptions, FdScale};
+use hybridopt::sensitivity::{evaluate, evaluate_with, forward, EvaluateOptions, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::bouncing_ball::BouncingBall;
 use num_dual::Dual64;
@@ -68,7 +68,9 @@ fn assert_existing_fields(g: &Value, methods: &[&str]) {
 
 #[test]
 fn timing_for_every_method_and_tau_from_the_direct_runs() {
-    let g = gradient_json(&["--method", "all", "--repeat", "3"]);
+    // a fixed FD step: the 4th-order stencil's 4 runs per parameter (the default ladder's
+    // count depends on where each entry's best step lies)
+    let g = gradient_json(&["--method", "all", "--repeat", "3", "--fd-step", "1e-4"]);
     let all = ["adjoint", "direct", "dual", "fd"];
     assert_existing_fields(&g, &all);
     let t = &g["timing"];
@@ -236,7 +238,7 @@ fn stats_count_all_the_work_of_every_method() {
     assert_eq!(base.events, 7);
 
     // FD: the base run and the stencil's 4 runs per parameter, 4 × 5 = 20
-    let opt = FdOptions::default();
+    let opt = FdOptions::fixed(1e-4, FdScale::Unit);
     assert_eq!(runs_per_parameter(opt), 4);
     let perturbed = sum_stats((0..th.len()).flat_map(|j| {
         let h = opt.rel * th[j].abs().max(1.0);
@@ -247,7 +249,12 @@ fn stats_count_all_the_work_of_every_method() {
             s.simulate(&t).unwrap().stats
         })
     }));
-    let fd = evaluate(&s, &th, GradientMethod::Fd).unwrap();
+    let fd = evaluate_with(
+        &s,
+        &th,
+        &EvaluateOptions::new(GradientMethod::Fd).fd_step(1e-4),
+    )
+    .unwrap();
     assert_eq!(fd.trajectory.stats, base);
     assert_eq!(fd.stats, sum_stats([base, perturbed]));
     assert_eq!(fd.stats.events, 21 * 7);

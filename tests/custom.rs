@@ -12,7 +12,7 @@ use hybridopt::custom::expr::Env;
 use hybridopt::custom::expr::Node;
 use hybridopt::custom::parser::{parse, Scope};
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::fd::{fd_gradients, FdOptions};
+use hybridopt::sensitivity::fd::{fd_gradients, FdOptions, FdScale};
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::Error;
 use num_dual::Dual64;
@@ -127,17 +127,9 @@ fn thermostat_adjoint_direct_dual_fd_agree() {
             1e-3,
         );
     }
-    let fd = fd_gradients(
-        &s,
-        &theta,
-        FdOptions {
-            rel: 1e-5,
-            order: 4,
-            ..FdOptions::default()
-        },
-    )
-    .unwrap();
-    assert_close("thermostat FD (rel 1e-5) vs adjoint", &fd[0], g, 1e-7, 1e-3);
+    let fd = fd_gradients(&s, &theta, FdOptions::fixed(1e-5, FdScale::Unit)).unwrap();
+    // measured 1.8e-10
+    assert_close("thermostat FD (rel 1e-5) vs adjoint", &fd[0], g, 5e-9, 1e-3);
     // the thresholds enter only through the guards: their gradient is all event timing
     let i_low = p.dims.param_index("T_low").unwrap();
     assert!(g[i_low].abs() > 0.1, "dψ/dT_low = {}", g[i_low]);

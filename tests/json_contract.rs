@@ -114,8 +114,18 @@ fn gradient_json_fields() {
         "tau_from",
         "tolerances",
         "memory",
+        "fd_error_estimate",
+        "fd_step",
     ];
     pinned("gradient", &g, &top);
+    // FD's error estimate and step by parameter name, as the gradient is
+    for f in ["fd_error_estimate", "fd_step"] {
+        pinned(
+            &format!("gradient.{f}"),
+            &g[f],
+            &["g", "e", "c", "y0", "v0"],
+        );
+    }
     pinned(
         "gradient.witnesses",
         &g["witnesses"],
@@ -155,7 +165,12 @@ fn gradient_json_fields() {
         "--no-tau",
         "--json",
     ]);
-    let mut top: Vec<&str> = top.iter().copied().filter(|k| *k != "tau_from").collect();
+    // (the adjoint alone: no FD estimate)
+    let mut top: Vec<&str> = top
+        .iter()
+        .copied()
+        .filter(|k| !["tau_from", "fd_error_estimate", "fd_step"].contains(k))
+        .collect();
     top.extend(["nonsmooth", "one_sided", "pieces_max_relative_difference"]);
     pinned("gradient (simultaneous)", &s, &top);
     let mut ev = EVENT.to_vec();

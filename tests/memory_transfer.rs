@@ -243,5 +243,6 @@ fn memory_adjoint_equals_the_seed_integral_on_the_last_arc() {
         integral.iter().all(|v| v.abs() > 1e-3),
         "nontrivial memory adjoint"
     );
-    common::assert_within("seed (33) I_N^{N+1} vs the library's ν(t_N⁺)", err, 1e-8);
+    // measured 1.2e-13
+    common::assert_within("seed (33) I_N^{N+1} vs the library's ν(t_N⁺)", err, 3e-12);
 }

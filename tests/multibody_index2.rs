@@ -263,9 +263,19 @@ fn five_bar_index2_gradients_agree_with_index1_and_across_witnesses() {
     assert_eq!(p2.theta_values().len(), 8);
     let (g2, wd, wf) = witnesses(&p2);
     println!("five-bar index 2 (3 × 8): direct vs adjoint {wd:.2e}, FD vs adjoint {wf:.2e}");
-    // issue 9's acceptance bound 1e-7: measured 6.3e-8 and 9.5e-8 (2026-12-02; index 1's
-    // FD error is of the same size, tests/five_bar.rs)
-    assert!(wd <= 1e-7 && wf <= 1e-7, "direct {wd:e}, fd {wf:e}");
+    // at the file's tolerance (1e-10): FD measured 3.7e-9 (its default step rule); the
+    // direct and adjoint passes differ by O(tol), measured 6.1e-8, which leaves no margin
+    // at this tolerance, so they are held at 1e-12 below
+    assert!(wf <= 1e-7, "fd {wf:e}");
+    // the same witnesses at 1e-12: measured 6.8e-10 (direct) and 1.3e-10 (FD)
+    let mut tight = five_bar("index2");
+    (tight.solver.rtol, tight.solver.atol) = (1e-12, 1e-12);
+    let (_, wd, wf) = witnesses(&tight);
+    println!("five-bar index 2 at 1e-12: direct vs adjoint {wd:.2e}, FD vs adjoint {wf:.2e}");
+    assert!(
+        wd <= 1.5e-8 && wf <= 3e-9,
+        "at 1e-12: direct {wd:e}, fd {wf:e}"
+    );
     let s1 = p1.setup().unwrap();
     let g1 = evaluate(&s1, &p1.theta_values(), GradientMethod::Adjoint)
         .unwrap()
@@ -302,8 +312,8 @@ fn locking_pendulum_index2_gradients_agree_with_index1() {
         d1.0, d1.1, d2.0, d2.1, d1.2, d2.2
     );
     assert!(d2.2 >= 1 && d1.2 == d2.2, "the lock happens in both");
-    // measured 8.4e-11 per component (2026-12-02); issue 9's bound 1e-6
-    assert!(wc <= 1e-6, "{wc:e}");
+    // measured 7.2e-11 per component
+    assert!(wc <= 2e-9, "{wc:e}");
     // the drift bound covers the sliding mode after the inelastic lock (whose law puts v⁺
     // on the new set's velocity manifold): measured |Φ| 1.2e-10, |Φ_q v| 7.1e-10
     // (2026-12-02; index 1: 1.6e-11, 2.6e-10), margins 16×, 14×

@@ -188,6 +188,7 @@ fn orbit_sensitivities_equal_central_differences_of_the_periodic_solve() {
                 f.ret.period,
                 sp.section[0].norm(),
                 sp.section[1].norm(),
+                sp.spectral_radius,
             ]
         };
         let fd = fd4(&whole, GAMMA, 1e-5);
@@ -201,11 +202,26 @@ fn orbit_sensitivities_equal_central_differences_of_the_periodic_solve() {
         for (i, (a, b)) in exact.iter().zip(&fd).enumerate() {
             let rel = (a - b).abs() / a.abs().max(1.0);
             println!("{guess:?} quantity {i}: exact {a:.12} fd {b:.12} rel {rel:.1e}");
-            // acceptance ≤ 1e-6
+            // measured at most 3.1e-8 (the moduli; FD of the periodic solve, h = 1e-5)
             assert!(rel <= 1e-6, "quantity {i}: {a} vs {b}");
         }
+        // the spectral radius's gradient against FD of the spectral radius itself (the
+        // largest modulus of the perturbed solves' multipliers)
         match &s.spectral_radius {
-            RadiusDerivative::Smooth { gradient } => assert_eq!(gradient[0], exact[3]),
+            RadiusDerivative::Smooth { gradient } => {
+                let rel = (gradient[0] - fd[5]).abs() / gradient[0].abs().max(1.0);
+                println!(
+                    "{guess:?} spectral radius: exact {} fd {} rel {rel:.1e}",
+                    gradient[0], fd[5]
+                );
+                // measured 3.1e-8 and 5.3e-10 (the two starts)
+                assert!(
+                    rel <= 1e-6,
+                    "spectral radius: {} vs FD {}",
+                    gradient[0],
+                    fd[5]
+                );
+            }
             other => panic!("{other:?}"),
         }
         assert!(s.dual_return_gap <= 1e-9 && s.dual_monodromy_gap <= 1e-9);

@@ -5,6 +5,7 @@
 //! several starts is the single-start optimization from that start, and bad flags give a
 //! clear error and write nothing.
 
+mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -309,8 +310,8 @@ fn grid_gradients_match_the_gradient_command() {
     let gc = pt["gradient"]["c"].as_f64().unwrap();
     let norm = (ge * ge + gc * gc).sqrt();
     assert!((pt["gradient_norm"].as_f64().unwrap() - norm).abs() <= 1e-15 * norm);
-    // the direct witness, every point; the tolerance at the ball_identify problem's
-    // adjoint-vs-direct agreement (tests/cli.rs measures it per problem)
+    // the direct witness, every point: |adjoint − direct| relative to max(|g|, 1e-3)
+    let mut worst = 0.0f64;
     for (a, b) in cols[0]["points"]
         .as_array()
         .unwrap()
@@ -322,9 +323,11 @@ fn grid_gradients_match_the_gradient_command() {
                 a["gradient"][n].as_f64().unwrap(),
                 b["gradient"][n].as_f64().unwrap(),
             );
-            assert!((x - y).abs() <= 1e-6 * x.abs().max(1e-3), "{n}: {x} vs {y}");
+            worst = worst.max((x - y).abs() / x.abs().max(1e-3));
         }
     }
+    // measured 3.0e-11
+    common::assert_within("sweep: direct vs adjoint at every point", worst, 7e-10);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -459,14 +462,13 @@ fn merge_refuses_incomplete_or_mixed_shards() {
 #[test]
 fn ctrl_c_during_a_sweep_keeps_the_earlier_result() {
     use std::process::Stdio;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let d = tmpdir("sigint");
     let out = d.join("res");
     let o = out.display().to_string();
     let p = problem("five_bar_stiffness.toml");
     ok(&["sweep", &p, "--grid", "k1=90:110:2", "--out", &o]);
     let before = files(&out);
-    let start = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_hybridopt"))
         .args([
             "sweep",
@@ -481,20 +483,20 @@ fn ctrl_c_during_a_sweep_keeps_the_earlier_result() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // 1600 points of about 25 ms each: far from done after 1.5 s
-    std::thread::sleep(Duration::from_millis(1500));
+    // 1600 points of about 25 ms of CPU each: inside the sweep and far from done after
+    // 1 s of the child's CPU time, however loaded the machine is
+    common::wait_for_cpu(child.id(), 1.0, Duration::from_secs(120));
     // SAFETY: kill(2) on the pid of our own child, which has not been waited for yet.
     let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     assert_eq!(rc, 0, "kill failed");
-    let r = child.wait_with_output().unwrap();
-    let took = start.elapsed();
+    // the timeout only bounds a hang (the whole sweep takes about 40 s of CPU)
+    let r = common::wait_with_timeout(child, Duration::from_secs(300));
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(130), "status {:?}: {err}", r.status);
     assert!(
         err.contains("interrupted") && !err.contains("panicked"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(15), "took {took:?}");
     let names: Vec<String> = std::fs::read_dir(&d)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -30,6 +30,9 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
         Error::TooManySteps { .. } => ("SimulationError", "too_many_steps"),
         Error::Optimizer(_) => ("OptimizerError", "optimizer"),
         Error::Bounds { .. } => ("InvalidInputError", "bounds"),
+        // θ entries that do not match θ by name (the package passes the problem's own
+        // entries, so mapped for completeness)
+        Error::ThetaName { .. } => ("InvalidInputError", "theta_name"),
         Error::RestartsExhausted { .. } => ("OptimizerError", "restarts_exhausted"),
         // turned into the outcome "kink" inside `optimize` (mapped for completeness)
         Error::StoppedAtKink => ("OptimizerError", "stopped_at_kink"),

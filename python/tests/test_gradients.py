@@ -53,16 +53,26 @@ def test_witness_methods_equal_cli(cli, problems, method):
 
 
 def test_methods_witness_each_other(problems):
-    """adjoint vs direct vs dual (exact derivatives of one discretisation, measured to agree
-    to ~1e-9 relative here) and central FD (~1e-6)."""
-    for name in ["impact_timing.toml", "bouncing_ball.toml", "locking_pendulum.toml"]:
+    """adjoint, dual and central FD against the direct method, per component relative to
+    max(|g_i|, 1e-3·max|g|). Measured worst (adjoint, dual, fd): impact_timing 4.7e-15,
+    3.7e-15, 8.8e-12; bouncing_ball 1.3e-11, 1.2e-11, 1.3e-10; locking_pendulum 3.1e-11,
+    4.6e-11, 3.3e-11. Bounds about 20-30x those."""
+    bounds = {
+        "impact_timing.toml": {"adjoint": 1e-13, "dual": 1e-13, "fd": 2e-10},
+        "bouncing_ball.toml": {"adjoint": 3e-10, "dual": 3e-10, "fd": 3e-9},
+        "locking_pendulum.toml": {"adjoint": 1e-9, "dual": 1e-9, "fd": 1e-9},
+    }
+    for name, tols in bounds.items():
         p = hybridopt.Problem.from_file(problems / name)
-        by = {m: p.gradient(method=m).gradient for m in ["adjoint", "direct", "dual", "fd"]}
-        scale = np.linalg.norm(by["direct"])
-        assert scale > 0
-        for m, tol in [("adjoint", 1e-7), ("dual", 1e-7), ("fd", 1e-4)]:
-            rel = np.linalg.norm(by[m] - by["direct"]) / scale
-            assert rel < tol, (name, m, rel)
+        by = {m: np.asarray(p.gradient(method=m).gradient) for m in ["adjoint", "direct", "dual", "fd"]}
+        ref = by["direct"]
+        big = np.max(np.abs(ref))
+        assert big > 0
+        den = np.maximum(np.abs(ref), 1e-3 * big)
+        for m, tol in tols.items():
+            worst = np.max(np.abs(by[m] - ref) / den)
+            print(f"measured {name} {m} vs direct: {worst:.2e} (tol {tol:.0e})")
+            assert worst <= tol, (name, m, worst)
 
 
 def test_tau_is_the_derivative_of_the_event_time(problems):

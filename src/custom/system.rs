@@ -443,6 +443,14 @@ impl HybridSystem for CustomSystem {
     fn state_names(&self) -> Vec<String> {
         self.states.clone()
     }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        // every parameter needs one (a file's `[system] defaults` may give some only)
+        let d = self.defaults();
+        self.param_names()
+            .iter()
+            .map(|n| d.iter().find(|(k, _)| k == n).map(|(_, v)| *v))
+            .collect()
+    }
     fn param_names(&self) -> Vec<String> {
         self.params.clone()
     }

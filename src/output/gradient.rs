@@ -21,6 +21,15 @@ pub struct GradientReport {
     pub witnesses: BTreeMap<String, ByName>,
     /// Every objective's value and gradient, by objective name.
     pub objectives: BTreeMap<String, ObjectiveGradient>,
+    /// When FD ran (`--method fd` or `all`): the first objective's FD error estimate by
+    /// name (absolute, in the gradient's units): the spread of the Richardson
+    /// extrapolations next to the one kept, or `|D(2h) − D(h)|` with `--fd-step`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fd_error_estimate: Option<ByName>,
+    /// When FD ran: the step each entry of the first objective's FD gradient was taken
+    /// with, by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fd_step: Option<ByName>,
     /// Every event, with τ = dt_e/dθ (`dt_dp`) unless `--no-tau`.
     pub events: Vec<GradientEvent>,
     /// The counters of one plain run at θ.

@@ -34,7 +34,7 @@ pub struct GradientOptions {
     pub tau_pass: bool,
     /// Keep a forward-sensitivity pass for the `--out` figures.
     pub figures: bool,
-    /// The FD step rule (`--fd-step`, `--fd-scale`).
+    /// The FD step rule (the Richardson ladder, or `--fd-step`/`--fd-scale`'s fixed step).
     pub fd: FdOptions,
 }
 
@@ -279,7 +279,12 @@ impl GradientRun {
             wall_s: started.elapsed().as_secs_f64(),
         };
         let ns = self.nonsmooth.as_ref();
+        let fd = self.runs.iter().find_map(|r| r.evaluation.fd.as_ref());
         GradientReport {
+            fd_error_estimate: fd
+                .and_then(|f| f.error_estimates.as_ref())
+                .map(|e| by_name(&e[0])),
+            fd_step: fd.map(|f| by_name(&f.steps[0])),
             cost: main.values[0],
             gradient: by_name(&main.gradients[0]),
             witnesses: self

@@ -77,6 +77,21 @@ fn gradient_table(o: &mut String, names: &[String], run: &GradientRun) {
             let _ = writeln!(o, "    {:8} {:.3e}", r.method.name(), d);
         }
     }
+    if let Some(est) = run
+        .runs
+        .iter()
+        .find_map(|r| r.evaluation.fd.as_ref()?.error_estimates.as_ref())
+    {
+        // the FD witness's own error estimate, relative as the differences above are
+        let fd = run.runs.iter().find(|r| r.evaluation.fd.is_some());
+        let g = &fd.map_or(&run.runs[0], |r| r).evaluation.gradients[0];
+        let scale = g.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+        let worst = est[0].iter().fold(0.0f64, |m, v| m.max(*v)) / scale;
+        let _ = writeln!(
+            o,
+            "  fd error estimate (Richardson, relative to max|g|): {worst:.3e}"
+        );
+    }
 }
 
 fn timing_lines(o: &mut String, run: &GradientRun, report: &GradientReport) {

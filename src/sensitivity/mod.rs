@@ -81,6 +81,19 @@ pub struct Evaluation {
     pub timing: EvalTiming,
     /// The witnesses' gradients ([`EvaluateOptions::witnesses`]), in the order asked.
     pub witnesses: Vec<Witness>,
+    /// `Fd` alone: each entry's error estimate and step, `[objective][parameter]`
+    /// ([`fd::FdGradients`]); `None` for the other methods.
+    pub fd: Option<FdDetails>,
+}
+
+/// The FD method's error estimate and step of every entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FdDetails {
+    /// Each entry's error estimate (see [`fd::FdGradients::error_estimates`]); `None`
+    /// for the 2nd-order stencil.
+    pub error_estimates: Option<Vec<Vec<f64>>>,
+    /// The step of each entry (see [`fd::FdGradients::steps`]).
+    pub steps: Vec<Vec<f64>>,
 }
 
 /// Event report: time, guard, modes, and the event-time sensitivity τ = dt_e/dθ.
@@ -218,6 +231,7 @@ pub fn evaluate_with<S: HybridSystem>(
             max_relative_difference: options::max_relative_difference(&w.gradients, &ev.gradients),
             gradients: w.gradients,
             stats: w.stats,
+            fd: w.fd,
         });
     }
     Ok(ev)
@@ -264,6 +278,7 @@ fn evaluate_by<S: HybridSystem>(
                 tau: None,
                 timing: EvalTiming::forward(forward_s),
                 witnesses: Vec::new(),
+                fd: None,
             }
         }
         GradientMethod::Direct => {
@@ -277,22 +292,27 @@ fn evaluate_by<S: HybridSystem>(
                 tau: Some(r.events),
                 timing: EvalTiming::default(),
                 witnesses: Vec::new(),
+                fd: None,
             }
         }
         GradientMethod::Fd => {
             let (traj, forward_s) = simulate()?;
             let values = setup.objective_values(&traj, theta)?;
-            let (gradients, fstats) = fd::fd_gradients_with_stats(setup, theta, fd_options)?;
+            let r = fd::fd_gradients_detailed(setup, theta, fd_options)?;
             let mut stats = traj.stats;
-            stats += fstats;
+            stats += r.stats;
             Evaluation {
                 values,
-                gradients,
+                gradients: r.gradients,
                 stats,
                 trajectory: traj,
                 tau: None,
                 timing: EvalTiming::forward(forward_s),
                 witnesses: Vec::new(),
+                fd: Some(FdDetails {
+                    error_estimates: r.error_estimates,
+                    steps: r.steps,
+                }),
             }
         }
         GradientMethod::Dual => {
@@ -310,6 +330,7 @@ fn evaluate_by<S: HybridSystem>(
                 tau,
                 timing: EvalTiming::forward(forward_s),
                 witnesses: Vec::new(),
+                fd: None,
             }
         }
     };

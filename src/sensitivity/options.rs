@@ -50,7 +50,8 @@ impl Default for EvaluateOptions {
 }
 
 impl EvaluateOptions {
-    /// The method alone: no witness, no extra τ pass, the default FD step.
+    /// The method alone: no witness, no extra τ pass, the default FD rule (each entry's
+    /// step chosen on a Richardson ladder, [`super::fd`]).
     pub fn new(method: GradientMethod) -> EvaluateOptions {
         EvaluateOptions {
             method,
@@ -59,19 +60,24 @@ impl EvaluateOptions {
             tau: false,
         }
     }
-    /// The relative FD step: `h_j = rel · max(1, |θ_j|)` (see [`Self::fd_scale`]).
+    /// A fixed relative FD step instead of the ladder: `h_j = rel · max(1, |θ_j|)` (see
+    /// [`Self::fd_scale`]).
     pub fn fd_step(mut self, rel: f64) -> Self {
         self.fd.rel = rel;
+        self.fd.adaptive = false;
         self
     }
-    /// What the FD step is scaled by: `max(1, |θ_j|)` (default) or `|θ_j|`.
+    /// A fixed FD step scaled by `max(1, |θ_j|)` ([`FdScale::Unit`]) or `|θ_j|`
+    /// ([`FdScale::Value`]), with the relative step of [`Self::fd_step`] (default 1e-4).
     pub fn fd_scale(mut self, scale: FdScale) -> Self {
         self.fd.scale = scale;
+        self.fd.adaptive = false;
         self
     }
-    /// The FD stencil's order, 2 or 4.
+    /// A fixed FD step's stencil order, 2 or 4.
     pub fn fd_order(mut self, order: usize) -> Self {
         self.fd.order = order;
+        self.fd.adaptive = false;
         self
     }
     /// The witnesses to run.
@@ -94,6 +100,8 @@ pub struct Witness {
     pub gradients: Vec<Vec<f64>>,
     /// All the work of the witness.
     pub stats: Stats,
+    /// `Fd`: each entry's error estimate and step.
+    pub fd: Option<super::FdDetails>,
     /// `max_i ‖g_i^w − g_i‖∞ / ‖g_i‖∞` over the objectives i (the denominator at least
     /// 1e-300): the largest difference to the method's gradient, relative to its size.
     pub max_relative_difference: f64,

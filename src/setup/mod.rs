@@ -229,6 +229,64 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         v
     }
 
+    /// θ's entries matched to [`Self::theta_names`] by name, in θ's order. An entry may be
+    /// given in any order; a parameter left out is fixed at the system's default value
+    /// ([`HybridSystem::param_defaults`]). Errors ([`crate::error::Error::ThetaName`]): a name θ does not
+    /// have, a name given twice, or a left-out parameter without a default (control
+    /// coefficients have none: list them all).
+    ///
+    /// ```
+    /// use hybridopt::prelude::*;
+    /// use hybridopt::systems::bouncing_ball::BouncingBall;
+    ///
+    /// let setup = Setup::builder(&BouncingBall).horizon(0.0, 1.0).build();
+    /// // free v0 alone: g, e, c, y0 take the ball's defaults
+    /// let theta = setup.resolve_theta(&[ThetaEntry::free("v0", 0.5)]).unwrap();
+    /// assert_eq!(theta.len(), 5);
+    /// assert!(theta[4].optimize && !theta[0].optimize);
+    /// assert!(setup.resolve_theta(&[ThetaEntry::free("v", 0.5)]).is_err());
+    /// ```
+    pub fn resolve_theta(
+        &self,
+        entries: &[crate::optimize::ThetaEntry],
+    ) -> Result<Vec<crate::optimize::ThetaEntry>, crate::error::Error> {
+        let names = self.theta_names();
+        let err = |name: &str, problem| crate::error::Error::ThetaName {
+            name: name.to_string(),
+            problem,
+            valid: names.clone(),
+        };
+        let mut slots: Vec<Option<crate::optimize::ThetaEntry>> = vec![None; names.len()];
+        for e in entries {
+            let j = names
+                .iter()
+                .position(|n| *n == e.name)
+                .ok_or_else(|| err(&e.name, "no such parameter"))?;
+            if slots[j].replace(e.clone()).is_some() {
+                return Err(err(&e.name, "given twice"));
+            }
+        }
+        let defaults = self.sys().param_defaults();
+        slots
+            .into_iter()
+            .enumerate()
+            .map(|(j, slot)| match slot {
+                Some(e) => Ok(e),
+                None => defaults
+                    .as_ref()
+                    .filter(|_| j < self.np())
+                    .and_then(|d| d.get(j).copied())
+                    .map(|v| crate::optimize::ThetaEntry::fixed(&names[j], v))
+                    .ok_or_else(|| {
+                        err(
+                            &names[j],
+                            "left out, and the system has no default value for it",
+                        )
+                    }),
+            })
+            .collect()
+    }
+
     /// Start mode and X0 = (x0(p), 0).
     pub fn initial<D: Scalar>(&self, theta: &[D]) -> Result<(usize, Vec<D>), ModelError> {
         let p = &theta[..self.np()];

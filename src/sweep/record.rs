@@ -89,17 +89,29 @@ impl PointOutcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
+    /// A grazing event ([`crate::Error::Grazing`]).
     Grazing,
+    /// Too many events ([`crate::Error::Zeno`]).
     Zeno,
+    /// A guard firing again after its reset ([`crate::Error::Sticking`]).
     Sticking,
+    /// The step fell below its minimum ([`crate::Error::StepSizeUnderflow`]).
     StepSizeUnderflow,
+    /// A NaN or infinity ([`crate::Error::NonFinite`]).
     NonFinite,
+    /// The model's code failed ([`crate::Error::Model`]).
     Model,
+    /// The implicit integrator's Newton iteration failed ([`crate::Error::NewtonFailure`]).
     NewtonFailure,
+    /// The step budget ran out ([`crate::Error::TooManySteps`]).
     TooManySteps,
+    /// A needed event did not happen ([`crate::Error::MissingEvent`]).
     MissingEvent,
+    /// The optimization library failed ([`crate::Error::Optimizer`]).
     Optimizer,
+    /// Trial points kept leaving the cost's domain ([`crate::Error::RestartsExhausted`]).
     RestartsExhausted,
+    /// Any other error (the message says which).
     Other,
 }
 

@@ -265,6 +265,9 @@ impl HybridSystem for Biped {
         STATE_NAMES.iter().map(|s| s.to_string()).collect()
     }
 
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Self::default_params())
+    }
     fn param_names(&self) -> Vec<String> {
         PARAM_NAMES.iter().map(|s| s.to_string()).collect()
     }

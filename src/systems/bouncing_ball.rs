@@ -49,6 +49,9 @@ impl HybridSystem for BouncingBall {
     fn state_names(&self) -> Vec<String> {
         vec!["y".into(), "v".into()]
     }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Self::default_params())
+    }
     fn param_names(&self) -> Vec<String> {
         Self::PARAMS.iter().map(|s| s.to_string()).collect()
     }
@@ -174,6 +177,9 @@ impl HybridSystem for ThrustBall {
     }
     fn state_names(&self) -> Vec<String> {
         BouncingBall.state_names()
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(BouncingBall::default_params())
     }
     fn param_names(&self) -> Vec<String> {
         BouncingBall.param_names()

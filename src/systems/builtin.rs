@@ -93,6 +93,13 @@ impl HybridSystem for Builtin {
     fn param_names(&self) -> Vec<String> {
         each!(self, s => s.param_names())
     }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        match self {
+            // a custom system's file may give defaults for some parameters only
+            Builtin::Custom(c) => c.param_defaults(),
+            _ => self.default_params(),
+        }
+    }
     fn control_names(&self) -> Vec<String> {
         each!(self, s => s.control_names())
     }

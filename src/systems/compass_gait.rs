@@ -241,6 +241,9 @@ impl HybridSystem for CompassGait {
             .map(|s| s.to_string())
             .collect()
     }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Self::default_params())
+    }
     fn param_names(&self) -> Vec<String> {
         [
             "m_h",

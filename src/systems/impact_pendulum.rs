@@ -23,6 +23,9 @@ impl HybridSystem for ImpactPendulum {
     fn state_names(&self) -> Vec<String> {
         vec!["q".into(), "v".into()]
     }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Self::default_params())
+    }
     fn param_names(&self) -> Vec<String> {
         ["g_over_l", "c", "A", "omega", "e", "q_w", "q0", "v0"]
             .iter()

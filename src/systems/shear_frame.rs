@@ -372,6 +372,9 @@ impl HybridSystem for ShearFrame {
             })
             .collect()
     }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(self.default_params())
+    }
     fn param_names(&self) -> Vec<String> {
         let mut v: Vec<String> = ["m", "k0", "b", "A_g", "Omega", "t_p"][..self.shared()]
             .iter()

@@ -93,6 +93,9 @@ impl HybridSystem for SimplestWalker {
             .map(|s| s.to_string())
             .collect()
     }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Self::default_params())
+    }
     fn param_names(&self) -> Vec<String> {
         ["gamma", "theta0", "phi0", "dtheta0", "dphi0"]
             .iter()

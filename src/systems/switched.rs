@@ -22,6 +22,9 @@ impl HybridSystem for SwitchedLinear {
     fn state_names(&self) -> Vec<String> {
         vec!["x1".into(), "x2".into()]
     }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Self::default_params())
+    }
     fn param_names(&self) -> Vec<String> {
         [
             "k_left", "k_right", "d_left", "d_right", "f", "x1_0", "x2_0",

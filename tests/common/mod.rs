@@ -116,3 +116,52 @@ pub fn assert_within(what: &str, err: f64, tol: f64) -> f64 {
     assert!(err <= tol, "{what}: error {err:.3e} > tol {tol:e}");
     err
 }
+
+/// The CPU time (user + system, seconds) process `pid` has used, from `/proc/PID/stat`
+/// (Linux); `None` where there is no such file.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // the fields after the command name, which is in parentheses and may hold spaces
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the name
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(ticks / hz)
+}
+
+/// Waits until the child `pid` has used `cpu` seconds of CPU time — real work done,
+/// however loaded the machine is — polling every 10 ms, for at most `timeout`; where CPU
+/// time cannot be read, waits `cpu` seconds of wall time instead. Panics at the timeout.
+pub fn wait_for_cpu(pid: u32, cpu: f64, timeout: std::time::Duration) {
+    let start = std::time::Instant::now();
+    if cpu_seconds(pid).is_none() {
+        std::thread::sleep(std::time::Duration::from_secs_f64(cpu));
+        return;
+    }
+    while cpu_seconds(pid).is_some_and(|c| c < cpu) {
+        assert!(
+            start.elapsed() < timeout,
+            "the child did not start working within {timeout:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Waits for the child to exit, for at most `timeout` (then kills it and panics): a bound
+/// on a hang, not a timing check.
+pub fn wait_with_timeout(
+    mut child: std::process::Child,
+    timeout: std::time::Duration,
+) -> std::process::Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            panic!("the child did not exit within {timeout:?} of the signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("output")
+}

@@ -115,6 +115,8 @@ pub fn optimize_constrained<S: HybridSystem>(
             "the setup has no objective to minimize".into(),
         ));
     }
+    // entries by name, in θ's order; left-out parameters at the system's defaults
+    let theta = &setup.resolve_theta(theta)?;
     let nlp = Nlp::new(setup, theta, constraints, settings.gradient)?;
     let run = sqp(&nlp, settings.max_iters, settings.tol_kkt, progress)?;
     let initial = run.history.first().map(|h| h.f).unwrap_or(run.point.f);

@@ -1,0 +1,308 @@
+//! The error kinds no other test reached, each from a realistic bad input through the public
+//! API: the variant is matched and its message must name what is wrong.
+
+use hybridopt::error::Error;
+use hybridopt::integrate::SolverOptions;
+use hybridopt::output::periodic::{optimize_gait_to_folder, periodic_to_folder};
+use hybridopt::periodic::error::NewtonFailure;
+use hybridopt::periodic::PeriodicError;
+use hybridopt::prelude::*;
+use hybridopt::sweep::{multi_start, starts::Range};
+use hybridopt::systems::bouncing_ball::BouncingBall;
+use hybridopt::systems::kind::{BuildError, DaeSettings, SystemSpec};
+use std::path::PathBuf;
+
+/// A scratch folder of its own for each test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "hybridopt_untriggered_{}_{name}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A problem file written into `dir` and loaded.
+fn problem(dir: &std::path::Path, name: &str, text: &str) -> Problem {
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(&f, text).unwrap();
+    Problem::load(&f).unwrap()
+}
+
+/// A one-state custom system ẋ = FLOW from x = 0 (and a terminal cost on x).
+fn one_state(flow: &str, method: &str) -> String {
+    format!(
+        r#"name = "one_state"
+[system]
+kind = "custom"
+states = ["x"]
+parameters = ["a"]
+initial = {{ x = "0" }}
+outputs = [ {{ name = "x", expr = "x" }} ]
+[[system.modes]]
+name = "climb"
+flow = {{ x = "{flow}" }}
+[simulation]
+t_end = 2.0
+method = "{method}"
+[parameters]
+a = {{ value = 1.0 }}
+[[cost]]
+kind = "terminal"
+output = "x"
+"#
+    )
+}
+
+/// ẋ = 1/(1 − x) from 0 reaches x = 1 with infinite slope at t = 1/2 (x = 1 − √(1 − 2t)):
+/// the implicit steppers' Newton iteration fails with every step down to the minimum.
+#[test]
+fn newton_failure_of_an_implicit_stepper_at_a_finite_time_singularity() {
+    let dir = scratch("newton");
+    for method in ["radau5", "sdirk3"] {
+        let p = problem(&dir, method, &one_state("1/(1 - x)", method));
+        let s = p.setup().unwrap();
+        match s.simulate(&p.theta_values()) {
+            Err(e @ Error::NewtonFailure { .. }) => {
+                let Error::NewtonFailure { t, ref mode, h } = e else {
+                    unreachable!()
+                };
+                assert!((t - 0.5).abs() < 1e-6, "{method}: t = {t}");
+                assert_eq!(mode, "climb");
+                assert!(h < 1e-12, "{method}: h = {h}");
+                let m = e.to_string();
+                assert!(m.contains("Newton") && m.contains("'climb'"), "{m}");
+            }
+            other => panic!("{method}: expected NewtonFailure, got {other:?}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A step budget too small for the horizon.
+#[test]
+fn too_many_steps_for_a_small_step_budget() {
+    let cost = Objective::new(
+        "timing",
+        vec![Term::EventTimeSquared {
+            guard: EventGuard::Guard(0),
+            occurrence: 3,
+            target: 2.0,
+            weight: 1.0,
+        }],
+    );
+    let solver = SolverOptions {
+        max_steps: 20,
+        rtol: 1e-10,
+        atol: 1e-12,
+        ..SolverOptions::default()
+    };
+    let s = Setup::builder(&BouncingBall)
+        .horizon(0.0, 3.0)
+        .objective(cost)
+        .solver(solver)
+        .build();
+    match s.simulate(&BouncingBall::default_params()) {
+        Err(e @ Error::TooManySteps { max_steps: 20, .. }) => {
+            let m = e.to_string();
+            assert!(m.contains("too many steps (20)"), "{m}");
+        }
+        other => panic!("expected TooManySteps, got {other:?}"),
+    }
+}
+
+/// `optimize --starts N` where every start fails (a horizon that ends before the impact
+/// the cost needs): the optimizer error says all failed and gives the first cause.
+#[test]
+fn optimizer_error_when_every_start_fails() {
+    let dir = scratch("starts");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(format!("{root}/problems/impact_timing.toml"))
+        .unwrap()
+        .replace("t_end = 10.0", "t_end = 0.2");
+    let p = problem(&dir, "short", &text);
+    let s = p.setup().unwrap();
+    let ranges = [Range {
+        name: "v0".into(),
+        lo: 0.1,
+        hi: 1.0,
+    }];
+    let opts = hybridopt::sweep::RunOptions {
+        jobs: 1,
+        ..Default::default()
+    };
+    match multi_start(&p, &s, 2, 7, &ranges, &opts) {
+        Err(e @ Error::Optimizer(_)) => {
+            let m = e.to_string();
+            assert!(m.contains("all 2 starts failed"), "{m}");
+            assert!(m.contains("occurrence 3") && m.contains("'ground'"), "{m}");
+        }
+        Err(other) => panic!("expected Optimizer, got {other:?}"),
+        Ok(_) => panic!("expected Optimizer, got a result"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A clock s with a state that only jumps at each tick (ẋ = 0, x⁺ = RESET): the return map
+/// is P(x) = RESET, a periodic problem on the section just after the tick.
+fn ticking(reset: &str, x0: f64) -> String {
+    format!(
+        r#"name = "ticking"
+[system]
+kind = "custom"
+states = ["s", "x"]
+parameters = ["s0", "x0"]
+initial = {{ s = "s0", x = "x0" }}
+outputs = [ {{ name = "x", expr = "x" }} ]
+[[system.modes]]
+name = "m"
+flow = {{ s = "1", x = "0" }}
+guards = [ {{ name = "tick", expr = "s - 1", direction = "rising", reset = {{ s = "0", x = "{reset}" }} }} ]
+[simulation]
+t_end = 5.0
+[parameters]
+s0 = {{ value = 0.0 }}
+x0 = {{ value = {x0} }}
+[periodic]
+guard = "tick"
+free = ["x"]
+guess = {{ s = 0.0, x = {x0} }}
+t_max = 5.0
+"#
+    )
+}
+
+/// x⁺ = x + 1 drifts: P(x) − x = 1 everywhere and DP − I = 0.
+#[test]
+fn periodic_newton_singular_jacobian_for_a_drifting_state() {
+    let dir = scratch("singular");
+    let p = problem(&dir, "drift", &ticking("x + 1", 0.5));
+    match periodic_to_folder(&p, None, &dir.join("out")) {
+        Err(
+            e @ PeriodicError::NoConvergence {
+                reason: NewtonFailure::SingularJacobian,
+                ..
+            },
+        ) => {
+            let m = e.to_string();
+            assert!(m.contains("SingularJacobian"), "{m}");
+        }
+        Err(other) => panic!("expected SingularJacobian, got {other:?}"),
+        Ok(_) => panic!("expected SingularJacobian, got an orbit"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// x⁺ = x + x² + 1 has no fixed point (P(x) − x = x² + 1 > 0): Newton's line search stalls
+/// where the residual has a positive minimum.
+#[test]
+fn periodic_newton_line_search_fails_without_a_fixed_point() {
+    let dir = scratch("linesearch");
+    let p = problem(&dir, "noroot", &ticking("x + x*x + 1", 3.0));
+    match periodic_to_folder(&p, None, &dir.join("out")) {
+        Err(
+            e @ PeriodicError::NoConvergence {
+                reason: NewtonFailure::LineSearch,
+                ..
+            },
+        ) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("LineSearch") && m.contains("residual history"),
+                "{m}"
+            );
+        }
+        Err(other) => panic!("expected LineSearch, got {other:?}"),
+        Ok(_) => panic!("expected LineSearch, got an orbit"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two identical decoupled contractions x, y (ẋ = −a x, ẏ = −a y) give a double multiplier
+/// e^{−a}: the spectral radius has no gradient, so a gait optimization of it stops with
+/// `Nonsmooth`.
+#[test]
+fn spectral_radius_of_a_double_multiplier_is_nonsmooth() {
+    let dir = scratch("nonsmooth");
+    let text = r#"name = "twins"
+[system]
+kind = "custom"
+states = ["s", "x", "y"]
+parameters = ["a", "s0", "x0", "y0"]
+initial = { s = "s0", x = "x0", y = "y0" }
+outputs = [ { name = "x", expr = "x" } ]
+[[system.modes]]
+name = "m"
+flow = { s = "1", x = "-a*x", y = "-a*y" }
+guards = [ { name = "tick", expr = "s - 1", direction = "rising", reset = { s = "0" } } ]
+[simulation]
+t_end = 5.0
+rtol = 1e-12
+atol = 1e-12
+[parameters]
+a = { value = 0.5, optimize = true, lower = 0.1, upper = 2.0 }
+s0 = { value = 0.0 }
+x0 = { value = 0.1 }
+y0 = { value = 0.1 }
+[periodic]
+guard = "tick"
+free = ["x", "y"]
+guess = { s = 0.0, x = 0.1, y = 0.1 }
+t_max = 5.0
+sensitivities = ["a"]
+objective = { kind = "spectral_radius" }
+"#;
+    let p = problem(&dir, "twins", text);
+    match optimize_gait_to_folder(&p, Some(5), &dir.join("out")) {
+        Err(e @ PeriodicError::Nonsmooth(_)) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("two distinct multipliers") && m.contains("no gradient"),
+                "{m}"
+            );
+        }
+        Err(other) => panic!("expected Nonsmooth, got {other:?}"),
+        Ok(_) => panic!("expected Nonsmooth, got an optimum"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `initial_algebraic` that leaves out an algebraic state (here the rectifier's only one,
+/// iD): the build names it, and a problem file's error points at the key.
+#[test]
+fn missing_algebraic_start_value() {
+    let spec = SystemSpec::Rectifier(DaeSettings {
+        initial_algebraic: Some(Default::default()),
+    });
+    match spec.build() {
+        Err(e @ BuildError::MissingAlgebraic { .. }) => {
+            let m = e.to_string();
+            assert!(m.contains("`iD`"), "{m}");
+        }
+        Err(other) => panic!("expected MissingAlgebraic, got {other:?}"),
+        Ok(_) => panic!("expected MissingAlgebraic, got a system"),
+    }
+    let dir = scratch("algebraic");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(format!("{root}/problems/rectifier_capacitor.toml"))
+        .unwrap()
+        .replace(
+            "[system]\nkind = \"rectifier\"",
+            "[system]\nkind = \"rectifier\"\ninitial_algebraic = {}",
+        );
+    assert!(
+        text.contains("initial_algebraic = {}"),
+        "the file's [system] changed"
+    );
+    let f = dir.join("rect.toml");
+    std::fs::write(&f, text).unwrap();
+    match Problem::load(&f) {
+        Err(e @ Error::Problem { .. }) => {
+            let m = e.to_string();
+            assert!(m.contains("initial_algebraic") && m.contains("`iD`"), "{m}");
+        }
+        Err(other) => panic!("expected a problem-file error, got {other:?}"),
+        Ok(_) => panic!("expected a problem-file error, got a problem"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
