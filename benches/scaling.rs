@@ -50,6 +50,8 @@ use std::time::{Duration, Instant};
 
 #[path = "../tests/common/chain.rs"]
 mod chain;
+#[path = "common/mod.rs"]
+mod common;
 use chain::chain_problem;
 
 /// The longest a single case (one process) may run, in seconds.
@@ -325,12 +327,20 @@ fn main() {
         ),
     }
     println!();
-    println!(
+    // the table, printed and kept for docs/benchmarks.md
+    let mut table = String::new();
+    let mut line = |l: String| {
+        println!("{l}");
+        table.push_str(&l);
+        table.push('\n');
+    };
+    line(
         "| N | states | radau5 fwd s | sdirk3 fwd s | DOPRI5 fwd s | DOPRI5 direct/fwd | \
          DOPRI5 adjoint/fwd | radau5 adjoint/fwd | radau5 J/F/steps (Newton) | peak RSS MB | R | \
          scipy Radau dense s (ours/peer) | scipy Radau sparse s (ours/peer) | CVODES s (ours/peer) |"
+            .to_string(),
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    line("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".to_string());
 
     let (mut radau, mut sdirk, mut dopri_adj, mut dopri_dir) =
         (Series::new(), Series::new(), Series::new(), Series::new());
@@ -406,7 +416,7 @@ fn main() {
                 st["jacobians"], st["factorizations"], st["steps"], st["newton_iterations"]
             )
         });
-        println!(
+        line(format!(
             "| {n} | {} | {} | {} | {} | {} | {} | {} | {newton} | {rss} | {reps} | {dense} | {sparse} | {cvodes} |",
             thousands(states),
             cell(&r, fwd),
@@ -415,7 +425,7 @@ fn main() {
             cell(&dd, ratio),
             cell(&da, ratio),
             cell(&r, ratio),
-        );
+        ));
         rows.push(Row {
             states,
             dopri_direct: dd.ran().map(Grad::ratio),
@@ -426,6 +436,8 @@ fn main() {
             vs_cvodes,
         });
     }
+
+    common::publish("scaling", &table);
 
     // the five-bar over 200 s (360 impacts)
     let text = std::fs::read_to_string(manifest().join("problems/five_bar_stiffness.toml"))
