@@ -77,8 +77,9 @@ impl<S: HybridSystem> Setup<'_, S> {
     }
 
     /// The Newton Jacobian block `F_X` at real values: sparse on the mode's pattern when
-    /// [`Self::sparse_flow`] gives one (one [`Lanes`] pass per [`LANES`] colours), else
-    /// dense ([`Self::flow_jacobian`]).
+    /// the system declares one and the solver's [`crate::integrate::LinearAlgebra`] holds
+    /// it sparse (one [`Lanes`] pass per [`LANES`] colours), else dense
+    /// ([`Self::flow_jacobian`]).
     pub fn newton_block(
         &self,
         ctx: &Ctx,
