@@ -26,7 +26,7 @@ def test_gradient_equals_cli_for_every_problem(cli, problems, method):
     for f in files:
         p = hybridopt.Problem.from_file(f)
         g = p.gradient(method=method, tau=True)
-        want = cli.json("gradient", f, "--method", method)
+        want = cli.json("gradient", f, "--method", method, "--tau")
         assert g.cost == want["cost"], f.name
         assert g.as_dict() == want["gradient"], f.name
         # every objective, value and gradient
@@ -115,7 +115,7 @@ def test_tolerances_equal_the_cli_overrides(cli, problems):
     assert p.tolerances == (1e-10, 1e-10)
     p.tolerances = (1e-6, 1e-7)
     g = p.gradient(method="adjoint", tau=True)
-    want = cli.json("gradient", f, "--rtol", "1e-6", "--atol", "1e-7")
+    want = cli.json("gradient", f, "--rtol", "1e-6", "--atol", "1e-7", "--tau")
     assert want["tolerances"] == {"rtol": 1e-6, "atol": 1e-7}
     assert g.cost == want["cost"] and g.as_dict() == want["gradient"]
     # the events without τ are the adjoint's own run; with τ, the direct pass's (as the
