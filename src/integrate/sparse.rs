@@ -178,16 +178,19 @@ fn real<D: Scalar>(b: &mut [D]) -> &mut [f64] {
     D::real_slice_mut(b).expect("sparse factors are built for real (f64) runs only")
 }
 
-impl SparseLu<f64> {
-    /// Factors `c I − J`; `None` when the structure or a pivot is singular.
-    pub(crate) fn factor(j: &SparseBlock, c: f64) -> Option<Self> {
+impl<T: faer::traits::ComplexField + Copy + From<f64> + std::ops::Add<Output = T>> SparseLu<T> {
+    /// Factors `c I − J` (a real or a complex shift c) on the block's structure, reusing
+    /// its symbolic factorization; `None` when the structure or a pivot is singular.
+    pub(crate) fn factor(j: &SparseBlock, c: T) -> Option<Self> {
         let s = &j.structure;
         let values = j.shifted(c);
         let m = SparseColMatRef::new(s.sym.as_ref(), &values);
         let lu = FaerLu::try_new_with_symbolic(s.symbolic()?.clone(), m).ok()?;
         Some(SparseLu { lu, n: s.dim() })
     }
+}
 
+impl SparseLu<f64> {
     /// Solves `(c I − J) x = b` in place.
     pub(crate) fn solve<D: Scalar>(&self, b: &mut [D]) {
         let r = real(b);
@@ -197,15 +200,6 @@ impl SparseLu<f64> {
 }
 
 impl SparseLu<c64> {
-    /// Factors `c I − J` for a complex shift c.
-    pub(crate) fn factor(j: &SparseBlock, c: c64) -> Option<Self> {
-        let s = &j.structure;
-        let values = j.shifted(c);
-        let m = SparseColMatRef::new(s.sym.as_ref(), &values);
-        let lu = FaerLu::try_new_with_symbolic(s.symbolic()?.clone(), m).ok()?;
-        Some(SparseLu { lu, n: s.dim() })
-    }
-
     /// Solves `(c I − J)(u + i v) = bu + i bv` in place.
     pub(crate) fn solve_pair<D: Scalar>(&self, bu: &mut [D], bv: &mut [D]) {
         let (u, v) = (real(bu), real(bv));
