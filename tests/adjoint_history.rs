@@ -5,7 +5,7 @@
 //! (g, e, c of the ball), of the run restarted at t* from the state x(t*) — by central
 //! finite differences on that restarted run.
 
-mod common;
+use crate::common;
 use hybridopt::cost::{Objective, Term};
 use hybridopt::sensitivity::adjoint::adjoint_with_history;
 use hybridopt::sensitivity::fd::fd_gradients;

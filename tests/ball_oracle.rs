@@ -1,4 +1,4 @@
-mod common;
+use crate::common;
 
 use common::{assert_close, assert_within};
 use hybridopt::sensitivity::{dual, evaluate, forward, GradientMethod};

@@ -2,7 +2,7 @@
 //! closed form (3.2), the reference cases of reference-models §4–5, and one-sided finite
 //! differences of the exact flow of piecewise-constant fields.
 
-mod common;
+use crate::common;
 
 use common::assert_within;
 use hybridopt::sensitivity::bderivative::*;

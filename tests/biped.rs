@@ -2,7 +2,7 @@
 //! symmetric and asymmetric drops, the saltation difference (3.9) at the double touchdown,
 //! exact Jacobians, energy.
 
-mod common;
+use crate::common;
 
 use common::assert_within;
 use hybridopt::cost::{Objective, Term};

@@ -2,7 +2,7 @@
 //! and `gradient --method all`, the JSON shapes, and bad input (clear message, non-zero
 //! exit, no panic, no results written).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -5,7 +5,7 @@
 //! interruption was requested is refused; and names from the problem file that would make
 //! a path outside the results folder are refused before anything is written.
 
-mod common;
+use crate::common;
 use hybridopt::report::Staging;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

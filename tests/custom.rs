@@ -5,7 +5,7 @@
 //!
 //! Every tolerance states the measured figure and its margin.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, assert_within, Rng};
 use hybridopt::custom::expr::Env;

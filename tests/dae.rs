@@ -4,7 +4,7 @@
 //! the witnesses (adjoint, direct, central FD, dual) on both, and the typed errors of bad
 //! DAE input.
 
-mod common;
+use crate::common;
 #[path = "common/rectifier.rs"]
 mod rectifier_oracle;
 

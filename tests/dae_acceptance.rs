@@ -12,7 +12,7 @@
 //!   round-off 1.5e-11), held to 1e-7 of 1e-3 of the largest entry. The rectifier (Radau
 //!   IIA) holds every entry, its smallest dψ/dφ0 at 0.2 % of the largest included.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, assert_within, rel_l2};
 use hybridopt::problem::Problem;

@@ -19,7 +19,7 @@
 //! `Ξ_θᵀλ_r⁺` plus the quadrature rows. The cost depends on the algebraic state
 //! (`∫ px² + 0.1 λ² dt`), so g_z ≠ 0 and the projection is not trivial.
 
-mod common;
+use crate::common;
 
 use common::assert_within;
 use hybridopt::cost::{Objective, Term};

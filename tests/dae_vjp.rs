@@ -3,7 +3,7 @@
 //! every shipped DAE and memory problem, at states along their runs (both sides of
 //! transitions), with random cotangents, given and computed output cotangents.
 
-mod common;
+use crate::common;
 
 use hybridopt::model::{vjp_by_dual_passes, OutputCotangent, VjpArgs, VjpOut};
 use hybridopt::problem::Problem;

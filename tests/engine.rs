@@ -3,7 +3,7 @@
 //! dual-pass VJP, the vector adjoint against one adjoint per objective, and a long
 //! horizon (hundreds of events) adjoint against direct.
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use hybridopt::cost::{Objective, Term};

@@ -8,7 +8,7 @@
 // index loops mirror the per-component formulas
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 
 use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;

@@ -4,7 +4,7 @@
 //! direction filtering, typed errors for grazing, Zeno and non-finite values, event
 //! location to near machine precision, and pinned step/event counts.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, assert_within, gradients_by};
 use hybridopt::control::{Basis, ControlGrid};

@@ -3,7 +3,7 @@
 //! estimate that covers the error it reports, and the fixed-step override reproducing the
 //! 4th-order stencil.
 
-mod common;
+use crate::common;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{evaluate, evaluate_with, EvaluateOptions, GradientMethod};
 use std::path::Path;

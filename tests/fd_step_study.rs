@@ -2,10 +2,10 @@
 //! 4th-order FD of a problem's gradient against the direct method, entry by entry, for the
 //! two step rules (`unit`: rel·max(1, |θ_j|); `rel`: rel·|θ_j|) and rel from 1e-2 to 1e-6.
 //! A study, not a check (`#[ignore]`): run it with
-//! `STUDY=steel_identify TOL=1e-12 cargo test --release --test fd_step_study -- --ignored --nocapture`
+//! `STUDY=steel_identify TOL=1e-12 cargo test --release --test suite fd_step_study:: -- --ignored --nocapture`
 //! (`TOL` sets the runs' rtol = atol; the direct reference is at the file's tolerance).
 
-mod common;
+use crate::common;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::fd::fd_gradients_with_steps;
 use hybridopt::sensitivity::{evaluate, GradientMethod};

@@ -5,7 +5,7 @@
 //!
 //! Deterministic (fixed seeds, splitmix64) and fast: each test runs in seconds in release.
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use hybridopt::custom::expr::{Env, Node};

@@ -5,7 +5,7 @@
 //! pendulum), and a controlled system with each control basis (thrust ball). Also the
 //! implicit integrator (SDIRK3) on the switched system.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, assert_within, gradients_by};
 use hybridopt::control::{Basis, ControlGrid};

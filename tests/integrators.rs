@@ -4,7 +4,7 @@
 //! step, adaptive runs that follow the tolerance, the stiff advantage of SDIRK3 and its
 //! L-stability.
 
-mod common;
+use crate::common;
 
 use common::loglog_slope;
 use hybridopt::error::ModelError;

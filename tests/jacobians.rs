@@ -7,7 +7,7 @@
 //! ≈ 1e-11 and round-off ~ε|f|/h ≈ 1e-11; measured ≤ 1.24e-9, held to 3e-8, while a
 //! wrong partial (a missing term, a sign) fails by orders of magnitude.
 
-mod common;
+use crate::common;
 
 use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{Objective, Term};

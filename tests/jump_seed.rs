@@ -8,7 +8,7 @@
 //! quadrature rows Z to the sensitivity S = (Q, V, Z). Every partial derivative below is
 //! computed by hand from these formulas, not by the library.
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use hybridopt::cost::{EventGuard, Objective, Term};

@@ -4,7 +4,7 @@
 //! point that it reports as a kink with its one-sided derivatives; the `stop` policy ends
 //! at the first kink with outcome `Kink`. The `bderiv` command on reference cases.
 
-mod common;
+use crate::common;
 
 use common::assert_within;
 use hybridopt::optimize::{min_norm_in_hull, optimize, KinkPolicy, Outcome};

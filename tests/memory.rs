@@ -10,7 +10,7 @@
 //!   (R), so their gradient is the memory's adjoint transfer alone;
 //! * identification (L-BFGS recovers the reference parameters) and design (both solvers).
 
-mod common;
+use crate::common;
 
 use hybridopt::model::Scalar;
 use hybridopt::optimize::{optimize, Outcome};

@@ -15,7 +15,7 @@
 //! gradient of a run that starts at t_N⁺ with the memory as parameters. The cost
 //! `∫ f² dt` is on the algebraic state, so g_z ≠ 0 and μ ≠ 0.
 
-mod common;
+use crate::common;
 
 use hybridopt::cost::{Objective, Term};
 use hybridopt::dae::{Dae, DaeIndex, DaeSystem, Point};

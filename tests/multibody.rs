@@ -2,7 +2,7 @@
 //! (five-bar, locking pendulum). The integrator here is a small fixed-step RK4 with a
 //! bisection on the guard's sign change, written for these tests only.
 
-mod common;
+use crate::common;
 
 use common::assert_within;
 use hybridopt::model::{flow_jacobian, reset_jacobian, HybridSystem, Jacobian};

@@ -8,7 +8,7 @@
 //! buffers (`k n_u` entries, which `vjp_multi` slices) too small if their length is
 //! mutated to `k + n_u`.
 
-mod common;
+use crate::common;
 
 use common::assert_close;
 use hybridopt::control::{Basis, ControlGrid};

@@ -384,7 +384,7 @@ fn csv_round_trips_exactly() {
 }
 
 /// Renders the sample and degenerate figures into a fixed folder for visual inspection
-/// (`cargo test --test plot_report -- --ignored`).
+/// (`cargo test --release --test suite plot_report:: -- --ignored`).
 #[test]
 #[ignore]
 fn render_for_inspection() {

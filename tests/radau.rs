@@ -7,7 +7,7 @@
 //! event times against DOPRI5's), the adjoint's checkpoint replay and a dual run; and a
 //! hybrid index-1 DAE with a guard on z through the DAE layer (`hybridopt::dae`).
 
-mod common;
+use crate::common;
 
 use common::{assert_close, loglog_slope};
 use hybridopt::error::ModelError;

@@ -10,7 +10,7 @@
 //! * the shipped design problem means what it says: L-BFGS converges to dampers that
 //!   decrease up the height; the 50-storey file is the same problem at N = 50.
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use hybridopt::cost::{Objective, Term};
@@ -489,7 +489,7 @@ fn the_fifty_storey_file_is_the_design_problem_at_n_50() {
 }
 
 /// The measurement behind reference-models §11's figures at N = 50 (release build:
-/// `cargo test --release --test shear_frame -- --ignored --nocapture`): the adjoint
+/// `cargo test --release --test suite shear_frame:: -- --ignored --nocapture`): the adjoint
 /// against the direct method, with the times of each.
 #[test]
 #[ignore]

@@ -3,7 +3,7 @@
 //! against one-sided finite differences, the nonsmooth flag, and the reduction to the
 //! ordinary jump for one surface.
 
-mod common;
+use crate::common;
 
 use common::assert_within;
 

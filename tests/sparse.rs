@@ -11,7 +11,7 @@
 //!   adjoint, direct and central differences agree (two witnesses);
 //! * a wrong `linear_algebra` value is an error that names the key and the valid values.
 
-mod common;
+use crate::common;
 
 use common::chain::chain_problem;
 use common::Rng;

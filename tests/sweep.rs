@@ -5,7 +5,7 @@
 //! several starts is the single-start optimization from that start, and bad flags give a
 //! clear error and write nothing.
 
-mod common;
+use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,63 @@
+//! The integration tests, one binary: each file below is a module (compiled and linked once,
+//! which cut the suite's build from ~15 to a few minutes on 2 cores). Run one file with
+//! `cargo test --release --test suite NAME::` (e.g. `gradients::`).
+
+mod common;
+
+mod adjoint_history;
+mod animate;
+mod animate_cli;
+mod any_guard;
+mod ball_oracle;
+mod bderivative;
+mod biped;
+mod bounds;
+mod cli;
+mod cli_paths;
+mod cli_timing;
+mod constrained;
+mod custom;
+mod dae;
+mod dae_acceptance;
+mod dae_cli;
+mod dae_transfer;
+mod dae_vjp;
+mod doc_citations;
+mod doc_commands;
+mod doc_links;
+mod engine;
+mod error_paths;
+mod events;
+mod fd_rule;
+mod fd_step_study;
+mod five_bar;
+mod five_bar_newton_law;
+mod five_bar_reference;
+mod fuzz;
+mod gradients;
+mod integrators;
+mod jacobians;
+mod json_contract;
+mod jump_seed;
+mod kinks;
+mod memory;
+mod memory_transfer;
+mod multibody;
+mod multibody_index2;
+mod mutants_caught;
+mod periodic;
+mod periodic_cli;
+mod periodic_hyperplane;
+mod periodic_rimless;
+mod plot_report;
+mod problem_schema;
+mod radau;
+mod readme;
+mod setup_validation;
+mod shear_frame;
+mod simultaneous;
+mod sparse;
+mod summary;
+mod sweep;
+mod theta_names;
+mod untriggered_errors;
