@@ -3,6 +3,7 @@
 //! picture of the initial and optimized motion for a system that can be drawn — written through
 //! [`Staging`], so that a failure leaves no partial folder and earlier results unchanged.
 
+#[cfg(feature = "plots")]
 use crate::animate::{stage_strobe, Drawing, OutputGeometry, Run, StrobeOptions};
 use crate::artifacts::{self, trajectory_table};
 use crate::error::Error;
@@ -78,6 +79,7 @@ pub fn write_optimize_results<S: HybridSystem>(
         )?;
     }
     crate::plot_loop::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
+    #[cfg(feature = "plots")]
     strobe(p, setup, r, &stage)?;
     stage.commit()
 }
@@ -112,6 +114,7 @@ fn path_bounds(p: &Problem, table: &artifacts::Table, figure: &mut crate::plot::
     }
 }
 
+#[cfg(feature = "plots")]
 /// `strobe.png`/`.svg`: the initial and the optimized motion side by side, drawn with the
 /// problem file's `[plot] geometry`, else the system's own geometry; nothing for a system
 /// that has neither.

@@ -34,13 +34,29 @@ fn next_seq() -> u64 {
 }
 
 /// Creates the parent folder of `path` (and its parents) if needed.
-fn create_parent(path: &Path) -> Result<(), Error> {
+pub(crate) fn create_parent(path: &Path) -> Result<(), Error> {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => {
             std::fs::create_dir_all(dir).map_err(io_err(dir))
         }
         _ => Ok(()),
     }
+}
+
+/// `<dir>/.<name>.tmp-<pid>-<n>.<ext>`: a unique temporary name next to `path` that keeps
+/// the extension, for writers that write the file themselves (plotters picks the image
+/// encoder from the extension) and are renamed into place.
+#[cfg(feature = "plots")]
+pub(crate) fn temp_sibling(path: &Path, ext: &str) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "figure".into());
+    path.with_file_name(format!(
+        ".{name}.tmp-{}-{}.{ext}",
+        std::process::id(),
+        next_seq()
+    ))
 }
 
 /// Creates (truncating) `path`, writes `bytes` and flushes them to disk.

@@ -150,8 +150,8 @@ pub fn write_gif(
     };
     let heading = format!("{title} ({pace})");
 
-    crate::plot::create_parent(path)?;
-    let tmp = crate::plot::temp_sibling(path, "gif");
+    crate::report::create_parent(path)?;
+    let tmp = crate::report::temp_sibling(path, "gif");
     let result = (|| -> canvas::DrawResult {
         let root = BitMapBackend::gif(&tmp, (w, h), delay_ms)?.into_drawing_area();
         for (row, &t) in frames.iter().zip(&times) {

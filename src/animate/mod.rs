@@ -2,20 +2,32 @@
 //! to drawable shapes; [`Motion`] reads them off a trajectory's dense output; the
 //! stroboscopic picture ([`write_strobe`]) and the animated GIF ([`write_gif`]) draw them.
 
+//!
+//! The geometry and the motion read off a trajectory are always built; drawing them (the
+//! strobe picture, the GIF and the files they go into) is the cargo feature `plots`.
+
+#[cfg(feature = "plots")]
 mod animation;
+#[cfg(feature = "plots")]
 mod canvas;
+#[cfg(feature = "plots")]
 mod files;
 pub mod geometry;
+#[cfg(feature = "plots")]
 mod layout;
 pub mod mechanism;
 mod motion;
 pub mod spec;
+#[cfg(feature = "plots")]
 mod strobe;
 
+#[cfg(feature = "plots")]
 pub use animation::{frame_times, write_gif, AnimationOptions, GifInfo, MAX_FRAMES};
+#[cfg(feature = "plots")]
 pub use files::{stage_animation, stage_strobe, Drawing, Run};
 pub use geometry::{Geometry, Pt, SceneItem, Shape, Side};
 pub use mechanism::mechanism_shapes;
 pub use motion::{mass_positions, EventMark, Motion, Paths};
 pub use spec::{GeometrySpec, OutputGeometry};
+#[cfg(feature = "plots")]
 pub use strobe::{event_summary, fade, write_strobe, StrobeOptions};

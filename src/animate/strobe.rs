@@ -181,8 +181,8 @@ pub fn write_strobe(
         layout: &layout,
         instants: opts.instants,
     };
-    crate::plot::create_parent(png)?;
-    let tmp = crate::plot::temp_sibling(png, "png");
+    crate::report::create_parent(png)?;
+    let tmp = crate::report::temp_sibling(png, "png");
     let result = (|| -> canvas::DrawResult {
         let root = BitMapBackend::new(&tmp, size).into_drawing_area();
         sheet.draw(&root)?;

@@ -14,6 +14,7 @@
 //! Every report is printed through [`to_json`]: keys in alphabetical order, as the
 //! command line has always printed them.
 
+#[cfg(feature = "plots")]
 pub mod animate;
 pub mod gradient;
 pub mod gradient_files;

@@ -7,12 +7,15 @@
 //! A point's failure (a missing event, grazing, Zeno, a failed optimization …) is recorded
 //! with its kind and message and never stops the sweep; an interruption (Ctrl-C) does.
 
+#[cfg(feature = "plots")]
 mod figure;
 pub mod grid;
+#[cfg(feature = "plots")]
 mod heatmap;
 pub mod merge;
 pub mod named;
 pub mod output;
+mod progress;
 pub mod record;
 pub mod run;
 pub mod shard;

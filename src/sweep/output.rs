@@ -2,6 +2,7 @@
 //! starts `best_trajectory.csv`, and the figures. Everything is a function of the
 //! [`SweepResult`] alone, so an unsharded run and a merge of shards write the same bytes.
 
+#[cfg(feature = "plots")]
 use super::figure;
 use super::record::{Plan, PointRecord, SweepFile};
 use super::SweepResult;
@@ -19,7 +20,9 @@ pub fn write(stage: &Staging, res: &SweepResult) -> Result<(), Error> {
     if let Some(t) = &res.best_trajectory {
         stage.write_csv("best_trajectory.csv", &t.header, &t.rows)?;
     }
-    figure::write(stage, res)
+    #[cfg(feature = "plots")]
+    figure::write(stage, res)?;
+    Ok(())
 }
 
 fn num(v: Option<f64>) -> String {

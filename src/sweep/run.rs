@@ -78,31 +78,19 @@ where
         .num_threads(check_jobs(opts.jobs)?)
         .build()
         .map_err(|e| Error::Invalid(format!("cannot start {} worker threads: {e}", opts.jobs)))?;
-    let bar = if opts.progress {
-        let b = indicatif::ProgressBar::new(indices.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:30}] {pos}/{len} points ({elapsed}, about {eta} left)",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b.set_message(format!("sweep on {} threads", opts.jobs));
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = super::progress::Progress::new(indices.len(), opts.jobs, opts.progress);
     let out = pool.install(|| {
         indices
             .par_iter()
             .map(|&i| {
                 crate::interrupt::check()?;
                 let r = f(i);
-                bar.inc(1);
+                bar.inc();
                 r
             })
             .collect::<Result<Vec<T>, Error>>()
     });
-    bar.finish_and_clear();
+    bar.finish();
     out
 }
 
