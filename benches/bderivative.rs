@@ -8,7 +8,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use hybridopt::sensitivity::bderivative::{all_pieces, bderivative_value, Corner};
+use hybridopt::sensitivity::corner::{all_pieces, bderivative_value, Corner};
 use nalgebra::DVector;
 
 /// splitmix64: a tiny deterministic PRNG.

@@ -14,7 +14,7 @@
 //!   `μ⁻ = μ⁺ + Ξ_pᵀλ⁺ + c_p` ([`sensitivity::adjoint`]);
 //! * two witnesses: central finite differences and the whole simulation in dual numbers;
 //! * at simultaneous crossings, the B-derivative (Algorithm 2.1 of Council, Revzen & Burden)
-//!   and the gradient of every crossing order ([`sensitivity::bderivative`],
+//!   and the gradient of every crossing order ([`sensitivity::corner`],
 //!   [`sensitivity::simultaneous`]).
 //!
 //! Implement [`HybridSystem`] for your own system (generic over a num-dual [`Scalar`], so

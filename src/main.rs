@@ -577,14 +577,11 @@ fn cmd_systems(kind: Option<&str>, as_json: bool) -> Result<()> {
 }
 
 fn cmd_bderiv(path: &Path, as_json: bool) -> Result<()> {
-    let out = hybridopt::sensitivity::bderivative::run_case_file(path)?;
+    let out = hybridopt::output::bderiv::run_case_file(path)?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!(
-            "{}",
-            hybridopt::sensitivity::bderivative::format_case_output(&out)
-        );
+        print!("{}", hybridopt::output::bderiv::format_case_output(&out));
     }
     Ok(())
 }

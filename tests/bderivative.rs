@@ -5,7 +5,8 @@
 use crate::common;
 
 use common::assert_within;
-use hybridopt::sensitivity::bderivative::*;
+use hybridopt::output::bderiv::*;
+use hybridopt::sensitivity::corner::*;
 use hybridopt::Error;
 use nalgebra::{DMatrix, DVector};
 

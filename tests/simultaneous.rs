@@ -8,7 +8,7 @@ use crate::common;
 use common::assert_within;
 
 use hybridopt::cost::{EventGuard, Objective, Term};
-use hybridopt::sensitivity::bderivative::saltation_for_order;
+use hybridopt::sensitivity::corner::saltation_for_order;
 use hybridopt::sensitivity::forward::forward_sensitivity;
 use hybridopt::sensitivity::jump::Jump;
 use hybridopt::sensitivity::simultaneous::{

@@ -16,6 +16,7 @@
 
 #[cfg(feature = "plots")]
 pub mod animate;
+pub mod bderiv;
 pub mod gradient;
 pub mod gradient_files;
 pub mod gradient_run;

@@ -3,8 +3,8 @@
 //! finite differences and a whole-simulation dual-number run).
 
 pub mod adjoint;
-pub mod bderivative;
 mod columns;
+pub mod corner;
 pub mod dual;
 pub mod fd;
 pub mod forward;

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::integrate::hybrid::Ctx;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
-use crate::sensitivity::bderivative::{bderivative_value, Corner};
+use crate::sensitivity::corner::{bderivative_value, Corner};
 use crate::sensitivity::jump::Jump;
 use crate::sensitivity::located;
 use crate::setup::{ResetJac, Setup};

@@ -10,7 +10,7 @@
 //!   jump ([`OrderPiece`]: `S⁺ = Ξ S⁻ + Ξ_θ`, the product of the ordinary jumps of theory §3
 //!   built by [`Jump::at`](crate::sensitivity::jump::Jump::at) with the intermediate modes) and, for identity resets, the
 //!   B-derivative map ([`SimultaneousEvent::directional`], Algorithm 2.1 via
-//!   [`super::bderivative`]).
+//!   [`super::corner`]).
 //! - [`directional_derivative`]: the one-sided directional derivative `Dψ(θ; δθ)` by forward
 //!   mode through the B-derivative at every group.
 //! - [`piece_gradients`]: one gradient per crossing order of every group, and the

@@ -1,0 +1,164 @@
+//! An exact event-driven oracle for piecewise-constant fields `ẋ = F(sign x)` (seed 003
+//! §3.1, docs/reference-models.md §4): the tests check `B` against finite differences of
+//! this exact flow.
+
+use nalgebra::DVector;
+
+use super::*;
+use crate::error::Error;
+
+/// One crossing of a coordinate hyperplane by the exact piecewise-constant flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crossing {
+    /// Time of the crossing (from the start of the flow).
+    pub time: f64,
+    /// The coordinate j with `x_j = 0` there.
+    pub coordinate: usize,
+    /// Sign mask of the orthant entered (bit j set ⇔ `x_j > 0`).
+    pub signs_after: usize,
+}
+
+/// Result of [`piecewise_constant_flow`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PiecewiseConstantFlow {
+    /// `φ_T(x0)`.
+    pub state: DVector<f64>,
+    /// Sign mask of the final orthant (bit j set ⇔ `x_j > 0`; on a coordinate that ended on
+    /// its hyperplane, the side it was heading to).
+    pub signs: usize,
+    /// The crossings in time order.
+    pub crossings: Vec<Crossing>,
+}
+
+/// Exact flow over a time `duration` of the piecewise-constant field `ẋ = F(sign x)` on R^d
+/// (seed 003 (3.1); reference-models §4), with guards `h_j(x) = x_j`.
+///
+/// `fields` holds `F` on the 2^d orthants, indexed by sign mask (bit j set ⇔ `x_j > 0`). The
+/// flow is piecewise linear in time: in the orthant b it is `x + t F(b)`; the next crossing is
+/// the smallest `t_j = −x_j / F_j(b)` over the coordinates heading to their hyperplane
+/// (`x_j < 0` with `F_j(b) > 0`, or `x_j > 0` with `F_j(b) < 0`); the state is advanced
+/// exactly to it, `x_j` set to 0 and `b_j` flipped. Ties between coordinates are resolved one
+/// at a time (the smallest index first; the next one then crosses after a zero step).
+///
+/// Errors: sizes (`1 ≤ d ≤ 16`, 2^d fields of length d), non-finite data, a start on a
+/// hyperplane (`x0_j = 0`), a negative duration, sliding (the field entered points back to
+/// the hyperplane just crossed, `F_j(b')` of the wrong sign or zero), and more than
+/// `max_events` crossings ([`Error::Zeno`]).
+pub fn piecewise_constant_flow(
+    fields: &[DVector<f64>],
+    x0: &DVector<f64>,
+    duration: f64,
+    max_events: usize,
+) -> Result<PiecewiseConstantFlow, Error> {
+    let d = x0.len();
+    if d == 0 || d > MAX_SURFACES {
+        return Err(Error::Invalid(format!(
+            "piecewise-constant flow: the state has d = {d} components; 1 ≤ d ≤ {MAX_SURFACES} \
+             is supported"
+        )));
+    }
+    if fields.len() != (1usize << d) {
+        return Err(Error::Invalid(format!(
+            "piecewise-constant flow in R^{d} needs 2^d = {} fields (one per orthant), got {}",
+            1usize << d,
+            fields.len()
+        )));
+    }
+    for (mask, f) in fields.iter().enumerate() {
+        if f.len() != d {
+            return Err(Error::Invalid(format!(
+                "field for orthant {} has {} components, expected d = {d}",
+                mask_str(mask, d),
+                f.len()
+            )));
+        }
+        if let Some((k, v)) = first_non_finite(f) {
+            return Err(Error::Invalid(format!(
+                "field for orthant {}, component {k}, is {v}: every number must be finite",
+                mask_str(mask, d)
+            )));
+        }
+    }
+    if let Some((k, v)) = first_non_finite(x0) {
+        return Err(Error::Invalid(format!(
+            "start point component {k} is {v}: every number must be finite"
+        )));
+    }
+    if !(duration.is_finite() && duration >= 0.0) {
+        return Err(Error::Invalid(format!(
+            "flow duration is {duration}: it must be finite and ≥ 0"
+        )));
+    }
+    let mut b = 0usize;
+    for (k, &v) in x0.iter().enumerate() {
+        if v == 0.0 {
+            return Err(Error::Invalid(format!(
+                "start point component {k} is 0: the start must not lie on a hyperplane x_j = 0"
+            )));
+        }
+        if v > 0.0 {
+            b |= 1usize << k;
+        }
+    }
+
+    let mut x = x0.clone();
+    let mut t = 0.0f64;
+    let mut crossings = Vec::new();
+    loop {
+        let f = &fields[b];
+        let mut next: Option<(usize, f64)> = None;
+        for j in 0..d {
+            let below = b & (1usize << j) == 0;
+            let heading = if below { f[j] > 0.0 } else { f[j] < 0.0 };
+            if !heading {
+                continue;
+            }
+            // Round-off may leave x_j a hair on the far side: cross it after a zero step.
+            let tj = (-x[j] / f[j]).max(0.0);
+            if next.is_none_or(|(_, tb)| tj < tb) {
+                next = Some((j, tj));
+            }
+        }
+        match next {
+            Some((j, tj)) if t + tj <= duration => {
+                if crossings.len() >= max_events {
+                    return Err(Error::Zeno {
+                        t,
+                        mode: format!("orthant {}", mask_str(b, d)),
+                        guard: format!("x_{j} = 0"),
+                        max_events,
+                    });
+                }
+                let below = b & (1usize << j) == 0;
+                x.axpy(tj, f, 1.0);
+                x[j] = 0.0;
+                t += tj;
+                b ^= 1usize << j;
+                let fj_new = fields[b][j];
+                let moves_on = if below { fj_new > 0.0 } else { fj_new < 0.0 };
+                if !moves_on {
+                    return Err(Error::Invalid(format!(
+                        "piecewise-constant flow: sliding at t = {t} on x_{j} = 0: the field of \
+                         orthant {} has component {j} = {fj_new}, pointing back to (or along) \
+                         the hyperplane just crossed",
+                        mask_str(b, d)
+                    )));
+                }
+                crossings.push(Crossing {
+                    time: t,
+                    coordinate: j,
+                    signs_after: b,
+                });
+            }
+            _ => {
+                x.axpy(duration - t, f, 1.0);
+                break;
+            }
+        }
+    }
+    Ok(PiecewiseConstantFlow {
+        state: x,
+        signs: b,
+        crossings,
+    })
+}
