@@ -2,8 +2,13 @@
 //! B-derivative (seed 003 (6.4)) and evaluating every piece on the direction, for n = d = 2..8
 //! with random piecewise-constant fields (every component in [0.2, 2], identity normals).
 //!
-//! Run with `cargo bench --bench bderivative`. Each timing repeats the operation until a time
-//! budget is spent and reports the mean per call.
+//! Run with `cargo bench --bench bderivative` (or `-- --quick`: a tenth of the time budget).
+//! Each timing repeats the operation until a time budget is spent and reports the mean per
+//! call. A full run writes its table into docs/benchmarks.md (`common::publish`); `--quick`
+//! leaves the page alone.
+
+#[path = "common/mod.rs"]
+mod common;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -67,7 +72,15 @@ fn fmt_ns(ns: f64) -> String {
 fn main() {
     let total = Instant::now();
     let mut rng = Rng(0xB0B);
-    let budget = Duration::from_millis(300);
+    let quick = common::quick();
+    let budget = Duration::from_millis(if quick { 30 } else { 300 });
+    let mut md = format!(
+        "Mean time per call over {} ms of calls each, at load {}:\n\n\
+         | n | n! | Algorithm 2.1 | enumeration | enumeration / Algorithm 2.1 |\n\
+         |---|---|---|---|---|\n",
+        budget.as_millis(),
+        common::load()
+    );
     println!("B-derivative at a corner with n = d surfaces (random piecewise-constant fields)");
     println!("Algorithm 2.1: bderivative_value (value + crossing order), mean per direction");
     println!("enumeration:   all_pieces (all n! saltation products) + every piece · direction");
@@ -132,7 +145,20 @@ fn main() {
             fmt_ns(enumeration),
             enumeration / alg
         );
+        let ratio = enumeration / alg;
+        md += &format!(
+            "| {n} | {} | {} | {} | {}× |\n",
+            common::thousands(count),
+            fmt_ns(alg),
+            fmt_ns(enumeration),
+            if ratio < 100.0 {
+                format!("{ratio:.1}")
+            } else {
+                format!("{ratio:.0}")
+            }
+        );
     }
+    common::publish("bderivative", &md);
     println!();
     println!(
         "total benchmark time: {:.1} s",

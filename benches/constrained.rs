@@ -11,7 +11,12 @@
 //! intervals given by hand (information); and the issue's two-impact references reached
 //! from IPOPT's optimum perturbed (claim ≤ 1e-7). Exits non-zero when a claim fails.
 //!
-//! `cargo bench --bench constrained [-- --quick]`
+//! `cargo bench --bench constrained [-- --quick]`. A full run writes its tables into
+//! docs/benchmarks.md (`common::publish`, the blocks `constrained-al`, `constrained`,
+//! `constrained-two-impacts` and `constrained-claims`); `--quick` leaves the page alone.
+
+#[path = "common/mod.rs"]
+mod common;
 
 use hybridopt::prelude::*;
 use std::path::Path;
@@ -190,12 +195,32 @@ fn augmented_lagrangian(rho: f64, max_outer: usize) -> (f64, f64, usize, usize, 
     (j, viol, outer, evaluations, start.elapsed().as_secs_f64())
 }
 
+/// `problems/NAME.toml` → `NAME`.
+fn stem(file: &str) -> &str {
+    file.trim_start_matches("problems/")
+        .trim_end_matches(".toml")
+}
+
+/// A time in seconds as µs, ms or s.
+fn ms(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.1} µs", 1e6 * s)
+    } else if s < 1.0 {
+        format!("{:.1} ms", 1e3 * s)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let quick = common::quick();
     let rounds = if quick { 3 } else { 11 };
     let mut failed = false;
+    // every claim checked, with what it measured, for the page
+    let mut claims_md = String::from("| claim (measured) | |\n|---|---|\n");
     let mut claim = |what: String, ok: bool| {
         println!("claim {what} {}", if ok { "ok" } else { "FAILED" });
+        claims_md += &format!("| {what} | {} |\n", if ok { "holds" } else { "**FAILED**" });
         failed |= !ok;
     };
     println!(
@@ -219,7 +244,7 @@ fn main() {
             1e3 * o.seconds
         );
         claim(
-            format!("{file}: KKT residual {:.2e} ≤ 1e-8", o.kkt),
+            format!("`{}`: KKT residual {:.2e} ≤ 1e-8", stem(file), o.kkt),
             o.kkt <= 1e-8,
         );
         results.push((file, o));
@@ -250,11 +275,15 @@ fn main() {
         1e6 * jac,
         1e6 * fwd
     );
-    claim(format!("Jacobian / forward {ratio:.2} ≤ 4"), ratio <= 4.0);
+    claim(
+        format!("`thrust_constrained`: constraint Jacobian / forward run {ratio:.2} ≤ 4"),
+        ratio <= 4.0,
+    );
 
     // the peer on the impact sequence our solver converges to: as a user without the
     // sequence runs it (the script searches the first impact's control interval; the claim)
     // and with the sequence's control intervals given by hand (information)
+    let mut peer_cells = Vec::new();
     for (file, variant) in [
         ("problems/thrust_constrained.toml", "base"),
         ("problems/thrust_path.toml", "path"),
@@ -275,6 +304,7 @@ fn main() {
         }
         let (Some((j, s)), Some((jh, sh))) = (peer(&search), peer(&by_hand)) else {
             println!("{variant}: the peer (CasADi + IPOPT) is not available; see benches/peers/README.md");
+            peer_cells.push((file, None));
             continue;
         };
         // the same local optimum: IPOPT on our impact sequence (its search may end in
@@ -291,20 +321,48 @@ fn main() {
         );
         claim(
             format!(
-                "{variant}: optimum within {rel:.2e} ≤ 1e-7 of IPOPT's on the same impact sequence"
+                "`{}`: optimum within {rel:.2e} ≤ 1e-7 of IPOPT's on the same impact sequence",
+                stem(file)
             ),
             rel <= 1e-7,
         );
         claim(
             format!(
-                "{variant}: time ratio to IPOPT without the impact sequence {:.2} < 1",
+                "`{}`: time / IPOPT's searching the impact intervals {:.2} < 1",
+                stem(file),
                 o.seconds / s
             ),
             o.seconds < s,
         );
+        // which optimum IPOPT's search found, relative to ours
+        let found = (j - o.cost) / o.cost.abs();
+        let which = if found.abs() <= 1e-9 {
+            "the same optimum"
+        } else if found < 0.0 {
+            "a lower local optimum"
+        } else {
+            "a higher local optimum"
+        };
+        peer_cells.push((
+            file,
+            Some(format!(
+                "{jh:.12} ({rel:.1e}), {} | {j:.12} ({which}), {} | {:.2}",
+                ms(sh),
+                ms(s),
+                o.seconds / s
+            )),
+        ));
     }
 
+    let mut two_impacts = String::from(
+        "| problem | the issue's reference | IPOPT | ours, from IPOPT's optimum perturbed | relative difference | KKT residual |\n\
+         |---|---|---|---|---|---|\n",
+    );
     for (variant, reference) in [("base", 15.0404051671), ("path", 16.0614601665)] {
+        let label = match variant {
+            "base" => "`thrust_constrained`",
+            _ => "`thrust_path` with y ≤ 1.2",
+        };
         match from_peer_start(variant) {
             Some((ours, ipopt, kkt)) => {
                 let rel = (ours - ipopt).abs() / ipopt;
@@ -312,20 +370,35 @@ fn main() {
                     "{variant}: the issue's reference {reference}; IPOPT {ipopt:.12}; ours {ours:.12} (relative {rel:.2e})"
                 );
                 claim(
-                    format!("{variant} (2 impacts): within {rel:.2e} ≤ 1e-7 of IPOPT's optimum"),
+                    format!("{label} (2 impacts): within {rel:.2e} ≤ 1e-7 of IPOPT's optimum"),
                     rel <= 1e-7,
                 );
                 claim(
-                    format!("{variant} (2 impacts): KKT {kkt:.2e} ≤ 1e-8"),
+                    format!("{label} (2 impacts): KKT residual {kkt:.2e} ≤ 1e-8"),
                     kkt <= 1e-8,
                 );
+                two_impacts += &format!(
+                    "| {label} | {reference} | {ipopt:.12} | {ours:.12} | {rel:.1e} | {kkt:.1e} |\n"
+                );
             }
-            None => println!("{variant}: the peer is not available; see benches/peers/README.md"),
+            None => {
+                println!("{variant}: the peer is not available; see benches/peers/README.md");
+                two_impacts += &format!("| {label} | {reference} | no peer | | | |\n");
+            }
         }
     }
+
     let sqp = &results[0].1;
+    let max_outer = if quick { 6 } else { 20 };
+    let mut al = format!(
+        "At load {}; the augmented Lagrangian's outer loop stops at {max_outer} iterations \
+         or a violation of 1e-8:\n\n\
+         | method | J | largest violation (KKT residual) | outer iterations | evaluations | time |\n\
+         |---|---|---|---|---|---|\n",
+        common::load()
+    );
     for rho in [10.0, 100.0, 1000.0] {
-        let (j, viol, outer, evals, secs) = augmented_lagrangian(rho, if quick { 6 } else { 20 });
+        let (j, viol, outer, evals, secs) = augmented_lagrangian(rho, max_outer);
         println!(
             "augmented Lagrangian around L-BFGS (ρ = {rho}), thrust_constrained: J = {j:.12}, largest violation {viol:.2e} after {outer} outer iterations, {evals} evaluations, {:.1} ms; the SQP: J = {:.12}, KKT {:.2e}, {} evaluations, {:.1} ms",
             1e3 * secs,
@@ -334,7 +407,59 @@ fn main() {
             sqp.evaluations,
             1e3 * sqp.seconds
         );
+        al += &format!(
+            "| augmented Lagrangian, ρ = {rho} | {j:.6} | {viol:.1e} | {outer} | {} | {} |\n",
+            common::thousands(evals),
+            ms(secs)
+        );
     }
+    al += &format!(
+        "| SQP (median of {rounds}) | {:.6} | ({:.1e}) | – | {} | {} |\n",
+        sqp.cost,
+        sqp.kkt,
+        sqp.evaluations,
+        ms(sqp.seconds)
+    );
+
+    let mut table = format!(
+        "Our times are medians of {rounds} solves, IPOPT's the best of 3 (construction and \
+         solve), at load {}; in parentheses after IPOPT's optimum on our impact sequence its \
+         relative difference from ours:\n\n\
+         | problem | J (ours) | KKT residual | iterations (evaluations) | ours | IPOPT, impact intervals given by hand | IPOPT searching the intervals | ours / IPOPT searching |\n\
+         |---|---|---|---|---|---|---|---|\n",
+        common::load()
+    );
+    for (file, o) in &results {
+        let peers = match peer_cells.iter().find(|c| c.0 == *file) {
+            Some((_, Some(cells))) => cells.clone(),
+            Some((_, None)) => "no peer | no peer | –".to_string(),
+            None => "– | – | –".to_string(),
+        };
+        let label = match stem(file) {
+            "thrust_path" => "`thrust_path` (y ≤ 1.1)".to_string(),
+            "thrust_min_time" => "`thrust_min_time` (J = T)".to_string(),
+            s => format!("`{s}`"),
+        };
+        table += &format!(
+            "| {label} | {:.12} | {:.1e} | {} ({}) | {} | {peers} |\n",
+            o.cost,
+            o.kkt,
+            o.iterations,
+            o.evaluations,
+            ms(o.seconds)
+        );
+    }
+    table += &format!(
+        "\nThe constraint Jacobian of `thrust_constrained` (2 constraints and the cost over 60 \
+         controls, by the adjoint) costs **{ratio:.2}** forward runs: {} against {} (medians \
+         of {n}).\n",
+        ms(jac),
+        ms(fwd)
+    );
+    common::publish("constrained-al", &al);
+    common::publish("constrained", &table);
+    common::publish("constrained-two-impacts", &two_impacts);
+    common::publish("constrained-claims", &claims_md);
     if failed {
         std::process::exit(1);
     }

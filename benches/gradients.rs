@@ -10,7 +10,14 @@
 //! benchmark exit non-zero ("CLAIM FAILED"). `--quick` (what CI runs) takes fewer
 //! repetitions and skips the slow witnesses and the 200 s horizon.
 //!
-//! Run: `cargo bench --bench gradients` (or `-- --quick`).
+//! Run: `cargo bench --bench gradients` (or `-- --quick`). A full run writes its tables into
+//! docs/benchmarks.md (`common::publish`, the blocks `gradients-ball`,
+//! `gradients-work-precision`, `gradients-thrust`, `gradients-five-bar`,
+//! `gradients-horizons`, `gradients-custom`, `gradients-integrators` and
+//! `gradients-claims`); `--quick` leaves the page alone.
+
+#[path = "common/mod.rs"]
+mod common;
 
 use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{Objective, Term};
@@ -77,6 +84,8 @@ fn median_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
 #[derive(Default)]
 struct Claims {
     failed: Vec<String>,
+    /// (claim, measured, bound, held) of every claim checked, for the page's table.
+    rows: Vec<(String, f64, f64, bool)>,
 }
 
 impl Claims {
@@ -93,15 +102,66 @@ impl Claims {
         if !ok {
             self.failed.push(format!("{what}: {value:.3} > {bound}"));
         }
+        self.rows.push((what.to_string(), value, bound, ok));
+    }
+
+    /// The claims as a markdown table: what, the value measured, the bound, held or not.
+    fn markdown(&self) -> String {
+        let mut md = "| claim | measured | bound | |\n|---|---|---|---|\n".to_string();
+        for (what, value, bound, ok) in &self.rows {
+            md += &format!(
+                "| {what} | {} | ≤ {bound} | {} |\n",
+                sig3(*value),
+                if *ok { "holds" } else { "**FAILED**" }
+            );
+        }
+        md
     }
 }
 
+/// `v` with about three significant digits (no exponent between 0.001 and 100,000).
+fn sig3(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "–".to_string()
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 1e-3 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// A time in seconds as µs, ms or s with about three significant digits.
+fn dur(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{} µs", sig3(s * 1e6))
+    } else if s < 1.0 {
+        format!("{} ms", sig3(s * 1e3))
+    } else {
+        format!("{} s", sig3(s))
+    }
+}
+
+/// An integrator's name as the page writes it.
+fn method_name(m: hybridopt::integrate::Method) -> String {
+    format!("{m:?}").to_lowercase()
+}
+
+/// Times the forward run, the adjoint's backward pass alone and each gradient method,
+/// prints the table and appends it to `md` as markdown.
 fn table<S: HybridSystem>(
     label: &str,
     setup: &Setup<'_, S>,
     theta: &[f64],
     (rounds, reps): (usize, usize),
     with_slow: bool,
+    md: &mut String,
 ) -> Vec<(GradientMethod, f64, f64)> {
     let traj = setup.simulate_for_adjoint(theta).unwrap();
     let (_, ast) = adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
@@ -142,11 +202,26 @@ fn table<S: HybridSystem>(
         tb,
         tb / tf
     );
+    *md += &format!(
+        "θ has {} entries; the forward run takes {} steps, the adjoint's backward pass {}. \
+         Each time is the best of {rounds} interleaved rounds of {reps} runs, at load {}:\n\n\
+         | gradient | time | / forward run |\n|---|---|---|\n\
+         | (forward run) | {} | 1.00 |\n\
+         | (the adjoint's backward pass alone) | {} | {:.2} |\n",
+        theta.len(),
+        common::thousands(traj.stats.steps),
+        common::thousands(ast.steps),
+        common::load(),
+        dur(tf),
+        dur(tb),
+        tb / tf
+    );
     methods
         .iter()
         .zip(&t[2..])
         .map(|(&m, &tm)| {
             println!("  {:10} {:>12.3e} {:>10.2}", m.name(), tm, tm / tf);
+            *md += &format!("| {} | {} | {} |\n", m.name(), dur(tm), sig3(tm / tf));
             (m, tm, tm / tf)
         })
         .collect()
@@ -236,9 +311,9 @@ fn expression_times(reps: usize) -> [f64; 4] {
     [t[0], t[1], t[2], t[3]]
 }
 
-/// Prints the expression/built-in table from [`expression_times`]' best times and returns
-/// the (forward, adjoint) ratios.
-fn expression_table(t: [f64; 4]) -> (f64, f64) {
+/// Prints the expression/built-in table from [`expression_times`]' best times, appends it
+/// to `md` as markdown and returns the (forward, adjoint) ratios.
+fn expression_table(t: [f64; 4], md: &mut String) -> (f64, f64) {
     let (c, b) = ((t[0], t[2]), (t[1], t[3]));
     println!(
         "  {:10} {:>12} {:>12} {:>8}",
@@ -258,13 +333,30 @@ fn expression_table(t: [f64; 4]) -> (f64, f64) {
         c.1,
         c.1 / b.1
     );
+    *md += &format!(
+        "| | built-in ball | expression ball | expression / built-in |\n|---|---|---|---|\n\
+         | forward run | {} | {} | {:.2} |\n| adjoint gradient | {} | {} | {:.2} |\n",
+        dur(b.0),
+        dur(c.0),
+        c.0 / b.0,
+        dur(b.1),
+        dur(c.1),
+        c.1 / b.1
+    );
     (c.0 / b.0, c.1 / b.1)
 }
 
 /// The ball's forward run at rtol = atol = 1e-8 by each integrator: steps, rejections,
-/// right-hand-side evaluations and the best time (no claim: a table for docs/benchmarks.md).
-fn integrators(reps: usize) {
+/// right-hand-side evaluations and the best time (no claim: a table for docs/benchmarks.md,
+/// returned as markdown).
+fn integrators(reps: usize) -> String {
     use hybridopt::integrate::Method;
+    let mut md = format!(
+        "Best of {reps} runs each, at load {}:\n\n\
+         | integrator | steps | rejected | right-hand-side evaluations | forward run |\n\
+         |---|---|---|---|---|\n",
+        common::load()
+    );
     println!(
         "  {:8} {:>7} {:>9} {:>10} {:>12}",
         "method", "steps", "rejected", "rhs evals", "forward [s]"
@@ -294,7 +386,16 @@ fn integrators(reps: usize) {
             st.rhs_evals,
             t
         );
+        md += &format!(
+            "| {} | {} | {} | {} | {} |\n",
+            method_name(method),
+            common::thousands(st.steps),
+            st.rejected,
+            common::thousands(st.rhs_evals),
+            dur(t)
+        );
     }
+    md
 }
 
 /// `hybridopt gradient problems/bouncing_ball.toml --rtol 1e-8 --atol 1e-8 --method
@@ -302,9 +403,9 @@ fn integrators(reps: usize) {
 /// problem (the file's setup, the CLI's system type), interleaved: the command's median
 /// (`timing.gradient_s`), this run's median and best. Issue 8 asked why the command
 /// measured ~3× the benchmark: both now time the same thing, and the medians agree within
-/// the load's noise. Returns (the best command median / the best bench median, bench
-/// median, bench best).
-fn command_agreement(reps: usize) -> (f64, f64, f64) {
+/// the load's noise. Returns the best command median / the best bench median, and a
+/// sentence for docs/benchmarks.md that gives the three times.
+fn command_agreement(reps: usize) -> (f64, String) {
     let mut p = Problem::load(&manifest().join("problems/bouncing_ball.toml")).unwrap();
     p.solver.rtol = 1e-8;
     p.solver.atol = 1e-8;
@@ -347,7 +448,18 @@ fn command_agreement(reps: usize) -> (f64, f64, f64) {
         COMMAND_ROUNDS,
         slow
     );
-    (cmd / med, med, best)
+    let md = format!(
+        "The same adjoint gradient through `hybridopt gradient --repeat {reps}` \
+         (`problems/bouncing_ball.toml` at rtol = atol = 1e-8): the command's median \
+         {}, this benchmark's median {} (best {}), command / benchmark **{:.2}** (each the \
+         best median of {COMMAND_ROUNDS} rounds, a fresh process each; {slow} rounds ran the \
+         command at over 1.3× the benchmark).\n",
+        dur(cmd),
+        dur(med),
+        dur(best),
+        cmd / med
+    );
+    (cmd / med, md)
 }
 
 /// Rounds of [`command_agreement`]: each a fresh `hybridopt` process and a bench median.
@@ -442,6 +554,60 @@ fn work_precision(quick: bool) -> Vec<WpRow> {
     rows
 }
 
+/// The work-precision table as markdown: a row per tolerance, for each integrator its
+/// forward and backward steps, the gradient's relative error and the adjoint's best time.
+fn work_precision_markdown(rows: &[WpRow], quick: bool) -> String {
+    use hybridopt::integrate::Method;
+    let methods = [Method::Dopri5, Method::Sdirk3, Method::Radau5];
+    let mut md = format!(
+        "The adjoint gradient's relative error ‖g − g*‖₂ / ‖g*‖₂ against the exact gradient \
+         g* and its best time (of as many runs as fit in about {} ms, 3 to 401), at \
+         rtol = atol = tol, load {}; steps are the forward run's and (after +) the backward \
+         pass's:\n\n| tol |",
+        if quick { 10 } else { 40 },
+        common::load()
+    );
+    for m in methods {
+        let m = method_name(m);
+        md += &format!(" {m} steps | {m} error | {m} time |");
+    }
+    md += "\n|---|";
+    md += &"---|".repeat(3 * methods.len());
+    md += "\n";
+    for e in 3..=12 {
+        let tol = 10f64.powi(-e);
+        md += &format!("| {tol:.0e} |");
+        for m in methods {
+            match rows.iter().find(|r| r.method == m && r.tol == tol) {
+                Some(r) => {
+                    md += &format!(
+                        " {} + {} | {:.2e} | {} |",
+                        common::thousands(r.steps),
+                        common::thousands(r.back_steps),
+                        r.error,
+                        dur(r.time)
+                    )
+                }
+                None => md += " failed | | |",
+            }
+        }
+        md += "\n";
+    }
+    md
+}
+
+/// Interleaved rounds of the five-bar's horizon timing at `t_end`: more where a round is
+/// cheap.
+fn horizon_rounds(t_end: f64) -> usize {
+    if t_end > 100.0 {
+        4
+    } else if t_end > 10.0 {
+        6
+    } else {
+        21
+    }
+}
+
 /// The cheapest run of the table whose gradient error is at most `e`.
 fn cheapest(rows: &[WpRow], e: f64) -> Option<&WpRow> {
     rows.iter()
@@ -450,7 +616,7 @@ fn cheapest(rows: &[WpRow], e: f64) -> Option<&WpRow> {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let quick = common::quick();
     let mut claims = Claims::default();
     // the expression section is measured twice, here and in its place, each task's best
     // of both kept: on 2026-12-03 two of nine runs caught one expression-ball task slow
@@ -470,22 +636,29 @@ fn main() {
     s.solver.atol = 1e-8;
     let theta = BouncingBall::default_params();
     println!("== bouncing ball with drag, rtol = atol = 1e-8 ==");
+    let mut md_ball = String::new();
     let rows = table(
         "ball",
         &s,
         &theta,
         if quick { (6, 9) } else { (10, 21) },
         !quick,
+        &mut md_ball,
     );
     let (ball_adj, ball_ratio) = ratio_of(&rows, GradientMethod::Adjoint);
     println!("  the same through `hybridopt gradient --repeat` (problems/bouncing_ball.toml):");
-    let (cmd_ratio, _, _) = command_agreement(if quick { 201 } else { 401 });
+    let (cmd_ratio, agreement) = command_agreement(if quick { 201 } else { 401 });
+    md_ball += "\n";
+    md_ball += &agreement;
 
     println!();
     println!(
         "== ball work-precision: adjoint gradient vs the exact gradient, rtol = atol = tol =="
     );
     let wp = work_precision(quick);
+    let mut md_wp = work_precision_markdown(&wp, quick);
+    md_wp += "\nThe cheapest run reaching each error:\n\n\
+              | error ≤ | integrator | tol | error | adjoint gradient |\n|---|---|---|---|---|\n";
     println!("  cheapest run reaching a relative gradient error ≤ e:");
     println!(
         "  {:>7} {:8} {:>7} {:>12} {:>12}",
@@ -507,8 +680,18 @@ fn main() {
                     r.error,
                     r.time
                 );
+                md_wp += &format!(
+                    "| {e:.0e} | {} | {:.0e} | {:.2e} | {} |\n",
+                    method_name(r.method),
+                    r.tol,
+                    r.error,
+                    dur(r.time)
+                );
             }
-            None => println!("  {e:>7.0e}   (no run reaches it)"),
+            None => {
+                println!("  {e:>7.0e}   (no run reaches it)");
+                md_wp += &format!("| {e:.0e} | (no run reaches it) | | | |\n");
+            }
         }
     }
 
@@ -528,6 +711,18 @@ fn main() {
     } else {
         &[0, 5, 15, 45, 95, 999]
     };
+    // runs per task below and above 100 parameters
+    let (reps_few, reps_many): (usize, usize) = (7, if quick { 7 } else { 21 });
+    let mut md_thrust = format!(
+        "Forward run and adjoint gradient: each the best of 15 interleaved rounds of {} runs \
+         ({} above 100 parameters); the direct gradient: the best of {reps_many} runs (one \
+         above 100 parameters). At load {}:\n\n\
+         | nθ | forward run | adjoint | direct | adjoint / forward | direct / forward |\n\
+         |---|---|---|---|---|---|\n",
+        reps_many.div_ceil(3),
+        reps_few.div_ceil(3),
+        common::load()
+    );
     for &k in ks {
         let grid = (k > 0).then_some(ControlGrid {
             basis: Basis::PiecewiseConstant,
@@ -544,7 +739,7 @@ fn main() {
         s.solver.atol = 1e-8;
         let mut theta = BouncingBall::default_params();
         theta.extend((0..k).map(|i| 0.5 * ((i as f64) * 0.7).sin()));
-        let reps: usize = if quick || k > 100 { 7 } else { 21 };
+        let reps: usize = if k > 100 { reps_few } else { reps_many };
         // fifteen interleaved rounds (seven before): a load burst on one round cannot
         // decide the ratio; with seven, a full run on 2026-12-03 measured 2.80 at nθ 1,004
         // (the adjoint at 2.15 ms against 1.82–1.85 ms in the runs before, bound 3)
@@ -578,6 +773,15 @@ fn main() {
             ta / tf,
             td / tf
         );
+        md_thrust += &format!(
+            "| {} | {} | {} | {} | {:.2} | {} |\n",
+            common::thousands(theta.len()),
+            dur(tf),
+            dur(ta),
+            dur(td),
+            ta / tf,
+            sig3(td / tf)
+        );
     }
 
     println!();
@@ -588,12 +792,14 @@ fn main() {
         .expect("problems/five_bar_seed.toml");
     let s = p.setup().unwrap();
     let theta = p.theta_values();
+    let mut md_five_bar = String::new();
     let rows = table(
         "five-bar",
         &s,
         &theta,
         if quick { (3, 2) } else { (3, 3) },
         !quick,
+        &mut md_five_bar,
     );
     let (t_adj, fb_ratio) = ratio_of(&rows, GradientMethod::Adjoint);
     let (t_dir, _) = ratio_of(&rows, GradientMethod::Direct);
@@ -618,6 +824,25 @@ fn main() {
     };
     let mut horizon_ratios = Vec::new();
     let mut peak_200 = None;
+    let mut md_horizons = format!(
+        "The best of {} interleaved rounds (at t_end = {}), at load {}; \
+         \"replayed\" counts the forward steps the backward pass integrated again from a \
+         checkpoint; the peak resident memory is that of \
+         `hybridopt gradient --method adjoint --no-tau` on the same file:\n\n\
+         | t_end | events | steps (forward + backward) | forward run | adjoint | adjoint / forward | replayed steps | peak RSS |\n\
+         |---|---|---|---|---|---|---|---|\n",
+        horizons
+            .iter()
+            .map(|&t| horizon_rounds(t).to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        horizons
+            .iter()
+            .map(|t| format!("{t} s"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        common::load()
+    );
     for &t_end in horizons {
         let file = five_bar_seed_file(t_end);
         let p = Problem::load(&file).unwrap();
@@ -626,13 +851,7 @@ fn main() {
         // round at load 5 moved it by up to 2×; on 2026-12-03 a neighbour's load held a
         // whole best-of-11 (5 s forward: 25 ms against 17 ms) and best-of-3 (200 s
         // adjoint: 4.7 s against 3.1–4.2 s), so the rounds span a few seconds more
-        let rounds = if t_end > 100.0 {
-            4
-        } else if t_end > 10.0 {
-            6
-        } else {
-            21
-        };
+        let rounds = horizon_rounds(t_end);
         let mut stats = None;
         let t = best_interleaved(
             rounds,
@@ -665,6 +884,15 @@ fn main() {
             st.replayed_steps,
             rss
         );
+        md_horizons += &format!(
+            "| {t_end} s | {} | {} | {} | {} | {:.2} | {} | {rss:.1} MB |\n",
+            st.events,
+            common::thousands(st.steps),
+            dur(tf),
+            dur(ta),
+            ta / tf,
+            common::thousands(st.replayed_steps)
+        );
     }
 
     println!();
@@ -672,12 +900,20 @@ fn main() {
     // the same repetitions in both modes: the section takes < 0.2 s, and with 51 a CI
     // sitting's noise moved the adjoint ratio to 2.01 (1.74–1.78 in full runs)
     let late = expression_times(EXPRESSION_REPS);
-    let (expr_fwd, expr_adj) =
-        expression_table(std::array::from_fn(|i| early_expression[i].min(late[i])));
+    let mut md_custom = format!(
+        "Each task's best of two sittings (at the benchmark's start and here) of \
+         {EXPRESSION_ROUNDS} interleaved rounds, {EXPRESSION_REPS} runs in all per sitting, at \
+         load {}:\n\n",
+        common::load()
+    );
+    let (expr_fwd, expr_adj) = expression_table(
+        std::array::from_fn(|i| early_expression[i].min(late[i])),
+        &mut md_custom,
+    );
 
     println!();
     println!("== ball forward run by integrator, rtol = atol = 1e-8 ==");
-    integrators(if quick { 51 } else { 201 });
+    let md_integrators = integrators(if quick { 51 } else { 201 });
 
     println!();
     println!("== claims (docs/benchmarks.md) ==");
@@ -751,6 +987,18 @@ fn main() {
     );
     if let Some(m) = peak_200 {
         claims.at_most("five_bar_seed, t_end = 200: peak RSS [MB]", m, 40.0);
+    }
+    for (name, md) in [
+        ("gradients-ball", &md_ball),
+        ("gradients-work-precision", &md_wp),
+        ("gradients-thrust", &md_thrust),
+        ("gradients-five-bar", &md_five_bar),
+        ("gradients-horizons", &md_horizons),
+        ("gradients-custom", &md_custom),
+        ("gradients-integrators", &md_integrators),
+        ("gradients-claims", &claims.markdown()),
+    ] {
+        common::publish(name, md);
     }
     if !claims.failed.is_empty() {
         eprintln!("CLAIM FAILED: {}", claims.failed.join("; "));

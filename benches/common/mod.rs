@@ -54,6 +54,19 @@ pub fn publish(name: &str, markdown: &str) {
     println!("wrote {name}'s table into {}", path.display());
 }
 
+/// `n` with a comma between thousands (1,004).
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The 1-minute load average (`/proc/loadavg`), or "?".
 pub fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
