@@ -125,12 +125,22 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
         Ok((m0, y0))
     }
 
-    /// `d/dt [X; S] = [F; F_X S + F_θ D]`, the columns as directional derivatives: F in
-    /// vector duals at `X + Σ_l ε_l S_{c_l}`, `θ + Σ_l ε_l D_{c_l}` (theory.md §2), as
-    /// many columns per pass as the dual type carries (1, 2, 4, or [`LANES`] per pass when
-    /// k is larger). `F_X` is never formed: a pass costs one evaluation of F in vector
-    /// duals whatever n is, so a step costs O(k) evaluations of F, not O(n).
+    /// `d/dt [X; S] = [F; F_X S + F_θ D]` (theory.md §2) by the cheaper of two routes:
+    ///
+    /// - directional derivatives (when k ≤ n_x + n_u + n_p): F in vector duals at
+    ///   `X + Σ_l ε_l S_{c_l}`, `θ + Σ_l ε_l D_{c_l}`, as many columns per pass as the dual
+    ///   type carries (1, 2, 4, or [`LANES`] per pass when k is larger). `F_X` is never
+    ///   formed: a pass costs one evaluation of F in vector duals whatever n is, so a step
+    ///   costs O(k) evaluations of F, not O(n);
+    /// - the Jacobian (when k > n_x + n_u + n_p, e.g. a few states and a thousand control
+    ///   coefficients): `F_X`, `F_u`, `F_p` from n_x + n_u + n_p dual directions, `F_θ`
+    ///   assembled from the controls' active basis functions ([`Setup::f_theta`]), then the
+    ///   products — O(n_x + n_u + n_p) evaluations of F and O(n² k) flops a step.
     pub fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
+        let setup = self.setup;
+        if self.k() > setup.nx() + setup.nu() + setup.np() {
+            return self.by_jacobian(ctx, t, y, dy);
+        }
         match self.k() {
             0 => self
                 .setup
@@ -140,6 +150,21 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
             3 | 4 => self.columns_by::<4>(ctx, t, y, dy),
             _ => self.columns_by::<LANES>(ctx, t, y, dy),
         }
+    }
+
+    /// [`Self::rhs`] through the Jacobian: `F_X S + F_θ D` with `F_X` and `F_θ` formed.
+    fn by_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
+        let n = self.setup.n();
+        let j = self.setup.flow_jacobian(ctx, t, &y[..n], &self.theta)?;
+        dy[..n].copy_from_slice(j.f.as_slice());
+        let f_theta = self.setup.f_theta(&j);
+        let mut sd = &j.fx * self.columns_of(y);
+        match &self.dirs {
+            Some(d) => sd += f_theta * d,
+            None => sd += f_theta,
+        }
+        dy[n..].copy_from_slice(sd.as_slice());
+        Ok(())
     }
 
     /// [`Self::rhs`] with `L` columns per vector-dual pass.
