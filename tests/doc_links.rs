@@ -165,6 +165,7 @@ const OTHER_TOOLS: &[&str] = &[
     "--doc",
     "--example",
     "--no-deps",
+    "--no-default-features",
     "--open",
     "--nocapture",
     "--ignored",
