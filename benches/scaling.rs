@@ -215,19 +215,6 @@ fn peer(python: &str, n: usize, which: &str, rounds: usize) -> Result<f64, Strin
     }
 }
 
-/// An integer with a comma every three digits (1,024).
-fn thousands(n: usize) -> String {
-    let d = n.to_string();
-    let mut out = String::new();
-    for (i, c) in d.chars().enumerate() {
-        if i > 0 && (d.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// Seconds with 3 significant figures or so.
 fn secs(x: f64) -> String {
     if x < 0.01 {
@@ -418,7 +405,7 @@ fn main() {
         });
         line(format!(
             "| {n} | {} | {} | {} | {} | {} | {} | {} | {newton} | {rss} | {reps} | {dense} | {sparse} | {cvodes} |",
-            thousands(states),
+            common::thousands(states),
             cell(&r, fwd),
             cell(&s, fwd),
             cell(&da, fwd),
@@ -613,7 +600,7 @@ fn main() {
             target(
                 format!(
                     "radau5 forward at {} states ≤ 2× CVODES (smooth run)",
-                    thousands(states)
+                    common::thousands(states)
                 ),
                 format!("{v:.1}×"),
                 v <= 2.0,
