@@ -7,8 +7,10 @@
 //! the 2-thread run, so the run prints the load average (from /proc/loadavg) and the cores
 //! it kept busy (its CPU time over its wall time, getrusage) next to it.
 //! The target is 1.8× (docs/benchmarks.md, "Sweeps"); the checks below (CLAIM FAILED,
-//! non-zero exit): the 2-thread run uses at most 1.15× the CPU time of the 1-thread run (no
-//! parallel overhead), and, when it had its 2 cores (≥ 1.8 cores busy), a speedup of at
+//! non-zero exit): the 2-thread run uses at most 1.25× the CPU time of the 1-thread run (no
+//! parallel overhead: repeated work or lock contention would show as 1.5× and more; five
+//! fresh-clone CI runs on this 2-vCPU machine measured 1.04–1.16, the two threads sharing
+//! caches and memory bandwidth), and, when it had its 2 cores (≥ 1.8 cores busy), a speedup of at
 //! least 1.5× (headroom for a moderately busy machine).
 //!
 //! Run: `cargo bench --bench sweep` (or `-- --quick`: best of 4 runs each instead of 7). A
@@ -122,8 +124,8 @@ fn main() {
         failures.push("the runs gave different points".to_string());
     }
     // the parallel run does no more work than the serial one
-    if cpu_ratio > 1.15 {
-        failures.push(format!("CPU time ratio {cpu_ratio:.3} > 1.15"));
+    if cpu_ratio > 1.25 {
+        failures.push(format!("CPU time ratio {cpu_ratio:.3} > 1.25"));
     }
     // the wall-time speedup only where the machine gave the 2-thread run its 2 cores
     if cores >= 2 && busy >= 1.8 {
