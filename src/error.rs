@@ -229,6 +229,10 @@ pub enum Error {
     /// time it cannot use, a constraint the setup cannot have).
     #[error("constrained solver: {0}")]
     Constrained(#[from] crate::optimize::ConstrainedError),
+    /// Multiple shooting cannot run or its result cannot be used (node times, the guess
+    /// table, what it does not take yet, a mode mismatch at a node).
+    #[error("multiple shooting: {0}")]
+    Shooting(#[from] crate::optimize::ShootingError),
     /// An interruption (Ctrl-C) was requested through [`crate::interrupt::request`].
     #[error("interrupted (Ctrl-C)")]
     Interrupted,

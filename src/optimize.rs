@@ -45,6 +45,7 @@ mod history;
 mod kink;
 mod runs;
 mod settings;
+mod shooting;
 mod theta;
 use adapter::{Adapter, Shared, Space};
 pub use constrained::{
@@ -56,6 +57,10 @@ use history::Rows;
 pub use kink::{min_norm_in_hull, KinkReport};
 use runs::{Ending, Runs, Solved};
 pub use settings::{parse_gradient_method, KinkPolicy, OptimizerSettings, SolverKind};
+pub use shooting::{
+    optimize_shooting, segment_trajectories, shooting_point, Closure, ClosureReport, Guess,
+    GuessTable, Node, NodeReport, NodeSide, NodeTimes, Shooting, ShootingError, ShootingReport,
+};
 pub use theta::{ThetaEntry, Transform};
 
 /// How an optimization ended.
@@ -125,6 +130,9 @@ pub struct OptimizeResult {
     /// A constrained run's constraints, multipliers and KKT residual
     /// ([`optimize_constrained`]); `None` for an unconstrained run.
     pub constrained: Option<ConstrainedReport>,
+    /// A multiple-shooting run's nodes and continuity gaps ([`optimize_shooting`]);
+    /// `None` for single shooting.
+    pub shooting: Option<ShootingReport>,
 }
 
 impl OptimizeResult {
@@ -309,6 +317,7 @@ impl StartPoint {
             last: self.evaluation.clone(),
             initial: self.evaluation.clone(),
             constrained: None,
+            shooting: None,
         })
     }
 }
@@ -378,5 +387,6 @@ fn finish<S: HybridSystem>(
         initial: first.evaluation,
         last,
         constrained: None,
+        shooting: None,
     })
 }

@@ -43,9 +43,10 @@ pub use crate::cost::{EventGuard, Objective, Term};
 pub use crate::error::{Error, ModelError, Result};
 pub use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 pub use crate::optimize::{
-    constrained_point, optimize, optimize_constrained, ConstrainedPoint, ConstrainedReport,
-    ConstraintReport, ConstraintRow, KinkPolicy, OptimizeResult, OptimizerSettings, Outcome,
-    SolverKind, ThetaEntry, Transform,
+    constrained_point, optimize, optimize_constrained, optimize_shooting, ConstrainedPoint,
+    ConstrainedReport, ConstraintReport, ConstraintRow, Guess, KinkPolicy, NodeTimes,
+    OptimizeResult, OptimizerSettings, Outcome, Shooting, ShootingReport, SolverKind, ThetaEntry,
+    Transform,
 };
 pub use crate::problem::Problem;
 pub use crate::sensitivity::{

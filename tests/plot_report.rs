@@ -458,6 +458,7 @@ fn convergence_figure_of_a_narrow_span_renders() {
             .enumerate()
             .map(|(i, &c)| HistoryRow {
                 max_violation: None,
+                defect: None,
                 iteration: i as u64,
                 cost: c,
                 grad_norm: 10f64.powi(-2 * i as i32),

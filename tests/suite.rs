@@ -55,6 +55,7 @@ mod radau;
 mod readme;
 mod setup_validation;
 mod shear_frame;
+mod shooting;
 mod simultaneous;
 mod sparse;
 mod summary;

@@ -21,6 +21,10 @@ pub struct HistoryRow {
     /// is then the KKT residual's stationarity part).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_violation: Option<f64>,
+    /// A multiple-shooting run's largest continuity gap `|x_k(t_{k+1}) − s_{k+1}|` at the
+    /// iterate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defect: Option<f64>,
 }
 
 /// An iteration as observed: (iteration, scaled cost, scaled gradient norm, z).
@@ -69,6 +73,7 @@ impl Rows {
                 step,
                 theta: space.theta(z).0,
                 max_violation: None,
+                defect: None,
             });
             zprev = Some(z);
         }

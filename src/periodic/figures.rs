@@ -209,6 +209,7 @@ pub fn gait_convergence(name: &str, opt: &super::optimize::GaitOptimum) -> Figur
                 step,
                 theta: e.params.clone(),
                 max_violation: None,
+                defect: None,
             }
         })
         .collect();

@@ -69,6 +69,9 @@ pub struct StartOnSection<'a, S: HybridSystem> {
     pub mode: usize,
     frozen: Option<Vec<f64>>,
     state_names: Vec<String>,
+    /// The base system's control channels, when the run has controls (multiple shooting's
+    /// segments); none for the return map.
+    control_names: Vec<String>,
 }
 
 impl<'a, S: HybridSystem> StartOnSection<'a, S> {
@@ -80,7 +83,13 @@ impl<'a, S: HybridSystem> StartOnSection<'a, S> {
             mode,
             frozen: None,
             state_names: base.state_names(),
+            control_names: Vec::new(),
         }
+    }
+    /// θ = (p, x0, c): the base system's control channels as its own (c their coefficients).
+    pub fn with_controls(mut self) -> Self {
+        self.control_names = self.base.control_names();
+        self
     }
     /// θ = x0, the parameters fixed at `p`.
     pub fn frozen(base: &'a S, mode: usize, p: &[f64]) -> Self {
@@ -129,6 +138,12 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
     }
     fn mode_names(&self) -> Vec<String> {
         self.base.mode_names()
+    }
+    fn control_names(&self) -> Vec<String> {
+        self.control_names.clone()
+    }
+    fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
+        self.base.flow_pattern(mode)
     }
     fn guards(&self) -> Vec<GuardInfo> {
         self.base.guards()

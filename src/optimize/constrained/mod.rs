@@ -32,11 +32,11 @@
 //! ```
 
 mod error;
-mod kkt;
-mod nlp;
+pub(super) mod kkt;
+pub(super) mod nlp;
 mod path;
 mod qp;
-mod sqp;
+pub(super) mod sqp;
 
 pub use error::ConstrainedError;
 pub use kkt::Kkt;
@@ -119,6 +119,37 @@ pub fn optimize_constrained<S: HybridSystem>(
     let theta = &setup.resolve_theta(theta)?;
     let nlp = Nlp::new(setup, theta, constraints, settings.gradient)?;
     let run = sqp(&nlp, settings.max_iters, settings.tol_kkt, progress)?;
+    let report = report(
+        &run.point,
+        &run.lambda,
+        run.kkt,
+        constraints,
+        nlp.method,
+        |o, b| path::extreme(&nlp, &run.point, o, b),
+    );
+    Ok(finish(
+        run,
+        settings,
+        start,
+        ConstrainedReport {
+            t_end_initial: constraints.free_time.map(|f| f.value),
+            ..report
+        },
+        |x| nlp.theta_of(x).0,
+        nlp.x0(),
+    ))
+}
+
+/// The result of an SQP run: its outcome and history (θ of each iterate by `theta_of`),
+/// the final point and its report. One tail for every problem the SQP solves.
+pub(super) fn finish(
+    run: sqp::SqpRun,
+    settings: &OptimizerSettings,
+    start: Instant,
+    report: ConstrainedReport,
+    theta_of: impl Fn(&[f64]) -> Vec<f64>,
+    x0: Vec<f64>,
+) -> OptimizeResult {
     let initial = run.history.first().map(|h| h.f).unwrap_or(run.point.f);
     let (outcome, termination) = match &run.end {
         SqpEnd::Converged => (
@@ -142,7 +173,11 @@ pub fn optimize_constrained<S: HybridSystem>(
         ),
         SqpEnd::Stalled(why) => (Outcome::Stalled, why.clone()),
     };
-    let report = report(&nlp, &run.point, &run.lambda, run.kkt, constraints);
+    let shooting = run
+        .point
+        .rows
+        .iter()
+        .any(|r| matches!(r.label.at, nlp::RowAt::Continuity { .. }));
     let history = run
         .history
         .iter()
@@ -151,12 +186,12 @@ pub fn optimize_constrained<S: HybridSystem>(
             cost: h.f,
             grad_norm: h.kkt.stationarity,
             step: h.step,
-            theta: nlp.theta_of(&h.x).0,
+            theta: theta_of(&h.x),
             max_violation: Some(h.max_violation),
+            defect: shooting.then_some(h.defect),
         })
         .collect();
-    let x0 = nlp.x0();
-    Ok(OptimizeResult {
+    OptimizeResult {
         outcome,
         termination,
         iterations: run.iterations,
@@ -165,7 +200,7 @@ pub fn optimize_constrained<S: HybridSystem>(
         gradient_calls: run.evaluations as u64,
         initial_cost: initial,
         final_cost: run.point.f,
-        theta_initial: nlp.theta_of(&x0).0,
+        theta_initial: theta_of(&x0),
         theta_final: run.point.theta.clone(),
         final_grad_norm: run.kkt.stationarity,
         wall_time_s: start.elapsed().as_secs_f64(),
@@ -173,21 +208,21 @@ pub fn optimize_constrained<S: HybridSystem>(
         restarts: vec![],
         kinks: vec![],
         initial: run.initial.evaluation,
-        last: run.point.evaluation.clone(),
-        constrained: Some(ConstrainedReport {
-            t_end_initial: constraints.free_time.map(|f| f.value),
-            ..report
-        }),
-    })
+        last: run.point.evaluation,
+        constrained: Some(report),
+        shooting: None,
+    }
 }
 
 /// The report of the final point: each constraint's value, violation and multiplier.
-fn report<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>,
+/// `path_value(output, bounds)` gives a path constraint's reported value.
+pub(super) fn report(
     p: &Point,
     lambda: &[f64],
     kkt: Kkt,
     constraints: &Constraints,
+    method: GradientMethod,
+    path_value: impl Fn(usize, (f64, f64)) -> f64,
 ) -> ConstrainedReport {
     let list = constraints
         .list
@@ -203,7 +238,7 @@ fn report<S: HybridSystem>(
                 .collect();
             let multiplier = mine.iter().map(|(i, _)| lambda[*i]).sum();
             let value = match c.kind {
-                ConstraintKind::Path { output } => path::extreme(nlp, p, output, (lower, upper)),
+                ConstraintKind::Path { output } => path_value(output, (lower, upper)),
                 _ => mine.first().map_or(f64::NAN, |(_, r)| r.value),
             };
             let open = |v: f64| v.is_finite().then_some(v);
@@ -227,7 +262,7 @@ fn report<S: HybridSystem>(
         kkt,
         t_end_initial: None,
         t_end_final: constraints.free_time.map(|_| p.t_end),
-        jacobian_method: nlp.method,
+        jacobian_method: method,
         rows: p.rows.len(),
     }
 }
@@ -276,7 +311,7 @@ pub fn constrained_point<S: HybridSystem>(
     }
     let nlp = Nlp::new(setup, theta, constraints, method)?;
     let x = nlp.x0();
-    let p = nlp.evaluate(&x)?;
+    let p = nlp.evaluate_at(&x)?;
     let mut variables: Vec<String> = nlp.free.iter().map(|&k| theta[k].name.clone()).collect();
     if constraints.free_time.is_some() {
         variables.push("t_end".into());

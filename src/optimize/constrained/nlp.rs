@@ -7,6 +7,7 @@
 
 use super::error::ConstrainedError;
 use super::path::{path_rows, PathRow};
+use super::sqp::Problem;
 use crate::constraint::{ConstraintKind, Constraints};
 use crate::error::Error;
 use crate::integrate::hybrid::Ctx;
@@ -41,6 +42,13 @@ pub(crate) enum RowAt {
     },
     /// The horizon's end.
     End,
+    /// Multiple shooting's continuity of state `state` at node `node`: the segment before
+    /// the node ends where the node starts (node K, one past the last, is a periodic
+    /// problem's closing: the state after the closing event equals the start).
+    Continuity {
+        node: usize,
+        state: usize,
+    },
 }
 
 /// One row: `lower ≤ value ≤ upper`, with its gradient over x.
@@ -79,6 +87,14 @@ impl Point {
     /// The largest violation of any row.
     pub fn max_violation(&self) -> f64 {
         self.rows.iter().map(Row::violation).fold(0.0, f64::max)
+    }
+    /// The largest continuity gap (multiple shooting's rows; 0 without them).
+    pub fn defect(&self) -> f64 {
+        self.rows
+            .iter()
+            .filter(|r| matches!(r.label.at, RowAt::Continuity { .. }))
+            .map(|r| r.value.abs())
+            .fold(0.0, f64::max)
     }
     /// The sum of the rows' violations (the l1 merit function's penalty).
     pub fn total_violation(&self) -> f64 {
@@ -177,47 +193,6 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
         x
     }
 
-    /// The part of the cost's Hessian known in closed form, to start the quasi-Newton
-    /// approximation from: `2w G` on each channel's coefficients for an effort term
-    /// `w ∫ |u|² dt` (G the basis's Gram matrix, [`crate::control::ControlGrid::gram`]),
-    /// the identity on every other variable. `None` without an effort term.
-    pub fn known_hessian(&self) -> Option<nalgebra::DMatrix<f64>> {
-        use crate::cost::Term;
-        let grid = self.setup.controls.as_ref()?;
-        let w: f64 = self.setup.objectives[0]
-            .terms
-            .iter()
-            .map(|t| match t {
-                Term::Effort { weight } => *weight,
-                _ => 0.0,
-            })
-            .sum();
-        if !(w > 0.0) {
-            return None;
-        }
-        let gram = grid.gram();
-        let nc = grid.n_coef();
-        let np = self.setup.np();
-        let n = self.n();
-        let mut b = nalgebra::DMatrix::identity(n, n);
-        // the position in x of θ's entry k, if it is optimized
-        let pos = |k: usize| self.free.iter().position(|&f| f == k);
-        for j in 0..grid.channels {
-            for a in 0..nc {
-                let Some(ia) = pos(np + j * nc + a) else {
-                    continue;
-                };
-                b[(ia, ia)] = 0.0;
-                for c in 0..nc {
-                    if let Some(ic) = pos(np + j * nc + c) {
-                        b[(ia, ic)] = 2.0 * w * gram[a][c];
-                    }
-                }
-            }
-        }
-        Some(b)
-    }
-
     /// θ and T of x.
     pub fn theta_of(&self, x: &[f64]) -> (Vec<f64>, f64) {
         let mut th = self.base.clone();
@@ -239,7 +214,7 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
     }
 
     /// f, ∇f and every row at x.
-    pub fn evaluate(&self, x: &[f64]) -> Result<Point, Error> {
+    pub fn evaluate_at(&self, x: &[f64]) -> Result<Point, Error> {
         crate::interrupt::check()?;
         if x.iter().any(|v| !v.is_finite()) {
             return Err(Error::Optimizer(format!(
@@ -331,8 +306,67 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
     }
 }
 
+impl<S: HybridSystem> Problem for Nlp<'_, '_, S> {
+    fn bounds(&self) -> (&[f64], &[f64]) {
+        (&self.lower, &self.upper)
+    }
+    fn x0(&self) -> Vec<f64> {
+        Nlp::x0(self)
+    }
+    fn evaluate(&self, x: &[f64]) -> Result<Point, Error> {
+        self.evaluate_at(x)
+    }
+    fn known_hessian(&self) -> Option<nalgebra::DMatrix<f64>> {
+        let n = self.n();
+        effort_hessian(&self.setup, n, |k| self.free.iter().position(|&f| f == k))
+    }
+}
+
+/// The part of the cost's Hessian known in closed form, to start the quasi-Newton
+/// approximation from: `2w G` on each channel's coefficients for an effort term
+/// `w ∫ |u|² dt` (G the basis's Gram matrix, [`crate::control::ControlGrid::gram`]),
+/// the identity on every other of the `n` variables; `pos(k)` is the variable of θ's
+/// entry k, if it is one. `None` without an effort term in objective 0 of `setup`.
+pub(crate) fn effort_hessian<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    n: usize,
+    pos: impl Fn(usize) -> Option<usize>,
+) -> Option<nalgebra::DMatrix<f64>> {
+    use crate::cost::Term;
+    let grid = setup.controls.as_ref()?;
+    let w: f64 = setup.objectives[0]
+        .terms
+        .iter()
+        .map(|t| match t {
+            Term::Effort { weight } => *weight,
+            _ => 0.0,
+        })
+        .sum();
+    if !(w > 0.0) {
+        return None;
+    }
+    let gram = grid.gram();
+    let nc = grid.n_coef();
+    let np = setup.np();
+    let mut b = nalgebra::DMatrix::identity(n, n);
+    for j in 0..grid.channels {
+        for a in 0..nc {
+            let Some(ia) = pos(np + j * nc + a) else {
+                continue;
+            };
+            b[(ia, ia)] = 0.0;
+            for c in 0..nc {
+                if let Some(ic) = pos(np + j * nc + c) {
+                    b[(ia, ic)] = 2.0 * w * gram[a][c];
+                }
+            }
+        }
+    }
+    Some(b)
+}
+
 /// The indices a constraint names exist in `setup` (outputs, guards, θ).
-fn check_indices<S: HybridSystem>(
+pub(crate) fn check_indices<S: HybridSystem>(
     setup: &Setup<'_, S>,
     kind: &ConstraintKind,
     ntheta: usize,

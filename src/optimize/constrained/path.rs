@@ -148,7 +148,7 @@ pub(crate) fn path_rows<S: HybridSystem>(
                 }
                 (w.values[o], g)
             }
-            RowAt::Whole => unreachable!("a path point"),
+            RowAt::Whole | RowAt::Continuity { .. } => unreachable!("a path point"),
         };
         rows.push(PathRow {
             at: e.at,

@@ -8,10 +8,9 @@
 //! ([`super::kkt`]) is below the tolerance.
 
 use super::kkt::{kkt, Kkt};
-use super::nlp::{Nlp, Point};
+use super::nlp::Point;
 use super::qp::{dot, Qp, QpStep};
 use crate::error::Error;
-use crate::model::HybridSystem;
 use nalgebra::{DMatrix, DVector};
 use std::sync::Arc;
 
@@ -26,6 +25,22 @@ const NOISE: f64 = 1e-12;
 const RHO_START: f64 = 1e3;
 const RHO_GROWTH: f64 = 100.0;
 const RHO_MAX: f64 = 1e10;
+
+/// What the iteration needs of a problem: its variables' bounds and start, the evaluation
+/// of the cost and the constraint rows with exact gradients at a point, and the part of
+/// the cost's Hessian known in closed form. Single shooting ([`super::nlp::Nlp`]) and
+/// multiple shooting (`crate::optimize::shooting`) are the two problems.
+pub(crate) trait Problem {
+    /// The variables' lower and upper bounds (closed; infinite where open).
+    fn bounds(&self) -> (&[f64], &[f64]);
+    /// The start point (the iteration clamps it into the bounds).
+    fn x0(&self) -> Vec<f64>;
+    /// f, ∇f and every row at x.
+    fn evaluate(&self, x: &[f64]) -> Result<Point, Error>;
+    /// The cost's Hessian where known in closed form (to start the quasi-Newton
+    /// approximation from), else `None`.
+    fn known_hessian(&self) -> Option<DMatrix<f64>>;
+}
 
 /// How the iteration ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +63,8 @@ pub(crate) struct Iterate {
     pub step: f64,
     pub x: Vec<f64>,
     pub max_violation: f64,
+    /// The largest continuity gap of a multiple-shooting iterate (0 without nodes).
+    pub defect: f64,
 }
 
 /// The result of the iteration.
@@ -64,13 +81,13 @@ pub(crate) struct SqpRun {
 }
 
 /// Runs the SQP from x0 (clamped into the bounds).
-pub(crate) fn sqp<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>,
+pub(crate) fn sqp(
+    nlp: &impl Problem,
     max_iters: u64,
     tol: f64,
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<SqpRun, Error> {
-    let (lower, upper) = (&nlp.lower, &nlp.upper);
+    let (lower, upper) = nlp.bounds();
     let x0: Vec<f64> = nlp
         .x0()
         .iter()
@@ -80,7 +97,7 @@ pub(crate) fn sqp<S: HybridSystem>(
     let mut evaluations = 1;
     let mut p = nlp.evaluate(&x0)?;
     let initial = p.clone();
-    let n = nlp.n();
+    let n = lower.len();
     // start from the cost's known curvature (the effort term's), else the identity scaled
     // after the first step
     let (mut b, mut scaled) = match nlp.known_hessian() {
@@ -111,6 +128,7 @@ pub(crate) fn sqp<S: HybridSystem>(
             step: last_step,
             x: p.x.clone(),
             max_violation: p.max_violation(),
+            defect: p.defect(),
         });
         let end = |end: SqpEnd, p: Point, evaluations: usize, history: Vec<Iterate>| SqpRun {
             end,
@@ -206,8 +224,8 @@ fn merit(p: &Point, mu: f64) -> f64 {
 /// Armijo backtracking on the l1 merit function along d, with one second-order correction
 /// after a rejected full step. Trial points that leave the cost's domain (an event the
 /// constraints need disappears) halve the step. `None` when no step is acceptable.
-fn line_search<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>,
+fn line_search(
+    nlp: &impl Problem,
     p: &Point,
     step: &QpStep,
     mu: f64,
@@ -249,18 +267,12 @@ fn line_search<S: HybridSystem>(
 
 /// `x + α d` inside the bounds; a variable that the QP puts at a bound (its multiplier has
 /// the bound's sign) and that lands within round-off of it is placed on it exactly.
-fn snap<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>,
-    x: &[f64],
-    d: &[f64],
-    alpha: f64,
-    nu: &[f64],
-) -> Vec<f64> {
+fn snap(nlp: &impl Problem, x: &[f64], d: &[f64], alpha: f64, nu: &[f64]) -> Vec<f64> {
     x.iter()
         .zip(d)
         .enumerate()
         .map(|(j, (&xj, &dj))| {
-            let (l, u) = (nlp.lower[j], nlp.upper[j]);
+            let (l, u) = (nlp.bounds().0[j], nlp.bounds().1[j]);
             let v = (xj + alpha * dj).clamp(l, u);
             let near = |b: f64, wide: bool| {
                 let tol = if wide { 1e-6 } else { 1e-10 };
@@ -281,8 +293,8 @@ fn snap<S: HybridSystem>(
 /// `d̂ = −J_Aᵀ (J_A J_Aᵀ)⁻¹ r_A`, with `r_A` the residuals at x + d of the rows that bind
 /// (equalities, and inequalities with a multiplier or violated there), `J_A` their
 /// gradients at x. Rows are matched between the two points by their labels.
-fn second_order_correction<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>,
+fn second_order_correction(
+    nlp: &impl Problem,
     p: &Point,
     trial: &Point,
     step: &QpStep,
@@ -309,7 +321,7 @@ fn second_order_correction<S: HybridSystem>(
     if grads.is_empty() {
         return None;
     }
-    let n = nlp.n();
+    let n = p.x.len();
     let m = grads.len();
     let j = DMatrix::from_fn(m, n, |r, c| grads[r][c]);
     let jjt = &j * j.transpose();

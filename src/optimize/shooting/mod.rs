@@ -1,0 +1,570 @@
+//! Multiple shooting through events (docs/guide/shooting.md): the horizon is split at
+//! nodes `t_0 < t_1 < … < t_{K−1} < t_f` into K segments; each interior node's state is a
+//! variable of the constrained solver, and continuity `x_k(t_{k+1}⁻; s_k, θ) = s_{k+1}` is a
+//! set of equality constraints. A segment is an ordinary hybrid run — its events, jumps
+//! and exact direct sensitivities included — so no mode schedule is fixed: the impacts
+//! fall inside segments wherever the iterate puts them. The steps, one file each: the
+//! nodes and the initial guess (nodes.rs), the functionals split over the segments
+//! (split.rs), one segment's run (segment.rs), the problem the SQP sees (nlp.rs), the
+//! errors (error.rs). The SQP is the constrained solver's (`super::constrained`).
+//!
+//! ```
+//! use hybridopt::prelude::*;
+//! use hybridopt::systems::bouncing_ball::BouncingBall;
+//!
+//! // the throw v0 whose 2nd impact comes at t = 1.5 s, with 3 shooting segments
+//! let cost = Objective::new("timing", vec![Term::EventTimeSquared {
+//!     guard: EventGuard::Guard(0), occurrence: 2, target: 1.5, weight: 1.0 }]);
+//! let setup = Setup::builder(&BouncingBall).horizon(0.0, 2.0).objective(cost)
+//!     .tolerances(1e-11, 1e-12).build();
+//! let theta = [
+//!     ThetaEntry::fixed("g", 9.81), ThetaEntry::fixed("e", 0.8), ThetaEntry::fixed("c", 0.0),
+//!     ThetaEntry::fixed("y0", 1.0), ThetaEntry::free("v0", 1.0).with_bounds(Some(0.0), Some(10.0)),
+//! ];
+//! let shooting = Shooting { nodes: NodeTimes::Segments(3), guess: Guess::SingleShooting, closure: None };
+//! let r = optimize_shooting(&setup, &theta, &Constraints::default(), &shooting,
+//!     &OptimizerSettings::default(), None)?;
+//! assert!(r.converged() && r.final_cost < 1e-16, "{r}");
+//! assert!(r.shooting.as_ref().unwrap().max_defect < 1e-9);
+//! # Ok::<(), hybridopt::Error>(())
+//! ```
+
+mod anchor;
+mod error;
+mod nlp;
+mod nodes;
+mod segment;
+mod split;
+
+pub use error::ShootingError;
+pub use nodes::{Node, NodeSide};
+
+use super::constrained::nlp::check_indices;
+use super::constrained::nlp::RowAt;
+use super::constrained::sqp::{self, sqp, Problem, SqpEnd};
+use super::constrained::{finish, report, ConstrainedPoint, ConstrainedReport, ConstraintRow};
+use super::{OptimizeResult, OptimizerSettings, ThetaEntry};
+use crate::constraint::{ConstraintKind, Constraints};
+use crate::error::Error;
+use crate::integrate::Trajectory;
+use crate::model::HybridSystem;
+use crate::sensitivity::GradientMethod;
+use crate::setup::Setup;
+use nlp::ShootingNlp;
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Where the nodes are.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeTimes {
+    /// K segments of equal length (a periodic problem: of the guess's period).
+    Segments(usize),
+    /// The interior node times `t_1 < … < t_{K−1}`, strictly inside the horizon.
+    Times(Vec<f64>),
+}
+
+/// Where the nodes' states start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Guess {
+    /// The single-shooting run of the start θ, sampled at the node times.
+    SingleShooting,
+    /// A table of (t, mode, states) — a previous run's `trajectory.csv`, a measured or a
+    /// hand-drawn motion — interpolated linearly at the node times.
+    Table(GuessTable),
+}
+
+/// An initial-guess table ([`GuessTable::read_csv`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuessTable {
+    /// The file it came from (for messages).
+    pub file: String,
+    /// Times, non-decreasing (a time given twice marks an event: before, then after).
+    pub t: Vec<f64>,
+    /// Each row's mode, if the table gives them (else the system's start mode).
+    pub mode: Option<Vec<usize>>,
+    /// Each row's states.
+    pub states: Vec<Vec<f64>>,
+}
+
+/// A periodic problem's closing: the last segment ends at the first firing of `guard`,
+/// and the state after its reset equals the start `x0(θ)` in the states listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Closure {
+    pub guard: usize,
+    /// Indices of the states that must return (all of them, unless the start is charted
+    /// on the guard's surface and one state follows from the others).
+    pub states: Vec<usize>,
+}
+
+/// A multiple-shooting problem's own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shooting {
+    pub nodes: NodeTimes,
+    pub guess: Guess,
+    pub closure: Option<Closure>,
+}
+
+/// One node in `summary.json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NodeReport {
+    /// The node's time at the end (a node with an event on it moves across the event:
+    /// docs/guide/shooting.md, "Events at nodes").
+    pub t: f64,
+    /// The node's time in the guess.
+    pub t_initial: f64,
+    /// Its mode at the end (fixed between moves) and in the guess.
+    pub mode: String,
+    pub mode_index: usize,
+    pub mode_initial: String,
+    pub mode_index_initial: usize,
+    /// Which side of an event of the guess the node took.
+    pub side: NodeSide,
+    pub state_initial: Vec<f64>,
+    pub state_final: Vec<f64>,
+}
+
+/// What a multiple-shooting run adds to [`OptimizeResult`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ShootingReport {
+    pub segments: usize,
+    pub states: Vec<String>,
+    /// Node 0 is the system's own start `x0(θ)`.
+    pub nodes: Vec<NodeReport>,
+    /// The largest continuity gap at the start and at the end.
+    pub max_defect_initial: f64,
+    pub max_defect: f64,
+    /// The horizon's end at the final point (a periodic problem: the period's end, its
+    /// closing event).
+    pub t_end: f64,
+    /// A periodic problem's closing guard and the states that return.
+    pub closure: Option<ClosureReport>,
+    /// The worker threads the segments ran on.
+    pub threads: usize,
+}
+
+/// A periodic problem's closing in `summary.json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ClosureReport {
+    pub guard: String,
+    pub states: Vec<String>,
+    /// `max |x⁺(t_e) − x0(θ)|` over those states at the final point.
+    pub residual: f64,
+}
+
+/// Minimizes the first objective of `setup` over the optimized entries of θ and the
+/// interior nodes' states, subject to `constraints` and continuity at the nodes, by the
+/// constrained solver's SQP (module docs). Segments run in parallel on the current rayon
+/// pool (`pool.install(|| optimize_shooting(…))` chooses the threads).
+///
+/// Errors: what [`super::optimize_constrained`] returns, and [`ShootingError`]: node times
+/// out of order, an unusable guess table, what multiple shooting does not take yet
+/// (`stop_after`, a free final time, `path` constraints), and a converged point whose
+/// segments end in other modes than their next nodes.
+pub fn optimize_shooting<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[ThetaEntry],
+    constraints: &Constraints,
+    shooting: &Shooting,
+    settings: &OptimizerSettings,
+    progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+) -> Result<OptimizeResult, Error> {
+    let start = Instant::now();
+    let (mut nlp, t_guess) = build(setup, theta, constraints, shooting)?;
+    let x_initial = nlp.start_x.clone();
+    let nodes_initial = nlp.nodes.clone();
+    // no event on a node at the start
+    if let Some(x) = anchor::move_nodes(&mut nlp, &x_initial)? {
+        nlp.start_x = x;
+        (nlp.parts, nlp.placement) = nlp.place(&nlp.start_x)?;
+    }
+    let mut run = sqp(&nlp, settings.max_iters, settings.tol_kkt, progress.clone())?;
+    let mut restarts = Vec::new();
+    for _ in 0..MAX_RESTARTS {
+        let budget = settings.max_iters.saturating_sub(run.iterations);
+        if budget == 0 {
+            break;
+        }
+        // converged with an event term in another segment than placed: again from there;
+        // ended short of convergence with an event on a node: the node moved across it
+        let next = if run.end == SqpEnd::Converged {
+            let (parts, placement) = nlp.place(&run.point.x)?;
+            (placement != nlp.placement).then(|| {
+                (nlp.parts, nlp.placement) = (parts, placement);
+                restarts.push(format!(
+                    "iteration {}: an event term moved to another segment; continued with the new placement",
+                    run.iterations
+                ));
+                run.point.x.clone()
+            })
+        } else {
+            let before: Vec<f64> = nlp.nodes.iter().map(|n| n.t).collect();
+            let moved = anchor::move_nodes(&mut nlp, &run.point.x)?;
+            if moved.is_some() {
+                let after: Vec<String> = nlp
+                    .nodes
+                    .iter()
+                    .zip(&before)
+                    .filter(|(n, t)| n.t != **t)
+                    .map(|(n, t)| format!("{t} → {}", n.t))
+                    .collect();
+                restarts.push(format!(
+                    "iteration {}: an event on a node; node time(s) moved across it: {}",
+                    run.iterations,
+                    after.join(", ")
+                ));
+                (nlp.parts, nlp.placement) = nlp.place(moved.as_ref().expect("moved"))?;
+            }
+            moved
+        };
+        let Some(x) = next else { break };
+        nlp.start_x = x;
+        let again = sqp(&nlp, budget, settings.tol_kkt, progress.clone())?;
+        run = merge_runs(run, again);
+    }
+    let x_final = run.point.x.clone();
+    let final_runs = nlp.runs(&x_final)?;
+    if run.end == SqpEnd::Converged {
+        check_modes(&nlp, &final_runs)?;
+    }
+    let (_, starts_initial, _) = nlp.starts(&x_initial)?;
+    let defect0 = run.initial.defect();
+    let defect = run.point.defect();
+    let closure = nlp.closure.as_ref().map(|c| {
+        let last = final_runs.segments.last().expect("a segment");
+        ClosureReport {
+            guard: setup.dims.guard_name(c.guard),
+            states: c
+                .states
+                .iter()
+                .map(|&m| setup.dims.states[m].clone())
+                .collect(),
+            residual: c
+                .states
+                .iter()
+                .map(|&m| (last.end[m] - final_runs.starts[0][m]).abs())
+                .fold(0.0, f64::max),
+        }
+    });
+    let report_nodes = nlp
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(k, node)| NodeReport {
+            t: node.t,
+            t_initial: nodes_initial[k].t,
+            mode: setup.dims.mode_name(node.mode),
+            mode_index: node.mode,
+            mode_initial: setup.dims.mode_name(nodes_initial[k].mode),
+            mode_index_initial: nodes_initial[k].mode,
+            side: nodes_initial[k].side.clone(),
+            state_initial: starts_initial[k].clone(),
+            state_final: final_runs.starts[k].clone(),
+        })
+        .collect();
+    let t_end = final_runs.segments.last().map_or(t_guess, |s| s.t_end);
+    let report = report(
+        &run.point,
+        &run.lambda,
+        run.kkt,
+        constraints,
+        GradientMethod::Direct,
+        |_, _| f64::NAN,
+    );
+    let mut result = finish(
+        run,
+        settings,
+        start,
+        ConstrainedReport {
+            t_end_final: nlp.closure.as_ref().map(|_| t_end),
+            ..report
+        },
+        |x| nlp.theta_of(x),
+        x_initial,
+    );
+    result.restarts = restarts;
+    result.shooting = Some(ShootingReport {
+        segments: nlp.k(),
+        states: setup.dims.states.clone(),
+        nodes: report_nodes,
+        max_defect_initial: defect0,
+        max_defect: defect,
+        t_end,
+        closure,
+        threads: rayon::current_num_threads(),
+    });
+    Ok(result)
+}
+
+/// The most SQP runs after the first (an event term moved to another segment at
+/// convergence, or a node moved across an event).
+const MAX_RESTARTS: usize = 8;
+
+/// A run continued by `again` from its end point: the first start, the counts summed, the
+/// histories joined (numbered on).
+fn merge_runs(first: sqp::SqpRun, mut again: sqp::SqpRun) -> sqp::SqpRun {
+    let offset = first.iterations;
+    let mut history = first.history;
+    history.extend(again.history.drain(1..).map(|mut h| {
+        h.iteration += offset;
+        h
+    }));
+    sqp::SqpRun {
+        initial: first.initial,
+        iterations: first.iterations + again.iterations,
+        evaluations: first.evaluations + again.evaluations,
+        history,
+        ..again
+    }
+}
+
+/// The problem the SQP sees, and the guess's horizon end.
+fn build<'s, 'a, S: HybridSystem>(
+    setup: &Setup<'a, S>,
+    theta: &[ThetaEntry],
+    constraints: &'s Constraints,
+    shooting: &Shooting,
+) -> Result<(ShootingNlp<'s, 'a, S>, f64), Error> {
+    if setup.objectives.is_empty() {
+        return Err(Error::Invalid(
+            "the setup has no objective to minimize".into(),
+        ));
+    }
+    supported(setup, constraints)?;
+    let theta = setup.resolve_theta(theta)?;
+    setup.check_theta(theta.len())?;
+    for e in &theta {
+        e.check_closed()?;
+    }
+    // the functionals: the cost, then each constraint's
+    let mut functionals = vec![setup.objectives[0].clone()];
+    let mut objective_of = Vec::new();
+    for c in &constraints.list {
+        check_indices(setup, &c.kind, theta.len())?;
+        objective_of.push(c.objective().map(|o| {
+            functionals.push(o);
+            functionals.len() - 1
+        }));
+    }
+    let fsetup = setup.with_objectives(functionals);
+    let values: Vec<f64> = theta.iter().map(|e| e.value).collect();
+    if let Some(c) = &shooting.closure {
+        check_closure(setup, c)?;
+    }
+    let (nodes, t_guess) = nodes::initial_nodes(&fsetup, &values, shooting)?;
+    let free: Vec<usize> = (0..theta.len()).filter(|&i| theta[i].optimize).collect();
+    let nx = setup.nx();
+    let mut lower: Vec<f64> = free
+        .iter()
+        .map(|&i| theta[i].lower.unwrap_or(f64::NEG_INFINITY))
+        .collect();
+    let mut upper: Vec<f64> = free
+        .iter()
+        .map(|&i| theta[i].upper.unwrap_or(f64::INFINITY))
+        .collect();
+    lower.resize(free.len() + (nodes.len() - 1) * nx, f64::NEG_INFINITY);
+    upper.resize(lower.len(), f64::INFINITY);
+    let mut nlp = ShootingNlp {
+        setup: fsetup,
+        constraints,
+        objective_of,
+        base: values,
+        free,
+        nodes,
+        t_end: setup.t_end,
+        closure: shooting.closure.clone(),
+        lower,
+        upper,
+        parts: vec![],
+        placement: vec![],
+        start_x: vec![],
+    };
+    nlp.start_x = nlp.guess_x();
+    (nlp.parts, nlp.placement) = nlp.place(&nlp.start_x)?;
+    Ok((nlp, t_guess))
+}
+
+/// The cost and every row — the constraints', then the continuity rows (named
+/// `continuity[k].state`, node K being a periodic problem's closing) — with exact
+/// gradients over the variables (the optimized entries of θ by name, then each interior
+/// node's states as `state@k`) at `values` (default: the start, θ's values and the
+/// guess's nodes): what the SQP sees, for a solver of your own or a check by finite
+/// differences.
+pub fn shooting_point<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    theta: &[ThetaEntry],
+    constraints: &Constraints,
+    shooting: &Shooting,
+    values: Option<&[f64]>,
+) -> Result<ConstrainedPoint, Error> {
+    let (nlp, _) = build(setup, theta, constraints, shooting)?;
+    let x = match values {
+        Some(v) if v.len() == nlp.lower.len() => v.to_vec(),
+        Some(v) => {
+            return Err(Error::Invalid(format!(
+                "{} variable values for {} variables",
+                v.len(),
+                nlp.lower.len()
+            )))
+        }
+        None => Problem::x0(&nlp),
+    };
+    let p = Problem::evaluate(&nlp, &x)?;
+    let names = setup.theta_names();
+    let mut variables: Vec<String> = nlp.free.iter().map(|&k| names[k].clone()).collect();
+    for k in 1..nlp.k() {
+        variables.extend(setup.dims.states.iter().map(|s| format!("{s}@{k}")));
+    }
+    let open = |v: f64| v.is_finite().then_some(v);
+    Ok(ConstrainedPoint {
+        variables,
+        values: x,
+        cost: p.f,
+        cost_gradient: p.g.clone(),
+        rows: p
+            .rows
+            .iter()
+            .map(|r| ConstraintRow {
+                name: match r.label.at {
+                    RowAt::Continuity { node, state } => {
+                        format!("continuity[{node}].{}", setup.dims.states[state])
+                    }
+                    _ => constraints.list[r.label.constraint].name.clone(),
+                },
+                value: r.value,
+                lower: open(r.lower),
+                upper: open(r.upper),
+                gradient: r.grad.clone(),
+            })
+            .collect(),
+        method: GradientMethod::Direct,
+    })
+}
+
+/// What multiple shooting does not take yet, as typed errors.
+fn supported<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    constraints: &Constraints,
+) -> Result<(), Error> {
+    let no = |what, instead| Err(ShootingError::Unsupported { what, instead }.into());
+    if setup.events.stop_after.is_some() {
+        return no(
+            "`stop_after`",
+            "end the horizon at a time, or close a periodic problem at the guard ([shooting] periodic = { guard = … })",
+        );
+    }
+    if constraints.free_time.is_some() {
+        return no(
+            "a free final time",
+            "fix t_end (a periodic problem's last segment ends at its closing event, so its period is free), or use single shooting",
+        );
+    }
+    for c in &constraints.list {
+        match c.kind {
+            ConstraintKind::Path { .. } => {
+                return no(
+                    "a `path` constraint",
+                    "bound the output at events or at the end (`event_output`, `terminal`), or use single shooting",
+                )
+            }
+            ConstraintKind::FinalTime => {
+                return no("a `final_time` constraint", "fix t_end, or use single shooting")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A closing guard and states that exist.
+fn check_closure<S: HybridSystem>(setup: &Setup<'_, S>, c: &Closure) -> Result<(), Error> {
+    let bad = |m: String| Err(ShootingError::Nodes(m).into());
+    if c.guard >= setup.dims.guards.len() {
+        return bad(format!(
+            "closing guard {}: the system has {} guards",
+            c.guard,
+            setup.dims.guards.len()
+        ));
+    }
+    if c.states.is_empty() || c.states.iter().any(|&m| m >= setup.nx()) {
+        return bad(format!(
+            "closing states {:?}: give at least one of the system's {} states",
+            c.states,
+            setup.nx()
+        ));
+    }
+    Ok(())
+}
+
+/// At the converged point, each segment ends in its next node's mode (a periodic
+/// problem's last one, after the closing reset, in node 0's).
+fn check_modes<S: HybridSystem>(
+    nlp: &ShootingNlp<'_, '_, S>,
+    runs: &nlp::Runs,
+) -> Result<(), Error> {
+    let k = nlp.k();
+    for (i, seg) in runs.segments.iter().enumerate() {
+        let next = if i + 1 < k {
+            i + 1
+        } else if nlp.closure.is_some() {
+            0
+        } else {
+            continue;
+        };
+        let node = &nlp.nodes[next];
+        if seg.end_mode != node.mode {
+            let name = |m| nlp.setup.dims.mode_name(m);
+            return Err(ShootingError::ModeMismatch {
+                node: next,
+                t: if next == 0 { seg.t_end } else { node.t },
+                expected: name(node.mode),
+                found: name(seg.end_mode),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The segments' dense state trajectories from the nodes' states `which` of `report` (its
+/// `state_initial` or `state_final`) at θ (for figures and tables: the gaps at the nodes
+/// are the defects). `setup` and `closure` as given to [`optimize_shooting`].
+pub fn segment_trajectories<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    report: &ShootingReport,
+    closure: Option<&Closure>,
+    theta: &[f64],
+    initial: bool,
+) -> Result<Vec<Trajectory>, Error> {
+    let nodes: Vec<Node> = report
+        .nodes
+        .iter()
+        .map(|n| match initial {
+            true => Node {
+                t: n.t_initial,
+                mode: n.mode_index_initial,
+                state: n.state_initial.clone(),
+                side: n.side.clone(),
+            },
+            false => Node {
+                t: n.t,
+                mode: n.mode_index,
+                state: n.state_final.clone(),
+                side: n.side.clone(),
+            },
+        })
+        .collect();
+    let k = nodes.len();
+    (0..k)
+        .into_par_iter()
+        .map(|i| {
+            let last = i + 1 == k;
+            let span = segment::Span {
+                node: &nodes[i],
+                t1: if last { setup.t_end } else { nodes[i + 1].t },
+                closure: closure.filter(|_| last).map(|c| c.guard),
+            };
+            segment::dense(setup, span, theta, &nodes[i].state)
+        })
+        .collect()
+}

@@ -1,0 +1,369 @@
+//! The multiple-shooting problem as the SQP sees it (docs/guide/shooting.md): variables
+//! `x = (θ_free, s_1, …, s_{K−1})` — the optimized entries of θ, then every interior
+//! node's state — with the cost and the constraint functionals summed over the segments
+//! ([`super::split`]), and the continuity rows
+//!
+//! ```text
+//! c_{k+1} = x_k(t_{k+1}; s_k, θ) − s_{k+1} = 0,   k = 0 … K−2,
+//! ```
+//!
+//! (`s_0 = x0(θ)`, the system's own start), plus for a periodic problem the closing rows
+//! `x⁺_{K−1}(t_e; s_{K−1}, θ) − x0(θ) = 0` on the chosen states. Row `c_{k+1}` depends on
+//! θ, `s_k` and `s_{k+1}` only, so the constraint Jacobian is block-bidiagonal in the
+//! nodes plus θ's dense columns; every block comes from segment k's own direct pass, and
+//! the segments run in parallel (rayon, on the caller's pool).
+//!
+//! The SQP keeps its Jacobian and BFGS matrix dense: at the sizes shipped (≤ ~150
+//! variables) a dense QP of Clarabel and an O(n²) update cost less than one segment's run.
+
+use super::nodes::Node;
+use super::segment::{self, SegmentRun, Span};
+use super::split;
+use super::Closure;
+use crate::constraint::{ConstraintKind, Constraints};
+use crate::cost::Objective;
+use crate::error::Error;
+use crate::integrate::Stats;
+use crate::model::HybridSystem;
+use crate::optimize::constrained::nlp::{effort_hessian, Point, Row, RowAt, RowLabel};
+use crate::optimize::constrained::sqp::Problem;
+use crate::sensitivity::{EvalTiming, Evaluation};
+use crate::setup::Setup;
+use nalgebra::DMatrix;
+use num_dual::Dual64;
+use rayon::prelude::*;
+
+/// The problem: the base setup with one objective per functional (the cost, then each
+/// constraint's functional), θ's fixed values and optimized entries, the nodes (their
+/// times and modes are fixed; their states are variables) and x's bounds.
+pub(super) struct ShootingNlp<'s, 'a, S: HybridSystem> {
+    pub setup: Setup<'a, S>,
+    pub constraints: &'s Constraints,
+    /// The functional of each constraint (its objective index in `setup`).
+    pub objective_of: Vec<Option<usize>>,
+    pub base: Vec<f64>,
+    pub free: Vec<usize>,
+    pub nodes: Vec<Node>,
+    /// The horizon's end (a periodic problem: the cap of its last segment).
+    pub t_end: f64,
+    pub closure: Option<Closure>,
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+    /// Each segment's parts of the functionals, placed at the run's start point
+    /// ([`super::split`]), and where the event terms went.
+    pub parts: Vec<Vec<Objective>>,
+    pub placement: split::Placement,
+    /// The SQP's start point.
+    pub start_x: Vec<f64>,
+}
+
+/// Everything one iterate's segments give.
+pub(super) struct Runs {
+    pub segments: Vec<SegmentRun>,
+    pub theta: Vec<f64>,
+    /// `s_k` of every node (node 0's is `x0(θ)`).
+    pub starts: Vec<Vec<f64>>,
+    /// `∂x0/∂θ` (nx × nθ).
+    pub start_jac: DMatrix<f64>,
+}
+
+impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
+    pub fn nx(&self) -> usize {
+        self.setup.nx()
+    }
+
+    /// The number of segments.
+    pub fn k(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Where segment k runs.
+    pub fn span(&self, k: usize) -> Span<'_> {
+        let last = k + 1 == self.k();
+        Span {
+            node: &self.nodes[k],
+            t1: if last {
+                self.t_end
+            } else {
+                self.nodes[k + 1].t
+            },
+            closure: self.closure.as_ref().filter(|_| last).map(|c| c.guard),
+        }
+    }
+
+    /// The position in x of node k's state (k ≥ 1).
+    fn node_at(&self, k: usize) -> usize {
+        self.free.len() + (k - 1) * self.nx()
+    }
+
+    /// θ of x.
+    /// The guess's point: θ's values and the nodes' states.
+    pub fn guess_x(&self) -> Vec<f64> {
+        let mut x: Vec<f64> = self.free.iter().map(|&k| self.base[k]).collect();
+        for node in &self.nodes[1..] {
+            x.extend_from_slice(&node.state);
+        }
+        x
+    }
+
+    pub fn theta_of(&self, x: &[f64]) -> Vec<f64> {
+        let mut th = self.base.clone();
+        for (i, &k) in self.free.iter().enumerate() {
+            th[k] = x[i];
+        }
+        th
+    }
+
+    /// `x0(θ)` and `∂x0/∂θ` (one dual evaluation of the start per parameter).
+    fn start(&self, theta: &[f64]) -> Result<(Vec<f64>, DMatrix<f64>), Error> {
+        let (np, nx) = (self.setup.np(), self.nx());
+        let model = |source| Error::Model {
+            t: self.setup.t0,
+            mode: self.setup.dims.mode_name(self.nodes[0].mode),
+            source,
+        };
+        let x0 = self
+            .setup
+            .sys()
+            .initial_state_at(self.setup.t0, &theta[..np])
+            .map_err(model)?;
+        let mut jac = DMatrix::zeros(nx, theta.len());
+        for j in 0..np {
+            let p: Vec<Dual64> = (0..np)
+                .map(|i| Dual64::new(theta[i], if i == j { 1.0 } else { 0.0 }))
+                .collect();
+            let x = self
+                .setup
+                .sys()
+                .initial_state_at(self.setup.t0, &p)
+                .map_err(model)?;
+            for (i, v) in x.iter().enumerate() {
+                jac[(i, j)] = v.eps;
+            }
+        }
+        Ok((x0, jac))
+    }
+
+    /// θ, the nodes' states `s_k` (node 0's is `x0(θ)`) and `∂x0/∂θ` at x.
+    pub fn starts(&self, x: &[f64]) -> Result<(Vec<f64>, Vec<Vec<f64>>, DMatrix<f64>), Error> {
+        if x.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Optimizer(format!(
+                "the solver proposed non-finite variables {x:?}"
+            )));
+        }
+        let theta = self.theta_of(x);
+        let (x0, start_jac) = self.start(&theta)?;
+        let nx = self.nx();
+        let mut starts = vec![x0];
+        for k in 1..self.k() {
+            let at = self.node_at(k);
+            starts.push(x[at..at + nx].to_vec());
+        }
+        Ok((theta, starts, start_jac))
+    }
+
+    /// The segments' parts of the functionals with the event terms placed by the firings
+    /// at x ([`super::split`]).
+    pub fn place(&self, x: &[f64]) -> Result<(Vec<Vec<Objective>>, split::Placement), Error> {
+        let functionals = &self.setup.objectives;
+        let firings = if split::needs_firings(functionals) {
+            let (theta, starts, _) = self.starts(x)?;
+            Some(
+                (0..self.k())
+                    .into_par_iter()
+                    .map(|k| segment::firings(&self.setup, self.span(k), &theta, &starts[k]))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )
+        } else {
+            None
+        };
+        split::split(
+            functionals,
+            self.k(),
+            firings.as_ref(),
+            &self.setup.dims,
+            (self.setup.t0, self.t_end),
+        )
+    }
+
+    /// The segments' runs at x (in parallel).
+    pub fn runs(&self, x: &[f64]) -> Result<Runs, Error> {
+        crate::interrupt::check()?;
+        let (theta, starts, start_jac) = self.starts(x)?;
+        let parts = self.parts.clone();
+        let segments = parts
+            .into_par_iter()
+            .enumerate()
+            .map(|(k, objectives): (usize, Vec<Objective>)| {
+                segment::run(&self.setup, self.span(k), objectives, &theta, &starts[k])
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Runs {
+            segments,
+            theta,
+            starts,
+            start_jac,
+        })
+    }
+
+    /// The point of x from its runs: f, ∇f, the constraint rows and the continuity rows.
+    pub fn point(&self, x: &[f64], runs: Runs) -> Result<Point, Error> {
+        let n = self.lower.len();
+        let nx = self.nx();
+        let nf = self.free.len();
+        let last = self.k() - 1;
+        let Runs {
+            segments,
+            theta,
+            starts,
+            start_jac,
+        } = runs;
+        // ∂/∂x of a quantity with derivatives `dtheta` over θ and `dstart` over segment k's
+        // start (node 0's start is x0(θ): chained through ∂x0/∂θ)
+        let over_x = |k: usize, dtheta: &dyn Fn(usize) -> f64, dstart: &dyn Fn(usize) -> f64| {
+            let mut g = vec![0.0; n];
+            for (i, &j) in self.free.iter().enumerate() {
+                g[i] = dtheta(j);
+                if k == 0 {
+                    g[i] += (0..nx).map(|m| dstart(m) * start_jac[(m, j)]).sum::<f64>();
+                }
+            }
+            if k > 0 {
+                let at = self.node_at(k);
+                for m in 0..nx {
+                    g[at + m] = dstart(m);
+                }
+            }
+            g
+        };
+        let nfun = self.setup.objectives.len();
+        let mut values = vec![0.0; nfun];
+        let mut grads = vec![vec![0.0; n]; nfun];
+        let mut grads_theta = vec![vec![0.0; theta.len()]; nfun];
+        for (k, seg) in segments.iter().enumerate() {
+            for i in 0..nfun {
+                values[i] += seg.values[i];
+                let g = over_x(k, &|j| seg.grad_theta[i][j], &|m| seg.grad_start[i][m]);
+                for (a, b) in grads[i].iter_mut().zip(&g) {
+                    *a += b;
+                }
+                for (j, a) in grads_theta[i].iter_mut().enumerate() {
+                    *a += seg.grad_theta[i][j];
+                    if k == 0 {
+                        *a += (0..nx)
+                            .map(|m| seg.grad_start[i][m] * start_jac[(m, j)])
+                            .sum::<f64>();
+                    }
+                }
+            }
+        }
+        let f = values[0];
+        if !f.is_finite() || grads[0].iter().any(|v| !v.is_finite()) {
+            return Err(Error::Optimizer(format!(
+                "non-finite cost or gradient at θ = {theta:?}"
+            )));
+        }
+        let mut rows = Vec::new();
+        for (ci, c) in self.constraints.list.iter().enumerate() {
+            let (lower, upper) = c.limits();
+            let o = match (c.kind, self.objective_of[ci]) {
+                (ConstraintKind::Path { .. } | ConstraintKind::FinalTime, _) | (_, None) => {
+                    unreachable!("rejected when the problem was built")
+                }
+                (_, Some(o)) => o,
+            };
+            rows.push(Row {
+                label: RowLabel {
+                    constraint: ci,
+                    at: RowAt::Whole,
+                },
+                value: values[o],
+                grad: grads[o].clone(),
+                lower,
+                upper,
+            });
+        }
+        let continuity = self.constraints.list.len();
+        let mut equal = |node: usize, state: usize, value: f64, grad: Vec<f64>| {
+            rows.push(Row {
+                label: RowLabel {
+                    constraint: continuity,
+                    at: RowAt::Continuity { node, state },
+                },
+                value,
+                grad,
+                lower: 0.0,
+                upper: 0.0,
+            })
+        };
+        for (k, seg) in segments.iter().enumerate().take(last) {
+            for m in 0..nx {
+                let mut g = over_x(k, &|j| seg.end_theta[(m, j)], &|i| seg.end_start[(m, i)]);
+                g[self.node_at(k + 1) + m] -= 1.0;
+                equal(k + 1, m, seg.end[m] - starts[k + 1][m], g);
+            }
+        }
+        if let Some(c) = &self.closure {
+            let seg = &segments[last];
+            for &m in &c.states {
+                let mut g = over_x(last, &|j| seg.end_theta[(m, j)], &|i| seg.end_start[(m, i)]);
+                for (i, &j) in self.free.iter().enumerate() {
+                    g[i] -= start_jac[(m, j)];
+                }
+                equal(self.k(), m, seg.end[m] - starts[0][m], g);
+            }
+        }
+        let mut stats = Stats::default();
+        for s in &segments {
+            stats += s.stats;
+        }
+        let t_end = segments[last].t_end;
+        let trajectory = crate::integrate::Trajectory {
+            segments: vec![],
+            events: vec![],
+            stats,
+            t0: self.setup.t0,
+            t_final: t_end,
+            y_final: segments[last].end.clone(),
+            mode_final: segments[last].end_mode,
+        };
+        Ok(Point {
+            x: x.to_vec(),
+            theta,
+            t_end,
+            f,
+            g: grads[0].clone(),
+            rows,
+            evaluation: Evaluation {
+                values,
+                gradients: grads_theta,
+                trajectory,
+                stats,
+                tau: None,
+                timing: EvalTiming::default(),
+                witnesses: vec![],
+                fd: None,
+            },
+        })
+        .inspect(|p| debug_assert_eq!(p.x.len(), nf + (self.k() - 1) * nx))
+    }
+}
+
+impl<S: HybridSystem> Problem for ShootingNlp<'_, '_, S> {
+    fn bounds(&self) -> (&[f64], &[f64]) {
+        (&self.lower, &self.upper)
+    }
+    fn x0(&self) -> Vec<f64> {
+        self.start_x.clone()
+    }
+    fn evaluate(&self, x: &[f64]) -> Result<Point, Error> {
+        let runs = self.runs(x)?;
+        self.point(x, runs)
+    }
+    fn known_hessian(&self) -> Option<DMatrix<f64>> {
+        let nf = self.free.len();
+        effort_hessian(&self.setup, self.lower.len(), |k| {
+            self.free.iter().position(|&f| f == k).filter(|&i| i < nf)
+        })
+    }
+}

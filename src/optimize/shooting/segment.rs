@@ -1,0 +1,196 @@
+//! One segment of multiple shooting: an ordinary hybrid run from its node's state and mode
+//! over its interval, with events, jumps and direct sensitivities in θ and in the start
+//! state (docs/guide/shooting.md, "The continuity constraints"). The run is that of the
+//! system started at `s_k` ([`StartOnSection`]: θ' = (p, s_k, c)), so one forward pass
+//! gives the segment's functionals and the end state `x_k(t_{k+1}; s_k, θ)` with
+//!
+//! ```text
+//! ∂x_k(t_{k+1})/∂(θ, s_k) = S(t_{k+1})                  (the direct sensitivities, theory §2–3)
+//! ```
+//!
+//! and for a periodic problem's last segment, which ends at the closing guard's first
+//! firing `t_e`, the state after its reset with the return-map formula
+//! `∂x⁺/∂(θ, s) = Ξ S⁻ + Ξ_θ + f⁺ τ`, `τ = −(g_x S⁻ + g_θ)/ġ` (theory §3; the state at the
+//! moving event time, as `periodic::map`).
+
+use super::nodes::Node;
+use crate::cost::Objective;
+use crate::error::Error;
+use crate::integrate::{Stats, Trajectory};
+use crate::model::HybridSystem;
+use crate::periodic::section::StartOnSection;
+use crate::sensitivity::forward::forward_sensitivity_lean;
+use crate::sensitivity::jump::Jump;
+use crate::setup::Setup;
+use nalgebra::DMatrix;
+
+/// Where a segment runs: from its node's time, mode and state to `t1` (a closing
+/// segment: to the first firing of `closure`, `t1` capping it).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Span<'n> {
+    pub node: &'n Node,
+    pub t1: f64,
+    pub closure: Option<usize>,
+}
+
+/// A segment's run at one iterate, with its derivatives split by what they are over.
+pub(super) struct SegmentRun {
+    /// The values of the segment's parts of the functionals.
+    pub values: Vec<f64>,
+    /// `∂value_i/∂θ` over the problem's θ = (p, c).
+    pub grad_theta: Vec<Vec<f64>>,
+    /// `∂value_i/∂s` over the segment's start state.
+    pub grad_start: Vec<Vec<f64>>,
+    /// The state at the end (after the closing reset for a closing segment).
+    pub end: Vec<f64>,
+    /// `∂end/∂θ` (nx × nθ) and `∂end/∂s` (nx × nx).
+    pub end_theta: DMatrix<f64>,
+    pub end_start: DMatrix<f64>,
+    /// The mode at the end (after the closing reset).
+    pub end_mode: usize,
+    /// The time it ended (the closing event's for a closing segment).
+    pub t_end: f64,
+    pub stats: Stats,
+}
+
+/// The setup of a segment over the system started at its node.
+fn segment_setup<'w, S: HybridSystem>(
+    base: &Setup<'_, S>,
+    sys: &'w StartOnSection<'w, S>,
+    span: Span<'_>,
+    objectives: Vec<Objective>,
+) -> Setup<'w, StartOnSection<'w, S>> {
+    let mut s = Setup::new(sys, span.node.t, span.t1, base.controls.clone(), objectives);
+    s.solver = base.solver;
+    s.events = base.events;
+    s.events.stop_after = span.closure.map(|g| (g, 1));
+    s.extra_breakpoints = base
+        .extra_breakpoints
+        .iter()
+        .copied()
+        .filter(|&t| t > span.node.t && t < span.t1)
+        .collect();
+    s
+}
+
+/// θ' = (p, s, c) of the system started at `s`.
+fn theta_with_start(theta: &[f64], np: usize, s: &[f64]) -> Vec<f64> {
+    let mut th = theta[..np].to_vec();
+    th.extend_from_slice(s);
+    th.extend_from_slice(&theta[np..]);
+    th
+}
+
+/// Whether the run ended at the first firing of `closure`, or the error that it did not.
+fn closed<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    traj: &Trajectory,
+    guard: usize,
+) -> Result<usize, Error> {
+    match traj.events.last() {
+        Some(e) if e.terminal && e.guard == guard => Ok(traj.events.len() - 1),
+        _ => Err(Error::MissingEvent {
+            guard: setup.dims.guard_name(guard),
+            occurrence: 1,
+            fired: 0,
+            t0: setup.t0,
+            t1: setup.t_end,
+        }),
+    }
+}
+
+/// The guards the segment fires at `(θ, s)` (a plain run).
+pub(super) fn firings<S: HybridSystem>(
+    base: &Setup<'_, S>,
+    span: Span<'_>,
+    theta: &[f64],
+    s: &[f64],
+) -> Result<Vec<usize>, Error> {
+    let sys = StartOnSection::new(base.sys(), span.node.mode).with_controls();
+    let setup = segment_setup(base, &sys, span, vec![]);
+    let traj = setup.simulate(&theta_with_start(theta, base.np(), s))?;
+    if let Some(g) = span.closure {
+        closed(&setup, &traj, g)?;
+    }
+    Ok(traj.events.iter().map(|e| e.guard).collect())
+}
+
+/// The segment's dense state trajectory at `(θ, s)` (for figures and tables): X = x.
+pub(super) fn dense<S: HybridSystem>(
+    base: &Setup<'_, S>,
+    span: Span<'_>,
+    theta: &[f64],
+    s: &[f64],
+) -> Result<Trajectory, Error> {
+    let sys = StartOnSection::new(base.sys(), span.node.mode).with_controls();
+    let setup = segment_setup(base, &sys, span, vec![]);
+    setup.simulate(&theta_with_start(theta, base.np(), s))
+}
+
+/// The segment's run with its derivatives (module docs).
+pub(super) fn run<S: HybridSystem>(
+    base: &Setup<'_, S>,
+    span: Span<'_>,
+    objectives: Vec<Objective>,
+    theta: &[f64],
+    s: &[f64],
+) -> Result<SegmentRun, Error> {
+    let sys = StartOnSection::new(base.sys(), span.node.mode).with_controls();
+    let setup = segment_setup(base, &sys, span, objectives);
+    let (np, nx, n) = (base.np(), base.nx(), setup.n());
+    let th = theta_with_start(theta, np, s);
+    let nth = th.len();
+    let r = forward_sensitivity_lean(&setup, &th)?;
+    let traj = &r.trajectory;
+    // the end state and ∂end/∂θ' (rows 0..nx of X and of S)
+    let (end, jac, end_mode, t_end) = match span.closure {
+        None => {
+            let y = &traj.y_final;
+            let jac = DMatrix::from_fn(nx, nth, |i, j| y[n + j * n + i]);
+            (y[..nx].to_vec(), jac, traj.mode_final, traj.t_final)
+        }
+        Some(g) => {
+            let last = closed(&setup, traj, g)?;
+            let e = &traj.events[last];
+            let ctx = traj.event_ctx(last);
+            let jump =
+                Jump::at(&setup, &ctx, g, e.t, &e.y_minus[..n], &th, false).map_err(|source| {
+                    Error::Model {
+                        t: e.t,
+                        mode: setup.dims.mode_name(ctx.mode),
+                        source,
+                    }
+                })?;
+            let s_minus = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
+            let tau = jump.tau(&s_minus);
+            let full = jump.forward(&s_minus) + &jump.f_plus * tau.transpose();
+            (
+                jump.x_plus.as_slice()[..nx].to_vec(),
+                full.rows(0, nx).into_owned(),
+                jump.mode_after,
+                e.t,
+            )
+        }
+    };
+    // θ' = (p, s, c) → θ = (p, c) and s
+    let theta_cols = |j: usize| if j < np { j } else { j + nx };
+    let ntheta = nth - nx;
+    let split = |g: &Vec<f64>| -> (Vec<f64>, Vec<f64>) {
+        (
+            (0..ntheta).map(|j| g[theta_cols(j)]).collect(),
+            g[np..np + nx].to_vec(),
+        )
+    };
+    let (grad_theta, grad_start) = r.gradients.iter().map(split).unzip();
+    Ok(SegmentRun {
+        values: r.values.clone(),
+        grad_theta,
+        grad_start,
+        end,
+        end_theta: DMatrix::from_fn(nx, ntheta, |i, j| jac[(i, theta_cols(j))]),
+        end_start: jac.columns(np, nx).into_owned(),
+        end_mode,
+        t_end,
+        stats: traj.stats,
+    })
+}

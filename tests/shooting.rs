@@ -1,0 +1,441 @@
+//! Multiple shooting: the continuity rows and the cost against the ball's closed-form
+//! oracle (dual numbers) and central differences, a segment crossing impacts, a node
+//! placed exactly at an event time (the state and mode after it), an infeasible start
+//! from a CSV table, the same optimum as single shooting, and the typed errors.
+
+use hybridopt::optimize::{shooting_point, Closure, GuessTable, NodeSide, ShootingError};
+use hybridopt::prelude::*;
+use hybridopt::systems::bouncing_ball::{oracle, BouncingBall};
+use num_dual::Dual64;
+
+const G: f64 = 9.81;
+
+/// The ball without drag on [0, 2] thrown from y0 = 1 at v0 (θ = g, e, c, y0, v0), e and
+/// v0 free; cost ∫ (y − 0.5)² dt + (y(2) − 0.3)² (the terminal term kept for the gradient
+/// tests; the optimizations use the integral alone: y(2) has a kink where an impact
+/// crosses t = 2, and the optimum of the two together sits on it).
+fn ball_setup() -> Setup<'static, BouncingBall> {
+    ball_setup_with(true)
+}
+
+fn ball_setup_with(terminal: bool) -> Setup<'static, BouncingBall> {
+    let mut terms = vec![Term::IntegralSquared {
+        output: 0,
+        target: 0.5,
+        weight: 1.0,
+    }];
+    if terminal {
+        terms.push(Term::TerminalSquared {
+            output: 0,
+            target: 0.3,
+            weight: 1.0,
+        });
+    }
+    let cost = Objective::new("f", terms);
+    Setup::builder_shared(std::sync::Arc::new(BouncingBall))
+        .horizon(0.0, 2.0)
+        .objective(cost)
+        .tolerances(1e-12, 1e-12)
+        .build()
+}
+
+fn ball_theta(e: f64, v0: f64) -> Vec<ThetaEntry> {
+    vec![
+        ThetaEntry::fixed("g", G),
+        ThetaEntry::free("e", e).with_bounds(Some(0.1), Some(0.95)),
+        ThetaEntry::fixed("c", 0.0),
+        ThetaEntry::fixed("y0", 1.0),
+        ThetaEntry::free("v0", v0).with_bounds(Some(-5.0), Some(5.0)),
+    ]
+}
+
+fn segments(k: usize) -> Shooting {
+    Shooting {
+        nodes: NodeTimes::Segments(k),
+        guess: Guess::SingleShooting,
+        closure: None,
+    }
+}
+
+/// The oracle's segment from state (y, v) over `dt`: (y, v) at its end, in dual numbers
+/// seeded along one of (e, v0-or-y, v) — the closed-form flights and impact times.
+fn oracle_end(e: Dual64, y: Dual64, v: Dual64, dt: f64) -> (Dual64, Dual64) {
+    let p = [Dual64::from(G), e, Dual64::from(0.0), y, v];
+    let (_, _, ye, ve) = oracle::run(&p, dt);
+    (ye, ve)
+}
+
+/// The continuity rows of three segments (the first two cross an impact each) at a point
+/// off the trajectory (nonzero gaps): every entry equals the closed-form oracle's
+/// derivative and central differences.
+#[test]
+fn continuity_jacobian_equals_oracle_and_fd() {
+    let setup = ball_setup();
+    let theta = ball_theta(0.8, 0.5);
+    let shooting = segments(3);
+    let start = shooting_point(&setup, &theta, &Constraints::default(), &shooting, None).unwrap();
+    assert_eq!(
+        start.variables,
+        ["e", "v0", "y@1", "v@1", "y@2", "v@2"],
+        "θ's free entries, then the nodes"
+    );
+    // off the trajectory: every node moved
+    let x: Vec<f64> = start
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v + if i >= 2 { 0.03 * (i as f64 - 3.5) } else { 0.0 })
+        .collect();
+    let p = shooting_point(&setup, &theta, &Constraints::default(), &shooting, Some(&x)).unwrap();
+    let conts: Vec<_> = p
+        .rows
+        .iter()
+        .filter(|r| r.name.starts_with("continuity"))
+        .collect();
+    assert_eq!(conts.len(), 4);
+    assert!(
+        conts.iter().map(|r| r.value.abs()).fold(0.0, f64::max) > 1e-2,
+        "the gaps are open"
+    );
+    // the oracle: segment k from s_k over 2/3, dual-seeded along variable j
+    let dt = 2.0 / 3.0;
+    let (mut worst_oracle, mut worst_fd) = (0.0f64, 0.0f64);
+    for (r, row) in conts.iter().enumerate() {
+        let (node, comp) = (r / 2 + 1, r % 2);
+        let k = node - 1; // the segment that ends at the node
+        for j in 0..x.len() {
+            let seed = |i: usize, v: f64| Dual64::new(v, if i == j { 1.0 } else { 0.0 });
+            let e = seed(0, x[0]);
+            let (y, v) = if k == 0 {
+                (Dual64::from(1.0), seed(1, x[1]))
+            } else {
+                let at = 2 + 2 * (k - 1);
+                (seed(at, x[at]), seed(at + 1, x[at + 1]))
+            };
+            let (ye, ve) = oracle_end(e, y, v, dt);
+            let end = if comp == 0 { ye } else { ve };
+            let next = 2 + 2 * (node - 1) + comp;
+            let want_value = end.re - x[next];
+            let want = end.eps - if j == next { 1.0 } else { 0.0 };
+            let shifted = |d: f64| {
+                let mut xs = x.clone();
+                xs[j] += d;
+                let q = shooting_point(
+                    &setup,
+                    &theta,
+                    &Constraints::default(),
+                    &shooting,
+                    Some(&xs),
+                )
+                .unwrap();
+                q.rows.iter().find(|q| q.name == row.name).unwrap().value
+            };
+            let h = 1e-6;
+            let fd = (shifted(h) - shifted(-h)) / (2.0 * h);
+            assert!(
+                (row.value - want_value).abs() <= 1e-9,
+                "{}: value {} oracle {want_value}",
+                row.name,
+                row.value
+            );
+            let (eo, ef) = ((row.gradient[j] - want).abs(), (row.gradient[j] - fd).abs());
+            assert!(
+                eo <= 1e-7 && ef <= 1e-7,
+                "{} d/d{}: {} oracle {want} fd {fd}",
+                row.name,
+                p.variables[j],
+                row.gradient[j]
+            );
+            worst_oracle = worst_oracle.max(eo);
+            worst_fd = worst_fd.max(ef);
+        }
+    }
+    eprintln!("continuity Jacobian: oracle {worst_oracle:.2e}, FD {worst_fd:.2e}");
+}
+
+/// The cost's gradient over the variables equals central differences (running terms
+/// summed over the segments, the terminal term in the last).
+#[test]
+fn cost_gradient_equals_fd() {
+    let setup = ball_setup();
+    let theta = ball_theta(0.7, 0.3);
+    let shooting = segments(4);
+    let p = shooting_point(&setup, &theta, &Constraints::default(), &shooting, None).unwrap();
+    let mut worst = 0.0f64;
+    for j in 0..p.values.len() {
+        let shifted = |d: f64| {
+            let mut xs = p.values.clone();
+            xs[j] += d;
+            shooting_point(
+                &setup,
+                &theta,
+                &Constraints::default(),
+                &shooting,
+                Some(&xs),
+            )
+            .unwrap()
+            .cost
+        };
+        let h = 1e-6;
+        let fd = (shifted(h) - shifted(-h)) / (2.0 * h);
+        worst = worst.max((p.cost_gradient[j] - fd).abs());
+    }
+    eprintln!("cost gradient vs FD: {worst:.2e}");
+    assert!(worst <= 1e-7, "{worst}");
+    // at the guess the nodes lie on the single-shooting run: the same cost
+    let single = evaluate(&setup, &[G, 0.7, 0.0, 1.0, 0.3], GradientMethod::Adjoint).unwrap();
+    assert!(
+        (p.cost - single.values[0]).abs() <= 1e-9 * single.values[0],
+        "{} vs {}",
+        p.cost,
+        single.values[0]
+    );
+}
+
+/// An event-timed problem (the 2nd impact at 1.3 s, e near 0.6) solved by single
+/// and by multiple shooting: the same optimum, continuity closed.
+#[test]
+fn same_optimum_as_single_shooting() {
+    let cost = Objective::new(
+        "f",
+        vec![
+            Term::EventTimeSquared {
+                guard: EventGuard::Guard(0),
+                occurrence: 2,
+                target: 1.3,
+                weight: 1.0,
+            },
+            Term::ParameterSquared {
+                index: 1,
+                target: 0.6,
+                weight: 0.1,
+            },
+        ],
+    );
+    let setup = Setup::builder(&BouncingBall)
+        .horizon(0.0, 2.0)
+        .objective(cost)
+        .tolerances(1e-12, 1e-12)
+        .build();
+    let theta = ball_theta(0.8, 1.0);
+    // a zero-residual optimum: the default KKT tolerance leaves θ at ~1e-8
+    let settings = OptimizerSettings {
+        tol_kkt: 1e-10,
+        ..OptimizerSettings::default()
+    };
+    let single =
+        optimize_constrained(&setup, &theta, &Constraints::default(), &settings, None).unwrap();
+    let multi = optimize_shooting(
+        &setup,
+        &theta,
+        &Constraints::default(),
+        &segments(4),
+        &settings,
+        None,
+    )
+    .unwrap();
+    assert!(single.converged() && multi.converged(), "{single}\n{multi}");
+    let report = multi.shooting.as_ref().unwrap();
+    eprintln!(
+        "single {:?} ψ {:.3e}; multiple {:?} ψ {:.3e}, defect {:.2e} → {:.2e}",
+        single.theta_final,
+        single.final_cost,
+        multi.theta_final,
+        multi.final_cost,
+        report.max_defect_initial,
+        report.max_defect
+    );
+    assert!(report.max_defect <= 1e-9);
+    for j in [1, 4] {
+        let (a, b) = (single.theta_final[j], multi.theta_final[j]);
+        assert!(
+            (a - b).abs() <= 1e-8 * a.abs().max(1.0),
+            "θ[{j}] {a} vs {b}"
+        );
+    }
+    assert!(
+        (single.final_cost - multi.final_cost).abs() <= 1e-8 * single.final_cost.max(1e-12),
+        "ψ {} vs {}",
+        single.final_cost,
+        multi.final_cost
+    );
+}
+
+/// The converged multiple-shooting point is a genuine hybrid trajectory: the single-
+/// shooting run of its θ has its cost.
+fn assert_genuine(setup: &Setup<'_, BouncingBall>, r: &OptimizeResult) {
+    let single = evaluate(setup, &r.theta_final, GradientMethod::Adjoint).unwrap();
+    assert!(
+        (single.values[0] - r.final_cost).abs() <= 1e-8 * r.final_cost.abs().max(1e-12),
+        "single shooting at the final θ: ψ {} vs {}",
+        single.values[0],
+        r.final_cost
+    );
+}
+
+/// A node exactly at an impact of the guess takes the state after it (v > 0, the reset
+/// applied) and reports the decision, and the run converges to a genuine trajectory (the
+/// node moves off the event if the event stays on it).
+#[test]
+fn node_at_an_event_takes_the_state_after_it() {
+    let setup = ball_setup_with(false);
+    let theta = ball_theta(0.8, 0.5);
+    let values: Vec<f64> = theta.iter().map(|e| e.value).collect();
+    let traj = setup.simulate(&values).unwrap();
+    let t_impact = traj.events[0].t;
+    let shooting = Shooting {
+        nodes: NodeTimes::Times(vec![t_impact]),
+        guess: Guess::SingleShooting,
+        closure: None,
+    };
+    let r = optimize_shooting(
+        &setup,
+        &theta,
+        &Constraints::default(),
+        &shooting,
+        &OptimizerSettings::default(),
+        None,
+    )
+    .unwrap();
+    let report = r.shooting.as_ref().unwrap();
+    let node = &report.nodes[1];
+    assert_eq!(
+        node.side,
+        NodeSide::AfterEvent {
+            guard: "ground".into()
+        }
+    );
+    let v_minus = traj.events[0].y_minus[1];
+    assert!(v_minus < 0.0);
+    assert!(
+        (node.state_initial[1] + 0.8 * v_minus).abs() <= 1e-12
+            && node.state_initial[0].abs() < 1e-9,
+        "after the reset: v⁺ = −e v⁻: {:?}",
+        node.state_initial
+    );
+    assert_eq!(node.t_initial, t_impact);
+    eprintln!(
+        "node at the impact {t_impact}: moved to {}; {r}; defect {:.2e}",
+        node.t, report.max_defect
+    );
+    assert!(r.converged() && report.max_defect <= 1e-9, "{r}");
+    assert_genuine(&setup, &r);
+}
+
+/// From a hand-drawn, infeasible table (the ball sliding linearly down at constant speed,
+/// no bounce in it) multiple shooting converges to the optimum of single shooting.
+#[test]
+fn infeasible_start_from_a_csv_table() {
+    let setup = ball_setup_with(false);
+    let theta = ball_theta(0.8, 0.5);
+    let dims = setup.dims.clone();
+    let mut csv = String::from("t,y,v\n");
+    for i in 0..=20 {
+        let t = 0.1 * i as f64;
+        csv.push_str(&format!("{t},{},{}\n", 1.0 - 0.4 * t, -0.4));
+    }
+    let table = GuessTable::parse_csv(&csv, "drawn.csv", &dims).unwrap();
+    let shooting = Shooting {
+        nodes: NodeTimes::Segments(4),
+        guess: Guess::Table(table),
+        closure: None,
+    };
+    let r = optimize_shooting(
+        &setup,
+        &theta,
+        &Constraints::default(),
+        &shooting,
+        &OptimizerSettings::default(),
+        None,
+    )
+    .unwrap();
+    let report = r.shooting.as_ref().unwrap();
+    assert!(report.max_defect_initial > 0.1, "the start is infeasible");
+    let single = optimize_constrained(
+        &setup,
+        &theta,
+        &Constraints::default(),
+        &OptimizerSettings::default(),
+        None,
+    )
+    .unwrap();
+    eprintln!(
+        "from the table: defect {:.2e} → {:.2e} in {} iterations; ψ {:.10e} (single {:.10e})",
+        report.max_defect_initial, report.max_defect, r.iterations, r.final_cost, single.final_cost
+    );
+    assert!(r.converged() && report.max_defect <= 1e-9, "{r}");
+    assert_genuine(&setup, &r);
+    assert!((r.final_cost - single.final_cost).abs() <= 1e-8 * single.final_cost);
+    for j in [1, 4] {
+        let (a, b) = (single.theta_final[j], r.theta_final[j]);
+        assert!(
+            (a - b).abs() <= 1e-7 * a.abs().max(1.0),
+            "θ[{j}] {a} vs {b}"
+        );
+    }
+}
+
+/// Bad inputs are typed errors naming what is wrong.
+#[test]
+fn bad_inputs_are_typed_errors() {
+    let setup = ball_setup();
+    let theta = ball_theta(0.8, 0.5);
+    let dims = setup.dims.clone();
+    let run = |s: &Shooting| {
+        optimize_shooting(
+            &setup,
+            &theta,
+            &Constraints::default(),
+            s,
+            &OptimizerSettings::default(),
+            None,
+        )
+        .unwrap_err()
+    };
+    let e = run(&Shooting {
+        nodes: NodeTimes::Times(vec![1.0, 0.5]),
+        guess: Guess::SingleShooting,
+        closure: None,
+    });
+    assert!(matches!(e, Error::Shooting(ShootingError::Nodes(_))), "{e}");
+    let e = run(&segments(1));
+    assert!(matches!(e, Error::Shooting(ShootingError::Nodes(_))), "{e}");
+    let e = GuessTable::parse_csv("t,y\n0,1\n1,2\n", "g.csv", &dims).unwrap_err();
+    assert!(
+        e.to_string().contains("g.csv") && e.to_string().contains("`v`"),
+        "{e}"
+    );
+    let e = GuessTable::parse_csv("t,y,v\n0,1,0\n1,x,2\n", "g.csv", &dims).unwrap_err();
+    assert!(e.to_string().contains("line 3"), "{e}");
+    let short = GuessTable::parse_csv("t,y,v\n0,1,0\n1,0,2\n", "g.csv", &dims).unwrap();
+    let e = run(&Shooting {
+        nodes: NodeTimes::Times(vec![1.5]),
+        guess: Guess::Table(short),
+        closure: None,
+    });
+    assert!(e.to_string().contains("outside the table's span"), "{e}");
+    let e = run(&Shooting {
+        nodes: NodeTimes::Segments(2),
+        guess: Guess::SingleShooting,
+        closure: Some(Closure {
+            guard: 3,
+            states: vec![0],
+        }),
+    });
+    assert!(matches!(e, Error::Shooting(ShootingError::Nodes(_))), "{e}");
+    let mut stopping = ball_setup();
+    stopping.events.stop_after = Some((0, 2));
+    let e = optimize_shooting(
+        &stopping,
+        &theta,
+        &Constraints::default(),
+        &segments(2),
+        &OptimizerSettings::default(),
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, Error::Shooting(ShootingError::Unsupported { .. })),
+        "{e}"
+    );
+}
