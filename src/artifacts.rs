@@ -178,7 +178,7 @@ pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
                 ),
                 Series::new(
                     "largest violation",
-                    it,
+                    it.clone(),
                     history
                         .iter()
                         .map(|r| floor(r.max_violation.unwrap_or(0.0)))
@@ -188,6 +188,19 @@ pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
             ],
             log_y: true,
         };
+        // multiple shooting: the continuity gaps too
+        if history.iter().any(|r| r.defect.is_some()) {
+            fig.panels[1].title = "KKT stationarity, largest violation, continuity gap".into();
+            fig.panels[1].series.push(Series::new(
+                "largest continuity gap",
+                it,
+                history
+                    .iter()
+                    .map(|r| floor(r.defect.unwrap_or(0.0)))
+                    .collect(),
+                LineKind::Points,
+            ));
+        }
     }
     fig
 }

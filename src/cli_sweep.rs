@@ -69,6 +69,14 @@ pub struct StartArgs {
 }
 
 impl StartArgs {
+    /// `--jobs`, checked to be in 1..=MAX_JOBS when given.
+    pub fn jobs(&self) -> Result<Option<usize>> {
+        Ok(self
+            .jobs
+            .map(run::check_jobs)
+            .transpose()?)
+    }
+
     fn seed(&self) -> u64 {
         self.seed.unwrap_or(0)
     }

@@ -445,7 +445,22 @@ fn cmd_optimize(
 ) -> Result<()> {
     let mut p = load(path, params)?;
     if starts.is_none() {
-        multi.check_unused(true)?;
+        // --jobs runs a multiple-shooting problem's segments in parallel
+        multi.check_unused(p.shooting.is_none())?;
+    }
+    if p.shooting.is_some() {
+        if starts.is_some() {
+            bail!(
+                "{}: --starts is not available for a [shooting] problem (its start is the guess of the nodes); drop --starts",
+                path.display()
+            );
+        }
+        if solver.is_some() {
+            bail!(
+                "{}: --solver chooses between the unconstrained solvers (lbfgs, gd); multiple shooting ([shooting]) runs the constrained solver (SQP): drop --solver",
+                path.display()
+            );
+        }
     }
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&p.name));
     if p.periodic.is_some() {
@@ -484,7 +499,14 @@ fn cmd_optimize(
                 Arc::new(move |it: u64, _c: f64| b.set_position(it))
                     as Arc<dyn Fn(u64, f64) + Send + Sync>
             });
-            let r = p.optimize(&setup, &p.theta, progress)?;
+            let r = match multi.jobs()?.filter(|_| p.shooting.is_some()) {
+                Some(j) => rayon::ThreadPoolBuilder::new()
+                    .num_threads(j)
+                    .build()
+                    .map_err(|e| anyhow::anyhow!("--jobs {j}: {e}"))?
+                    .install(|| p.optimize(&setup, &p.theta, progress))?,
+                None => p.optimize(&setup, &p.theta, progress)?,
+            };
             if let Some(b) = bar {
                 b.finish_and_clear();
             }

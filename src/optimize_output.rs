@@ -170,6 +170,11 @@ pub fn history_table(
     if constrained {
         header.push("max_violation".into());
     }
+    // multiple shooting adds the largest continuity gap
+    let shooting = history.iter().any(|h| h.defect.is_some());
+    if shooting {
+        header.push("defect".into());
+    }
     let mut rows = ndarray::Array2::zeros((history.len(), header.len()));
     for (i, h) in history.iter().enumerate() {
         rows[(i, 0)] = h.iteration as f64;
@@ -181,6 +186,9 @@ pub fn history_table(
         }
         if constrained {
             rows[(i, 4 + h.theta.len())] = h.max_violation.unwrap_or(f64::NAN);
+        }
+        if shooting {
+            rows[(i, header.len() - 1)] = h.defect.unwrap_or(f64::NAN);
         }
     }
     (header, rows)

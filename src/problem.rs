@@ -13,6 +13,7 @@ mod optimizer;
 mod parameters;
 mod plot;
 pub mod schema;
+mod shooting;
 mod simulation;
 
 use crate::constraint::Constraints;
@@ -92,6 +93,9 @@ pub struct Problem {
     pub plot_outputs: Vec<usize>,
     /// The `[periodic]` table as written (validated by `periodic::spec::PeriodicSpec`).
     pub periodic: Option<toml::Table>,
+    /// `[shooting]`: multiple shooting's nodes, guess and periodic closing; when present,
+    /// `optimize` runs [`crate::optimize::optimize_shooting`].
+    pub shooting: Option<crate::optimize::Shooting>,
     /// `[plot.geometry]`: a geometry from the outputs, for pictures of the motion.
     pub plot_geometry: Option<crate::animate::GeometrySpec>,
     /// `[plot] loops`: pairs (x, y) of output indices drawn against each other
@@ -155,6 +159,17 @@ impl Problem {
         let reference = costs::reference(spec.reference.as_ref(), &costs, &dims, &doc)?;
         let optimizer = optimizer::settings(&spec.optimizer.unwrap_or_default(), &doc)?;
         let plot = plot::read(spec.plot.as_ref(), &dims, &doc)?;
+        let shooting = spec
+            .shooting
+            .as_ref()
+            .map(|s| shooting::read(s, &dims, &doc))
+            .transpose()?;
+        if shooting.is_some() && spec.periodic.is_some() {
+            return Err(doc.error(
+                &[key("shooting")],
+                "a file has either [periodic] (the return map's fixed point) or [shooting] (multiple shooting, with `periodic = { guard = … }` for a periodic problem), not both",
+            ));
+        }
         if let Some(why) = spec.name.as_deref().and_then(file_names::unusable) {
             return Err(doc.error(
                 &[key("name")],
@@ -188,6 +203,7 @@ impl Problem {
             optimizer,
             plot_outputs: plot.outputs,
             periodic: spec.periodic,
+            shooting,
             plot_geometry: plot.geometry,
             plot_loops: plot.loops,
         })
@@ -294,15 +310,25 @@ impl Problem {
     }
 
     /// Runs the optimizer the problem calls for on `setup` (built by [`Self::setup`]):
-    /// the constrained solver when it has constraints or a free final time, else
-    /// `[optimizer] solver` (L-BFGS or steepest descent).
+    /// multiple shooting with a `[shooting]` table, the constrained solver when it has
+    /// constraints or a free final time, else `[optimizer] solver` (L-BFGS or steepest
+    /// descent).
     pub fn optimize(
         &self,
         setup: &Setup<'_, Builtin>,
         theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
-        if self.constraints.is_empty() {
+        if let Some(shooting) = &self.shooting {
+            crate::optimize::optimize_shooting(
+                setup,
+                theta,
+                &self.constraints,
+                shooting,
+                &self.optimizer,
+                progress,
+            )
+        } else if self.constraints.is_empty() {
             crate::optimize::optimize(setup, theta, &self.optimizer, progress)
         } else {
             crate::optimize::optimize_constrained(

@@ -85,6 +85,10 @@ pub struct OptimizeSummary {
     pub t_end_initial: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub t_end_final: Option<f64>,
+    /// Multiple shooting's nodes (times, modes, states at the start and the end), the
+    /// continuity gaps and a periodic problem's closing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shooting: Option<crate::optimize::ShootingReport>,
 }
 
 /// `"multi_start"` of `optimize --starts N`.
@@ -165,6 +169,7 @@ impl OptimizeSummary {
             max_violation: c.map(|c| c.max_violation),
             t_end_initial: c.and_then(|c| c.t_end_initial),
             t_end_final: c.and_then(|c| c.t_end_final),
+            shooting: r.shooting.clone(),
         }
     }
 
@@ -216,6 +221,23 @@ impl OptimizeSummary {
         }
         if let (Some(a), Some(b)) = (self.t_end_initial, self.t_end_final) {
             let _ = writeln!(o, "  {:>12} {a:.10e} → {b:.10e}", "t_end");
+        }
+        if let Some(sh) = &self.shooting {
+            let _ = writeln!(
+                o,
+                "  multiple shooting: {} segments on {} thread(s), largest continuity gap {:.2e} → {:.2e}",
+                sh.segments, sh.threads, sh.max_defect_initial, sh.max_defect
+            );
+            if let Some(c) = &sh.closure {
+                let _ = writeln!(
+                    o,
+                    "  periodic: after `{}` at t = {:.10e} the states {} return to the start within {:.2e}",
+                    c.guard,
+                    sh.t_end,
+                    c.states.join(", "),
+                    c.residual
+                );
+            }
         }
         if let Some(k) = &self.final_kink {
             let _ = writeln!(o, "  the final point is a kink (simultaneous event at t = {:?}): ψ has no gradient there", k.times);

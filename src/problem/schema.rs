@@ -33,6 +33,27 @@ pub struct FileSpec {
     pub plot: Option<PlotSpec>,
     /// The periodic-orbit settings, validated by [`crate::periodic::spec`].
     pub periodic: Option<toml::Table>,
+    /// Multiple shooting (see `shooting.rs`).
+    pub shooting: Option<ShootingSpec>,
+}
+
+/// `[shooting]`: the nodes (`segments = K` or `nodes = [t_1, …]`), the guess
+/// (`guess = "single_shooting"` or a CSV file's path) and a periodic closing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShootingSpec {
+    pub segments: Option<usize>,
+    pub nodes: Option<Vec<f64>>,
+    pub guess: Option<String>,
+    pub periodic: Option<ClosingSpec>,
+}
+
+/// `[shooting] periodic = { guard = "…", states = [ … ] }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClosingSpec {
+    pub guard: String,
+    pub states: Option<Vec<String>>,
 }
 
 /// `[simulation]`.

@@ -171,7 +171,7 @@ pub(super) fn finish(
             Outcome::MaxIterations,
             "maximum number of iterations reached".to_string(),
         ),
-        SqpEnd::Stalled(why) => (Outcome::Stalled, why.clone()),
+        SqpEnd::Stalled(why) | SqpEnd::Halted(why) => (Outcome::Stalled, why.clone()),
     };
     let shooting = run
         .point

@@ -81,6 +81,8 @@ pub(crate) struct Point {
     pub g: Vec<f64>,
     pub rows: Vec<Row>,
     pub evaluation: Evaluation,
+    /// Multiple shooting: each segment's event times (empty for single shooting).
+    pub segment_events: Vec<Vec<f64>>,
 }
 
 impl Point {
@@ -293,6 +295,7 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
             g,
             rows,
             evaluation: ev,
+            segment_events: vec![],
         })
     }
 

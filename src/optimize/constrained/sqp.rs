@@ -40,6 +40,12 @@ pub(crate) trait Problem {
     /// The cost's Hessian where known in closed form (to start the quasi-Newton
     /// approximation from), else `None`.
     fn known_hessian(&self) -> Option<DMatrix<f64>>;
+    /// Why the iteration should stop at an accepted iterate short of convergence for the
+    /// caller to change the problem's discretization (multiple shooting: an event on a
+    /// node), else `None`.
+    fn halt(&self, _p: &Point) -> Option<String> {
+        None
+    }
 }
 
 /// How the iteration ended.
@@ -52,6 +58,8 @@ pub(crate) enum SqpEnd {
     MaxIterations,
     /// The line search found no acceptable step.
     Stalled(String),
+    /// The problem asked to stop ([`Problem::halt`]) at this iterate.
+    Halted(String),
 }
 
 /// One iterate of the history.
@@ -151,6 +159,9 @@ pub(crate) fn sqp(
         }
         if iteration >= max_iters {
             return Ok(end(SqpEnd::MaxIterations, p, evaluations, history));
+        }
+        if let Some(why) = nlp.halt(&p) {
+            return Ok(end(SqpEnd::Halted(why), p, evaluations, history));
         }
         // Powell's rule: at least 1.1‖λ‖∞, and otherwise halfway down towards it
         let need = 1.1 * inf_norm(&step.lambda) + 1e-8;

@@ -22,10 +22,32 @@ use rayon::prelude::*;
 
 /// An event closer to a node than this fraction of the shorter neighbouring segment is on
 /// it.
-const NEAR: f64 = 0.02;
+const NEAR: f64 = 0.05;
 /// The moved node lands this fraction of the segment beyond the event (or halfway to the
 /// next event, if that is nearer).
 const BEYOND: f64 = 0.1;
+
+/// The first node with an event of an adjacent segment on it (`events`: each segment's
+/// event times), as a reason to stop the SQP.
+pub(super) fn event_on_node<S: HybridSystem>(
+    nlp: &ShootingNlp<'_, '_, S>,
+    events: &[Vec<f64>],
+) -> Option<String> {
+    let k = nlp.k();
+    let end = nlp.span(k - 1).t1;
+    for node in 1..k {
+        let t = nlp.nodes[node].t;
+        let left = t - nlp.nodes[node - 1].t;
+        let right = if node + 1 < k { nlp.nodes[node + 1].t } else { end } - t;
+        let near = NEAR * left.min(right);
+        let before = events[node - 1].last().is_some_and(|&te| t - te < near);
+        let after = events[node].first().is_some_and(|&te| te - t < near);
+        if before != after {
+            return Some(format!("an event on node {node} (t = {t})"));
+        }
+    }
+    None
+}
 
 /// The point x with every node that has an event on it moved across (and `nlp`'s nodes
 /// with it); `None` when no event is on a node.

@@ -200,7 +200,7 @@ pub fn optimize_shooting<S: HybridSystem>(
         } else {
             let before: Vec<f64> = nlp.nodes.iter().map(|n| n.t).collect();
             let moved = anchor::move_nodes(&mut nlp, &run.point.x)?;
-            if moved.is_some() {
+            if let Some(x) = &moved {
                 let after: Vec<String> = nlp
                     .nodes
                     .iter()
@@ -213,7 +213,7 @@ pub fn optimize_shooting<S: HybridSystem>(
                     run.iterations,
                     after.join(", ")
                 ));
-                (nlp.parts, nlp.placement) = nlp.place(moved.as_ref().expect("moved"))?;
+                (nlp.parts, nlp.placement) = nlp.place(x)?;
             }
             moved
         };
@@ -246,7 +246,7 @@ pub fn optimize_shooting<S: HybridSystem>(
                 .fold(0.0, f64::max),
         }
     });
-    let report_nodes = nlp
+    let report_nodes: Vec<NodeReport> = nlp
         .nodes
         .iter()
         .enumerate()
@@ -283,6 +283,27 @@ pub fn optimize_shooting<S: HybridSystem>(
         x_initial,
     );
     result.restarts = restarts;
+    // the runs as the reports draw them: the segments end to end (gaps at the nodes)
+    let report_ref = ShootingReport {
+        segments: nlp.k(),
+        states: vec![],
+        nodes: report_nodes.clone(),
+        max_defect_initial: 0.0,
+        max_defect: 0.0,
+        t_end,
+        closure: None,
+        threads: 0,
+    };
+    let closing = nlp.closure.clone();
+    for (initial, theta) in [(true, result.theta_initial.clone()), (false, result.theta_final.clone())] {
+        if let Ok(runs) = segment_trajectories(setup, &report_ref, closing.as_ref(), &theta, initial) {
+            let joined = stitch(runs);
+            match initial {
+                true => result.initial.trajectory = joined,
+                false => result.last.trajectory = joined,
+            }
+        }
+    }
     result.shooting = Some(ShootingReport {
         segments: nlp.k(),
         states: setup.dims.states.clone(),
@@ -298,7 +319,7 @@ pub fn optimize_shooting<S: HybridSystem>(
 
 /// The most SQP runs after the first (an event term moved to another segment at
 /// convergence, or a node moved across an event).
-const MAX_RESTARTS: usize = 8;
+const MAX_RESTARTS: usize = 50;
 
 /// A run continued by `again` from its end point: the first start, the counts summed, the
 /// histories joined (numbered on).
@@ -439,6 +460,36 @@ pub fn shooting_point<S: HybridSystem>(
             .collect(),
         method: GradientMethod::Direct,
     })
+}
+
+/// Runs one after the other as one trajectory (segments and events renumbered); where a
+/// run does not start where the previous one ended, the trajectory jumps.
+fn stitch(runs: Vec<Trajectory>) -> Trajectory {
+    let mut out = Trajectory {
+        segments: vec![],
+        events: vec![],
+        stats: Default::default(),
+        t0: runs.first().map_or(0.0, |r| r.t0),
+        t_final: 0.0,
+        y_final: vec![],
+        mode_final: 0,
+    };
+    for r in runs {
+        let (s0, e0) = (out.segments.len(), out.events.len());
+        out.segments.extend(r.segments.into_iter().map(|mut s| {
+            s.end_events.iter_mut().for_each(|i| *i += e0);
+            s
+        }));
+        out.events.extend(r.events.into_iter().map(|mut e| {
+            e.segment += s0;
+            e
+        }));
+        out.stats += r.stats;
+        out.t_final = r.t_final;
+        out.y_final = r.y_final;
+        out.mode_final = r.mode_final;
+    }
+    out
 }
 
 /// What multiple shooting does not take yet, as typed errors.

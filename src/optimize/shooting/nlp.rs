@@ -344,6 +344,7 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
                 witnesses: vec![],
                 fd: None,
             },
+            segment_events: segments.iter().map(|s| s.events.clone()).collect(),
         })
         .inspect(|p| debug_assert_eq!(p.x.len(), nf + (self.k() - 1) * nx))
     }
@@ -359,6 +360,9 @@ impl<S: HybridSystem> Problem for ShootingNlp<'_, '_, S> {
     fn evaluate(&self, x: &[f64]) -> Result<Point, Error> {
         let runs = self.runs(x)?;
         self.point(x, runs)
+    }
+    fn halt(&self, p: &Point) -> Option<String> {
+        super::anchor::event_on_node(self, &p.segment_events)
     }
     fn known_hessian(&self) -> Option<DMatrix<f64>> {
         let nf = self.free.len();

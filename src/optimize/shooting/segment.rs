@@ -51,6 +51,8 @@ pub(super) struct SegmentRun {
     /// The time it ended (the closing event's for a closing segment).
     pub t_end: f64,
     pub stats: Stats,
+    /// The times of its events.
+    pub events: Vec<f64>,
 }
 
 /// The setup of a segment over the system started at its node.
@@ -192,5 +194,6 @@ pub(super) fn run<S: HybridSystem>(
         end_mode,
         t_end,
         stats: traj.stats,
+        events: traj.events.iter().map(|e| e.t).collect(),
     })
 }
