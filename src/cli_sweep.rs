@@ -71,10 +71,7 @@ pub struct StartArgs {
 impl StartArgs {
     /// `--jobs`, checked to be in 1..=MAX_JOBS when given.
     pub fn jobs(&self) -> Result<Option<usize>> {
-        Ok(self
-            .jobs
-            .map(run::check_jobs)
-            .transpose()?)
+        Ok(self.jobs.map(run::check_jobs).transpose()?)
     }
 
     fn seed(&self) -> u64 {

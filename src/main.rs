@@ -186,6 +186,10 @@ enum Command {
         /// the best result (summary JSON: `multi_start`).
         #[arg(long, value_name = "N")]
         starts: Option<usize>,
+        /// Ignore the file's [shooting] table: one simulation over the whole horizon per
+        /// evaluation (to compare with multiple shooting from the same start).
+        #[arg(long)]
+        single_shooting: bool,
         #[command(flatten)]
         multi: cli_sweep::StartArgs,
     },
@@ -441,9 +445,19 @@ fn cmd_optimize(
     quiet: bool,
     as_json: bool,
     starts: Option<usize>,
+    single_shooting: bool,
     multi: &cli_sweep::StartArgs,
 ) -> Result<()> {
     let mut p = load(path, params)?;
+    if single_shooting {
+        if p.shooting.is_none() {
+            bail!(
+                "{}: --single-shooting drops a [shooting] table, and this file has none; drop the flag",
+                path.display()
+            );
+        }
+        p.shooting = None;
+    }
     if starts.is_none() {
         // --jobs runs a multiple-shooting problem's segments in parallel
         multi.check_unused(p.shooting.is_none())?;
@@ -701,9 +715,20 @@ fn run(cli: Cli) -> Result<()> {
             quiet,
             json,
             starts,
+            single_shooting,
             multi,
         } => cmd_optimize(
-            &problem, out, solver, gradient, max_iters, &params, quiet, json, starts, &multi,
+            &problem,
+            out,
+            solver,
+            gradient,
+            max_iters,
+            &params,
+            quiet,
+            json,
+            starts,
+            single_shooting,
+            &multi,
         ),
         Command::Sweep(a) => cli_sweep::cmd_sweep(a),
         Command::Merge(a) => cli_sweep::cmd_merge(a),

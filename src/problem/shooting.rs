@@ -10,7 +10,11 @@ use crate::optimize::{Closure, Guess, GuessTable, NodeTimes, Shooting};
 use std::path::Path;
 
 /// The settings of a `[shooting]` table.
-pub(super) fn read(spec: &ShootingSpec, dims: &Dims, doc: &Document<'_>) -> Result<Shooting, Error> {
+pub(super) fn read(
+    spec: &ShootingSpec,
+    dims: &Dims,
+    doc: &Document<'_>,
+) -> Result<Shooting, Error> {
     let at = |k: &str| [key("shooting"), key(k)];
     let nodes = match (spec.segments, &spec.nodes) {
         (Some(k), None) if k >= 2 => NodeTimes::Segments(k),
@@ -42,10 +46,7 @@ pub(super) fn read(spec: &ShootingSpec, dims: &Dims, doc: &Document<'_>) -> Resu
         Some(file) => {
             let base = doc.file.parent().unwrap_or(Path::new("."));
             let path = base.join(file);
-            Guess::Table(
-                GuessTable::read_csv(&path, dims)
-                    .map_err(|e| doc.error(&at("guess"), e))?,
-            )
+            Guess::Table(GuessTable::read_csv(&path, dims).map_err(|e| doc.error(&at("guess"), e))?)
         }
     };
     let closure = match &spec.periodic {

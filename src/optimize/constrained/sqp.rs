@@ -127,7 +127,22 @@ pub(crate) fn sqp(
     let mut last_step = 0.0;
     let mut iteration = 0u64;
     loop {
-        let step = elastic_step(&b, &p, lower, upper, &mut rho)?;
+        let step = match elastic_step(&b, &p, lower, upper, &mut rho) {
+            Ok(step) => step,
+            // a quasi-Newton matrix the QP solver cannot work with (ill-conditioned after
+            // many updates): once more from its diagonal's mean times the identity
+            Err(_) if iteration > 0 => {
+                let mean = b.diagonal().iter().map(|v| v.abs()).sum::<f64>() / n as f64;
+                b = DMatrix::identity(n, n)
+                    * if mean > 0.0 && mean.is_finite() {
+                        mean
+                    } else {
+                        1.0
+                    };
+                elastic_step(&b, &p, lower, upper, &mut rho)?
+            }
+            Err(e) => return Err(e),
+        };
         let k = kkt(&p, &step.lambda, lower, upper);
         history.push(Iterate {
             iteration,

@@ -38,7 +38,11 @@ pub(super) fn event_on_node<S: HybridSystem>(
     for node in 1..k {
         let t = nlp.nodes[node].t;
         let left = t - nlp.nodes[node - 1].t;
-        let right = if node + 1 < k { nlp.nodes[node + 1].t } else { end } - t;
+        let right = if node + 1 < k {
+            nlp.nodes[node + 1].t
+        } else {
+            end
+        } - t;
         let near = NEAR * left.min(right);
         let before = events[node - 1].last().is_some_and(|&te| t - te < near);
         let after = events[node].first().is_some_and(|&te| te - t < near);

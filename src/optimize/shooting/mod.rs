@@ -295,8 +295,13 @@ pub fn optimize_shooting<S: HybridSystem>(
         threads: 0,
     };
     let closing = nlp.closure.clone();
-    for (initial, theta) in [(true, result.theta_initial.clone()), (false, result.theta_final.clone())] {
-        if let Ok(runs) = segment_trajectories(setup, &report_ref, closing.as_ref(), &theta, initial) {
+    for (initial, theta) in [
+        (true, result.theta_initial.clone()),
+        (false, result.theta_final.clone()),
+    ] {
+        if let Ok(runs) =
+            segment_trajectories(setup, &report_ref, closing.as_ref(), &theta, initial)
+        {
             let joined = stitch(runs);
             match initial {
                 true => result.initial.trajectory = joined,
@@ -385,7 +390,9 @@ fn build<'s, 'a, S: HybridSystem>(
         .collect();
     lower.resize(free.len() + (nodes.len() - 1) * nx, f64::NEG_INFINITY);
     upper.resize(lower.len(), f64::INFINITY);
+    let widened = nlp::widen_references(&fsetup.objectives, setup.np(), setup.nx());
     let mut nlp = ShootingNlp {
+        functionals: widened,
         setup: fsetup,
         constraints,
         objective_of,

@@ -49,6 +49,9 @@ pub(super) struct ShootingNlp<'s, 'a, S: HybridSystem> {
     pub closure: Option<Closure>,
     pub lower: Vec<f64>,
     pub upper: Vec<f64>,
+    /// The functionals as the segments' runs see them: a tracking term's reference θ
+    /// widened to the started system's θ' = (p, s, c) ([`widen_references`]).
+    pub functionals: Vec<Objective>,
     /// Each segment's parts of the functionals, placed at the run's start point
     /// ([`super::split`]), and where the event terms went.
     pub parts: Vec<Vec<Objective>>,
@@ -165,7 +168,7 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
     /// The segments' parts of the functionals with the event terms placed by the firings
     /// at x ([`super::split`]).
     pub fn place(&self, x: &[f64]) -> Result<(Vec<Vec<Objective>>, split::Placement), Error> {
-        let functionals = &self.setup.objectives;
+        let functionals = &self.functionals;
         let firings = if split::needs_firings(functionals) {
             let (theta, starts, _) = self.starts(x)?;
             Some(
@@ -348,6 +351,54 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
         })
         .inspect(|p| debug_assert_eq!(p.x.len(), nf + (self.k() - 1) * nx))
     }
+}
+
+/// The functionals with each tracking term's reference θ = (p, c) widened to
+/// θ' = (p, 0, c) of the system started at a node (the reference run's outputs read p
+/// alone; the start slots are never read).
+pub(super) fn widen_references(functionals: &[Objective], np: usize, nx: usize) -> Vec<Objective> {
+    use crate::cost::{Reference, Term};
+    use std::sync::Arc;
+    let mut widened: Vec<(*const Reference, Arc<Reference>)> = Vec::new();
+    functionals
+        .iter()
+        .map(|o| {
+            let terms = o
+                .terms
+                .iter()
+                .map(|t| match t {
+                    Term::Track {
+                        output,
+                        weight,
+                        reference,
+                    } => {
+                        let key = Arc::as_ptr(reference);
+                        let wide = match widened.iter().find(|(k, _)| *k == key) {
+                            Some((_, w)) => w.clone(),
+                            None => {
+                                let mut theta = reference.theta[..np].to_vec();
+                                theta.extend(std::iter::repeat_n(0.0, nx));
+                                theta.extend_from_slice(&reference.theta[np..]);
+                                let w = Arc::new(Reference {
+                                    trajectory: reference.trajectory.clone(),
+                                    theta,
+                                });
+                                widened.push((key, w.clone()));
+                                w
+                            }
+                        };
+                        Term::Track {
+                            output: *output,
+                            weight: *weight,
+                            reference: wide,
+                        }
+                    }
+                    other => other.clone(),
+                })
+                .collect();
+            Objective::new(&o.name, terms)
+        })
+        .collect()
 }
 
 impl<S: HybridSystem> Problem for ShootingNlp<'_, '_, S> {
