@@ -131,6 +131,11 @@ fn expect(stem: &str) -> Expect {
         "thrust_constrained" | "thrust_path" | "thrust_min_time" => e(1e-12, 1e-12, true, 0.0, 0.0),
         // exact 3.3e-8, fd 3.3e-8
         "five_bar_constrained" => e(1e-6, 1e-6, true, 0.0, 0.0),
+        // multiple shooting (the GD fields are not used); its single-shooting gradient over
+        // 30 s of chaotic motion: direct 5.4e-8, dual 3.2e-8; central differences at the
+        // rule's step land in other impact sequences on 4 of 8 entries (errors 0.79–0.94:
+        // the rugged cost single shooting cannot descend), so FD is not a witness here
+        "impact_pendulum_identify" => e(2e-7, f64::NAN, true, 0.0, 0.0),
         other => panic!("{other}: a new shipped problem: measure its witnesses and add it here"),
     }
 }
@@ -192,6 +197,8 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
         }
         let witnesses: &[&str] = if kink {
             &["direct"]
+        } else if want.fd.is_nan() {
+            &["direct", "dual"]
         } else {
             &["direct", "dual", "fd"]
         };
@@ -213,6 +220,14 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
         }
         assert!(g["timing"]["forward_s"].as_f64().unwrap() > 0.0);
         assert!(g["stats"]["steps"].as_u64().unwrap() > 0);
+        if std::fs::read_to_string(&p)
+            .unwrap()
+            .lines()
+            .any(|l| l.trim() == "[shooting]")
+        {
+            shooting_problem_optimizes(&p, &stem);
+            continue;
+        }
         if g.get("constraints").is_some() {
             constrained_problem_optimizes(&p, &stem);
             continue;
@@ -285,6 +300,59 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
             }
         }
     }
+}
+
+/// A multiple-shooting problem: it converges with every gap closed (≤ 1e-9), reports its
+/// nodes and writes its results; single shooting from the same start ends at a higher
+/// cost (the reason the file uses multiple shooting); `--solver` and `--starts` are
+/// refused.
+fn shooting_problem_optimizes(p: &Path, stem: &str) {
+    let ps = p.to_str().unwrap();
+    let out = tmpdir(&format!("{stem}-ms"));
+    let s = json(&run(&[
+        "optimize",
+        ps,
+        "--quiet",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(s["converged"], true, "{ps}: {}", s["termination"]);
+    let sh = &s["shooting"];
+    let gap = sh["max_defect"].as_f64().unwrap();
+    assert!(gap <= 1e-9, "{ps}: continuity gap {gap:e}");
+    assert!(sh["nodes"].as_array().unwrap().len() >= 2);
+    for f in [
+        "summary.json",
+        "history.csv",
+        "trajectory.csv",
+        "convergence.png",
+    ] {
+        assert!(out.join(f).exists(), "{ps}: {f} missing");
+    }
+    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+    assert!(history.lines().next().unwrap().ends_with(",defect"));
+    let single_out = tmpdir(&format!("{stem}-ss"));
+    let single = json(&run(&[
+        "optimize",
+        ps,
+        "--single-shooting",
+        "--quiet",
+        "--json",
+        "--out",
+        single_out.to_str().unwrap(),
+    ]));
+    let (ms, ss) = (
+        s["final_cost"].as_f64().unwrap(),
+        single["final_cost"].as_f64().unwrap(),
+    );
+    println!("{stem}: multiple shooting ψ {ms:.3e}, single shooting ψ {ss:.3e}");
+    assert!(
+        ss > ms + 1e-3,
+        "{ps}: single shooting {ss} vs multiple {ms}"
+    );
+    expect_failure(&["optimize", ps, "--solver", "lbfgs"], "--solver");
+    expect_failure(&["optimize", ps, "--starts", "2"], "--starts");
 }
 
 /// A constrained problem: the SQP converges (KKT residual and violation ≤ 1e-8), writes

@@ -439,3 +439,95 @@ fn bad_inputs_are_typed_errors() {
         "{e}"
     );
 }
+
+/// `thrust_constrained.toml` (60 control coefficients, the 2nd impact at 1.6 s and
+/// y(2.5) = 0.5 as constraints) with 4 segments reaches single shooting's optimum; the
+/// impacts cross the nodes on the way (each move reported).
+#[test]
+fn thrust_constrained_same_optimum_with_four_segments() {
+    let path = std::path::Path::new("problems/thrust_constrained.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let single = Problem::parse(&text, path).unwrap();
+    let multi = Problem::parse(&format!("{text}\n[shooting]\nsegments = 4\n"), path).unwrap();
+    let run = |p: &Problem| {
+        let setup = p.setup().unwrap();
+        p.optimize(&setup, &p.theta, None).unwrap()
+    };
+    let (a, b) = (run(&single), run(&multi));
+    assert!(a.converged() && b.converged(), "{a}\n{b}");
+    let report = b.shooting.as_ref().unwrap();
+    let rel = (a.final_cost - b.final_cost).abs() / a.final_cost;
+    let dtheta = a
+        .theta_final
+        .iter()
+        .zip(&b.theta_final)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "thrust: single ψ {:.12e} ({} it), 4 segments ψ {:.12e} ({} it, {} node moves), relative {rel:.1e}, max |Δθ| {dtheta:.1e}, gap {:.1e}",
+        a.final_cost,
+        a.iterations,
+        b.final_cost,
+        b.iterations,
+        b.restarts.len(),
+        report.max_defect
+    );
+    assert!(rel <= 1e-8 && report.max_defect <= 1e-9);
+    // the controls agree to the KKT tolerance's reach (|u| ≤ 15)
+    assert!(dtheta <= 1e-5, "{dtheta}");
+}
+
+/// `[shooting]` errors name the key and the line, and what would be valid.
+#[test]
+fn shooting_table_errors_name_the_key() {
+    let base = r#"
+[system]
+kind = "bouncing_ball"
+[simulation]
+t_end = 2.0
+[parameters]
+v0 = { value = 0.5, optimize = true, lower = -5.0, upper = 5.0 }
+[[cost]]
+kind = "integral_squared"
+output = "y"
+target = 0.5
+"#;
+    let err = |extra: &str| {
+        Problem::parse(&format!("{base}{extra}"), std::path::Path::new("p.toml"))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err("[shooting]\nsegments = 1\n");
+    assert!(
+        e.contains("p.toml") && e.contains("shooting.segments") && e.contains("line"),
+        "{e}"
+    );
+    let e = err("[shooting]\nsegments = 3\nnodes = [1.0]\n");
+    assert!(e.contains("not both"), "{e}");
+    let e = err("[shooting]\n");
+    assert!(e.contains("segments = K"), "{e}");
+    let e = err("[shooting]\nsegments = 3\nperiodic = { guard = \"floor\" }\n");
+    assert!(e.contains("`floor`") && e.contains("ground"), "{e}");
+    let e = err("[shooting]\nsegments = 3\nperiodic = { guard = \"ground\", states = [\"x\"] }\n");
+    assert!(
+        e.contains("`x` is not a state") && e.contains("y, v"),
+        "{e}"
+    );
+    let e = err("[shooting]\nsegments = 3\nguess = \"missing.csv\"\n");
+    assert!(
+        e.contains("shooting.guess") && e.contains("missing.csv"),
+        "{e}"
+    );
+    let e = err("[shooting]\nsegments = 3\nspeed = 2\n");
+    assert!(e.contains("speed"), "{e}");
+    // a good one parses and runs
+    let p = Problem::parse(
+        &format!("{base}[shooting]\nnodes = [0.7, 1.4]\n"),
+        std::path::Path::new("p.toml"),
+    )
+    .unwrap();
+    assert!(matches!(
+        p.shooting.as_ref().unwrap().nodes,
+        NodeTimes::Times(ref t) if t == &[0.7, 1.4]
+    ));
+}

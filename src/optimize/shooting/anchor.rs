@@ -54,10 +54,14 @@ pub(super) fn event_on_node<S: HybridSystem>(
 }
 
 /// The point x with every node that has an event on it moved across (and `nlp`'s nodes
-/// with it); `None` when no event is on a node.
+/// with it); `None` when no event is on a node. `events` are each segment's event times
+/// at x as the SQP's point recorded them (the segments' plain runs are taken otherwise):
+/// an event at a segment's very end fires or not by round-off, so the decision to move
+/// and the move read the same list.
 pub(super) fn move_nodes<S: HybridSystem>(
     nlp: &mut ShootingNlp<'_, '_, S>,
     x: &[f64],
+    events: Option<&[Vec<f64>]>,
 ) -> Result<Option<Vec<f64>>, Error> {
     let (theta, starts, _) = nlp.starts(x)?;
     let k = nlp.k();
@@ -74,8 +78,13 @@ pub(super) fn move_nodes<S: HybridSystem>(
         let t = times[node];
         let (left, right) = (t - times[node - 1], times[node + 1] - t);
         let near = NEAR * left.min(right);
-        let before: Vec<f64> = runs[node - 1].events.iter().map(|e| e.t).collect();
-        let after: Vec<f64> = runs[node].events.iter().map(|e| e.t).collect();
+        let of = |i: usize| -> Vec<f64> {
+            match events {
+                Some(ev) => ev[i].clone(),
+                None => runs[i].events.iter().map(|e| e.t).collect(),
+            }
+        };
+        let (before, after) = (of(node - 1), of(node));
         let last_before = before.last().copied().filter(|&te| t - te < near);
         let first_after = after.first().copied().filter(|&te| te - t < near);
         let (t_new, run) = match (last_before, first_after) {

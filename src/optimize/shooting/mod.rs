@@ -174,7 +174,7 @@ pub fn optimize_shooting<S: HybridSystem>(
     let x_initial = nlp.start_x.clone();
     let nodes_initial = nlp.nodes.clone();
     // no event on a node at the start
-    if let Some(x) = anchor::move_nodes(&mut nlp, &x_initial)? {
+    if let Some(x) = anchor::move_nodes(&mut nlp, &x_initial, None)? {
         nlp.start_x = x;
         (nlp.parts, nlp.placement) = nlp.place(&nlp.start_x)?;
     }
@@ -199,7 +199,8 @@ pub fn optimize_shooting<S: HybridSystem>(
             })
         } else {
             let before: Vec<f64> = nlp.nodes.iter().map(|n| n.t).collect();
-            let moved = anchor::move_nodes(&mut nlp, &run.point.x)?;
+            let events = run.point.segment_events.clone();
+            let moved = anchor::move_nodes(&mut nlp, &run.point.x, Some(&events))?;
             if let Some(x) = &moved {
                 let after: Vec<String> = nlp
                     .nodes
