@@ -231,11 +231,16 @@ impl OptimizeSummary {
             if let Some(c) = &sh.closure {
                 let _ = writeln!(
                     o,
-                    "  periodic: after `{}` at t = {:.10e} the states {} return to the start within {:.2e}",
+                    "  periodic: after `{}` at t = {:.10e} the states {} return to the start within {:.2e}; Floquet multipliers (|λ|): {}",
                     c.guard,
                     sh.t_end,
                     c.states.join(", "),
-                    c.residual
+                    c.residual,
+                    c.multipliers
+                        .iter()
+                        .map(|z| format!("{:.6}", z[0].hypot(z[1])))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 );
             }
         }

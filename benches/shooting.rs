@@ -1,0 +1,145 @@
+//! Multiple shooting's constraint Jacobian on 1 and 2 threads: one evaluation of the cost
+//! and every row with exact gradients (`shooting_point`: each segment's direct pass, then
+//! the block-bidiagonal assembly) for two shipped problems — the chaotic impact pendulum
+//! with 100 segments (1 parameter, 2 states) and the thrust problem with 4 segments (60
+//! control coefficients) — timed in rayon pools of 1 and 2 threads, alternating, median
+//! of N each (docs/benchmarks.md, "Multiple shooting"). The two runs give identical rows
+//! (each segment's run does not depend on the thread that runs it).
+//!
+//! The target is `--jobs 2` ≥ 1.7× faster than `--jobs 1` on a quiet machine. A full run
+//! checks it (CLAIM FAILED, non-zero exit) when the 2-thread runs had their two cores (≥ 1.8
+//! cores busy); `--quick` prints the ratios only (CI's machine shares its cores).
+//!
+//! Run: `cargo bench --bench shooting` (or `-- --quick`: median of 3 instead of 9). A full
+//! run writes its table into docs/benchmarks.md; `--quick` does not.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use hybridopt::optimize::shooting_point;
+use hybridopt::problem::Problem;
+use std::path::Path;
+use std::time::Instant;
+
+/// CPU time of this process (all threads, user + system), from getrusage(2).
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer to a rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return f64::NAN;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// The problem file's text with `extra` appended.
+fn problem(file: &str, extra: &str) -> Problem {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("problems")
+        .join(file);
+    let text = std::fs::read_to_string(&path).expect("the problem file");
+    Problem::parse(&format!("{text}{extra}"), &path).expect("the problem parses")
+}
+
+fn main() {
+    let quick = common::quick();
+    let reps = if quick { 3 } else { 9 };
+    let load_before = common::load();
+    let cases = [
+        (
+            "impact_pendulum_identify (100 segments)",
+            problem("impact_pendulum_identify.toml", ""),
+            // evaluations per timed run
+            4,
+        ),
+        (
+            "thrust_constrained (4 segments, 60 controls)",
+            problem("thrust_constrained.toml", "\n[shooting]\nsegments = 4\n"),
+            8,
+        ),
+    ];
+    let pools: Vec<rayon::ThreadPool> = [1, 2]
+        .iter()
+        .map(|&j| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(j)
+                .build()
+                .expect("a pool")
+        })
+        .collect();
+    let mut rows = String::new();
+    let mut failures = Vec::new();
+    println!(
+        "shooting: the constraint Jacobian on 1 and 2 threads; load average before: {load_before}"
+    );
+    for (name, p, per_run) in &cases {
+        let setup = p.setup().expect("the setup");
+        let shooting = p.shooting.as_ref().expect("a [shooting] table");
+        let eval = || shooting_point(&setup, &p.theta, &p.constraints, shooting, None).unwrap();
+        let reference = pools[0].install(eval);
+        let mut walls = [Vec::new(), Vec::new()];
+        let mut cpus = [Vec::new(), Vec::new()];
+        let mut same = true;
+        for _ in 0..reps {
+            for (slot, pool) in pools.iter().enumerate() {
+                let (t, c) = (Instant::now(), cpu_seconds());
+                for _ in 0..*per_run {
+                    let q = pool.install(eval);
+                    same &= q == reference;
+                }
+                walls[slot].push(t.elapsed().as_secs_f64() / *per_run as f64);
+                cpus[slot].push((cpu_seconds() - c) / *per_run as f64);
+            }
+        }
+        let (w1, w2) = (median(&mut walls[0]), median(&mut walls[1]));
+        let (c1, c2) = (median(&mut cpus[0]), median(&mut cpus[1]));
+        let speedup = w1 / w2;
+        let busy = c2 / w2;
+        let variables = reference.variables.len();
+        let nrows = reference.rows.len();
+        println!(
+            "  {name}: {variables} variables, {nrows} rows; 1 thread {:.1} ms, 2 threads {:.1} ms (medians of {reps}): speedup {speedup:.2}× (target 1.7×), {busy:.2} cores busy; identical rows: {same}",
+            w1 * 1e3,
+            w2 * 1e3
+        );
+        rows.push_str(&format!(
+            "| {name} | {variables} | {nrows} | {:.1} ms | {:.1} ms | **{speedup:.2}×** | {busy:.2} |\n",
+            w1 * 1e3,
+            w2 * 1e3
+        ));
+        if !same {
+            failures.push(format!("{name}: the 1- and 2-thread rows differ"));
+        }
+        let _ = c1;
+        if !quick && busy >= 1.8 && speedup < 1.7 {
+            failures.push(format!(
+                "{name}: speedup {speedup:.2}× below 1.7× with {busy:.2} cores busy"
+            ));
+        }
+    }
+    common::publish(
+        "shooting",
+        &format!(
+            "Median of {reps} at load {load_before} (before the runs):\n\n\
+             | problem | variables | rows | 1 thread | 2 threads | speedup | cores busy (2 threads) |\n\
+             |---|---|---|---|---|---|---|\n{rows}"
+        ),
+    );
+    if !failures.is_empty() {
+        for f in &failures {
+            eprintln!("CLAIM FAILED: {f}");
+        }
+        std::process::exit(1);
+    }
+}
