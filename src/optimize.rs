@@ -59,7 +59,8 @@ use runs::{Ending, Runs, Solved};
 pub use settings::{parse_gradient_method, KinkPolicy, OptimizerSettings, SolverKind};
 pub use shooting::{
     optimize_shooting, segment_trajectories, shooting_point, Closure, ClosureReport, Guess,
-    GuessTable, Node, NodeReport, NodeSide, NodeTimes, Shooting, ShootingError, ShootingReport,
+    GuessTable, Node, NodeReport, NodeSide, NodeTimes, Shooting, ShootingError, ShootingEvaluator,
+    ShootingReport,
 };
 pub use theta::{ThetaEntry, Transform};
 

@@ -432,12 +432,100 @@ fn build<'s, 'a, S: HybridSystem>(
     Ok((nlp, t_guess))
 }
 
+/// A multiple-shooting problem built once (its nodes from the guess, its event terms
+/// placed) for evaluations at many points: [`ShootingEvaluator::point`].
+pub struct ShootingEvaluator<'s, 'a, S: HybridSystem> {
+    nlp: ShootingNlp<'s, 'a, S>,
+    names: Vec<String>,
+}
+
+impl<'s, 'a, S: HybridSystem> ShootingEvaluator<'s, 'a, S> {
+    /// The problem of [`optimize_shooting`] with these arguments, at its start.
+    pub fn new(
+        setup: &Setup<'a, S>,
+        theta: &[ThetaEntry],
+        constraints: &'s Constraints,
+        shooting: &Shooting,
+    ) -> Result<Self, Error> {
+        let (nlp, _) = build(setup, theta, constraints, shooting)?;
+        Ok(ShootingEvaluator {
+            nlp,
+            names: setup.theta_names(),
+        })
+    }
+
+    /// The variables' names: the optimized entries of θ, then each interior node's states
+    /// as `state@k`.
+    pub fn variables(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .nlp
+            .free
+            .iter()
+            .map(|&k| self.names[k].clone())
+            .collect();
+        for k in 1..self.nlp.k() {
+            v.extend(
+                self.nlp
+                    .setup
+                    .dims
+                    .states
+                    .iter()
+                    .map(|s| format!("{s}@{k}")),
+            );
+        }
+        v
+    }
+
+    /// The cost and every row with exact gradients at `values` (default: the start).
+    pub fn point(&self, values: Option<&[f64]>) -> Result<ConstrainedPoint, Error> {
+        let nlp = &self.nlp;
+        let x = match values {
+            Some(v) if v.len() == nlp.lower.len() => v.to_vec(),
+            Some(v) => {
+                return Err(Error::Invalid(format!(
+                    "{} variable values for {} variables ({})",
+                    v.len(),
+                    nlp.lower.len(),
+                    self.variables().join(", ")
+                )))
+            }
+            None => Problem::x0(nlp),
+        };
+        let p = Problem::evaluate(nlp, &x)?;
+        let dims = &nlp.setup.dims;
+        let open = |v: f64| v.is_finite().then_some(v);
+        Ok(ConstrainedPoint {
+            variables: self.variables(),
+            values: x,
+            cost: p.f,
+            cost_gradient: p.g.clone(),
+            rows: p
+                .rows
+                .iter()
+                .map(|r| ConstraintRow {
+                    name: match r.label.at {
+                        RowAt::Continuity { node, state } => {
+                            format!("continuity[{node}].{}", dims.states[state])
+                        }
+                        _ => nlp.constraints.list[r.label.constraint].name.clone(),
+                    },
+                    value: r.value,
+                    lower: open(r.lower),
+                    upper: open(r.upper),
+                    gradient: r.grad.clone(),
+                })
+                .collect(),
+            method: GradientMethod::Direct,
+        })
+    }
+}
+
 /// The cost and every row — the constraints', then the continuity rows (named
 /// `continuity[k].state`, node K being a periodic problem's closing) — with exact
 /// gradients over the variables (the optimized entries of θ by name, then each interior
 /// node's states as `state@k`) at `values` (default: the start, θ's values and the
 /// guess's nodes): what the SQP sees, for a solver of your own or a check by finite
-/// differences.
+/// differences. To evaluate many points, build a [`ShootingEvaluator`] once.
 pub fn shooting_point<S: HybridSystem>(
     setup: &Setup<'_, S>,
     theta: &[ThetaEntry],
@@ -445,48 +533,7 @@ pub fn shooting_point<S: HybridSystem>(
     shooting: &Shooting,
     values: Option<&[f64]>,
 ) -> Result<ConstrainedPoint, Error> {
-    let (nlp, _) = build(setup, theta, constraints, shooting)?;
-    let x = match values {
-        Some(v) if v.len() == nlp.lower.len() => v.to_vec(),
-        Some(v) => {
-            return Err(Error::Invalid(format!(
-                "{} variable values for {} variables",
-                v.len(),
-                nlp.lower.len()
-            )))
-        }
-        None => Problem::x0(&nlp),
-    };
-    let p = Problem::evaluate(&nlp, &x)?;
-    let names = setup.theta_names();
-    let mut variables: Vec<String> = nlp.free.iter().map(|&k| names[k].clone()).collect();
-    for k in 1..nlp.k() {
-        variables.extend(setup.dims.states.iter().map(|s| format!("{s}@{k}")));
-    }
-    let open = |v: f64| v.is_finite().then_some(v);
-    Ok(ConstrainedPoint {
-        variables,
-        values: x,
-        cost: p.f,
-        cost_gradient: p.g.clone(),
-        rows: p
-            .rows
-            .iter()
-            .map(|r| ConstraintRow {
-                name: match r.label.at {
-                    RowAt::Continuity { node, state } => {
-                        format!("continuity[{node}].{}", setup.dims.states[state])
-                    }
-                    _ => constraints.list[r.label.constraint].name.clone(),
-                },
-                value: r.value,
-                lower: open(r.lower),
-                upper: open(r.upper),
-                gradient: r.grad.clone(),
-            })
-            .collect(),
-        method: GradientMethod::Direct,
-    })
+    ShootingEvaluator::new(setup, theta, constraints, shooting)?.point(values)
 }
 
 /// Runs one after the other as one trajectory (segments and events renumbered); where a
