@@ -15,6 +15,7 @@ mod bounds;
 mod cli;
 mod cli_paths;
 mod cli_timing;
+mod compass_gait_actuated;
 mod constrained;
 mod custom;
 mod dae;

@@ -46,7 +46,12 @@ impl Shape {
 impl Shape {
     /// The shape moved right by `dx`.
     pub fn shifted(&self, dx: f64) -> Shape {
-        let m = |p: &Pt| [p[0] + dx, p[1]];
+        self.translated([dx, 0.0])
+    }
+
+    /// The shape moved by the vector `d`.
+    pub fn translated(&self, d: Pt) -> Shape {
+        let m = |p: &Pt| [p[0] + d[0], p[1] + d[1]];
         match self {
             Shape::Mass { at, mass, name } => Shape::Mass {
                 at: m(at),

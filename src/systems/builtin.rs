@@ -4,6 +4,7 @@
 use super::biped::Biped;
 use super::bouncing_ball::{BouncingBall, ThrustBall};
 use super::compass_gait::CompassGait;
+use super::compass_gait_actuated::ActuatedCompassGait;
 use super::five_bar::FiveBar;
 use super::hysteretic_oscillator::HystereticOscillator;
 use super::impact_pendulum::ImpactPendulum;
@@ -31,6 +32,8 @@ pub enum Builtin {
     Biped(Biped),
     SimplestWalker(SimplestWalker),
     CompassGait(CompassGait),
+    /// The compass gait with a hip torque control `hip` (`kind = "compass_gait_actuated"`).
+    ActuatedCompassGait(ActuatedCompassGait),
     /// The half-wave rectifier (a hybrid DAE of index 1).
     Rectifier(Dae<Rectifier>),
     /// The pendulum against a wall in Cartesian coordinates (a hybrid DAE of index 2).
@@ -46,7 +49,7 @@ pub enum Builtin {
 }
 
 /// The names accepted as `kind`.
-pub const KINDS: [&str; 15] = [
+pub const KINDS: [&str; 16] = [
     "biped",
     "custom",
     "bouncing_ball",
@@ -57,6 +60,7 @@ pub const KINDS: [&str; 15] = [
     "locking_pendulum",
     "simplest_walker",
     "compass_gait",
+    "compass_gait_actuated",
     "rectifier",
     "pendulum_wall",
     "steel_coupon",
@@ -76,6 +80,7 @@ macro_rules! each {
             Builtin::Biped($s) => $e,
             Builtin::SimplestWalker($s) => $e,
             Builtin::CompassGait($s) => $e,
+            Builtin::ActuatedCompassGait($s) => $e,
             Builtin::Rectifier($s) => $e,
             Builtin::PendulumWall($s) => $e,
             Builtin::Custom($s) => $e,
@@ -195,6 +200,7 @@ impl Builtin {
             Builtin::Biped(_) => "biped",
             Builtin::SimplestWalker(_) => "simplest_walker",
             Builtin::CompassGait(_) => "compass_gait",
+            Builtin::ActuatedCompassGait(_) => "compass_gait_actuated",
             Builtin::Rectifier(_) => "rectifier",
             Builtin::PendulumWall(_) => "pendulum_wall",
             Builtin::Custom(_) => "custom",
@@ -219,6 +225,7 @@ impl Builtin {
             Builtin::Biped(_) => Biped::default_params(),
             Builtin::SimplestWalker(_) => SimplestWalker::default_params(),
             Builtin::CompassGait(_) => CompassGait::default_params(),
+            Builtin::ActuatedCompassGait(_) => ActuatedCompassGait::default_params(),
             Builtin::Rectifier(_) => Rectifier::default_params(),
             Builtin::PendulumWall(_) => PendulumWall::default_params(),
             Builtin::SteelCoupon(_) => SteelCoupon::default_params(),

@@ -24,15 +24,16 @@ use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CompassGait;
 
-/// Index of each parameter.
-const MH: usize = 0;
-const M: usize = 1;
-const A: usize = 2;
-const B: usize = 3;
-const G: usize = 4;
-const SLOPE: usize = 5;
+/// Index of each parameter (shared with [`super::compass_gait_actuated`], whose first six
+/// parameters are these).
+pub(crate) const MH: usize = 0;
+pub(crate) const M: usize = 1;
+pub(crate) const A: usize = 2;
+pub(crate) const B: usize = 3;
+pub(crate) const G: usize = 4;
+pub(crate) const SLOPE: usize = 5;
 
-type P2<D> = [D; 2];
+pub(crate) type P2<D> = [D; 2];
 
 fn cross<D: Scalar>(r: P2<D>, v: P2<D>) -> D {
     r[0] * v[1] - r[1] * v[0]
@@ -43,9 +44,9 @@ fn sub<D: Scalar>(a: P2<D>, b: P2<D>) -> P2<D> {
 
 /// Positions (relative to the stance foot) and velocities of the hip, the stance-leg mass,
 /// the swing-leg mass and the swing foot, at `q = (θ_ns, θ_s)`, `q̇`.
-struct Points<D> {
-    pos: [P2<D>; 4],
-    vel: [P2<D>; 4],
+pub(crate) struct Points<D> {
+    pub(crate) pos: [P2<D>; 4],
+    pub(crate) vel: [P2<D>; 4],
 }
 
 impl CompassGait {
@@ -67,7 +68,7 @@ impl CompassGait {
         ]
     }
 
-    fn points<D: Scalar>(p: &[D], q: P2<D>, dq: P2<D>) -> Points<D> {
+    pub(crate) fn points<D: Scalar>(p: &[D], q: P2<D>, dq: P2<D>) -> Points<D> {
         let (a, b) = (p[A], p[B]);
         let l = a + b;
         let (sn, cn) = (q[0].sin(), q[0].cos());
@@ -100,11 +101,25 @@ impl CompassGait {
     /// `h = (m l b s θ̇_s², −m l b s θ̇_ns²)` and
     /// `∂V/∂q = (g m b sin θ_ns, −g (m_h l + m a + m l) sin θ_s)`.
     pub fn accelerations<D: Scalar>(p: &[D], q: P2<D>, dq: P2<D>) -> Result<P2<D>, ModelError> {
+        Self::forced_accelerations(p, q, dq, [D::zero(), D::zero()])
+    }
+
+    /// `q̈ = M⁻¹ (−h − ∂V/∂q + Q)`: Lagrange's equations `M q̈ + h + ∂V/∂q = Q` with the
+    /// generalized forces `Q = (Q_ns, Q_s)` of non-conservative loads (their virtual work
+    /// `δW = Q_ns δθ_ns + Q_s δθ_s`), `h` and `∂V/∂q` as in [`Self::accelerations`] (which
+    /// is this with `Q = 0`; adding the zero leaves its numbers unchanged).
+    pub(crate) fn forced_accelerations<D: Scalar>(
+        p: &[D],
+        q: P2<D>,
+        dq: P2<D>,
+        force: P2<D>,
+    ) -> Result<P2<D>, ModelError> {
         let (mh, m, a, b, g) = (p[MH], p[M], p[A], p[B], p[G]);
         let l = a + b;
         let s = (q[1] - q[0]).sin();
-        let r0 = -(m * l * b * s * dq[1] * dq[1]) - g * m * b * q[0].sin();
-        let r1 = m * l * b * s * dq[0] * dq[0] + g * (mh * l + m * a + m * l) * q[1].sin();
+        let r0 = -(m * l * b * s * dq[1] * dq[1]) - g * m * b * q[0].sin() + force[0];
+        let r1 =
+            m * l * b * s * dq[0] * dq[0] + g * (mh * l + m * a + m * l) * q[1].sin() + force[1];
         solve2(
             Self::mass_matrix(p, q),
             [r0, r1],

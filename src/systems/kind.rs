@@ -8,6 +8,7 @@ use super::biped::{Biped, BipedConfig};
 use super::bouncing_ball::{BouncingBall, ThrustBall};
 use super::builtin::Builtin;
 use super::compass_gait::CompassGait;
+use super::compass_gait_actuated::ActuatedCompassGait;
 use super::five_bar::{FiveBar, FiveBarConfig};
 use super::hysteretic_oscillator::HystereticOscillator;
 use super::impact_pendulum::ImpactPendulum;
@@ -90,6 +91,9 @@ pub enum SystemSpec {
     SimplestWalker(NoSettings),
     /// Goswami et al.'s compass gait (reference-models.md §10).
     CompassGait(NoSettings),
+    /// The compass gait with a hip torque control, started on the heel-strike section
+    /// (reference-models.md §10).
+    CompassGaitActuated(NoSettings),
     /// The half-wave rectifier, a hybrid DAE of index 1 (reference-models.md §7).
     Rectifier(DaeSettings),
     /// The pendulum against a wall in Cartesian coordinates, a hybrid DAE of index 2
@@ -142,6 +146,7 @@ impl SystemSpec {
             }
             SystemSpec::SimplestWalker(_) => Builtin::SimplestWalker(SimplestWalker),
             SystemSpec::CompassGait(_) => Builtin::CompassGait(CompassGait),
+            SystemSpec::CompassGaitActuated(_) => Builtin::ActuatedCompassGait(ActuatedCompassGait),
             SystemSpec::Rectifier(d) => Builtin::Rectifier(d.build(Rectifier)?),
             SystemSpec::PendulumWall(_) => Builtin::PendulumWall(Dae::new(PendulumWall)),
             SystemSpec::SteelCoupon(d) => Builtin::SteelCoupon(d.build(SteelCoupon)?),

@@ -3,6 +3,7 @@ pub mod biped;
 pub mod bouncing_ball;
 pub mod builtin;
 pub mod compass_gait;
+pub mod compass_gait_actuated;
 pub mod five_bar;
 pub mod geometry;
 pub mod hysteretic_oscillator;
