@@ -45,6 +45,18 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
                 ("InvalidInputError", "constraint_index")
             }
         },
+        Error::Shooting(sh) => match sh {
+            hybridopt::optimize::ShootingError::Nodes(_) => ("InvalidInputError", "shooting_nodes"),
+            hybridopt::optimize::ShootingError::Unsupported { .. } => {
+                ("InvalidInputError", "shooting_unsupported")
+            }
+            hybridopt::optimize::ShootingError::Guess { .. } => {
+                ("ProblemFileError", "shooting_guess")
+            }
+            hybridopt::optimize::ShootingError::ModeMismatch { .. } => {
+                ("OptimizerError", "shooting_mode_mismatch")
+            }
+        },
         Error::Interrupted => ("HybridoptError", "interrupted"),
     }
 }
