@@ -24,28 +24,6 @@ use hybridopt::problem::Problem;
 use std::path::Path;
 use std::time::Instant;
 
-/// CPU time of this process (all threads, user + system), from getrusage(2).
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF with a valid pointer to a rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return f64::NAN;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 /// The problem file's text with `extra` appended.
 fn problem(file: &str, extra: &str) -> Problem {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -103,17 +81,17 @@ fn main() {
         let mut same = true;
         for _ in 0..reps {
             for (slot, pool) in pools.iter().enumerate() {
-                let (t, c) = (Instant::now(), cpu_seconds());
+                let (t, c) = (Instant::now(), common::cpu_seconds());
                 for _ in 0..*per_run {
                     let q = pool.install(eval);
                     same &= q == reference;
                 }
                 walls[slot].push(t.elapsed().as_secs_f64() / *per_run as f64);
-                cpus[slot].push((cpu_seconds() - c) / *per_run as f64);
+                cpus[slot].push((common::cpu_seconds() - c) / *per_run as f64);
             }
         }
-        let (w1, w2) = (median(&mut walls[0]), median(&mut walls[1]));
-        let (c1, c2) = (median(&mut cpus[0]), median(&mut cpus[1]));
+        let (w1, w2) = (common::median(&mut walls[0]), common::median(&mut walls[1]));
+        let (c1, c2) = (common::median(&mut cpus[0]), common::median(&mut cpus[1]));
         let speedup = w1 / w2;
         let busy = c2 / w2;
         let variables = reference.variables.len();

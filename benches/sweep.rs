@@ -30,29 +30,6 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// CPU time of this process (all threads, user + system), from getrusage(2).
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF with a valid pointer to a rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return f64::NAN;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-/// The median of `v` (the mean of the middle two for an even count).
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 fn main() {
     let quick = common::quick();
     let reps = if quick { 4 } else { 7 };
@@ -88,17 +65,20 @@ fn main() {
                 shard: None,
                 progress: false,
             };
-            let (t, c) = (Instant::now(), cpu_seconds());
+            let (t, c) = (Instant::now(), common::cpu_seconds());
             let r = sweep::sweep(&problem, &plan, &opts).expect("the sweep runs");
             let wall = t.elapsed().as_secs_f64();
             walls[slot].push(wall);
-            cpus[slot].push(cpu_seconds() - c);
+            cpus[slot].push(common::cpu_seconds() - c);
             results.push(r.file);
         }
     }
     let mut times = Vec::new();
     for (slot, jobs) in [1, 2].into_iter().enumerate() {
-        let (best, cpu_best) = (median(&mut walls[slot]), median(&mut cpus[slot]));
+        let (best, cpu_best) = (
+            common::median(&mut walls[slot]),
+            common::median(&mut cpus[slot]),
+        );
         // cores busy = CPU time / wall time: below `jobs`, other work took the cores
         println!(
             "  --jobs {jobs}: {best:.3} s (median of {reps}), {:.1} ms per point; CPU {cpu_best:.3} s (median), {:.2} cores busy; load average after: {}",

@@ -128,29 +128,9 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
         method: GradientMethod,
     ) -> Result<Self, Error> {
         setup.check_theta(theta.len())?;
-        let mut objectives = vec![setup.objectives[0].clone()];
-        let mut objective_of = Vec::new();
-        for c in &constraints.list {
-            check_indices(setup, &c.kind, theta.len())?;
-            objective_of.push(c.objective().map(|o| {
-                objectives.push(o);
-                objectives.len() - 1
-            }));
-        }
+        let (objectives, objective_of) = functionals(setup, constraints, theta.len())?;
         let s = setup.with_objectives(objectives);
-        let free: Vec<usize> = (0..theta.len()).filter(|&i| theta[i].optimize).collect();
-        let mut lower: Vec<f64> = free
-            .iter()
-            .map(|&i| theta[i].lower.unwrap_or(f64::NEG_INFINITY))
-            .collect();
-        let mut upper: Vec<f64> = free
-            .iter()
-            .map(|&i| theta[i].upper.unwrap_or(f64::INFINITY))
-            .collect();
-        // the SQP's bounds are closed: a value may sit on one
-        for e in theta {
-            e.check_closed()?;
-        }
+        let (free, mut lower, mut upper) = free_bounds(theta)?;
         if let Some(ft) = constraints.free_time {
             check_free_time(&s, ft)?;
             lower.push(ft.lower);
@@ -366,6 +346,44 @@ pub(crate) fn effort_hessian<S: HybridSystem>(
         }
     }
     Some(b)
+}
+
+/// The functionals of a constrained problem: objective 0 of `setup` (the cost), then each
+/// constraint's functional (checked against the setup), and the functional index of each
+/// constraint (`None` for one without: a final time, a path constraint's points).
+pub(crate) fn functionals<S: HybridSystem>(
+    setup: &Setup<'_, S>,
+    constraints: &Constraints,
+    ntheta: usize,
+) -> Result<(Vec<crate::cost::Objective>, Vec<Option<usize>>), Error> {
+    let mut objectives = vec![setup.objectives[0].clone()];
+    let mut objective_of = Vec::new();
+    for c in &constraints.list {
+        check_indices(setup, &c.kind, ntheta)?;
+        objective_of.push(c.objective().map(|o| {
+            objectives.push(o);
+            objectives.len() - 1
+        }));
+    }
+    Ok((objectives, objective_of))
+}
+
+/// The optimized entries of θ and their bounds (closed: the SQP may put a value on one;
+/// infinite where open), each entry checked ([`ThetaEntry::check_closed`]).
+pub(crate) fn free_bounds(theta: &[ThetaEntry]) -> Result<(Vec<usize>, Vec<f64>, Vec<f64>), Error> {
+    for e in theta {
+        e.check_closed()?;
+    }
+    let free: Vec<usize> = (0..theta.len()).filter(|&i| theta[i].optimize).collect();
+    let lower = free
+        .iter()
+        .map(|&i| theta[i].lower.unwrap_or(f64::NEG_INFINITY))
+        .collect();
+    let upper = free
+        .iter()
+        .map(|&i| theta[i].upper.unwrap_or(f64::INFINITY))
+        .collect();
+    Ok((free, lower, upper))
 }
 
 /// The indices a constraint names exist in `setup` (outputs, guards, θ).

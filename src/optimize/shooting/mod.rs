@@ -43,8 +43,8 @@ mod split;
 pub use error::ShootingError;
 pub use nodes::{Node, NodeSide};
 
-use super::constrained::nlp::check_indices;
 use super::constrained::nlp::RowAt;
+use super::constrained::nlp::{free_bounds, functionals};
 use super::constrained::sqp::{self, sqp, Problem, SqpEnd};
 use super::constrained::{finish, report, ConstrainedPoint, ConstrainedReport, ConstraintRow};
 use super::{OptimizeResult, OptimizerSettings, ThetaEntry};
@@ -185,56 +185,7 @@ pub fn optimize_shooting<S: HybridSystem>(
     let (mut nlp, t_guess) = build(setup, theta, constraints, shooting)?;
     let x_initial = nlp.start_x.clone();
     let nodes_initial = nlp.nodes.clone();
-    // no event on a node at the start
-    if let Some(x) = anchor::move_nodes(&mut nlp, &x_initial, None)? {
-        nlp.start_x = x;
-        (nlp.parts, nlp.placement) = nlp.place(&nlp.start_x)?;
-    }
-    let mut run = sqp(&nlp, settings.max_iters, settings.tol_kkt, progress.clone())?;
-    let mut restarts = Vec::new();
-    for _ in 0..MAX_RESTARTS {
-        let budget = settings.max_iters.saturating_sub(run.iterations);
-        if budget == 0 {
-            break;
-        }
-        // converged with an event term in another segment than placed: again from there;
-        // ended short of convergence with an event on a node: the node moved across it
-        let next = if run.end == SqpEnd::Converged {
-            let (parts, placement) = nlp.place(&run.point.x)?;
-            (placement != nlp.placement).then(|| {
-                (nlp.parts, nlp.placement) = (parts, placement);
-                restarts.push(format!(
-                    "iteration {}: an event term moved to another segment; continued with the new placement",
-                    run.iterations
-                ));
-                run.point.x.clone()
-            })
-        } else {
-            let before: Vec<f64> = nlp.nodes.iter().map(|n| n.t).collect();
-            let events = run.point.segment_events.clone();
-            let moved = anchor::move_nodes(&mut nlp, &run.point.x, Some(&events))?;
-            if let Some(x) = &moved {
-                let after: Vec<String> = nlp
-                    .nodes
-                    .iter()
-                    .zip(&before)
-                    .filter(|(n, t)| n.t != **t)
-                    .map(|(n, t)| format!("{t} → {}", n.t))
-                    .collect();
-                restarts.push(format!(
-                    "iteration {}: an event on a node; node time(s) moved across it: {}",
-                    run.iterations,
-                    after.join(", ")
-                ));
-                (nlp.parts, nlp.placement) = nlp.place(x)?;
-            }
-            moved
-        };
-        let Some(x) = next else { break };
-        nlp.start_x = x;
-        let again = sqp(&nlp, budget, settings.tol_kkt, progress.clone())?;
-        run = merge_runs(run, again);
-    }
+    let (run, restarts) = solve(&mut nlp, settings, progress)?;
     let x_final = run.point.x.clone();
     let final_runs = nlp.runs(&x_final)?;
     if run.end == SqpEnd::Converged {
@@ -379,35 +330,16 @@ fn build<'s, 'a, S: HybridSystem>(
     supported(setup, constraints)?;
     let theta = setup.resolve_theta(theta)?;
     setup.check_theta(theta.len())?;
-    for e in &theta {
-        e.check_closed()?;
-    }
     // the functionals: the cost, then each constraint's
-    let mut functionals = vec![setup.objectives[0].clone()];
-    let mut objective_of = Vec::new();
-    for c in &constraints.list {
-        check_indices(setup, &c.kind, theta.len())?;
-        objective_of.push(c.objective().map(|o| {
-            functionals.push(o);
-            functionals.len() - 1
-        }));
-    }
+    let (functionals, objective_of) = functionals(setup, constraints, theta.len())?;
     let fsetup = setup.with_objectives(functionals);
     let values: Vec<f64> = theta.iter().map(|e| e.value).collect();
     if let Some(c) = &shooting.closure {
         check_closure(setup, c)?;
     }
     let (nodes, t_guess) = nodes::initial_nodes(&fsetup, &values, shooting)?;
-    let free: Vec<usize> = (0..theta.len()).filter(|&i| theta[i].optimize).collect();
+    let (free, mut lower, mut upper) = free_bounds(&theta)?;
     let nx = setup.nx();
-    let mut lower: Vec<f64> = free
-        .iter()
-        .map(|&i| theta[i].lower.unwrap_or(f64::NEG_INFINITY))
-        .collect();
-    let mut upper: Vec<f64> = free
-        .iter()
-        .map(|&i| theta[i].upper.unwrap_or(f64::INFINITY))
-        .collect();
     lower.resize(free.len() + (nodes.len() - 1) * nx, f64::NEG_INFINITY);
     upper.resize(lower.len(), f64::INFINITY);
     let widened = nlp::widen_references(&fsetup.objectives, setup.np(), setup.nx());
@@ -564,6 +496,74 @@ fn stitch(runs: Vec<Trajectory>) -> Trajectory {
         out.mode_final = r.mode_final;
     }
     out
+}
+
+/// The SQP runs of one optimization: from the start (no event on a node), then again from
+/// where a run ended while an event term moved to another segment at convergence or an
+/// event sat on a node (the node moved across it), within the iteration budget. Returns
+/// the merged run and what each restart did.
+fn solve<S: HybridSystem>(
+    nlp: &mut ShootingNlp<'_, '_, S>,
+    settings: &OptimizerSettings,
+    progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+) -> Result<(sqp::SqpRun, Vec<String>), Error> {
+    let x_initial = nlp.start_x.clone();
+    // no event on a node at the start
+    if let Some(x) = anchor::move_nodes(nlp, &x_initial, None)? {
+        nlp.start_x = x;
+        (nlp.parts, nlp.placement) = nlp.place(&nlp.start_x)?;
+    }
+    let mut run = sqp(
+        &*nlp,
+        settings.max_iters,
+        settings.tol_kkt,
+        progress.clone(),
+    )?;
+    let mut restarts = Vec::new();
+    for _ in 0..MAX_RESTARTS {
+        let budget = settings.max_iters.saturating_sub(run.iterations);
+        if budget == 0 {
+            break;
+        }
+        // converged with an event term in another segment than placed: again from there;
+        // ended short of convergence with an event on a node: the node moved across it
+        let next = if run.end == SqpEnd::Converged {
+            let (parts, placement) = nlp.place(&run.point.x)?;
+            (placement != nlp.placement).then(|| {
+                (nlp.parts, nlp.placement) = (parts, placement);
+                restarts.push(format!(
+                    "iteration {}: an event term moved to another segment; continued with the new placement",
+                    run.iterations
+                ));
+                run.point.x.clone()
+            })
+        } else {
+            let before: Vec<f64> = nlp.nodes.iter().map(|n| n.t).collect();
+            let events = run.point.segment_events.clone();
+            let moved = anchor::move_nodes(nlp, &run.point.x, Some(&events))?;
+            if let Some(x) = &moved {
+                let after: Vec<String> = nlp
+                    .nodes
+                    .iter()
+                    .zip(&before)
+                    .filter(|(n, t)| n.t != **t)
+                    .map(|(n, t)| format!("{t} → {}", n.t))
+                    .collect();
+                restarts.push(format!(
+                    "iteration {}: an event on a node; node time(s) moved across it: {}",
+                    run.iterations,
+                    after.join(", ")
+                ));
+                (nlp.parts, nlp.placement) = nlp.place(x)?;
+            }
+            moved
+        };
+        let Some(x) = next else { break };
+        nlp.start_x = x;
+        let again = sqp(&*nlp, budget, settings.tol_kkt, progress.clone())?;
+        run = merge_runs(run, again);
+    }
+    Ok((run, restarts))
 }
 
 /// What multiple shooting does not take yet, as typed errors.
