@@ -21,6 +21,8 @@ pub(super) struct Watch {
     /// For a masked guard: its rate ġ along the flow where it was masked (the segment
     /// start), i.e. the side it is leaving zero towards.
     pub(super) start_rate: f64,
+    /// Within one scan: still sampled (live, not yet crossed or found sticky).
+    pub(super) scanning: bool,
 }
 
 /// What the scan of an accepted step found.
@@ -56,6 +58,7 @@ pub(super) fn init_watches<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 masked: active && g.abs() <= zero_tol,
                 g_prev: g,
                 start_rate: 0.0,
+                scanning: false,
             }
         })
         .collect()
@@ -65,7 +68,9 @@ pub(super) fn init_watches<D: Scalar, H: HybridRhs<D> + ?Sized>(
 /// sampled at [`SUBSAMPLES`] points, so that a guard that dips through zero and back inside
 /// one long step (a flight of the ball taken whole) is not missed; the first sub-interval
 /// with a crossing in the guard's direction holds its root, located on the interpolant.
-/// Updates the watches (the caller restores them on [`GuardScan::Sticky`]).
+/// The interpolant is evaluated once per sample point for all guards (O(n + N) a sample
+/// for n states and N guards, not O(n·N)). Updates the watches (the caller restores them
+/// on [`GuardScan::Sticky`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
     sys: &H,
@@ -77,59 +82,113 @@ pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
     eopt: &EventOptions,
     buf: &mut [f64],
 ) -> Result<GuardScan, Error> {
-    let (t0, h) = (dense.t0.re(), dense.h.re());
-    let mut candidates: Vec<(f64, usize)> = Vec::new();
-    let mut sticky = None;
-    for (k, w) in watches.iter_mut().enumerate() {
-        if !w.active {
-            continue;
-        }
+    // a dual run evaluates its guards on a constant copy of each sample, made once
+    let copy_len = if D::from_real_slice(&[]).is_some() {
+        0
+    } else {
+        y1.len()
+    };
+    with_scratch(copy_len, |yd: &mut [D]| {
+        let (t0, h) = (dense.t0.re(), dense.h.re());
+        let mut candidates: Vec<(f64, usize)> = Vec::new();
+        let mut sticky: Option<usize> = None;
         let mut th_prev = 0.0;
+        let mut open: usize = watches.iter().filter(|w| w.active).count();
+        for w in watches.iter_mut() {
+            w.scanning = w.active;
+        }
         for j in 1..=SUBSAMPLES {
-            let th = j as f64 / SUBSAMPLES as f64;
-            let gj = if j == SUBSAMPLES {
-                sys.guard(ctx, k, t1, y1).re()
-            } else {
-                dense.eval_theta_re(th, buf);
-                guard_re(sys, ctx, k, t0 + th * h, buf)
-            };
-            if !gj.is_finite() {
-                return Err(Error::NonFinite {
-                    t: t0 + th * h,
-                    mode: sys.mode_name(ctx.mode),
-                    what: format!("guard '{}'", sys.guard_name(k)),
-                });
-            }
-            if w.masked {
-                if gj.abs() > eopt.zero_tol {
-                    if leaves_wrong_side(sys.guard_direction(k), w.start_rate, gj) {
-                        sticky = Some(k);
-                        break;
-                    }
-                    w.masked = false;
-                    w.g_prev = gj;
-                }
-                th_prev = th;
-                continue;
-            }
-            if sys.guard_direction(k).crosses(w.g_prev, gj) {
-                let gfun = |x: f64| {
-                    dense.eval_theta_re(x, buf);
-                    guard_re(sys, ctx, k, t0 + x * h, buf)
-                };
-                let root = locate_root(gfun, (th_prev, th), w.g_prev, gj, t0, h);
-                candidates.push((root, k));
+            if open == 0 {
                 break;
             }
-            w.g_prev = gj;
+            let th = j as f64 / SUBSAMPLES as f64;
+            let last = j == SUBSAMPLES;
+            if !last {
+                dense.eval_theta_re(th, buf);
+                for (d, &v) in yd.iter_mut().zip(buf.iter()) {
+                    *d = D::from(v);
+                }
+            }
+            let t = t0 + th * h;
+            for (k, w) in watches.iter_mut().enumerate() {
+                if !w.scanning {
+                    continue;
+                }
+                let gj = if last {
+                    sys.guard(ctx, k, t1, y1).re()
+                } else if let Some(y) = D::from_real_slice(buf) {
+                    sys.guard(ctx, k, D::from(t), y).re()
+                } else {
+                    sys.guard(ctx, k, D::from(t), yd).re()
+                };
+                if !gj.is_finite() {
+                    return Err(Error::NonFinite {
+                        t,
+                        mode: sys.mode_name(ctx.mode),
+                        what: format!("guard '{}'", sys.guard_name(k)),
+                    });
+                }
+                match watch_sample(sys.guard_direction(k), w, gj, eopt.zero_tol) {
+                    Sample::Go => {}
+                    Sample::Sticky => {
+                        sticky = Some(sticky.map_or(k, |s| s.max(k)));
+                        w.scanning = false;
+                        open -= 1;
+                    }
+                    Sample::Crossed(g_before) => {
+                        // the root on the interpolant, in its own scratch: `buf` holds
+                        // this sample for the guards after k
+                        let root = with_scratch(buf.len(), |rb: &mut [f64]| {
+                            let gfun = |x: f64| {
+                                dense.eval_theta_re(x, rb);
+                                guard_re(sys, ctx, k, t0 + x * h, rb)
+                            };
+                            locate_root(gfun, (th_prev, th), g_before, gj, t0, h)
+                        });
+                        candidates.push((root, k));
+                        w.scanning = false;
+                        open -= 1;
+                    }
+                }
+            }
             th_prev = th;
         }
-    }
-    Ok(match sticky {
-        Some(k) => GuardScan::Sticky(k),
-        None if candidates.is_empty() => GuardScan::Clear,
-        None => GuardScan::Crossings(candidates),
+        Ok(match sticky {
+            Some(k) => GuardScan::Sticky(k),
+            None if candidates.is_empty() => GuardScan::Clear,
+            None => GuardScan::Crossings(candidates),
+        })
     })
+}
+
+/// What one sample `g` of a guard means for its watch.
+enum Sample {
+    /// Nothing yet: scan on.
+    Go,
+    /// A masked guard left zero on the wrong side ([`leaves_wrong_side`]).
+    Sticky,
+    /// The guard crossed in its direction since the previous sample, whose value this is.
+    Crossed(f64),
+}
+
+/// Reads one sample of a guard into its watch: a masked guard is unmasked once it leaves
+/// its surface (or found sticky); a live one reports a crossing in its direction.
+fn watch_sample(direction: Direction, w: &mut Watch, g: f64, zero_tol: f64) -> Sample {
+    if w.masked {
+        if g.abs() > zero_tol {
+            if leaves_wrong_side(direction, w.start_rate, g) {
+                return Sample::Sticky;
+            }
+            w.masked = false;
+            w.g_prev = g;
+        }
+        return Sample::Go;
+    }
+    if direction.crosses(w.g_prev, g) {
+        return Sample::Crossed(w.g_prev);
+    }
+    w.g_prev = g;
+    Sample::Go
 }
 
 /// Whether a masked guard that left zero with value `g` did so on the side it crosses to
