@@ -96,6 +96,9 @@ class Problem:
     def constraint_rows(
         self, x: Union[Sequence[float], npt.NDArray[np.float64]]
     ) -> Dict[str, Any]: ...
+    def shooting_point(
+        self, x: Optional[Union[Sequence[float], npt.NDArray[np.float64]]] = None
+    ) -> Dict[str, Any]: ...
     def constraints(
         self, x: Union[Sequence[float], npt.NDArray[np.float64]]
     ) -> npt.NDArray[np.float64]: ...

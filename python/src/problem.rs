@@ -383,35 +383,28 @@ impl PyProblem {
         let snap = self.snapshot();
         let p = snap.0.clone();
         let point = self.run(py, snap, |s| runs::constrained(&p, s.setup(), &x))?;
-        let d = PyDict::new(py);
-        d.set_item(
-            "names",
-            point
-                .rows
-                .iter()
-                .map(|r| r.name.clone())
-                .collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "values",
-            PyArray1::from_vec(py, point.rows.iter().map(|r| r.value).collect()),
-        )?;
-        d.set_item(
-            "lower",
-            point.rows.iter().map(|r| r.lower).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "upper",
-            point.rows.iter().map(|r| r.upper).collect::<Vec<_>>(),
-        )?;
-        let jac: Vec<Vec<f64>> = point.rows.iter().map(|r| r.gradient.clone()).collect();
-        d.set_item("jacobian", jac)?;
-        d.set_item("cost", point.cost)?;
-        d.set_item(
-            "cost_gradient",
-            PyArray1::from_vec(py, point.cost_gradient.clone()),
-        )?;
-        d.set_item("variables", point.variables.clone())?;
+        rows_dict(py, &point)
+    }
+
+    /// Multiple shooting's point, for a problem with a `[shooting]` table: what the
+    /// library's SQP sees. The variables (`variables`) are the optimized entries of θ by
+    /// name, then each interior node's states as `state@k`; `x` (default: the start — the
+    /// current values and the guess's node states) in that order. Returns the dict of
+    /// `constraint_rows` — the constraints' rows, then the continuity rows named
+    /// `continuity[k].state` (node K is a periodic problem's closing), their `jacobian`
+    /// exact (one direct pass per segment, the segments in parallel), `cost`,
+    /// `cost_gradient` — plus `x`, the values it was evaluated at.
+    #[pyo3(signature = (x = None))]
+    fn shooting_point<'py>(
+        &self,
+        py: Python<'py>,
+        x: Option<Vec<f64>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let snap = self.snapshot();
+        let p = snap.0.clone();
+        let point = self.run(py, snap, |s| runs::shooting(&p, s.setup(), x.as_deref()))?;
+        let d = rows_dict(py, &point)?;
+        d.set_item("x", PyArray1::from_vec(py, point.values.clone()))?;
         Ok(d)
     }
 
@@ -496,4 +489,41 @@ impl PyProblem {
                 .collect::<Vec<_>>()
         )
     }
+}
+
+/// The dict of `constraint_rows` and `shooting_point`.
+fn rows_dict<'py>(
+    py: Python<'py>,
+    point: &hybridopt::optimize::ConstrainedPoint,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(
+        "names",
+        point
+            .rows
+            .iter()
+            .map(|r| r.name.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "values",
+        PyArray1::from_vec(py, point.rows.iter().map(|r| r.value).collect()),
+    )?;
+    d.set_item(
+        "lower",
+        point.rows.iter().map(|r| r.lower).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "upper",
+        point.rows.iter().map(|r| r.upper).collect::<Vec<_>>(),
+    )?;
+    let jac: Vec<Vec<f64>> = point.rows.iter().map(|r| r.gradient.clone()).collect();
+    d.set_item("jacobian", jac)?;
+    d.set_item("cost", point.cost)?;
+    d.set_item(
+        "cost_gradient",
+        PyArray1::from_vec(py, point.cost_gradient.clone()),
+    )?;
+    d.set_item("variables", point.variables.clone())?;
+    Ok(d)
 }

@@ -185,3 +185,20 @@ pub fn constrained(
     }
     hybridopt::optimize::constrained_point(setup, &theta, &constraints, p.optimizer.gradient)
 }
+
+/// Multiple shooting's cost and rows with gradients at `x` (the optimized entries, then
+/// the interior nodes' states; default: the start), for a problem with a `[shooting]`
+/// table.
+pub fn shooting(
+    p: &Problem,
+    setup: &Setup<'_, Builtin>,
+    x: Option<&[f64]>,
+) -> Result<hybridopt::optimize::ConstrainedPoint, Error> {
+    let Some(shooting) = &p.shooting else {
+        return Err(Error::Invalid(format!(
+            "problem '{}' has no [shooting] table: shooting_point evaluates multiple shooting (add `[shooting] segments = K`); constraint_rows gives single shooting's rows",
+            p.name
+        )));
+    };
+    hybridopt::optimize::shooting_point(setup, &p.theta, &p.constraints, shooting, x)
+}
