@@ -45,7 +45,7 @@ fn hook_vs_dual_u<M: HybridSystem>(
     let k = 3;
     let nu = u.len();
     let nx = x.len();
-    let ny = HybridSystem::output_names(sys).len();
+    let ny = sys.dims().outputs.len();
     let lam = rng.vec(k * nx, -1.0, 1.0);
     let ybar = rng.vec(k * ny, -1.0, 1.0);
     let mut worst: f64 = 0.0;

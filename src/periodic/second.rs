@@ -256,13 +256,14 @@ pub fn monodromy_derivative<S: HybridSystem>(
     let aug = WithSectionGuard::new(sys, sec);
     let k = aug.section_guard;
     let pd: Vec<Dual64> = p.iter().zip(dp).map(|(&a, &b)| Dual64::new(a, b)).collect();
+    let dims = aug.dims();
     let var = Variational {
         sys: &aug,
         p: pd,
         p_re: p.to_vec(),
         n,
-        guards: aug.guards(),
-        modes: aug.mode_names(),
+        guards: dims.guards,
+        modes: dims.modes,
     };
     let mut y0: Vec<Dual64> = x.iter().zip(dx).map(|(&a, &b)| Dual64::new(a, b)).collect();
     for c in 0..n {
