@@ -98,7 +98,7 @@ pub struct WithSectionGuard<'a, S: HybridSystem> {
     hyperplane: Option<&'a Hyperplane>,
     mode: usize,
     n_base: usize,
-    /// The index of the section's guard in [`Dims::guards`].
+    /// The index of the section's guard in [`Dims::guards`](field@Dims::guards).
     pub section_guard: usize,
 }
 

@@ -24,8 +24,8 @@ mod vjp;
 
 pub use augmented::{FlowJac, ResetJac, ScalarJac};
 pub use builder::SetupBuilder;
+pub(crate) use simulate::guards_on_leading_state;
 pub use simulate::Plain;
-pub(crate) use simulate::{guard_meta, guards_on_leading_state};
 pub use system_ref::SystemRef;
 pub(crate) use vjp::VjpScratch;
 
@@ -232,7 +232,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// θ's entries matched to [`Self::theta_names`] by name, in θ's order. An entry may be
     /// given in any order; a parameter left out is fixed at the system's default value
-    /// ([`Dims::param_defaults`]). Errors ([`crate::error::Error::ThetaName`]): a name θ does not
+    /// ([`Dims::param_defaults`](field@Dims::param_defaults)). Errors ([`crate::error::Error::ThetaName`]): a name θ does not
     /// have, a name given twice, or a left-out parameter without a default (control
     /// coefficients have none: list them all).
     ///

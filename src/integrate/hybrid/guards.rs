@@ -43,7 +43,7 @@ pub(super) fn init_watches<D: Scalar, H: HybridRhs<D> + ?Sized>(
     y: &[D],
     zero_tol: f64,
 ) -> Vec<Watch> {
-    (0..sys.n_guards())
+    (0..sys.dims().guards.len())
         .map(|k| {
             let active = sys.guard_active(ctx.mode, k);
             let g = if active {
@@ -96,13 +96,13 @@ pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
             if !gj.is_finite() {
                 return Err(Error::NonFinite {
                     t: t0 + th * h,
-                    mode: sys.mode_name(ctx.mode),
-                    what: format!("guard '{}'", sys.guard_name(k)),
+                    mode: sys.dims().mode_name(ctx.mode),
+                    what: format!("guard '{}'", sys.dims().guard_name(k)),
                 });
             }
             if w.masked {
                 if gj.abs() > eopt.zero_tol {
-                    if leaves_wrong_side(sys.guard_direction(k), w.start_rate, gj) {
+                    if leaves_wrong_side(sys.dims().guards[k].direction, w.start_rate, gj) {
                         sticky = Some(k);
                         break;
                     }
@@ -112,7 +112,7 @@ pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 th_prev = th;
                 continue;
             }
-            if sys.guard_direction(k).crosses(w.g_prev, gj) {
+            if sys.dims().guards[k].direction.crosses(w.g_prev, gj) {
                 let gfun = |x: f64| {
                     dense.eval_theta_re(x, buf);
                     guard_re(sys, ctx, k, t0 + x * h, buf)
