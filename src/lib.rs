@@ -70,6 +70,7 @@ pub(crate) mod plot_loop;
 pub mod prelude;
 pub mod problem;
 pub mod report;
+pub(crate) mod scratch;
 pub mod sensitivity;
 pub mod setup;
 pub mod sparsity;
