@@ -56,6 +56,7 @@ pub mod cost;
 pub mod custom;
 pub mod dae;
 pub mod error;
+pub mod geometry;
 pub mod integrate;
 pub mod interrupt;
 pub(crate) mod linalg;

@@ -272,8 +272,8 @@ pub trait HybridSystem: Send + Sync {
     }
     /// The system's geometry, for pictures and animations of its motion
     /// ([`crate::animate`]); none by default. A system that has one implements
-    /// [`crate::animate::Geometry`] and returns `Some(self)` here.
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    /// [`Geometry`](crate::geometry::Geometry) and returns `Some(self)` here.
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         None
     }
 

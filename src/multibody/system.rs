@@ -85,7 +85,7 @@ pub trait MultibodySystem: Send + Sync {
 
     /// The mechanism's geometry for pictures (see [`HybridSystem::geometry`]); none by
     /// default.
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         None
     }
 
@@ -115,7 +115,7 @@ impl<M: MultibodySystem> HybridSystem for M {
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         MultibodySystem::guard_active(self, mode, k)
     }
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         MultibodySystem::geometry(self)
     }
     fn initial_mode(&self, p: &[f64]) -> usize {

@@ -144,7 +144,7 @@ impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
     fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
         self.base.flow_pattern(mode)
     }
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         self.base.geometry()
     }
     /// The base system's: the section's guard does not enter the flow.

@@ -142,7 +142,7 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         self.base.guard_active(mode, k)
     }
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         self.base.geometry()
     }
     fn initial_mode(&self, _p: &[f64]) -> usize {

@@ -258,7 +258,7 @@ impl Biped {
 }
 
 impl HybridSystem for Biped {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn dims(&self) -> Dims {

@@ -45,7 +45,7 @@ pub fn shipped_objective() -> crate::cost::Objective {
 }
 
 impl HybridSystem for BouncingBall {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn dims(&self) -> Dims {
@@ -165,7 +165,7 @@ fn ball_vjp(a: VjpArgs<'_>, out: VjpOut<'_>, thrust: bool) -> Result<(), ModelEr
 pub struct ThrustBall;
 
 impl HybridSystem for ThrustBall {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn dims(&self) -> Dims {

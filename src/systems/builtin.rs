@@ -159,7 +159,7 @@ impl HybridSystem for Builtin {
     ) -> Result<(), ModelError> {
         each!(self, s => s.outputs(mode, t, x, u, p, out))
     }
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         each!(self, s => s.geometry())
     }
     fn flow_vjp(

@@ -247,7 +247,7 @@ impl crate::animate::Geometry for CompassGait {
 }
 
 impl HybridSystem for CompassGait {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn dims(&self) -> Dims {

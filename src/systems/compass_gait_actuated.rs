@@ -142,7 +142,7 @@ impl crate::animate::Geometry for ActuatedCompassGait {
 }
 
 impl HybridSystem for ActuatedCompassGait {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn dims(&self) -> Dims {

@@ -183,7 +183,7 @@ impl FiveBar {
 }
 
 impl MultibodySystem for FiveBar {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn mechanism(&self) -> &Mechanism {

@@ -17,7 +17,7 @@ impl ImpactPendulum {
 }
 
 impl HybridSystem for ImpactPendulum {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn dims(&self) -> Dims {

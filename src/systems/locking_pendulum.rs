@@ -236,7 +236,7 @@ impl LockingPendulum {
 }
 
 impl MultibodySystem for LockingPendulum {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn mechanism(&self) -> &Mechanism {

@@ -362,7 +362,7 @@ impl ShearFrame {
 }
 
 impl HybridSystem for ShearFrame {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn dims(&self) -> Dims {

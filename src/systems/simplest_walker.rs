@@ -84,7 +84,7 @@ impl crate::animate::Geometry for SimplestWalker {
 }
 
 impl HybridSystem for SimplestWalker {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn dims(&self) -> Dims {
