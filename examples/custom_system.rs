@@ -13,17 +13,10 @@ use hybridopt::prelude::*;
 struct WallCart;
 
 impl HybridSystem for WallCart {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into(), "v".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["k".into(), "e".into(), "x0".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("wall", Direction::Falling)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into(), "v".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["x", "v"], ["k", "e", "x0"])
+            .guards([GuardInfo::new("wall", Direction::Falling)])
+            .outputs(["x", "v"])
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[2], c(-3.0)])

@@ -34,17 +34,8 @@ impl MultibodySystem for NewtonFiveBar {
     fn check<D: Scalar>(&self, mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError> {
         self.inner.check(mode, x, p)
     }
-    fn state_names(&self) -> Vec<String> {
-        MultibodySystem::state_names(&self.inner)
-    }
-    fn param_names(&self) -> Vec<String> {
-        MultibodySystem::param_names(&self.inner)
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        MultibodySystem::guards(&self.inner)
-    }
-    fn output_names(&self) -> Vec<String> {
-        MultibodySystem::output_names(&self.inner)
+    fn dims(&self) -> Dims {
+        MultibodySystem::dims(&self.inner)
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         MultibodySystem::initial_state(&self.inner, p)

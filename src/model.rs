@@ -120,7 +120,9 @@ impl Direction {
 /// Declaration of one guard (event function).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuardInfo {
+    /// The guard's name (what event terms and tables refer to).
     pub name: String,
+    /// The direction in which it fires.
     pub direction: Direction,
     /// A terminal guard ends the simulation where it fires (the horizon becomes the event
     /// time, which then depends on the parameters).
@@ -128,6 +130,7 @@ pub struct GuardInfo {
 }
 
 impl GuardInfo {
+    /// A guard that fires and lets the run go on.
     pub fn new(name: &str, direction: Direction) -> Self {
         GuardInfo {
             name: name.to_string(),
@@ -135,6 +138,7 @@ impl GuardInfo {
             terminal: false,
         }
     }
+    /// A terminal guard: the run ends where it fires.
     pub fn terminal(name: &str, direction: Direction) -> Self {
         GuardInfo {
             name: name.to_string(),
@@ -154,7 +158,8 @@ impl GuardInfo {
 /// [`initial_state_at`](HybridSystem::initial_state_at), which has a default (it calls
 /// `initial_state`), all so that the library can differentiate them exactly; write them with ordinary
 /// arithmetic (`+ - * /`, `sin`, `sqrt`, `powi`, ...), using [`c`] to lift constants. The
-/// rest describes the system (names, modes, guards) in `f64`.
+/// rest describes the system in `f64`: its names, modes and guards in one [`Dims`]
+/// ([`dims`](HybridSystem::dims)), which guards each mode watches, its start mode.
 ///
 /// ```
 /// use hybridopt::prelude::*;
@@ -162,10 +167,11 @@ impl GuardInfo {
 /// /// A ball under gravity g bouncing on y = 0 with restitution e; θ = (g, e, y0).
 /// struct Ball;
 /// impl HybridSystem for Ball {
-///     fn state_names(&self) -> Vec<String> { vec!["y".into(), "v".into()] }
-///     fn param_names(&self) -> Vec<String> { vec!["g".into(), "e".into(), "y0".into()] }
-///     fn guards(&self) -> Vec<GuardInfo> { vec![GuardInfo::new("ground", Direction::Falling)] }
-///     fn output_names(&self) -> Vec<String> { vec!["y".into()] }
+///     fn dims(&self) -> Dims {
+///         Dims::new(["y", "v"], ["g", "e", "y0"])
+///             .guards([GuardInfo::new("ground", Direction::Falling)])
+///             .outputs(["y"])
+///     }
 ///     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
 ///         Ok(vec![p[2], c(0.0)])
 ///     }
@@ -198,32 +204,14 @@ impl GuardInfo {
 /// # Ok::<(), hybridopt::Error>(())
 /// ```
 pub trait HybridSystem: Send + Sync {
-    /// Names of the states `x`.
-    fn state_names(&self) -> Vec<String>;
-    /// Names of the parameters `p`.
-    fn param_names(&self) -> Vec<String>;
-    /// The parameters' default values in `param_names` order, when the system has them
-    /// (none by default): what an entry of θ left out of an optimization takes
-    /// ([`crate::setup::Setup::resolve_theta`]).
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        None
-    }
-    /// Names of the time-varying controls `u` (none by default).
-    fn control_names(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// Names of the modes (one by default).
-    fn mode_names(&self) -> Vec<String> {
-        vec!["default".to_string()]
-    }
-    /// All guards of all modes; [`HybridSystem::guard_active`] says which are live in a mode.
-    fn guards(&self) -> Vec<GuardInfo>;
+    /// The system's names: states, parameters (and their defaults), controls, modes,
+    /// guards and outputs, in one [`Dims`] (see [`Dims::new`]). Called when a run is set
+    /// up, never per step: the setup keeps it ([`crate::setup::Setup::dims`]).
+    fn dims(&self) -> Dims;
     /// Whether guard `k` is watched in `mode` (all by default).
     fn guard_active(&self, _mode: usize, _k: usize) -> bool {
         true
     }
-    /// Names of the outputs (quantities that cost terms and plots refer to).
-    fn output_names(&self) -> Vec<String>;
     /// The start mode `m0(p)`.
     fn initial_mode(&self, _p: &[f64]) -> usize {
         0
@@ -284,8 +272,8 @@ pub trait HybridSystem: Send + Sync {
     }
     /// The system's geometry, for pictures and animations of its motion
     /// ([`crate::animate`]); none by default. A system that has one implements
-    /// [`crate::animate::Geometry`] and returns `Some(self)` here.
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    /// [`Geometry`](crate::geometry::Geometry) and returns `Some(self)` here.
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         None
     }
 
@@ -566,52 +554,142 @@ pub fn vjp_by_dual_passes<S: HybridSystem + ?Sized>(
     Ok(())
 }
 
-/// Sizes of a system, queried once.
+/// What a system is called: the names of its states, parameters, controls, modes, guards
+/// and outputs, and its parameters' default values ([`HybridSystem::dims`]). The lengths
+/// are the system's sizes; the names are what problem files, cost terms, tables and plots
+/// refer to.
+///
+/// Write it in one expression: [`Dims::new`] with the states and the parameters, then
+/// what the system has besides (one mode `"default"`, no controls, guards, outputs or
+/// defaults unless given):
+///
+/// ```
+/// use hybridopt::prelude::*;
+///
+/// let d = Dims::new(["y", "v"], ["g", "e", "y0"])
+///     .guards([GuardInfo::new("ground", Direction::Falling)])
+///     .outputs(["y"]);
+/// assert_eq!((d.nx(), d.np(), d.nu()), (2, 3, 0));
+/// assert_eq!(d.modes, ["default"]);
+/// ```
+///
+/// A wrapper system edits its inner system's: `let mut d = inner.dims(); d.guards.push(…); d`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dims {
+    /// Names of the states `x`, in state order.
     pub states: Vec<String>,
+    /// Names of the parameters `p`, in parameter order.
     pub params: Vec<String>,
+    /// The parameters' default values in [`Dims::params`] order, when the system has them
+    /// (none by default): what an entry of θ left out of an optimization takes
+    /// ([`crate::setup::Setup::resolve_theta`]).
+    pub param_defaults: Option<Vec<f64>>,
+    /// Names of the time-varying controls `u` (none by default).
     pub controls: Vec<String>,
+    /// Names of the modes (one, `"default"`, by default).
     pub modes: Vec<String>,
+    /// All guards of all modes, indexed by `k`; [`HybridSystem::guard_active`] says which
+    /// are live in a mode.
     pub guards: Vec<GuardInfo>,
+    /// Names of the outputs `y` (the quantities that cost terms and plots refer to).
     pub outputs: Vec<String>,
 }
 
+/// A list of names for [`Dims`]: an array or a slice of `&str` (`["y", "v"]`, and `[]` for
+/// none), or a `Vec<String>` (names made at run time).
+pub trait Names {
+    /// The names as owned strings.
+    fn into_names(self) -> Vec<String>;
+}
+
+impl<const N: usize> Names for [&str; N] {
+    fn into_names(self) -> Vec<String> {
+        self.map(String::from).into()
+    }
+}
+
+impl Names for &[&str] {
+    fn into_names(self) -> Vec<String> {
+        self.iter().map(|s| s.to_string()).collect()
+    }
+}
+
+impl Names for Vec<String> {
+    fn into_names(self) -> Vec<String> {
+        self
+    }
+}
+
 impl Dims {
-    pub fn of<S: HybridSystem + ?Sized>(sys: &S) -> Self {
+    /// A system with these states and parameters, one mode `"default"`, and no controls,
+    /// guards, outputs or parameter defaults (add them with the methods below).
+    pub fn new(states: impl Names, params: impl Names) -> Self {
         Dims {
-            states: sys.state_names(),
-            params: sys.param_names(),
-            controls: sys.control_names(),
-            modes: sys.mode_names(),
-            guards: sys.guards(),
-            outputs: sys.output_names(),
+            states: states.into_names(),
+            params: params.into_names(),
+            param_defaults: None,
+            controls: Vec::new(),
+            modes: vec!["default".to_string()],
+            guards: Vec::new(),
+            outputs: Vec::new(),
         }
     }
+    /// With these guards (all modes' guards, indexed by `k`).
+    pub fn guards(mut self, guards: impl IntoIterator<Item = GuardInfo>) -> Self {
+        self.guards = guards.into_iter().collect();
+        self
+    }
+    /// With these outputs.
+    pub fn outputs(mut self, outputs: impl Names) -> Self {
+        self.outputs = outputs.into_names();
+        self
+    }
+    /// With these modes (in place of the one `"default"`).
+    pub fn modes(mut self, modes: impl Names) -> Self {
+        self.modes = modes.into_names();
+        self
+    }
+    /// With these control channels.
+    pub fn controls(mut self, controls: impl Names) -> Self {
+        self.controls = controls.into_names();
+        self
+    }
+    /// With these parameter defaults (in parameter order).
+    pub fn param_defaults(mut self, values: impl Into<Vec<f64>>) -> Self {
+        self.param_defaults = Some(values.into());
+        self
+    }
+    /// The number of states.
     pub fn nx(&self) -> usize {
         self.states.len()
     }
+    /// The number of parameters.
     pub fn np(&self) -> usize {
         self.params.len()
     }
+    /// The number of controls.
     pub fn nu(&self) -> usize {
         self.controls.len()
     }
+    /// The name of mode `m` (`#m` when it has none).
     pub fn mode_name(&self, m: usize) -> String {
         self.modes
             .get(m)
             .cloned()
             .unwrap_or_else(|| format!("#{m}"))
     }
+    /// The name of guard `k` (`#k` when it has none).
     pub fn guard_name(&self, k: usize) -> String {
         self.guards
             .get(k)
             .map(|g| g.name.clone())
             .unwrap_or_else(|| format!("#{k}"))
     }
+    /// The index of the output `name`.
     pub fn output_index(&self, name: &str) -> Option<usize> {
         self.outputs.iter().position(|o| o == name)
     }
+    /// The index of the parameter `name`.
     pub fn param_index(&self, name: &str) -> Option<usize> {
         self.params.iter().position(|o| o == name)
     }
@@ -751,7 +829,7 @@ pub fn jacobian_once<F: ScalarFn>(
     }
     // lane 0: t, then x, u, p in order (the columns of `jacobian_of`); the seeds and the
     // outputs in one scratch (on the stack for small systems)
-    crate::integrate::scratch::with_scratch(n - 1 + m, |buf: &mut [Lanes]| {
+    crate::scratch::with_scratch(n - 1 + m, |buf: &mut [Lanes]| {
         for (i, (d, &a)) in buf.iter_mut().zip(x.iter().chain(u).chain(p)).enumerate() {
             *d = lane_seed(a, Some(1 + i));
         }

@@ -1,6 +1,6 @@
 //! Everything a user of the library needs, in one import: `use hybridopt::prelude::*;`.
 //!
-//! The system trait and its scalar ([`HybridSystem`], [`Scalar`], [`c`], the dual numbers
+//! The system trait, its names and its scalar ([`HybridSystem`], [`Dims`], [`Scalar`], [`c`], the dual numbers
 //! of [`num_dual`]), the setup ([`Setup`], [`SetupBuilder`]), the costs ([`Objective`],
 //! [`Term`], [`EventGuard`]), the gradients ([`evaluate`], [`evaluate_with`],
 //! [`EvaluateOptions`], [`Evaluation`]), the optimizer ([`optimize()`], [`ThetaEntry`],
@@ -13,10 +13,9 @@
 //! /// ẋ = −k x, one guard (x falls through ½) that halves nothing: it only marks the time.
 //! struct Decay;
 //! impl HybridSystem for Decay {
-//!     fn state_names(&self) -> Vec<String> { vec!["x".into()] }
-//!     fn param_names(&self) -> Vec<String> { vec!["k".into()] }
-//!     fn guards(&self) -> Vec<GuardInfo> { vec![GuardInfo::new("half", Direction::Falling)] }
-//!     fn output_names(&self) -> Vec<String> { vec!["x".into()] }
+//!     fn dims(&self) -> Dims {
+//!         Dims::new(["x"], ["k"]).guards([GuardInfo::new("half", Direction::Falling)]).outputs(["x"])
+//!     }
 //!     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> { Ok(vec![c(1.0)]) }
 //!     fn flow<D: Scalar>(&self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D])
 //!         -> Result<(), ModelError> { dx[0] = -p[0] * x[0]; Ok(()) }

@@ -122,7 +122,7 @@ impl Problem {
             (Tagged::Entries("constraint"), variants::<ConstraintSpec>()),
         ])?;
         let system = build_system(&spec.system, &doc)?;
-        let dims = Dims::of(&system);
+        let dims = system.dims();
         let (solver, events) = simulation::options(&spec.simulation, &dims, &doc)?;
         let mut theta = parameters::entries(&spec.parameters, &system, &dims, &doc)?;
         let controls = controls::grid(

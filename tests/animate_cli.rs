@@ -188,7 +188,8 @@ fn plot_geometry_draws_a_system_from_its_outputs() {
 /// appended.
 fn switched_problem(extra: &str) -> String {
     let params: Vec<String> = SwitchedLinear
-        .param_names()
+        .dims()
+        .params
         .iter()
         .zip(SwitchedLinear::default_params())
         .map(|(n, v)| format!("{n} = {{ value = {v:?} }}"))
@@ -197,7 +198,7 @@ fn switched_problem(extra: &str) -> String {
         "name = \"sw\"\n[system]\nkind = \"switched_linear\"\n[simulation]\nt_end = 1.0\n\
          [parameters]\n{}\n[[cost]]\nkind = \"terminal_squared\"\noutput = \"{}\"\ntarget = 0.0\n{extra}",
         params.join("\n"),
-        SwitchedLinear.output_names()[0]
+        SwitchedLinear.dims().outputs[0]
     )
 }
 

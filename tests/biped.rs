@@ -380,8 +380,8 @@ fn config_defaults_and_unknown_keys() {
     })
     .is_err());
     let sys = Biped::default();
-    assert_eq!(sys.param_names()[..3], ["beta", "beta_s", "kappa"]);
-    assert_eq!(sys.mode_names(), vec!["none", "foot1", "foot2", "both"]);
+    assert_eq!(sys.dims().params[..3], ["beta", "beta_s", "kappa"]);
+    assert_eq!(sys.dims().modes, vec!["none", "foot1", "foot2", "both"]);
     // the start mode is the set of feet below the ground
     let mut p = Biped::default_params();
     assert_eq!(sys.initial_mode(&p), MODE_NONE);

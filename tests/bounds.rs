@@ -13,17 +13,8 @@ struct Decay {
 }
 
 impl HybridSystem for Decay {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["k".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["x"], ["k"]).outputs(["x"])
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         self.seen.lock().unwrap().push(p[0].re());

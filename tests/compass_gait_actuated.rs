@@ -17,9 +17,8 @@ use hybridopt::HybridSystem;
 const SYS: ActuatedCompassGait = ActuatedCompassGait;
 
 fn output(name: &str) -> usize {
-    SYS.output_names()
-        .iter()
-        .position(|n| n == name)
+    SYS.dims()
+        .output_index(name)
         .unwrap_or_else(|| panic!("no output {name}"))
 }
 
@@ -63,8 +62,9 @@ fn slope_gait_params() -> Vec<f64> {
 
 #[test]
 fn the_signature_is_the_documented_one() {
+    let d = SYS.dims();
     assert_eq!(
-        SYS.param_names(),
+        d.params,
         [
             "m_h",
             "m",
@@ -77,13 +77,13 @@ fn the_signature_is_the_documented_one() {
             "dtheta_s0"
         ]
     );
-    assert_eq!(SYS.control_names(), ["hip"]);
+    assert_eq!(d.controls, ["hip"]);
     assert_eq!(
-        SYS.state_names(),
+        d.states,
         ["theta_ns", "theta_s", "dtheta_ns", "dtheta_s", "foot_x"]
     );
     assert_eq!(
-        SYS.output_names(),
+        d.outputs,
         [
             "theta_ns",
             "theta_s",

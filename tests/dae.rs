@@ -24,7 +24,7 @@ const TOL: f64 = 1e-10;
 
 /// The rectifier's setup as `rectifier_capacitor.toml` has it: Radau IIA at `tol`.
 fn rectifier_setup(sys: &Dae<Rectifier>, tol: f64) -> Setup<'_, Dae<Rectifier>> {
-    let vc = sys.output_names().iter().position(|n| n == "vC").unwrap();
+    let vc = sys.dims().output_index("vC").unwrap();
     Setup::builder(sys)
         .solver(SolverOptions {
             method: Method::Radau5,
@@ -142,7 +142,7 @@ fn rectifier_witnesses_agree() {
 }
 
 fn pendulum_cost<S: HybridSystem>(sys: &S) -> Objective {
-    let px = sys.output_names().iter().position(|n| n == "px").unwrap();
+    let px = sys.dims().output_index("px").unwrap();
     Objective::new(
         "psi",
         vec![Term::IntegralSquared {
@@ -202,7 +202,7 @@ fn pendulum_wall_index2_equals_the_angle_model() {
     for (t, si, x) in t_dae.samples(4) {
         let mode = t_dae.segments[si].mode;
         let (k, inv) = dae
-            .constraint_residuals(mode, t, &x[..dae.state_names().len()], &p)
+            .constraint_residuals(mode, t, &x[..dae.dims().nx()], &p)
             .unwrap();
         drift = drift.max(inv);
         vel = vel.max(k);

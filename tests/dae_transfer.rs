@@ -60,7 +60,7 @@ fn project(bl: &Blocks, lam: &DVector<f64>) -> DVector<f64> {
 #[test]
 fn index2_adjoint_transfer_equals_the_seed_formula_on_an_impact() {
     let dae = Dae::new(PendulumWall);
-    let names = dae.output_names();
+    let names = dae.dims().outputs;
     let out = |n: &str| names.iter().position(|s| s == n).unwrap();
     let setup = Setup::builder(&dae)
         .horizon(0.0, 5.0)

@@ -45,7 +45,7 @@ fn hook_vs_dual_u<M: HybridSystem>(
     let k = 3;
     let nu = u.len();
     let nx = x.len();
-    let ny = HybridSystem::output_names(sys).len();
+    let ny = sys.dims().outputs.len();
     let lam = rng.vec(k * nx, -1.0, 1.0);
     let ybar = rng.vec(k * ny, -1.0, 1.0);
     let mut worst: f64 = 0.0;
@@ -447,4 +447,69 @@ fn ball_vjp_hook_equals_the_dual_pass_vjp() {
     }
     println!("ball hook vs dual passes: worst {worst:.2e}");
     assert!(worst <= 1e-13, "{worst:e}");
+}
+
+/// The products of `sys.flow_vjp` at one point for k = 2 cotangents (no output cotangents):
+/// `(gx, gp)`.
+fn hook_products<M: HybridSystem>(sys: &M, x: &[f64], p: &[f64], lam: &[f64]) -> [Vec<f64>; 2] {
+    let k = 2;
+    let (mut gx, mut gp) = (vec![0.0; k * x.len()], vec![0.0; k * p.len()]);
+    let args = VjpArgs {
+        mode: 0,
+        t: 0.3,
+        x,
+        u: &[],
+        p,
+        k,
+        lam,
+        ybar: OutputCotangent::None,
+    };
+    let out = VjpOut {
+        gx: &mut gx,
+        gu: &mut [],
+        gp: &mut gp,
+        y: &mut [],
+    };
+    sys.flow_vjp(args, out).unwrap();
+    [gx, gp]
+}
+
+#[test]
+fn the_periodic_wrappers_forward_the_vjp_hook_and_the_geometry() {
+    // the return map's systems (the section's guard added; the start taken from θ) give
+    // the mechanism's own implicit products, not the dual default's: bit for bit the
+    // five-bar's, the start's entries of gp zero; and they keep its picture
+    use hybridopt::periodic::hyperplane::WithSectionGuard;
+    use hybridopt::periodic::section::{Section, StartOnSection};
+    let mut rng = Rng(5);
+    let fb = FiveBar::new(FiveBarConfig::default()).unwrap();
+    let sec = Section::after_reset(0, 1, 0, vec![]);
+    let aug = WithSectionGuard::new(&fb, &sec);
+    let p = FiveBar::default_params();
+    let x = perturbed(&FiveBar::initial_positions(), &mut rng);
+    let lam = rng.vec(2 * x.len(), -1.0, 1.0);
+    let own = hook_products(&fb, &x, &p, &lam);
+    assert_eq!(hook_products(&aug, &x, &p, &lam), own);
+    let start = StartOnSection::new(&aug, 0);
+    let theta = start.theta(&p, &x);
+    let [gx, gp] = hook_products(&start, &x, &theta, &lam);
+    assert_eq!(gx, own[0]);
+    let (np, nt) = (p.len(), theta.len());
+    for j in 0..2 {
+        assert_eq!(gp[j * nt..j * nt + np], own[1][j * np..(j + 1) * np]);
+        assert!(gp[j * nt + np..(j + 1) * nt].iter().all(|&v| v == 0.0));
+    }
+    let frozen = StartOnSection::frozen(&aug, 0, &p);
+    let [gx, gp] = hook_products(&frozen, &x, &x, &lam);
+    assert_eq!(gx, own[0]);
+    assert!(gp.iter().all(|&v| v == 0.0));
+    // exact either way: the dual passes agree to round-off
+    assert!(hook_vs_dual(&start, 0, &x, &theta, &mut rng) <= 5e-14);
+    assert!(aug.geometry().is_some() && start.geometry().is_some());
+    // the names: θ = (p, x0) and the section's start names, no defaults for them
+    let d = start.dims();
+    assert_eq!(d.np(), np + x.len());
+    assert_eq!(d.params[np], "x1@section");
+    assert_eq!(d.param_defaults, None);
+    assert_eq!(frozen.dims().params.len(), x.len());
 }

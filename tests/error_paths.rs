@@ -12,7 +12,7 @@ use crate::common;
 
 use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;
-use hybridopt::model::{Direction, GuardInfo, HybridSystem, Scalar};
+use hybridopt::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 use hybridopt::optimize::{optimize, KinkPolicy, Outcome, MAX_RESTARTS};
 use hybridopt::problem::{CostTerm, Problem, SolverKind};
 use hybridopt::sensitivity::{dual, evaluate, fd, forward, GradientMethod};
@@ -181,17 +181,10 @@ fn sticking_ball_is_reported_at_the_impact() {
 struct TangentCubic;
 
 impl HybridSystem for TangentCubic {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["a".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("flat", Direction::Rising)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["x"], ["a"])
+            .guards([GuardInfo::new("flat", Direction::Rising)])
+            .outputs(["x"])
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![-p[0]])
@@ -233,23 +226,14 @@ impl HybridSystem for TangentCubic {
 struct Creep;
 
 impl HybridSystem for Creep {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["r".into(), "x0".into()]
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["creep".into(), "fast".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("zero", Direction::Falling)]
+    fn dims(&self) -> Dims {
+        Dims::new(["x"], ["r", "x0"])
+            .modes(["creep", "fast"])
+            .guards([GuardInfo::new("zero", Direction::Falling)])
+            .outputs(["x"])
     }
     fn guard_active(&self, mode: usize, _k: usize) -> bool {
         mode == 0
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into()]
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[1]])

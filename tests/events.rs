@@ -13,7 +13,7 @@ use hybridopt::integrate::Method;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::bouncing_ball::{oracle, BouncingBall, ThrustBall};
-use hybridopt::{Direction, Error, GuardInfo, HybridSystem, ModelError, Scalar};
+use hybridopt::{Dims, Direction, Error, GuardInfo, HybridSystem, ModelError, Scalar};
 
 use GradientMethod::{Adjoint, Direct, Dual, Fd};
 
@@ -35,21 +35,15 @@ struct Ramp {
 }
 
 impl HybridSystem for Ramp {
-    fn state_names(&self) -> Vec<String> {
-        vec!["u".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["p".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        if self.terminal {
-            vec![GuardInfo::terminal("u=p", Direction::Rising)]
+    fn dims(&self) -> Dims {
+        let info = if self.terminal {
+            GuardInfo::terminal
         } else {
-            vec![GuardInfo::new("u=p", Direction::Rising)]
-        }
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["u".into()]
+            GuardInfo::new
+        };
+        Dims::new(["u"], ["p"])
+            .guards([info("u=p", Direction::Rising)])
+            .outputs(["u"])
     }
     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![D::zero()])
@@ -109,29 +103,21 @@ impl TwoGuards {
 }
 
 impl HybridSystem for TwoGuards {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec![]
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["up".into(), "down".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
+    fn dims(&self) -> Dims {
         let early = GuardInfo::new("early", Direction::Rising);
         let late = GuardInfo::new("late", Direction::Rising);
-        if self.early_first {
-            vec![early, late]
+        let guards = if self.early_first {
+            [early, late]
         } else {
-            vec![late, early]
-        }
+            [late, early]
+        };
+        Dims::new(["x"], [])
+            .modes(["up", "down"])
+            .guards(guards)
+            .outputs(["x"])
     }
     fn guard_active(&self, mode: usize, _k: usize) -> bool {
         self.watch && mode == 0
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into()]
     }
     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![D::zero()])
@@ -184,23 +170,14 @@ impl HybridSystem for TwoGuards {
 struct PingPong;
 
 impl HybridSystem for PingPong {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec![]
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["right".into(), "left".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![
-            GuardInfo::new("hi", Direction::Either),
-            GuardInfo::new("lo", Direction::Either),
-        ]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["x"], [])
+            .modes(["right", "left"])
+            .guards([
+                GuardInfo::new("hi", Direction::Either),
+                GuardInfo::new("lo", Direction::Either),
+            ])
+            .outputs(["x"])
     }
     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![D::zero()])
@@ -258,17 +235,10 @@ impl HybridSystem for PingPong {
 struct EitherBall;
 
 impl HybridSystem for EitherBall {
-    fn state_names(&self) -> Vec<String> {
-        BouncingBall.state_names()
-    }
-    fn param_names(&self) -> Vec<String> {
-        BouncingBall.param_names()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("ground", Direction::Either)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        BouncingBall.output_names()
+    fn dims(&self) -> Dims {
+        BouncingBall
+            .dims()
+            .guards([GuardInfo::new("ground", Direction::Either)])
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         BouncingBall.initial_state(p)
@@ -319,17 +289,10 @@ struct Sine {
 }
 
 impl HybridSystem for Sine {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec![]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("half", self.dir)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["x"], [])
+            .guards([GuardInfo::new("half", self.dir)])
+            .outputs(["x"])
     }
     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![D::zero()])
@@ -370,17 +333,10 @@ struct Cubic {
 }
 
 impl HybridSystem for Cubic {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec![]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("flat", self.dir)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["x"], [])
+            .guards([GuardInfo::new("flat", self.dir)])
+            .outputs(["x"])
     }
     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![-D::one()])
@@ -431,23 +387,14 @@ enum Poison {
 struct Poisoned(Poison);
 
 impl HybridSystem for Poisoned {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec![]
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["before".into(), "after".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("quarter", Direction::Rising)]
+    fn dims(&self) -> Dims {
+        Dims::new(["x"], [])
+            .modes(["before", "after"])
+            .guards([GuardInfo::new("quarter", Direction::Rising)])
+            .outputs(["x"])
     }
     fn guard_active(&self, mode: usize, _k: usize) -> bool {
         mode == 0
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into()]
     }
     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![if self.0 == Poison::Start {

@@ -107,7 +107,7 @@ fn check_point<S: HybridSystem>(
     Vec<hybridopt::model::Jacobian>,
     hybridopt::model::Jacobian,
 ) {
-    let d = Dims::of(sys);
+    let d = sys.dims();
     let (nx, nu, np) = (d.nx(), d.nu(), d.np());
     assert_eq!((x.len(), u.len(), p.len()), (nx, nu, np));
     let mut flat = vec![t];
@@ -254,20 +254,11 @@ fn thrust_ball_jacobians_with_a_control_value() {
 struct ControlledGuard;
 
 impl HybridSystem for ControlledGuard {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x".into(), "w".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["k".into(), "b".into()]
-    }
-    fn control_names(&self) -> Vec<String> {
-        vec!["u".into()]
-    }
-    fn guards(&self) -> Vec<hybridopt::GuardInfo> {
-        vec![hybridopt::GuardInfo::new("g", hybridopt::Direction::Rising)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["xu".into(), "w".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["x", "w"], ["k", "b"])
+            .controls(["u"])
+            .guards([hybridopt::GuardInfo::new("g", hybridopt::Direction::Rising)])
+            .outputs(["xu", "w"])
     }
     fn initial_state<D: hybridopt::Scalar>(
         &self,

@@ -91,7 +91,7 @@ impl DaeSystem for FromReversal {
 }
 
 fn cost_on_f<S: HybridSystem>(sys: &S) -> Objective {
-    let f = sys.output_names().iter().position(|n| n == "f").unwrap();
+    let f = sys.dims().output_index("f").unwrap();
     Objective::new(
         "psi",
         vec![Term::IntegralSquared {

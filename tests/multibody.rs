@@ -90,7 +90,7 @@ fn simulate<S: HybridSystem>(
         h,
         stop_at_event,
     } = opts;
-    let guards = sys.guards();
+    let guards = sys.dims().guards;
     let mut t = 0.0;
     let mut x = x0.to_vec();
     let mut mode = mode0;
@@ -488,7 +488,7 @@ fn five_bar_mass_matrix_follows_reference() {
     sys.outputs(0, 0.0, &x0, &[], &p, &mut out).unwrap();
     // structural: zero to round-off
     assert!(out[6] < 1e-15 && out[7] == 0.0, "{out:?}");
-    assert_eq!(sys.output_names()[6], "phi_pos_max");
+    assert_eq!(sys.dims().outputs[6], "phi_pos_max");
 }
 
 #[test]

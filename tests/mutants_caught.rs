@@ -19,7 +19,7 @@ use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::bouncing_ball::BouncingBall;
 use hybridopt::systems::switched::SwitchedLinear;
-use hybridopt::{GuardInfo, HybridSystem, ModelError, Scalar};
+use hybridopt::{Dims, HybridSystem, ModelError, Scalar};
 
 /// The bouncing ball with two thrust channels entering differently:
 /// `v̇ = −g − c v + u₀ + (0.5 + 0.2 y) u₁`. Parameters (g, e, c, y0, v0).
@@ -27,26 +27,10 @@ use hybridopt::{GuardInfo, HybridSystem, ModelError, Scalar};
 struct TwoChannelBall;
 
 impl HybridSystem for TwoChannelBall {
-    fn state_names(&self) -> Vec<String> {
-        BouncingBall.state_names()
-    }
-    fn param_names(&self) -> Vec<String> {
-        BouncingBall.param_names()
-    }
-    fn control_names(&self) -> Vec<String> {
-        vec!["thrust".into(), "side".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        BouncingBall.guards()
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec![
-            "y".into(),
-            "v".into(),
-            "energy".into(),
-            "thrust".into(),
-            "side".into(),
-        ]
+    fn dims(&self) -> Dims {
+        let mut d = BouncingBall.dims().controls(["thrust", "side"]);
+        d.outputs.extend(["thrust", "side"].map(String::from));
+        d
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         BouncingBall.initial_state(p)

@@ -31,7 +31,7 @@ fn walker_gait(gamma: f64, guess: (f64, f64), opts: &MapOptions) -> FixedPoint {
 }
 
 fn names(sys: &impl HybridSystem) -> Vec<String> {
-    sys.state_names()
+    sys.dims().states
 }
 
 #[test]

@@ -43,7 +43,7 @@ fn midstance() -> Section {
 }
 
 fn names() -> Vec<String> {
-    SimplestWalker.state_names()
+    SimplestWalker.dims().states
 }
 
 fn solve_on(sec: &Section, gamma: f64, guess: &[f64], opts: &MapOptions) -> FixedPoint {
@@ -596,7 +596,7 @@ fn compass_gait_on_a_stance_angle_hyperplane_is_its_after_impact_gait() {
     };
     let t = cycle_table(&CompassGait, &after, &opts, &p, r.x.as_slice()).unwrap();
     let h = on(&sec, &crossing(&sec, &t));
-    let names = CompassGait.state_names();
+    let names = CompassGait.dims().states;
     let (sr, sh) = (
         spectrum_on(&r.ret.monodromy, &after, &names).unwrap(),
         spectrum_on(&h.ret.monodromy, &sec, &names).unwrap(),

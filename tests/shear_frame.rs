@@ -54,7 +54,7 @@ fn problem_text(storeys: usize, ground: &str, t_end: f64, extra: &str) -> String
             GroundMotion::Harmonic
         },
     );
-    for (name, value) in f.param_names().iter().zip(f.default_params()) {
+    for (name, value) in f.dims().params.iter().zip(f.default_params()) {
         if name.starts_with("c_") || name.starts_with("f_y_") {
             s.push_str(&format!(
                 "{name} = {{ value = {value}, optimize = true }}\n"
@@ -114,7 +114,7 @@ fn hand_vjp_equals_the_dual_passes() {
         let mut p = f.default_params();
         p.iter_mut().for_each(|v| *v *= rng.uniform(0.7, 1.3));
         let nx = STATES_PER_STOREY * n;
-        let ny = f.output_names().len();
+        let ny = f.dims().outputs.len();
         let k = 3;
         for _ in 0..4 {
             let x = random_state(n, &p, &f, &mut rng);
@@ -196,7 +196,7 @@ fn one_storey_is_the_hysteretic_oscillator() {
     let osc = Dae::new(HystereticOscillator);
     let sf = frame(1, GroundMotion::Harmonic);
     assert_eq!(
-        sf.param_names(),
+        sf.dims().params,
         ["m", "k0", "b", "A_g", "Omega", "c_1", "f_y_1"]
     );
     // F0 sin(Ω t) = −m a_g(t)
@@ -468,7 +468,8 @@ fn the_fifty_storey_file_is_the_design_problem_at_n_50() {
     let big = shipped("problems/large/shear_frame_50.toml");
     let n_of = |p: &Problem| {
         p.system
-            .state_names()
+            .dims()
+            .states
             .iter()
             .filter(|s| s.starts_with("x_"))
             .count()

@@ -20,7 +20,7 @@ use hybridopt::setup::Setup;
 use hybridopt::systems::biped::{
     Biped, G_TOUCH1, G_TOUCH2, P_BETA, P_BETA_S, P_THETA0, P_X0, P_Y0,
 };
-use hybridopt::{Direction, Error, GuardInfo, HybridSystem, ModelError, Scalar};
+use hybridopt::{Dims, Direction, Error, GuardInfo, HybridSystem, ModelError, Scalar};
 use nalgebra::{DMatrix, DVector};
 
 /// Touchdown is at t ≈ 0.3968; the horizon ends 0.2 s later.
@@ -467,32 +467,17 @@ fn event_cost_on_a_simultaneous_event_is_an_error() {
 struct Quadrant;
 
 impl HybridSystem for Quadrant {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x1".into(), "x2".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        ["c1", "c2", "x10", "x20", "a"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn mode_names(&self) -> Vec<String> {
-        ["--", "+-", "-+", "++"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![
-            GuardInfo::new("s1", Direction::Rising),
-            GuardInfo::new("s2", Direction::Rising),
-        ]
+    fn dims(&self) -> Dims {
+        Dims::new(["x1", "x2"], ["c1", "c2", "x10", "x20", "a"])
+            .modes(["--", "+-", "-+", "++"])
+            .guards([
+                GuardInfo::new("s1", Direction::Rising),
+                GuardInfo::new("s2", Direction::Rising),
+            ])
+            .outputs(["x1", "x2"])
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         mode & (1 << k) == 0
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x1".into(), "x2".into()]
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[2], p[3]])

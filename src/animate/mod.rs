@@ -12,7 +12,6 @@ mod animation;
 mod canvas;
 #[cfg(feature = "plots")]
 mod files;
-pub mod geometry;
 #[cfg(feature = "plots")]
 mod layout;
 pub mod mechanism;
@@ -21,6 +20,8 @@ pub mod spec;
 #[cfg(feature = "plots")]
 mod strobe;
 
+/// The geometry of a system (below the model interface, which names it: [`crate::geometry`]).
+pub use crate::geometry;
 #[cfg(feature = "plots")]
 pub use animation::{frame_times, write_gif, AnimationOptions, GifInfo, MAX_FRAMES};
 #[cfg(feature = "plots")]

@@ -175,11 +175,14 @@ impl GeometrySpec {
 pub struct OutputGeometry<'a, S> {
     sys: &'a S,
     spec: &'a GeometrySpec,
+    /// The number of the system's outputs.
+    ny: usize,
 }
 
 impl<'a, S: HybridSystem> OutputGeometry<'a, S> {
     pub fn new(sys: &'a S, spec: &'a GeometrySpec) -> Self {
-        OutputGeometry { sys, spec }
+        let ny = sys.dims().outputs.len();
+        OutputGeometry { sys, spec, ny }
     }
 }
 
@@ -194,7 +197,7 @@ impl<S: HybridSystem> Geometry for OutputGeometry<'_, S> {
         u: &[f64],
         p: &[f64],
     ) -> Result<Vec<Shape>, ModelError> {
-        let mut y = vec![0.0; self.sys.output_names().len()];
+        let mut y = vec![0.0; self.ny];
         self.sys.outputs(mode, t, x, u, p, &mut y)?;
         let at = |c: Coord| match c {
             Coord::Output(i) => y[i],

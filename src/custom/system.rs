@@ -9,7 +9,7 @@ use super::parser::{function_names, parse, Scope};
 use super::reverse::{Point, Sinks};
 use super::schema::{GuardSpec, ModeSpec, SystemSpec};
 use crate::error::ModelError;
-use crate::model::{GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut};
+use crate::model::{Dims, GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut};
 use std::collections::BTreeMap;
 
 /// The reset of one guard.
@@ -440,28 +440,23 @@ impl HybridSystem for CustomSystem {
         })
     }
 
-    fn state_names(&self) -> Vec<String> {
-        self.states.clone()
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
+    fn dims(&self) -> Dims {
         // every parameter needs one (a file's `[system] defaults` may give some only)
         let d = self.defaults();
-        self.param_names()
+        let param_defaults = self
+            .params
             .iter()
             .map(|n| d.iter().find(|(k, _)| k == n).map(|(_, v)| *v))
-            .collect()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.params.clone()
-    }
-    fn control_names(&self) -> Vec<String> {
-        self.controls.clone()
-    }
-    fn mode_names(&self) -> Vec<String> {
-        self.modes.clone()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        self.guards.clone()
+            .collect();
+        Dims {
+            states: self.states.clone(),
+            params: self.params.clone(),
+            param_defaults,
+            controls: self.controls.clone(),
+            modes: self.modes.clone(),
+            guards: self.guards.clone(),
+            outputs: self.output_names.clone(),
+        }
     }
     /// The states each flow expression of the mode names (docs/guide/custom-systems.md).
     fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
@@ -470,9 +465,6 @@ impl HybridSystem for CustomSystem {
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         self.guard_mode.get(k) == Some(&mode)
-    }
-    fn output_names(&self) -> Vec<String> {
-        self.output_names.clone()
     }
     fn initial_mode(&self, _p: &[f64]) -> usize {
         self.initial_mode

@@ -13,7 +13,7 @@ use super::cache;
 use super::system::{DaeIndex, DaeSystem, Point};
 use super::transition::{self, Names};
 use crate::error::ModelError;
-use crate::model::{GuardInfo, HybridSystem, Scalar, VjpArgs, VjpOut};
+use crate::model::{Dims, GuardInfo, HybridSystem, Scalar, VjpArgs, VjpOut};
 
 /// Start values are consistent when the algebraic residual (index 1: `k` at prescribed z0;
 /// index 2: the constraint `k(y0)`) is below this relative to `1 + |y0|_∞`.
@@ -169,28 +169,20 @@ impl<S: DaeSystem> Dae<S> {
 }
 
 impl<S: DaeSystem> HybridSystem for Dae<S> {
-    fn state_names(&self) -> Vec<String> {
-        let mut v = self.sys.differential_names();
-        v.extend(self.sys.memory_names());
-        v
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.sys.param_names()
-    }
-    fn mode_names(&self) -> Vec<String> {
-        self.modes.clone()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        self.guards.clone()
+    /// The states `(y, y*)`; the outputs: the algebraic states first, then the system's
+    /// own. A DAE takes no controls.
+    fn dims(&self) -> Dims {
+        let mut states = self.sys.differential_names();
+        states.extend(self.sys.memory_names());
+        let mut outputs = self.sys.algebraic_names();
+        outputs.extend(self.sys.output_names());
+        Dims::new(states, self.sys.param_names())
+            .modes(self.modes.clone())
+            .guards(self.guards.clone())
+            .outputs(outputs)
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         self.sys.guard_active(mode, k)
-    }
-    /// The algebraic states first, then the system's own outputs.
-    fn output_names(&self) -> Vec<String> {
-        let mut v = self.sys.algebraic_names();
-        v.extend(self.sys.output_names());
-        v
     }
     fn initial_mode(&self, p: &[f64]) -> usize {
         self.sys.initial_mode(p)

@@ -6,7 +6,6 @@ mod lu;
 mod newton;
 pub mod options;
 pub(crate) mod radau;
-pub(crate) mod scratch;
 pub mod smooth;
 mod sparse;
 pub mod stepper;

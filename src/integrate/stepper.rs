@@ -6,11 +6,11 @@
 use super::dense::DenseStep;
 use super::lu::{Factored, Lu};
 use super::newton::{Factors, Newton, Solve};
-use super::scratch::with_stack;
 use super::sparse::{SparseBlock, SparseLu};
 use super::tableau::{dopri5, Radau5, Sdirk3};
 use crate::error::ModelError;
 use crate::model::Scalar;
+use crate::scratch::with_stack;
 use nalgebra::DMatrix;
 
 /// A right-hand side `ẏ = F(t, y)` as the integrators see it.

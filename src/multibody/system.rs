@@ -11,7 +11,7 @@ use super::dynamics::{Accel, Dynamics};
 pub use super::implicit::mechanism_vjp;
 use super::mechanism::Mechanism;
 use crate::error::ModelError;
-use crate::model::{GuardInfo, HybridSystem, Scalar, VjpArgs, VjpOut};
+use crate::model::{Dims, HybridSystem, Scalar, VjpArgs, VjpOut};
 
 /// A planar mechanism with modes, events and outputs. Every type that implements it is a
 /// [`HybridSystem`] whose flow is `ẋ = (v, a(q, v, p))` with `a` from the mechanism under
@@ -30,16 +30,14 @@ pub trait MultibodySystem: Send + Sync {
     /// Checks the sizes of a state and a parameter vector (and the mode) before any
     /// evaluation; a mismatch is a [`ModelError`], never a panic.
     fn check<D: Scalar>(&self, mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError>;
-    fn state_names(&self) -> Vec<String>;
-    fn param_names(&self) -> Vec<String>;
-    fn mode_names(&self) -> Vec<String> {
-        vec!["default".to_string()]
-    }
-    fn guards(&self) -> Vec<GuardInfo>;
+    /// The names: states `(q, v)`, parameters, modes, guards, outputs
+    /// ([`HybridSystem::dims`]; mechanisms take no controls).
+    fn dims(&self) -> Dims;
+    /// Whether guard `k` is watched in `mode` (all by default).
     fn guard_active(&self, _mode: usize, _k: usize) -> bool {
         true
     }
-    fn output_names(&self) -> Vec<String>;
+    /// The start mode (0 by default).
     fn initial_mode(&self, _p: &[f64]) -> usize {
         0
     }
@@ -87,7 +85,7 @@ pub trait MultibodySystem: Send + Sync {
 
     /// The mechanism's geometry for pictures (see [`HybridSystem::geometry`]); none by
     /// default.
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         None
     }
 
@@ -111,25 +109,13 @@ pub trait MultibodySystem: Send + Sync {
 }
 
 impl<M: MultibodySystem> HybridSystem for M {
-    fn state_names(&self) -> Vec<String> {
-        MultibodySystem::state_names(self)
-    }
-    fn param_names(&self) -> Vec<String> {
-        MultibodySystem::param_names(self)
-    }
-    fn mode_names(&self) -> Vec<String> {
-        MultibodySystem::mode_names(self)
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        MultibodySystem::guards(self)
+    fn dims(&self) -> Dims {
+        MultibodySystem::dims(self)
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         MultibodySystem::guard_active(self, mode, k)
     }
-    fn output_names(&self) -> Vec<String> {
-        MultibodySystem::output_names(self)
-    }
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         MultibodySystem::geometry(self)
     }
     fn initial_mode(&self, p: &[f64]) -> usize {

@@ -42,10 +42,10 @@ pub struct GuardSummary {
 impl SystemInfo {
     /// The interface of `sys`.
     pub fn of(sys: &Builtin) -> SystemInfo {
-        let defaults = sys.default_params();
-        let modes = sys.mode_names();
-        let guards = sys
-            .guards()
+        let d = sys.dims();
+        let modes = d.modes;
+        let guards = d
+            .guards
             .into_iter()
             .enumerate()
             .map(|(k, g)| GuardSummary {
@@ -60,20 +60,20 @@ impl SystemInfo {
             .collect();
         SystemInfo {
             kind: sys.kind().to_string(),
-            states: sys.state_names(),
-            parameters: sys
-                .param_names()
+            states: d.states,
+            parameters: d
+                .params
                 .into_iter()
                 .enumerate()
                 .map(|(i, name)| ParameterInfo {
                     name,
-                    default: defaults.as_ref().and_then(|d| d.get(i).copied()),
+                    default: d.param_defaults.as_ref().and_then(|v| v.get(i).copied()),
                 })
                 .collect(),
-            controls: sys.control_names(),
+            controls: d.controls,
             modes,
             guards,
-            outputs: sys.output_names(),
+            outputs: d.outputs,
         }
     }
 

@@ -174,7 +174,7 @@ pub fn continue_orbit<S: HybridSystem>(
     let mut p = p0.to_vec();
     let mut branch = Branch {
         param: range.name.clone(),
-        states: sys.state_names(),
+        states: sys.dims().states,
         points: Vec::new(),
         bifurcations: Vec::new(),
         stopped: None,

@@ -16,7 +16,7 @@
 
 use super::section::{Section, SectionKind};
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar, VjpArgs, VjpOut};
 use nalgebra::DMatrix;
 
 /// The direction in which the state crosses the hyperplane to return to the section.
@@ -98,13 +98,13 @@ pub struct WithSectionGuard<'a, S: HybridSystem> {
     hyperplane: Option<&'a Hyperplane>,
     mode: usize,
     n_base: usize,
-    /// The index of the section's guard in [`HybridSystem::guards`].
+    /// The index of the section's guard in [`Dims::guards`](field@Dims::guards).
     pub section_guard: usize,
 }
 
 impl<'a, S: HybridSystem> WithSectionGuard<'a, S> {
     pub fn new(base: &'a S, sec: &'a Section) -> Self {
-        let n_base = base.guards().len();
+        let n_base = base.dims().guards.len();
         let (hyperplane, section_guard) = match &sec.kind {
             SectionKind::AfterReset { guard } => (None, *guard),
             SectionKind::Hyperplane(h) => (Some(h), n_base),
@@ -126,21 +126,14 @@ impl<'a, S: HybridSystem> WithSectionGuard<'a, S> {
 }
 
 impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
-    fn state_names(&self) -> Vec<String> {
-        self.base.state_names()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.base.param_names()
-    }
-    fn mode_names(&self) -> Vec<String> {
-        self.base.mode_names()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        let mut g = self.base.guards();
+    /// The base system's, with the hyperplane's guard last (when the section is one).
+    fn dims(&self) -> Dims {
+        let mut d = self.base.dims();
         if let Some(h) = self.hyperplane {
-            g.push(GuardInfo::new(GUARD_NAME, h.crossing.direction()));
+            d.guards
+                .push(GuardInfo::new(GUARD_NAME, h.crossing.direction()));
         }
-        g
+        d
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         match self.plane(k) {
@@ -148,8 +141,15 @@ impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
             None => self.base.guard_active(mode, k),
         }
     }
-    fn output_names(&self) -> Vec<String> {
-        self.base.output_names()
+    fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
+        self.base.flow_pattern(mode)
+    }
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
+        self.base.geometry()
+    }
+    /// The base system's: the section's guard does not enter the flow.
+    fn flow_vjp(&self, args: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
+        self.base.flow_vjp(args, out)
     }
     fn initial_mode(&self, p: &[f64]) -> usize {
         self.base.initial_mode(p)

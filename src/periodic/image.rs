@@ -32,7 +32,7 @@ pub fn is_reset_image<S: HybridSystem>(
     tol: f64,
 ) -> bool {
     let n = x.len();
-    let modes = sys.mode_names().len().max(1);
+    let modes = sys.dims().modes.len().max(1);
     let scale = x.iter().fold(1.0_f64, |a, v| a.max(v.abs()));
     (0..modes).filter(|&m| sys.guard_active(m, k)).any(|m| {
         let seeds = match sys.reset(m, k, 0.0, x, p) {

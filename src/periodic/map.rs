@@ -113,7 +113,8 @@ fn check_start<S: HybridSystem>(
 ) -> Result<(), PeriodicError> {
     let k = sys.section_guard;
     let g = sys.guard(sec.mode, k, 0.0, x, &[], p);
-    let info = &sys.guards()[k];
+    let guards = sys.dims().guards;
+    let info = &guards[k];
     let tol = opts.events.zero_tol;
     let (off, hint) = match (&sec.kind, info.direction) {
         (SectionKind::Hyperplane(_), _) => {
@@ -269,7 +270,7 @@ pub fn section_basis<S: HybridSystem>(
     let n = x.len();
     let model = |source| crate::error::Error::Model {
         t: 0.0,
-        mode: sys.mode_names().get(sec.mode).cloned().unwrap_or_default(),
+        mode: sys.dims().modes.get(sec.mode).cloned().unwrap_or_default(),
         source,
     };
     let aug = WithSectionGuard::new(sys, sec);

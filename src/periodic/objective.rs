@@ -94,7 +94,7 @@ impl Objective {
             Objective::Period => (t, s.period.clone()),
             Objective::Speed { output } => {
                 let x = orbit.fixed.x.as_slice();
-                let ny = sys.output_names().len();
+                let ny = sys.dims().outputs.len();
                 let j = crate::model::outputs_jacobian(sys, ny, mode, 0.0, x, &[], p).map_err(
                     |source| crate::error::Error::Model {
                         t: 0.0,

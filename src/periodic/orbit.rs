@@ -40,7 +40,7 @@ pub fn solve_orbit<S: HybridSystem>(
         guess,
         JacobianSource::Exact,
     )?;
-    let names = sys.state_names();
+    let names = sys.dims().states;
     let spectrum = spectrum_on(&fixed.ret.monodromy, &spec.section, &names)?;
     let sensitivities = if with_sensitivities && !spec.sensitivities.is_empty() {
         Some(orbit_sensitivities(

@@ -32,7 +32,8 @@ pub fn write_orbit<S: HybridSystem>(
     let (_, _, traj) = return_value(sys, &spec.section, &spec.map, p, x)?;
     let n = x.len();
     // the system's own guards come first; a hyperplane section's guard follows them
-    let impacts = sys.guards().len();
+    let dims = sys.dims();
+    let impacts = dims.guards.len();
     let jumps: Vec<(Vec<f64>, Vec<f64>)> = traj
         .events
         .iter()
@@ -46,7 +47,7 @@ pub fn write_orbit<S: HybridSystem>(
             (e.y_minus[..n].to_vec(), plus)
         })
         .collect();
-    let states = sys.state_names();
+    let states = dims.states;
     write_figure(
         &figures::limit_cycle(
             name,

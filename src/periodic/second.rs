@@ -22,7 +22,7 @@ use super::section::Section;
 use crate::error::ModelError;
 use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{Method, NewtonJacobian};
-use crate::model::{Direction, HybridSystem};
+use crate::model::{Dims, HybridSystem};
 use nalgebra::DMatrix;
 use num_dual::{Dual, Dual64};
 
@@ -39,8 +39,8 @@ struct Variational<'a, S: HybridSystem> {
     p: Vec<Dual64>,
     p_re: Vec<f64>,
     n: usize,
-    guards: Vec<crate::model::GuardInfo>,
-    modes: Vec<String>,
+    /// The augmented system's names and guard table.
+    dims: Dims,
 }
 
 /// Value, Jacobian in x and derivative in t of a vector function at a dual point, by
@@ -141,26 +141,11 @@ impl<S: HybridSystem> HybridRhs<Dual64> for Variational<'_, S> {
     fn dim(&self) -> usize {
         self.n * (1 + self.n)
     }
-    fn mode_name(&self, mode: usize) -> String {
-        self.modes
-            .get(mode)
-            .cloned()
-            .unwrap_or_else(|| format!("#{mode}"))
-    }
-    fn guard_name(&self, k: usize) -> String {
-        self.guards[k].name.clone()
-    }
-    fn n_guards(&self) -> usize {
-        self.guards.len()
+    fn dims(&self) -> &Dims {
+        &self.dims
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         self.sys.guard_active(mode, k)
-    }
-    fn guard_direction(&self, k: usize) -> Direction {
-        self.guards[k].direction
-    }
-    fn guard_terminal(&self, k: usize) -> bool {
-        self.guards[k].terminal
     }
     /// `ẋ = f`, `Ṡ e_c = f_x S e_c` (a directional derivative per column, nested duals).
     fn rhs(&self, ctx: &Ctx, t: Dual64, y: &[Dual64], dy: &mut [Dual64]) -> Result<(), ModelError> {
@@ -261,8 +246,7 @@ pub fn monodromy_derivative<S: HybridSystem>(
         p: pd,
         p_re: p.to_vec(),
         n,
-        guards: aug.guards(),
-        modes: aug.mode_names(),
+        dims: aug.dims(),
     };
     let mut y0: Vec<Dual64> = x.iter().zip(dx).map(|(&a, &b)| Dual64::new(a, b)).collect();
     for c in 0..n {
@@ -279,7 +263,7 @@ pub fn monodromy_derivative<S: HybridSystem>(
         Some(e) if e.terminal && e.guard == k => e,
         _ => {
             return Err(PeriodicError::NoReturn {
-                guard: var.guards[k].name.clone(),
+                guard: var.dims.guard_name(k),
                 fired: traj.events.iter().filter(|e| e.guard == k).count(),
                 count: sec.count,
                 t_max: opts.t_max,
@@ -291,7 +275,7 @@ pub fn monodromy_derivative<S: HybridSystem>(
         .jump(e.mode_before, k, e.t, &e.y_minus[..n])
         .map_err(|source| crate::error::Error::Model {
             t: e.t.re,
-            mode: var.mode_name(e.mode_before),
+            mode: var.dims.mode_name(e.mode_before),
             source,
         })?;
     // DP = Ξ S⁻ + f⁺ τ, τ = −g_x S⁻/ġ

@@ -15,7 +15,7 @@
 
 use super::hyperplane::Hyperplane;
 use crate::error::ModelError;
-use crate::model::{GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, HybridSystem, Scalar, VjpArgs, VjpOut};
 
 /// What the section is.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,10 +68,9 @@ pub struct StartOnSection<'a, S: HybridSystem> {
     pub np: usize,
     pub mode: usize,
     frozen: Option<Vec<f64>>,
-    state_names: Vec<String>,
-    /// The base system's control channels, when the run has controls (multiple shooting's
-    /// segments); none for the return map.
-    control_names: Vec<String>,
+    /// Whether the run takes the base system's control channels (multiple shooting's
+    /// segments); not for the return map.
+    controls: bool,
 }
 
 impl<'a, S: HybridSystem> StartOnSection<'a, S> {
@@ -79,16 +78,15 @@ impl<'a, S: HybridSystem> StartOnSection<'a, S> {
     pub fn new(base: &'a S, mode: usize) -> Self {
         StartOnSection {
             base,
-            np: base.param_names().len(),
+            np: base.dims().np(),
             mode,
             frozen: None,
-            state_names: base.state_names(),
-            control_names: Vec::new(),
+            controls: false,
         }
     }
     /// θ = (p, x0, c): the base system's control channels as its own (c their coefficients).
     pub fn with_controls(mut self) -> Self {
-        self.control_names = self.base.control_names();
+        self.controls = true;
         self
     }
     /// θ = x0, the parameters fixed at `p`.
@@ -124,35 +122,28 @@ impl<'a, S: HybridSystem> StartOnSection<'a, S> {
 }
 
 impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
-    fn state_names(&self) -> Vec<String> {
-        self.state_names.clone()
-    }
-    fn param_names(&self) -> Vec<String> {
-        let mut v = if self.frozen.is_some() {
-            Vec::new()
-        } else {
-            self.base.param_names()
-        };
-        v.extend(self.state_names.iter().map(|s| format!("{s}@section")));
-        v
-    }
-    fn mode_names(&self) -> Vec<String> {
-        self.base.mode_names()
-    }
-    fn control_names(&self) -> Vec<String> {
-        self.control_names.clone()
+    /// The base system's, with θ = (p, x0) (or x0 when frozen) and no parameter defaults.
+    fn dims(&self) -> Dims {
+        let mut d = self.base.dims();
+        if self.frozen.is_some() {
+            d.params.clear();
+        }
+        d.params
+            .extend(d.states.iter().map(|s| format!("{s}@section")));
+        d.param_defaults = None;
+        if !self.controls {
+            d.controls.clear();
+        }
+        d
     }
     fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
         self.base.flow_pattern(mode)
     }
-    fn guards(&self) -> Vec<GuardInfo> {
-        self.base.guards()
-    }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         self.base.guard_active(mode, k)
     }
-    fn output_names(&self) -> Vec<String> {
-        self.base.output_names()
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
+        self.base.geometry()
     }
     fn initial_mode(&self, _p: &[f64]) -> usize {
         self.mode
@@ -188,6 +179,28 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
     ) -> Result<(usize, Vec<D>), ModelError> {
         let mut b = Vec::new();
         self.base.reset(mode, k, t, x, self.params(p, &mut b))
+    }
+    /// The base system's products (its own `flow_vjp`, e.g. a mechanism's implicit one);
+    /// the flow does not read the start state, so its entries of `gp` are zero.
+    fn flow_vjp(&self, a: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
+        let mut b = Vec::new();
+        let p = self.params(a.p, &mut b);
+        let (n_theta, n_base) = (a.p.len(), p.len());
+        let mut gp = vec![0.0; a.k * n_base];
+        let base_out = VjpOut {
+            gx: out.gx,
+            gu: out.gu,
+            gp: &mut gp,
+            y: out.y,
+        };
+        self.base.flow_vjp(VjpArgs { p, ..a }, base_out)?;
+        out.gp.fill(0.0);
+        for j in 0..a.k {
+            // θ = (p, x0): the base parameters' entries (none when they are frozen)
+            out.gp[j * n_theta..j * n_theta + self.np]
+                .copy_from_slice(&gp[j * n_base..j * n_base + self.np]);
+        }
+        Ok(())
     }
     fn outputs<D: Scalar>(
         &self,

@@ -263,7 +263,12 @@ fn seeded<const L: usize>(v: f64, d: impl Fn(usize) -> f64, lanes: usize) -> Dua
 /// Only the event (how the columns jump) differs between passes.
 macro_rules! column_flow_rhs {
     () => {
-        guard_meta!();
+        fn dims(&self) -> &crate::model::Dims {
+            &self.setup.dims
+        }
+        fn guard_active(&self, mode: usize, k: usize) -> bool {
+            self.setup.sys().guard_active(mode, k)
+        }
         guards_on_leading_state!();
         fn dim(&self) -> usize {
             self.flow.dim()

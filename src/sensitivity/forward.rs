@@ -9,9 +9,9 @@ use super::EventSensitivity;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::{simulate_hybrid_with, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{Checkpointing, NewtonJacobian, ReplayWindow, Segment, Trajectory};
-use crate::model::{Direction, HybridSystem};
+use crate::model::HybridSystem;
 #[allow(unused_imports)]
-use crate::setup::{guard_meta, guards_on_leading_state, Setup};
+use crate::setup::{guards_on_leading_state, Setup};
 use nalgebra::DMatrix;
 use std::cell::RefCell;
 

@@ -6,8 +6,8 @@ use crate::control::Active;
 use crate::cost::Term;
 use crate::error::ModelError;
 use crate::integrate::hybrid::{Ctx, GuardRate};
-use crate::integrate::scratch::with_scratch;
 use crate::model::{jacobian_of, jacobian_once, HybridSystem, Scalar, ScalarFn};
+use crate::scratch::with_scratch;
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 

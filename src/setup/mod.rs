@@ -24,8 +24,8 @@ mod vjp;
 
 pub use augmented::{FlowJac, ResetJac, ScalarJac};
 pub use builder::SetupBuilder;
+pub(crate) use simulate::guards_on_leading_state;
 pub use simulate::Plain;
-pub(crate) use simulate::{guard_meta, guards_on_leading_state};
 pub use system_ref::SystemRef;
 pub(crate) use vjp::VjpScratch;
 
@@ -60,6 +60,7 @@ use std::sync::Arc;
 pub struct Setup<'a, S: HybridSystem> {
     /// The system, borrowed or shared (it dereferences to `S`).
     pub sys: SystemRef<'a, S>,
+    /// The system's names ([`HybridSystem::dims`]), queried once when the setup is made.
     pub dims: Dims,
     pub t0: f64,
     pub t_end: f64,
@@ -122,7 +123,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         controls: Option<ControlGrid>,
         objectives: Vec<Objective>,
     ) -> Self {
-        let dims = Dims::of(&*sys);
+        let dims = sys.dims();
         let sparse = newton::SparseFlows::new(dims.modes.len());
         let mut running = Vec::new();
         for (i, o) in objectives.iter().enumerate() {
@@ -231,7 +232,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// θ's entries matched to [`Self::theta_names`] by name, in θ's order. An entry may be
     /// given in any order; a parameter left out is fixed at the system's default value
-    /// ([`HybridSystem::param_defaults`]). Errors ([`crate::error::Error::ThetaName`]): a name θ does not
+    /// ([`Dims::param_defaults`](field@Dims::param_defaults)). Errors ([`crate::error::Error::ThetaName`]): a name θ does not
     /// have, a name given twice, or a left-out parameter without a default (control
     /// coefficients have none: list them all).
     ///
@@ -266,7 +267,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                 return Err(err(&e.name, "given twice"));
             }
         }
-        let defaults = self.sys().param_defaults();
+        let defaults = &self.dims.param_defaults;
         slots
             .into_iter()
             .enumerate()

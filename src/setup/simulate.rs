@@ -4,7 +4,7 @@ use super::Setup;
 use crate::error::ModelError;
 use crate::integrate::hybrid::{Ctx, GuardRate, HybridRhs};
 use crate::integrate::{Checkpointing, NewtonJacobian};
-use crate::model::{Direction, HybridSystem, Scalar};
+use crate::model::{Dims, HybridSystem, Scalar};
 
 /// The plain hybrid system in X (any scalar): what `simulate` and the dual witness run.
 pub struct Plain<'s, 'a, S: HybridSystem, D> {
@@ -23,31 +23,6 @@ impl<'s, 'a, S: HybridSystem, D: Scalar> Plain<'s, 'a, S, D> {
         }
     }
 }
-
-/// The guard metadata shared by every [`HybridRhs`] over a [`Setup`].
-macro_rules! guard_meta {
-    () => {
-        fn mode_name(&self, mode: usize) -> String {
-            self.setup.dims.mode_name(mode)
-        }
-        fn guard_name(&self, k: usize) -> String {
-            self.setup.dims.guard_name(k)
-        }
-        fn n_guards(&self) -> usize {
-            self.setup.dims.guards.len()
-        }
-        fn guard_active(&self, mode: usize, k: usize) -> bool {
-            self.setup.sys().guard_active(mode, k)
-        }
-        fn guard_direction(&self, k: usize) -> Direction {
-            self.setup.dims.guards[k].direction
-        }
-        fn guard_terminal(&self, k: usize) -> bool {
-            self.setup.dims.guards[k].terminal
-        }
-    };
-}
-pub(crate) use guard_meta;
 
 /// The guards of an integrated vector that starts with X (X, then sensitivity columns):
 /// for [`HybridRhs`] implementations with `setup` and `theta: Vec<f64>` fields.
@@ -72,7 +47,12 @@ macro_rules! guards_on_leading_state {
 pub(crate) use guards_on_leading_state;
 
 impl<S: HybridSystem, D: Scalar> HybridRhs<D> for Plain<'_, '_, S, D> {
-    guard_meta!();
+    fn dims(&self) -> &Dims {
+        &self.setup.dims
+    }
+    fn guard_active(&self, mode: usize, k: usize) -> bool {
+        self.setup.sys().guard_active(mode, k)
+    }
     fn dim(&self) -> usize {
         self.setup.n()
     }

@@ -54,7 +54,7 @@
 //! `y = ℓ sin ψ − ℓ² cos² ψ` (≈ 0.228553 with the defaults): [`Biped::symmetric_touchdown_height`].
 
 use crate::error::ModelError;
-use crate::model::{c, Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
 /// Parameter names, in the order of `p`.
 pub const PARAM_NAMES: [&str; 9] = [
@@ -258,31 +258,20 @@ impl Biped {
 }
 
 impl HybridSystem for Biped {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
-    fn state_names(&self) -> Vec<String> {
-        STATE_NAMES.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(Self::default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        PARAM_NAMES.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn mode_names(&self) -> Vec<String> {
-        MODE_NAMES.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![
-            GuardInfo::new("touch1", Direction::Rising),
-            GuardInfo::new("lift1", Direction::Falling),
-            GuardInfo::new("touch2", Direction::Rising),
-            GuardInfo::new("lift2", Direction::Falling),
-        ]
+    fn dims(&self) -> Dims {
+        Dims::new(STATE_NAMES, PARAM_NAMES)
+            .param_defaults(Self::default_params())
+            .modes(MODE_NAMES)
+            .guards([
+                GuardInfo::new("touch1", Direction::Rising),
+                GuardInfo::new("lift1", Direction::Falling),
+                GuardInfo::new("touch2", Direction::Rising),
+                GuardInfo::new("lift2", Direction::Falling),
+            ])
+            .outputs(OUTPUT_NAMES)
     }
 
     /// `touch_j` is watched while foot j is not in contact, `lift_j` while it is.
@@ -293,10 +282,6 @@ impl HybridSystem for Biped {
         } else {
             in_contact
         }
-    }
-
-    fn output_names(&self) -> Vec<String> {
-        OUTPUT_NAMES.iter().map(|s| s.to_string()).collect()
     }
 
     /// The feet with `a_j > 0` at the start.

@@ -3,7 +3,9 @@
 //! Parameters (g, e, c, y0, v0). The restitution e enters only through the reset (R_p).
 
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut};
+use crate::model::{
+    Dims, Direction, GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut,
+};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BouncingBall;
@@ -43,23 +45,14 @@ pub fn shipped_objective() -> crate::cost::Objective {
 }
 
 impl HybridSystem for BouncingBall {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
-    fn state_names(&self) -> Vec<String> {
-        vec!["y".into(), "v".into()]
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(Self::default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        Self::PARAMS.iter().map(|s| s.to_string()).collect()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("ground", Direction::Falling)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["y".into(), "v".into(), "energy".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["y", "v"], Self::PARAMS)
+            .param_defaults(Self::default_params())
+            .guards([GuardInfo::new("ground", Direction::Falling)])
+            .outputs(["y", "v", "energy"])
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[3], p[4]])
@@ -172,26 +165,13 @@ fn ball_vjp(a: VjpArgs<'_>, out: VjpOut<'_>, thrust: bool) -> Result<(), ModelEr
 pub struct ThrustBall;
 
 impl HybridSystem for ThrustBall {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
-    fn state_names(&self) -> Vec<String> {
-        BouncingBall.state_names()
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(BouncingBall::default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        BouncingBall.param_names()
-    }
-    fn control_names(&self) -> Vec<String> {
-        vec!["thrust".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        BouncingBall.guards()
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["y".into(), "v".into(), "energy".into(), "thrust".into()]
+    fn dims(&self) -> Dims {
+        let mut d = BouncingBall.dims().controls(["thrust"]);
+        d.outputs.push("thrust".into());
+        d
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         BouncingBall.initial_state(p)

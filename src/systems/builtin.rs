@@ -18,7 +18,7 @@ use super::switched::SwitchedLinear;
 use crate::custom::CustomSystem;
 use crate::dae::Dae;
 use crate::error::ModelError;
-use crate::model::{GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, HybridSystem, Scalar};
 
 /// A built-in system, chosen by `[system] kind = "…"` in a problem file.
 #[derive(Debug, Clone)]
@@ -92,33 +92,17 @@ macro_rules! each {
 }
 
 impl HybridSystem for Builtin {
-    fn state_names(&self) -> Vec<String> {
-        each!(self, s => s.state_names())
-    }
-    fn param_names(&self) -> Vec<String> {
-        each!(self, s => s.param_names())
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        match self {
-            // a custom system's file may give defaults for some parameters only
-            Builtin::Custom(c) => c.param_defaults(),
-            _ => self.default_params(),
+    /// The system's own, with the documented parameter defaults of a built-in system
+    /// ([`Builtin::defaults`]).
+    fn dims(&self) -> Dims {
+        let mut d = each!(self, s => s.dims());
+        if let Some(values) = self.default_params() {
+            d.param_defaults = Some(values);
         }
-    }
-    fn control_names(&self) -> Vec<String> {
-        each!(self, s => s.control_names())
-    }
-    fn mode_names(&self) -> Vec<String> {
-        each!(self, s => s.mode_names())
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        each!(self, s => s.guards())
+        d
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         each!(self, s => s.guard_active(mode, k))
-    }
-    fn output_names(&self) -> Vec<String> {
-        each!(self, s => s.output_names())
     }
     fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
         each!(self, s => s.flow_pattern(mode))
@@ -175,7 +159,7 @@ impl HybridSystem for Builtin {
     ) -> Result<(), ModelError> {
         each!(self, s => s.outputs(mode, t, x, u, p, out))
     }
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         each!(self, s => s.geometry())
     }
     fn flow_vjp(
@@ -216,24 +200,16 @@ impl Builtin {
     /// A problem file may leave such a parameter out of `[parameters]`: it is then fixed
     /// at this value.
     pub fn defaults(&self) -> Vec<(String, f64)> {
-        let values = match self {
-            Builtin::BouncingBall(_) | Builtin::ThrustBall(_) => BouncingBall::default_params(),
-            Builtin::SwitchedLinear(_) => SwitchedLinear::default_params(),
-            Builtin::ImpactPendulum(_) => ImpactPendulum::default_params(),
-            Builtin::FiveBar(_) => FiveBar::default_params(),
-            Builtin::LockingPendulum(_) => LockingPendulum::default_params(),
-            Builtin::Biped(_) => Biped::default_params(),
-            Builtin::SimplestWalker(_) => SimplestWalker::default_params(),
-            Builtin::CompassGait(_) => CompassGait::default_params(),
-            Builtin::ActuatedCompassGait(_) => ActuatedCompassGait::default_params(),
-            Builtin::Rectifier(_) => Rectifier::default_params(),
-            Builtin::PendulumWall(_) => PendulumWall::default_params(),
-            Builtin::SteelCoupon(_) => SteelCoupon::default_params(),
-            Builtin::HystereticOscillator(_) => HystereticOscillator::default_params(),
-            Builtin::ShearFrame(f) => f.default_params(),
-            Builtin::Custom(c) => return c.defaults().to_vec(),
-        };
-        self.param_names().into_iter().zip(values).collect()
+        match self {
+            Builtin::Custom(c) => c.defaults().to_vec(),
+            _ => {
+                let names = each!(self, s => s.dims()).params;
+                names
+                    .into_iter()
+                    .zip(self.default_params().unwrap_or_default())
+                    .collect()
+            }
+        }
     }
 }
 
@@ -256,14 +232,26 @@ impl Builtin {
             .collect()
     }
 
-    /// The documented default values of the parameters, in the order of `param_names`
-    /// (the values of [`Builtin::defaults`]); `None` for a custom system, whose parameters
-    /// are its file's.
+    /// The documented default values of the parameters, in parameter order (the values of
+    /// [`Builtin::defaults`]); `None` for a custom system, whose parameters are its file's.
     pub fn default_params(&self) -> Option<Vec<f64>> {
-        match self {
-            Builtin::Custom(_) => None,
-            _ => Some(self.defaults().into_iter().map(|(_, v)| v).collect()),
-        }
+        Some(match self {
+            Builtin::BouncingBall(_) | Builtin::ThrustBall(_) => BouncingBall::default_params(),
+            Builtin::SwitchedLinear(_) => SwitchedLinear::default_params(),
+            Builtin::ImpactPendulum(_) => ImpactPendulum::default_params(),
+            Builtin::FiveBar(_) => FiveBar::default_params(),
+            Builtin::LockingPendulum(_) => LockingPendulum::default_params(),
+            Builtin::Biped(_) => Biped::default_params(),
+            Builtin::SimplestWalker(_) => SimplestWalker::default_params(),
+            Builtin::CompassGait(_) => CompassGait::default_params(),
+            Builtin::ActuatedCompassGait(_) => ActuatedCompassGait::default_params(),
+            Builtin::Rectifier(_) => Rectifier::default_params(),
+            Builtin::PendulumWall(_) => PendulumWall::default_params(),
+            Builtin::SteelCoupon(_) => SteelCoupon::default_params(),
+            Builtin::HystereticOscillator(_) => HystereticOscillator::default_params(),
+            Builtin::ShearFrame(f) => f.default_params(),
+            Builtin::Custom(_) => return None,
+        })
     }
 }
 
@@ -280,7 +268,7 @@ mod tests {
                 .expect("builds");
             assert_eq!(sys.kind(), *kind);
             let names: Vec<String> = d.iter().map(|(n, _)| n.clone()).collect();
-            assert_eq!(names, sys.param_names(), "{kind}");
+            assert_eq!(names, sys.dims().params, "{kind}");
             assert!(d.iter().all(|(_, v)| v.is_finite()), "{kind}");
         }
         assert_eq!(

@@ -19,7 +19,7 @@
 //!   new contact point and the old stance leg's about the hip (Goswami et al. 1996 §3).
 
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CompassGait;
@@ -247,20 +247,11 @@ impl crate::animate::Geometry for CompassGait {
 }
 
 impl HybridSystem for CompassGait {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
-    fn state_names(&self) -> Vec<String> {
-        ["theta_ns", "theta_s", "dtheta_ns", "dtheta_s"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(Self::default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        [
+    fn dims(&self) -> Dims {
+        let params = [
             "m_h",
             "m",
             "a",
@@ -271,26 +262,19 @@ impl HybridSystem for CompassGait {
             "theta_s0",
             "dtheta_ns0",
             "dtheta_s0",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("heel_strike", Direction::Rising)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        [
+        ];
+        let outputs = [
             "theta_ns",
             "theta_s",
             "dtheta_ns",
             "dtheta_s",
             "energy",
             "step_length",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        ];
+        Dims::new(["theta_ns", "theta_s", "dtheta_ns", "dtheta_s"], params)
+            .param_defaults(Self::default_params())
+            .guards([GuardInfo::new("heel_strike", Direction::Rising)])
+            .outputs(outputs)
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(p[6..10].to_vec())

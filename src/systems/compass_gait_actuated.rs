@@ -55,7 +55,7 @@
 
 use super::compass_gait::{CompassGait, G, M, MH, P2, SLOPE};
 use crate::error::ModelError;
-use crate::model::{GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, HybridSystem, Scalar};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ActuatedCompassGait;
@@ -142,43 +142,30 @@ impl crate::animate::Geometry for ActuatedCompassGait {
 }
 
 impl HybridSystem for ActuatedCompassGait {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
-    fn state_names(&self) -> Vec<String> {
-        let mut names = CompassGait.state_names();
-        names.push("foot_x".into());
-        names
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(Self::default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        let mut names = CompassGait.param_names();
-        names.truncate(THETA_S0);
-        names.extend(["theta_s0", "dtheta_ns0", "dtheta_s0"].map(String::from));
-        names
-    }
-    fn control_names(&self) -> Vec<String> {
-        vec!["hip".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        CompassGait.guards()
-    }
-    fn output_names(&self) -> Vec<String> {
-        let mut names = self.state_names();
-        names.extend(
-            [
-                "hip_x",
-                "progress",
-                "step_length",
-                "energy",
-                "hip_torque",
-                "power",
-            ]
-            .map(String::from),
-        );
-        names
+    fn dims(&self) -> Dims {
+        let mut d = CompassGait.dims();
+        d.states.push("foot_x".into());
+        d.params.truncate(THETA_S0);
+        d.params
+            .extend(["theta_s0", "dtheta_ns0", "dtheta_s0"].map(String::from));
+        let outputs = [
+            "hip_x",
+            "progress",
+            "step_length",
+            "energy",
+            "hip_torque",
+            "power",
+        ];
+        d.outputs = d
+            .states
+            .iter()
+            .cloned()
+            .chain(outputs.map(String::from))
+            .collect();
+        d.param_defaults(Self::default_params()).controls(["hip"])
     }
     /// `x0 = (2·slope − θ_s0, θ_s0, θ̇_ns0, θ̇_s0, 0)`: on the heel-strike surface.
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {

@@ -14,7 +14,7 @@
 //! hand-written.
 
 use crate::error::ModelError;
-use crate::model::{c, Direction, GuardInfo, Scalar};
+use crate::model::{c, Dims, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;
 use crate::multibody::{
     kinematic_reversal, Accel, Dynamics, Formulation, Mechanism, MultibodySystem, ParamRef,
@@ -183,7 +183,7 @@ impl FiveBar {
 }
 
 impl MultibodySystem for FiveBar {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn mechanism(&self) -> &Mechanism {
@@ -205,25 +205,14 @@ impl MultibodySystem for FiveBar {
         Ok(())
     }
 
-    fn state_names(&self) -> Vec<String> {
-        [
+    fn dims(&self) -> Dims {
+        let states = [
             "x1", "y1", "x2", "y2", "x3", "y3", "vx1", "vy1", "vx2", "vy2", "vx3", "vy3",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    }
-
-    fn param_names(&self) -> Vec<String> {
-        PARAM_NAMES.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("ground", Direction::Falling)]
-    }
-
-    fn output_names(&self) -> Vec<String> {
-        OUTPUT_NAMES.iter().map(|s| s.to_string()).collect()
+        ];
+        Dims::new(states, PARAM_NAMES)
+            .param_defaults(Self::default_params())
+            .guards([GuardInfo::new("ground", Direction::Falling)])
+            .outputs(OUTPUT_NAMES)
     }
 
     /// At rest at the initial points of reference-models.md §2 (which satisfy Φ = 0 exactly

@@ -5,7 +5,7 @@
 //! forcing makes h_t, a_t and the event-time terms all matter.
 
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ImpactPendulum;
@@ -17,26 +17,15 @@ impl ImpactPendulum {
 }
 
 impl HybridSystem for ImpactPendulum {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
-    fn state_names(&self) -> Vec<String> {
-        vec!["q".into(), "v".into()]
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(Self::default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        ["g_over_l", "c", "A", "omega", "e", "q_w", "q0", "v0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("wall", Direction::Rising)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["q".into(), "v".into(), "a".into()]
+    fn dims(&self) -> Dims {
+        let params = ["g_over_l", "c", "A", "omega", "e", "q_w", "q0", "v0"];
+        Dims::new(["q", "v"], params)
+            .param_defaults(Self::default_params())
+            .guards([GuardInfo::new("wall", Direction::Rising)])
+            .outputs(["q", "v", "a"])
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[6], p[7]])

@@ -20,7 +20,7 @@
 //! the impulse).
 
 use crate::error::ModelError;
-use crate::model::{c, Direction, GuardInfo, Scalar};
+use crate::model::{c, Dims, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;
 use crate::multibody::{
     inelastic_impact, Accel, Constraint, Dynamics, Formulation, Mechanism, MultibodySystem,
@@ -236,7 +236,7 @@ impl LockingPendulum {
 }
 
 impl MultibodySystem for LockingPendulum {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
     fn mechanism(&self) -> &Mechanism {
@@ -264,32 +264,20 @@ impl MultibodySystem for LockingPendulum {
         Ok(())
     }
 
-    fn state_names(&self) -> Vec<String> {
-        ["x1", "y1", "x2", "y2", "vx1", "vy1", "vx2", "vy2"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-
-    fn param_names(&self) -> Vec<String> {
-        PARAM_NAMES.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn mode_names(&self) -> Vec<String> {
-        vec!["free".to_string(), "sliding".to_string()]
-    }
-
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("stop", Direction::Falling)]
+    fn dims(&self) -> Dims {
+        Dims::new(
+            ["x1", "y1", "x2", "y2", "vx1", "vy1", "vx2", "vy2"],
+            PARAM_NAMES,
+        )
+        .param_defaults(Self::default_params())
+        .modes(["free", "sliding"])
+        .guards([GuardInfo::new("stop", Direction::Falling)])
+        .outputs(OUTPUT_NAMES)
     }
 
     /// `stop` is watched in mode `free` only.
     fn guard_active(&self, mode: usize, _k: usize) -> bool {
         mode == MODE_FREE
-    }
-
-    fn output_names(&self) -> Vec<String> {
-        OUTPUT_NAMES.iter().map(|s| s.to_string()).collect()
     }
 
     /// At rest in the configured angles (consistent: the bar lengths hold exactly).

@@ -6,27 +6,17 @@
 //! every gradient entry of the two must agree.
 
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
 /// The angle-coordinate model (see the module doc).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PendulumAngle;
 
 impl HybridSystem for PendulumAngle {
-    fn state_names(&self) -> Vec<String> {
-        vec!["theta".into(), "dtheta".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        ["m", "L", "g", "e", "x_w", "theta0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("wall", Direction::Rising)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["px".into(), "py".into(), "theta".into()]
+    fn dims(&self) -> Dims {
+        Dims::new(["theta", "dtheta"], ["m", "L", "g", "e", "x_w", "theta0"])
+            .guards([GuardInfo::new("wall", Direction::Rising)])
+            .outputs(["px", "py", "theta"])
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[5], D::zero()])

@@ -71,7 +71,9 @@
 //! frequency `ω_1 = 2 sin(ϑ/2)`, `t_p = 2π/ω_1` (one fundamental period).
 
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut};
+use crate::model::{
+    Dims, Direction, GuardInfo, HybridSystem, Names, OutputCotangent, Scalar, VjpArgs, VjpOut,
+};
 use serde::{Deserialize, Serialize};
 
 /// The largest number of storeys: 6N states; the direct method and the implicit
@@ -276,7 +278,7 @@ impl ShearFrame {
         2.0 * (std::f64::consts::PI / (4 * self.n + 2) as f64).sin()
     }
 
-    /// The default parameters, in the order of `param_names` (module doc, "Defaults").
+    /// The default parameters, in parameter order (module doc, "Defaults").
     pub fn default_params(&self) -> Vec<f64> {
         let w1 = self.fundamental_frequency();
         let mut p = vec![1.0, 1.0, 0.05, 0.2, w1];
@@ -360,43 +362,32 @@ impl ShearFrame {
 }
 
 impl HybridSystem for ShearFrame {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
-    fn state_names(&self) -> Vec<String> {
-        (1..=self.n)
+    fn dims(&self) -> Dims {
+        let per_storey = |names: &[&str]| -> Vec<String> {
+            names
+                .iter()
+                .flat_map(|q| (1..=self.n).map(move |k| format!("{q}_{k}")))
+                .collect()
+        };
+        let states: Vec<String> = (1..=self.n)
             .flat_map(|k| {
                 ["x", "v", "d_r", "f_r", "s", "armed"]
                     .into_iter()
                     .map(move |q| format!("{q}_{k}"))
             })
-            .collect()
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(self.default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = ["m", "k0", "b", "A_g", "Omega", "t_p"][..self.shared()]
-            .iter()
-            .map(|s| s.to_string())
             .collect();
-        v.extend((1..=self.n).map(|k| format!("c_{k}")));
-        v.extend((1..=self.n).map(|k| format!("f_y_{k}")));
-        v
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["frame".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        (1..=self.n)
-            .map(|k| GuardInfo::new(&format!("rev_{k}"), Direction::Falling))
-            .collect()
-    }
-    fn output_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = vec!["roof".into(), "drift_sq".into(), "base_shear".into()];
-        v.extend((1..=self.n).map(|k| format!("d_{k}")));
-        v.extend((1..=self.n).map(|k| format!("f_{k}")));
-        v
+        let mut params = (["m", "k0", "b", "A_g", "Omega", "t_p"][..self.shared()]).into_names();
+        params.extend(per_storey(&["c", "f_y"]));
+        let mut outputs = ["roof", "drift_sq", "base_shear"].into_names();
+        outputs.extend(per_storey(&["d", "f"]));
+        Dims::new(states, params)
+            .param_defaults(self.default_params())
+            .modes(["frame"])
+            .guards((1..=self.n).map(|k| GuardInfo::new(&format!("rev_{k}"), Direction::Falling)))
+            .outputs(outputs)
     }
     /// At rest, no reversal yet, every storey's direction `−sign(A_g Ω)`, none armed.
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {

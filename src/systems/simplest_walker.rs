@@ -16,7 +16,7 @@
 //!   between the feet in leg lengths).
 
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SimplestWalker;
@@ -84,32 +84,15 @@ impl crate::animate::Geometry for SimplestWalker {
 }
 
 impl HybridSystem for SimplestWalker {
-    fn geometry(&self) -> Option<&dyn crate::animate::Geometry> {
+    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         Some(self)
     }
-    fn state_names(&self) -> Vec<String> {
-        ["theta", "phi", "dtheta", "dphi"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(Self::default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        ["gamma", "theta0", "phi0", "dtheta0", "dphi0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("heel_strike", Direction::Rising)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        ["theta", "phi", "dtheta", "dphi", "energy", "step_length"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+    fn dims(&self) -> Dims {
+        let params = ["gamma", "theta0", "phi0", "dtheta0", "dphi0"];
+        Dims::new(["theta", "phi", "dtheta", "dphi"], params)
+            .param_defaults(Self::default_params())
+            .guards([GuardInfo::new("heel_strike", Direction::Rising)])
+            .outputs(["theta", "phi", "dtheta", "dphi", "energy", "step_length"])
     }
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(p[1..5].to_vec())

@@ -7,7 +7,7 @@
 //! Parameters: (k_left, k_right, d_left, d_right, f, x1_0, x2_0).
 
 use crate::error::ModelError;
-use crate::model::{Direction, GuardInfo, HybridSystem, Scalar};
+use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SwitchedLinear;
@@ -19,34 +19,21 @@ impl SwitchedLinear {
 }
 
 impl HybridSystem for SwitchedLinear {
-    fn state_names(&self) -> Vec<String> {
-        vec!["x1".into(), "x2".into()]
-    }
-    fn param_defaults(&self) -> Option<Vec<f64>> {
-        Some(Self::default_params())
-    }
-    fn param_names(&self) -> Vec<String> {
-        [
+    fn dims(&self) -> Dims {
+        let params = [
             "k_left", "k_right", "d_left", "d_right", "f", "x1_0", "x2_0",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["left".into(), "right".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![
-            GuardInfo::new("to_right", Direction::Rising),
-            GuardInfo::new("to_left", Direction::Falling),
-        ]
+        ];
+        Dims::new(["x1", "x2"], params)
+            .param_defaults(Self::default_params())
+            .modes(["left", "right"])
+            .guards([
+                GuardInfo::new("to_right", Direction::Rising),
+                GuardInfo::new("to_left", Direction::Falling),
+            ])
+            .outputs(["x1", "x2"])
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         mode == k
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x1".into(), "x2".into()]
     }
     fn initial_mode(&self, p: &[f64]) -> usize {
         usize::from(p[5] >= 0.0)

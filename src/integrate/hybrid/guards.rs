@@ -6,8 +6,8 @@ use super::{Ctx, HybridRhs};
 use crate::error::Error;
 use crate::integrate::dense::DenseStep;
 use crate::integrate::options::EventOptions;
-use crate::integrate::scratch::with_scratch;
 use crate::model::{Direction, Scalar};
+use crate::scratch::with_scratch;
 
 /// Guard samples per accepted step (interior points of the interpolant plus the end).
 pub const SUBSAMPLES: usize = 8;
@@ -45,7 +45,7 @@ pub(super) fn init_watches<D: Scalar, H: HybridRhs<D> + ?Sized>(
     y: &[D],
     zero_tol: f64,
 ) -> Vec<Watch> {
-    (0..sys.n_guards())
+    (0..sys.dims().guards.len())
         .map(|k| {
             let active = sys.guard_active(ctx.mode, k);
             let g = if active {
@@ -124,11 +124,11 @@ pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
                 if !gj.is_finite() {
                     return Err(Error::NonFinite {
                         t,
-                        mode: sys.mode_name(ctx.mode),
-                        what: format!("guard '{}'", sys.guard_name(k)),
+                        mode: sys.dims().mode_name(ctx.mode),
+                        what: format!("guard '{}'", sys.dims().guard_name(k)),
                     });
                 }
-                match watch_sample(sys.guard_direction(k), w, gj, eopt.zero_tol) {
+                match watch_sample(sys.dims().guards[k].direction, w, gj, eopt.zero_tol) {
                     Sample::Go => {}
                     Sample::Sticky => {
                         sticky = Some(sticky.map_or(k, |s| s.max(k)));

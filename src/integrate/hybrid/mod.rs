@@ -20,7 +20,7 @@ use super::stepper::{try_step_dense_into, DenseAttempt, NewtonJacobian, OdeRhs};
 use super::trajectory::{ReplayWindow, Stats, Trajectory};
 use super::Newton;
 use crate::error::{Error, ModelError};
-use crate::model::{Direction, Scalar};
+use crate::model::{Dims, Scalar};
 
 /// Where the loop is: the mode and the breakpoint interval `[t_lo, t_hi]`.
 ///
@@ -48,12 +48,11 @@ pub struct GuardRate {
 pub trait HybridRhs<D: Scalar> {
     /// Length of the integrated vector.
     fn dim(&self) -> usize;
-    fn mode_name(&self, mode: usize) -> String;
-    fn guard_name(&self, k: usize) -> String;
-    fn n_guards(&self) -> usize;
+    /// The system's names and its one guard table ([`Dims::guards`](field@Dims::guards): each guard's
+    /// direction and whether it is terminal), which the loop reads.
+    fn dims(&self) -> &Dims;
+    /// Whether guard `k` is watched in `mode` ([`crate::HybridSystem::guard_active`]).
     fn guard_active(&self, mode: usize, k: usize) -> bool;
-    fn guard_direction(&self, k: usize) -> Direction;
-    fn guard_terminal(&self, k: usize) -> bool;
     fn rhs(&self, ctx: &Ctx, t: D, y: &[D], dy: &mut [D]) -> Result<(), ModelError>;
     fn newton_jacobian(&self, ctx: &Ctx, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError>;
     fn guard(&self, ctx: &Ctx, k: usize, t: D, y: &[D]) -> D;
@@ -202,7 +201,7 @@ pub(super) fn with_real_parts<D: Scalar, R>(
     g: impl FnOnce(&[f64], &[f64]) -> R,
 ) -> R {
     let n = y.len();
-    crate::integrate::scratch::with_scratch(2 * n, |buf: &mut [f64]| {
+    crate::scratch::with_scratch(2 * n, |buf: &mut [f64]| {
         let (yr, fr) = buf.split_at_mut(n);
         for ((a, b), (yv, fv)) in yr.iter_mut().zip(fr.iter_mut()).zip(y.iter().zip(f)) {
             *a = yv.re();

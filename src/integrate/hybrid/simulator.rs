@@ -230,7 +230,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     fn model_error(&self, t: f64, mode: usize) -> impl Fn(ModelError) -> Error + '_ {
         move |e| Error::Model {
             t,
-            mode: self.sys.mode_name(mode),
+            mode: self.sys.dims().mode_name(mode),
             source: e,
         }
     }
@@ -238,7 +238,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     fn non_finite(&self, t: f64, mode: usize, what: String) -> Error {
         Error::NonFinite {
             t,
-            mode: self.sys.mode_name(mode),
+            mode: self.sys.dims().mode_name(mode),
             what,
         }
     }
@@ -352,7 +352,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             }
             return Err(Error::StepSizeUnderflow {
                 t: t.re(),
-                mode: self.sys.mode_name(self.mode),
+                mode: self.sys.dims().mode_name(self.mode),
                 h: open.h,
                 h_min,
             });
@@ -367,7 +367,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         if self.stats.steps + self.stats.rejected >= self.sopt.max_steps {
             return Err(Error::TooManySteps {
                 t: self.t.re(),
-                mode: self.sys.mode_name(self.mode),
+                mode: self.sys.dims().mode_name(self.mode),
                 max_steps: self.sopt.max_steps,
             });
         }
@@ -441,7 +441,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         if open.h < plan.h_min {
             return Err(Error::NewtonFailure {
                 t: self.t.re(),
-                mode: self.sys.mode_name(self.mode),
+                mode: self.sys.dims().mode_name(self.mode),
                 h: open.h,
             });
         }
@@ -466,7 +466,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             } else {
                 Error::StepSizeUnderflow {
                     t: self.t.re(),
-                    mode: self.sys.mode_name(self.mode),
+                    mode: self.sys.dims().mode_name(self.mode),
                     h,
                     h_min: plan.h_min,
                 }
@@ -495,8 +495,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         if h_used <= h_stick {
             return Err(Error::Sticking {
                 t: self.t_watch_init,
-                mode: self.sys.mode_name(self.mode),
-                guard: self.sys.guard_name(guard),
+                mode: self.sys.dims().mode_name(self.mode),
+                guard: self.sys.dims().guard_name(guard),
             });
         }
         self.stats.rejected += 1;
@@ -569,7 +569,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         )
         .map_err(|e| Error::Model {
             t: t.re(),
-            mode: self.sys.mode_name(mode),
+            mode: self.sys.dims().mode_name(mode),
             source: e,
         })?;
         let te = t + cut.he;
@@ -614,8 +614,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 if !(gr.rate.abs() > threshold) {
                     return Err(Error::Grazing {
                         t: te,
-                        mode: self.sys.mode_name(ctx.mode),
-                        guard: self.sys.guard_name(k),
+                        mode: self.sys.dims().mode_name(ctx.mode),
+                        guard: self.sys.dims().guard_name(k),
                         rate: gr.rate.abs(),
                         threshold,
                     });
@@ -643,7 +643,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 continue;
             }
             let fired = self.events.iter().filter(|e| e.guard == k).count() + 1;
-            let terminal = self.sys.guard_terminal(k)
+            let terminal = self.sys.dims().guards[k].terminal
                 || self
                     .eopt
                     .stop_after
@@ -654,7 +654,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 .event(&ectx, k, te, &y, terminal)
                 .map_err(self.model_error(te.re(), mode))?;
             if !finite(&y_plus) {
-                let what = format!("reset of guard '{}'", self.sys.guard_name(k));
+                let what = format!("reset of guard '{}'", self.sys.dims().guard_name(k));
                 return Err(self.non_finite(te.re(), mode, what));
             }
             let f_plus = self.slope_after(ctx, mode_after, te, &y_plus, terminal)?;
@@ -676,8 +676,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             if self.events.len() > self.eopt.max_events {
                 return Err(Error::Zeno {
                     t: te.re(),
-                    mode: self.sys.mode_name(mode),
-                    guard: self.sys.guard_name(k),
+                    mode: self.sys.dims().mode_name(mode),
+                    guard: self.sys.dims().guard_name(k),
                     max_events: self.eopt.max_events,
                 });
             }

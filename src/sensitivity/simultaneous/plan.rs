@@ -5,11 +5,11 @@ use super::*;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
 use crate::integrate::{NewtonJacobian, Trajectory};
-use crate::model::{Direction, HybridSystem};
+use crate::model::HybridSystem;
 use crate::sensitivity::columns::{column_flow_rhs, ColumnFlow};
 use crate::sensitivity::jump::Jump;
 use crate::sensitivity::seeds::ObjectiveSeeds;
-use crate::setup::{guard_meta, guards_on_leading_state, Setup};
+use crate::setup::{guards_on_leading_state, Setup};
 use nalgebra::DMatrix;
 use std::cell::{Cell, RefCell};
 

@@ -1,13 +1,14 @@
 //! The geometry of a system: what a picture of it shows. A system that has one maps a
 //! state to drawable [`Shape`]s (mass points, rigid bars, springs, dampers, ground pivots)
 //! and describes its static scene ([`SceneItem`]: ground lines and curves, walls, slopes,
-//! stop lines). The renderer (`render`) draws them; it knows nothing about any
-//! particular system.
+//! stop lines). The renderer ([`crate::animate`]) draws them; it knows nothing about any
+//! particular system. This module is below both: the model interface names a system's
+//! geometry ([`crate::model::HybridSystem::geometry`]) without depending on the drawing.
 //!
 //! A system provides its geometry through [`crate::model::HybridSystem::geometry`] (one
 //! `impl Geometry for MySystem` and `fn geometry(&self) -> Option<&dyn Geometry> {
 //! Some(self) }`). Mechanisms built from [`crate::multibody::Mechanism`] get their shapes
-//! from [`super::mechanism_shapes`].
+//! from [`crate::animate::mechanism_shapes`].
 
 use crate::error::ModelError;
 

@@ -1,5 +1,6 @@
-//! Scratch buffers of the hot loops (steps, stages, guard scans), on the stack for small
-//! systems so that they cost no allocation.
+//! Scratch buffers of the hot loops (steps, stages, guard scans, the model's one-pass
+//! Jacobians), on the stack for small systems so that they cost no allocation. At the
+//! crate's root: the model ([`crate::model`]) and the integrators both use them.
 
 use crate::model::Scalar;
 
