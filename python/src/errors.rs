@@ -2,6 +2,8 @@
 //! command line's message (the error and its causes joined by ": ", as `hybridopt` prints
 //! them after "error: ") and a `kind` attribute naming the variant.
 
+use hybridopt::sensitivity::corner::CornerError;
+use hybridopt::sensitivity::simultaneous::SimultaneousError;
 use hybridopt::Error;
 use pyo3::prelude::*;
 
@@ -57,7 +59,74 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
                 ("OptimizerError", "shooting_mode_mismatch")
             }
         },
+        Error::Corner(c) => corner_class_and_kind(c),
+        Error::Simultaneous(s) => simultaneous_class_and_kind(s),
+        Error::Internal(_) => ("HybridoptError", "internal"),
         Error::Interrupted => ("HybridoptError", "interrupted"),
+    }
+}
+
+/// The class and kind of a corner's error (the B-derivative at a simultaneous crossing;
+/// `hybridopt bderiv`): `corner_` and the variant. The package reaches them through the
+/// directional derivatives of the nonsmooth analysis only (an overflow); the rest are
+/// mapped for completeness.
+fn corner_class_and_kind(c: &CornerError) -> (&'static str, &'static str) {
+    use CornerError as C;
+    match c {
+        // a case file's error: the file's class, the cause's kind
+        C::File { source, .. } => ("ProblemFileError", corner_class_and_kind(source).1),
+        C::Direction { source, .. } => corner_class_and_kind(source),
+        C::Json { .. } => ("ProblemFileError", "corner_json"),
+        C::SpeedOverflow { .. } => ("SimulationError", "corner_speed_overflow"),
+        C::SaltationOverflow => ("SimulationError", "corner_saltation_overflow"),
+        C::ValueOverflow { .. } => ("SimulationError", "corner_value_overflow"),
+        C::NotTransversal { .. } => ("GrazingError", "corner_not_transversal"),
+        C::SaltationGrazing { .. } => ("GrazingError", "corner_saltation_grazing"),
+        C::Size { .. } => ("InvalidInputError", "corner_size"),
+        C::CaseSize { .. } => ("InvalidInputError", "corner_case_size"),
+        C::NoDirections { .. } => ("InvalidInputError", "corner_no_directions"),
+        C::Length { .. } => ("InvalidInputError", "corner_length"),
+        C::FieldCount { .. } => ("InvalidInputError", "corner_field_count"),
+        C::NonFinite { .. } => ("InvalidInputError", "corner_non_finite"),
+        C::ZeroNormal { .. } => ("InvalidInputError", "corner_zero_normal"),
+        C::DependentNormals { .. } => ("InvalidInputError", "corner_dependent_normals"),
+        C::Reversal { .. } => ("InvalidInputError", "corner_reversal"),
+        C::Inconsistent { .. } => ("InvalidInputError", "corner_inconsistent"),
+        C::NoField { .. } => ("InvalidInputError", "corner_no_field"),
+        C::ZeroSpeed { .. } => ("InvalidInputError", "corner_zero_speed"),
+        C::BadSign { .. } => ("InvalidInputError", "corner_bad_sign"),
+        C::TooManySigns { .. } => ("InvalidInputError", "corner_too_many_signs"),
+        C::Order { .. } => ("InvalidInputError", "corner_order"),
+        C::TooManyPieces { .. } => ("InvalidInputError", "corner_too_many_pieces"),
+        C::FlowSize { .. } => ("InvalidInputError", "corner_flow_size"),
+        C::OnHyperplane { .. } => ("InvalidInputError", "corner_on_hyperplane"),
+        C::Duration { .. } => ("InvalidInputError", "corner_duration"),
+        C::Sliding { .. } => ("InvalidInputError", "corner_sliding"),
+        C::DuplicateSigns { .. } => ("InvalidInputError", "corner_duplicate_signs"),
+        C::MissingSigns { .. } => ("InvalidInputError", "corner_missing_signs"),
+    }
+}
+
+/// The class and kind of an error of the nonsmooth analysis at simultaneous events (the
+/// gradient's and the optimizer's piece gradients and one-sided derivatives):
+/// `simultaneous_` and the variant.
+fn simultaneous_class_and_kind(s: &SimultaneousError) -> (&'static str, &'static str) {
+    use SimultaneousError as S;
+    match s {
+        // a group the analysis cannot handle at this θ (grazing, a mode that depends on
+        // the order, a corner that is not transversal, …)
+        S::Group { .. } => ("SimulationError", "simultaneous_group"),
+        S::Diverged { .. } => ("SimulationError", "simultaneous_diverged"),
+        S::TerminalInGroup { .. } => ("InvalidInputError", "simultaneous_terminal"),
+        S::EventCost { .. } => ("InvalidInputError", "simultaneous_event_cost"),
+        // arguments of the Rust API (mapped for completeness)
+        S::NotAnOrder { .. } | S::NotAGuardOrder { .. } => {
+            ("InvalidInputError", "simultaneous_order")
+        }
+        S::ColumnLength { .. }
+        | S::NoDirection
+        | S::DirectionLength { .. }
+        | S::DirectionNotFinite { .. } => ("InvalidInputError", "simultaneous_direction"),
     }
 }
 
