@@ -13,6 +13,7 @@ pub enum SimultaneousError {
     /// says why (its size, a guard not watched in an intermediate mode, a grazing crossing,
     /// a mode that depends on the order, a corner that is not transversal, …); `t`, `mode`
     /// (before) and `guards` (in the order the simulation applied them) name the group.
+    /// (`problem` is boxed to keep [`crate::Error`] small.)
     #[error(
         "simultaneous event at t = {t} in mode '{mode}' (guards {}): {problem}",
         quoted(guards)
@@ -21,7 +22,7 @@ pub enum SimultaneousError {
         t: f64,
         mode: String,
         guards: Vec<String>,
-        problem: GroupProblem,
+        problem: Box<GroupProblem>,
     },
     /// A group of a trajectory contains a terminal event: not supported. Stop the run at
     /// another event, or move θ so that the terminal guard is crossed alone.
@@ -66,9 +67,10 @@ pub enum SimultaneousError {
     DirectionNotFinite { value: f64 },
     /// The sensitivity pass met other events than the plain simulation at the same θ:
     /// near-simultaneous crossings resolved differently in the two runs (the `divergence`
-    /// says where). Tighten the tolerances or move θ away from the near-coincidence.
+    /// says where; boxed to keep [`crate::Error`] small). Tighten the tolerances or move θ
+    /// away from the near-coincidence.
     #[error("{divergence}")]
-    Diverged { divergence: Divergence },
+    Diverged { divergence: Box<Divergence> },
     /// A cost term on an event of a simultaneous group (an event time, an output at the
     /// event): the nonsmooth analysis does not support it (`guard` is the event's, when
     /// known). Use running or terminal terms, or move θ so the events separate.

@@ -128,7 +128,7 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
             t: self.t,
             mode: dims.mode_name(self.ctx.mode),
             guards: self.guards.iter().map(|&k| dims.guard_name(k)).collect(),
-            problem,
+            problem: Box::new(problem),
         }
         .into()
     }

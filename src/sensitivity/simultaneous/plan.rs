@@ -115,11 +115,11 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
         let dims = &self.setup.dims;
         let pe = self.plan.events.get(i).ok_or_else(|| {
             self.fail(SimultaneousError::Diverged {
-                divergence: Divergence::Extra {
+                divergence: Box::new(Divergence::Extra {
                     guard: dims.guard_name(k),
                     t,
                     events: self.plan.events.len(),
-                },
+                }),
             })
         })?;
         // A single event must match the plain run's exactly. Within a simultaneous group the
@@ -144,7 +144,7 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
         };
         if !matches || (pe.t - t).abs() > PLAN_TIME_TOL * t.abs().max(1.0) {
             return Err(self.fail(SimultaneousError::Diverged {
-                divergence: Divergence::Other {
+                divergence: Box::new(Divergence::Other {
                     event: i,
                     guard: dims.guard_name(k),
                     mode: dims.mode_name(ctx.mode),
@@ -152,7 +152,7 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
                     planned_guard: dims.guard_name(pe.guard),
                     planned_mode: dims.mode_name(pe.mode_before),
                     planned_t: pe.t,
-                },
+                }),
             }));
         }
         let s_minus = self.columns_of(y);
@@ -261,10 +261,10 @@ pub(super) fn run_columns<S: HybridSystem>(
     .map_err(|e| rhs.failure.take().unwrap_or(e))?;
     if rhs.next.get() != rhs.plan.events.len() {
         return Err(SimultaneousError::Diverged {
-            divergence: Divergence::Count {
+            divergence: Box::new(Divergence::Count {
                 found: rhs.next.get(),
                 planned: rhs.plan.events.len(),
-            },
+            }),
         }
         .into());
     }
