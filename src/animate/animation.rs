@@ -150,10 +150,8 @@ pub fn write_gif(
     };
     let heading = format!("{title} ({pace})");
 
-    crate::report::create_parent(path)?;
-    let tmp = crate::report::temp_sibling(path, "gif");
-    let result = (|| -> canvas::DrawResult {
-        let root = BitMapBackend::gif(&tmp, (w, h), delay_ms)?.into_drawing_area();
+    crate::report::render_atomic(path, "gif", |tmp| {
+        let root = BitMapBackend::gif(tmp, (w, h), delay_ms)?.into_drawing_area();
         for (row, &t) in frames.iter().zip(&times) {
             root.fill(&WHITE)?;
             canvas::label(
@@ -170,21 +168,7 @@ pub fn write_gif(
             root.present()?;
         }
         Ok(())
-    })();
-    let result = result.map_err(|e| Error::Plot {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    });
-    let result = result.and_then(|()| {
-        std::fs::rename(&tmp, path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })
-    });
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    })?;
     Ok(GifInfo {
         frames: times.len(),
         width: w,
