@@ -216,6 +216,36 @@ pub enum Error {
         /// The valid range, in words.
         valid: String,
     },
+    /// θ (or a vector of θ's length: a motion's parameters) with `found` entries where
+    /// the setup has `parameters` parameters and `controls` control coefficients. Give one
+    /// value per entry of [`crate::setup::Setup::theta_names`].
+    #[error("θ has {found} entries, the setup needs {} ({parameters} parameters + {controls} control coefficients)", parameters + controls)]
+    ThetaLength {
+        found: usize,
+        parameters: usize,
+        controls: usize,
+    },
+    /// The setup has no objective (no cost term), so there is nothing to differentiate or
+    /// minimize. Add a cost term (`[[cost]]` in a problem file); a periodic orbit's
+    /// sensitivities come from [`crate::periodic`] instead.
+    #[error("no objective to differentiate: the setup has no cost terms (a problem file needs at least one [[cost]]; a [periodic] problem's orbit, multipliers and their sensitivities come from `hybridopt periodic`)")]
+    NoObjective,
+    /// No entry of θ is free: no parameter is marked `optimize = true` and there are no
+    /// control coefficients. Mark at least one parameter `optimize = true`.
+    #[error(
+        "no parameter is marked `optimize = true` and there are no controls: nothing to optimize"
+    )]
+    NothingToOptimize,
+    /// Something the library does not do in this combination (`what`), and what to do
+    /// instead (`instead`): the dual witness with SDIRK3, a motion drawn from a
+    /// checkpointed trajectory.
+    #[error("{what} ({instead})")]
+    Unsupported { what: String, instead: String },
+    /// `hybridopt merge` was not given every shard of the sweep: `missing` are the shard
+    /// indices (1-based) of `count` that no folder holds (`count` is 0 when no folder was
+    /// given). Give every shard's folder.
+    #[error("{}", missing_shards_text(missing, *count))]
+    MissingShards { missing: Vec<usize>, count: usize },
     /// A horizon that is empty, reversed or not finite.
     #[error("the horizon [{t0}, {t_end}] is empty or not finite: t_end must be finite and greater than t0")]
     BadHorizon { t0: f64, t_end: f64 },
@@ -334,6 +364,18 @@ impl Error {
                 | Error::Zeno { .. }
         )
     }
+}
+
+/// [`Error::MissingShards`]'s message.
+fn missing_shards_text(missing: &[usize], count: usize) -> String {
+    if count == 0 {
+        return "merge: no shard folders given".into();
+    }
+    let list: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
+    format!(
+        "merge: shard(s) {} missing; give every shard's folder",
+        list.join(", ")
+    )
 }
 
 /// A bound as an error message shows it ("none" when absent).

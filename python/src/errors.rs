@@ -14,9 +14,15 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
         Error::Invalid(_) => ("InvalidInputError", "invalid"),
         Error::BadTerm { .. } => ("InvalidInputError", "bad_term"),
         Error::BadHorizon { .. } => ("InvalidInputError", "bad_horizon"),
-        // a command-line flag of the sweep (not reachable from the package, mapped for
-        // completeness)
+        Error::ThetaLength { .. } => ("InvalidInputError", "theta_length"),
+        Error::NoObjective => ("InvalidInputError", "no_objective"),
+        Error::NothingToOptimize => ("InvalidInputError", "nothing_to_optimize"),
+        Error::Unsupported { .. } => ("InvalidInputError", "unsupported"),
+        // a flag's value (`--param` names the value a parameter is set to, also from the
+        // package: `Problem.set_value`)
         Error::Flag { .. } => ("InvalidInputError", "flag"),
+        // `hybridopt merge` (not reachable from the package, mapped for completeness)
+        Error::MissingShards { .. } => ("InvalidInputError", "missing_shards"),
         // an animation asked of a system without geometry (the package draws none yet)
         Error::NoGeometry { .. } => ("InvalidInputError", "no_geometry"),
         Error::Io { .. } => ("FileAccessError", "io"),

@@ -68,6 +68,20 @@ def test_model_error(cli, problems, tmp_path):
     assert str(info.value) == cli.error("simulate", f, "--out", tmp_path / "out")
 
 
+def test_simultaneous_error(cli, problems, tmp_path):
+    """An event-time cost on a foot of the biped's symmetric touchdown (both feet at one
+    instant): the gradient's nonsmooth analysis does not take it, and says so by kind."""
+    text = (problems / "biped_damping_symmetric.toml").read_text()
+    text += '\n[[cost]]\nkind = "event_time"\nguard = "touch2"\noccurrence = 1\n'
+    f = tmp_path / "touchdown_time.toml"
+    f.write_text(text)
+    with pytest.raises(hybridopt.InvalidInputError) as info:
+        hybridopt.Problem.from_file(f).gradient()
+    assert info.value.kind == "simultaneous_event_cost"
+    assert "part of a simultaneous event" in str(info.value)
+    assert str(info.value) == cli.error("gradient", f)
+
+
 def test_problem_file_error(cli, tmp_path):
     text = ball().replace("[simulation]", "[simulation]\nrtoll = 1e-6")
     f = tmp_path / "typo.toml"

@@ -50,7 +50,7 @@ pub fn ensure_fonts() -> Result<(), Error> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Invalid(
+        Err(Error::Internal(
             "the embedded DejaVu Sans font could not be registered with plotters".into(),
         ))
     }

@@ -306,12 +306,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     pub(crate) fn check_theta(&self, len: usize) -> Result<(), crate::error::Error> {
         self.validate()?;
         if len != self.ntheta() {
-            return Err(crate::error::Error::Invalid(format!(
-                "θ has {len} entries, the setup needs {} ({} parameters + {} control coefficients)",
-                self.ntheta(),
-                self.np(),
-                self.nc()
-            )));
+            return Err(crate::error::Error::ThetaLength {
+                found: len,
+                parameters: self.np(),
+                controls: self.nc(),
+            });
         }
         Ok(())
     }
