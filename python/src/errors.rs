@@ -2,14 +2,16 @@
 //! command line's message (the error and its causes joined by ": ", as `hybridopt` prints
 //! them after "error: ") and a `kind` attribute naming the variant.
 
+use std::borrow::Cow;
+
 use hybridopt::sensitivity::corner::CornerError;
 use hybridopt::sensitivity::simultaneous::SimultaneousError;
 use hybridopt::Error;
 use pyo3::prelude::*;
 
 /// The Python class (in `hybridopt.errors`) and the `kind` of each library error.
-fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
-    match e {
+fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
+    let (class, kind) = match e {
         Error::Problem { .. } => ("ProblemFileError", "problem"),
         Error::Invalid(_) => ("InvalidInputError", "invalid"),
         Error::BadTerm { .. } => ("InvalidInputError", "bad_term"),
@@ -65,74 +67,68 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
                 ("OptimizerError", "shooting_mode_mismatch")
             }
         },
-        Error::Corner(c) => corner_class_and_kind(c),
-        Error::Simultaneous(s) => simultaneous_class_and_kind(s),
+        // `corner_` and `simultaneous_` and the variant (the cause's for a case file)
+        Error::Corner(c) => return (corner_class(c), variant_kind("corner", corner_cause(c))),
+        Error::Simultaneous(s) => return (simultaneous_class(s), variant_kind("simultaneous", s)),
         Error::Internal(_) => ("HybridoptError", "internal"),
         Error::Interrupted => ("HybridoptError", "interrupted"),
-    }
+    };
+    (class, Cow::Borrowed(kind))
 }
 
-/// The class and kind of a corner's error (the B-derivative at a simultaneous crossing;
-/// `hybridopt bderiv`): `corner_` and the variant. The package reaches them through the
-/// directional derivatives of the nonsmooth analysis only (an overflow); the rest are
-/// mapped for completeness.
-fn corner_class_and_kind(c: &CornerError) -> (&'static str, &'static str) {
+/// `<prefix>_<variant>`: the variant's name in snake case, taken from its `Debug` form
+/// (`NotTransversal { .. }` → `corner_not_transversal`), for the enums whose every variant
+/// is a kind of its own.
+fn variant_kind(prefix: &str, e: &impl std::fmt::Debug) -> Cow<'static, str> {
+    let mut kind = prefix.to_string();
+    for c in format!("{e:?}")
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+    {
+        if c.is_ascii_uppercase() {
+            kind.push('_');
+        }
+        kind.push(c.to_ascii_lowercase());
+    }
+    kind.into()
+}
+
+/// The class of a corner's error (the B-derivative at a simultaneous crossing; `hybridopt
+/// bderiv`). The package reaches them through the directional derivatives of the nonsmooth
+/// analysis only (an overflow); the rest are mapped for completeness.
+fn corner_class(c: &CornerError) -> &'static str {
     use CornerError as C;
     match c {
-        // a case file's error: the file's class, the cause's kind
-        C::File { source, .. } => ("ProblemFileError", corner_class_and_kind(source).1),
-        C::Direction { source, .. } => corner_class_and_kind(source),
-        C::Json { .. } => ("ProblemFileError", "corner_json"),
-        C::SpeedOverflow { .. } => ("SimulationError", "corner_speed_overflow"),
-        C::SaltationOverflow => ("SimulationError", "corner_saltation_overflow"),
-        C::ValueOverflow { .. } => ("SimulationError", "corner_value_overflow"),
-        C::NotTransversal { .. } => ("GrazingError", "corner_not_transversal"),
-        C::SaltationGrazing { .. } => ("GrazingError", "corner_saltation_grazing"),
-        C::Size { .. } => ("InvalidInputError", "corner_size"),
-        C::CaseSize { .. } => ("InvalidInputError", "corner_case_size"),
-        C::NoDirections { .. } => ("InvalidInputError", "corner_no_directions"),
-        C::Length { .. } => ("InvalidInputError", "corner_length"),
-        C::FieldCount { .. } => ("InvalidInputError", "corner_field_count"),
-        C::NonFinite { .. } => ("InvalidInputError", "corner_non_finite"),
-        C::ZeroNormal { .. } => ("InvalidInputError", "corner_zero_normal"),
-        C::DependentNormals { .. } => ("InvalidInputError", "corner_dependent_normals"),
-        C::Reversal { .. } => ("InvalidInputError", "corner_reversal"),
-        C::Inconsistent { .. } => ("InvalidInputError", "corner_inconsistent"),
-        C::NoField { .. } => ("InvalidInputError", "corner_no_field"),
-        C::ZeroSpeed { .. } => ("InvalidInputError", "corner_zero_speed"),
-        C::BadSign { .. } => ("InvalidInputError", "corner_bad_sign"),
-        C::TooManySigns { .. } => ("InvalidInputError", "corner_too_many_signs"),
-        C::Order { .. } => ("InvalidInputError", "corner_order"),
-        C::TooManyPieces { .. } => ("InvalidInputError", "corner_too_many_pieces"),
-        C::FlowSize { .. } => ("InvalidInputError", "corner_flow_size"),
-        C::OnHyperplane { .. } => ("InvalidInputError", "corner_on_hyperplane"),
-        C::Duration { .. } => ("InvalidInputError", "corner_duration"),
-        C::Sliding { .. } => ("InvalidInputError", "corner_sliding"),
-        C::DuplicateSigns { .. } => ("InvalidInputError", "corner_duplicate_signs"),
-        C::MissingSigns { .. } => ("InvalidInputError", "corner_missing_signs"),
+        C::File { .. } | C::Json { .. } => "ProblemFileError",
+        C::Direction { source, .. } => corner_class(source),
+        C::SpeedOverflow { .. } | C::SaltationOverflow | C::ValueOverflow { .. } => {
+            "SimulationError"
+        }
+        C::NotTransversal { .. } | C::SaltationGrazing { .. } => "GrazingError",
+        _ => "InvalidInputError",
     }
 }
 
-/// The class and kind of an error of the nonsmooth analysis at simultaneous events (the
-/// gradient's and the optimizer's piece gradients and one-sided derivatives):
-/// `simultaneous_` and the variant.
-fn simultaneous_class_and_kind(s: &SimultaneousError) -> (&'static str, &'static str) {
-    use SimultaneousError as S;
-    match s {
-        // a group the analysis cannot handle at this θ (grazing, a mode that depends on
-        // the order, a corner that is not transversal, …)
-        S::Group { .. } => ("SimulationError", "simultaneous_group"),
-        S::Diverged { .. } => ("SimulationError", "simultaneous_diverged"),
-        S::TerminalInGroup { .. } => ("InvalidInputError", "simultaneous_terminal"),
-        S::EventCost { .. } => ("InvalidInputError", "simultaneous_event_cost"),
-        // arguments of the Rust API (mapped for completeness)
-        S::NotAnOrder { .. } | S::NotAGuardOrder { .. } => {
-            ("InvalidInputError", "simultaneous_order")
+/// What a corner's error is about: the cause inside a case file's or a direction's.
+fn corner_cause(c: &CornerError) -> &CornerError {
+    match c {
+        CornerError::File { source, .. } | CornerError::Direction { source, .. } => {
+            corner_cause(source)
         }
-        S::ColumnLength { .. }
-        | S::NoDirection
-        | S::DirectionLength { .. }
-        | S::DirectionNotFinite { .. } => ("InvalidInputError", "simultaneous_direction"),
+        c => c,
+    }
+}
+
+/// The class of an error of the nonsmooth analysis at simultaneous events (the gradient's
+/// and the optimizer's piece gradients and one-sided derivatives).
+fn simultaneous_class(s: &SimultaneousError) -> &'static str {
+    match s {
+        // a group the analysis cannot handle at this θ (grazing, a mode that depends on the
+        // order, a corner that is not transversal), a pass that met other events
+        SimultaneousError::Group { .. } | SimultaneousError::Diverged { .. } => "SimulationError",
+        // what the analysis does not take (a terminal event, an event cost in a group) and
+        // arguments of the Rust API
+        _ => "InvalidInputError",
     }
 }
 
@@ -144,7 +140,7 @@ pub fn message(e: &Error) -> String {
 /// The Python exception for a library error.
 pub fn to_py(py: Python<'_>, e: &Error) -> PyErr {
     let (class, kind) = class_and_kind(e);
-    raise(py, class, kind, message(e))
+    raise(py, class, &kind, message(e))
 }
 
 /// An exception of class `class` (of `hybridopt.errors`) with `message` and `kind`.
