@@ -254,9 +254,10 @@ pub enum Error {
     /// docs/guide/problem-files.md).
     #[error("{file}: {message}")]
     Problem { file: PathBuf, message: String },
-    /// An input the library cannot use that has no more specific variant (mismatched
-    /// lengths, nothing to differentiate or optimize); the message says what and what to
-    /// give instead.
+    /// An input the library cannot use that has no more specific variant (the few
+    /// free-form cases nobody branches on: a sweep's shard data that do not fit together,
+    /// finite differences that found no usable step, a geometry with no finite point); the
+    /// message says what and what to give instead.
     #[error("invalid input: {0}")]
     Invalid(String),
     /// A command-line flag with a value that cannot be used: the flag, the value as given,
