@@ -46,9 +46,76 @@ pub enum ModelError {
         residual: f64,
         iterations: usize,
     },
-    /// Any other model-specific failure.
+    /// A parameter or configuration value outside the range where the model is defined (a
+    /// mass or length that is not positive, a stop out of reach, a negative Baumgarte
+    /// coefficient): `system` names the model (empty for a setting shared by models),
+    /// `values` the offending entries with their values, `valid` what the model needs. Give
+    /// values in that range (the problem file's `[system]` or `[parameters]`).
+    #[error("{}{valid} ({})", system_prefix(system), assignments(values))]
+    ParameterOutOfRange {
+        system: String,
+        values: Vec<(String, f64)>,
+        valid: String,
+    },
+    /// The run reached states where the model's law is not defined (`valid` is the
+    /// condition, `values` the states and parameters in it): move θ or the start so the
+    /// trajectory stays inside, or extend the law.
+    #[error("{}{valid}; here {}", system_prefix(system), assignments(values))]
+    OutsideDomain {
+        system: String,
+        values: Vec<(String, f64)>,
+        valid: String,
+    },
+    /// A force element (`what`: a spring, a damper) between points `a` and `b` that
+    /// coincide: its direction is undefined. Keep the points apart (parameters, start).
+    #[error("{what} between points {a} and {b} has zero length: its direction is undefined")]
+    ZeroLength { what: String, a: usize, b: usize },
+    /// A model function called with vectors of the wrong sizes or an index it does not
+    /// have (states, parameters, a mode, a guard; a reset or initial state returning the
+    /// wrong number of values): a wrapper or a custom model passes or returns the wrong
+    /// vectors. `what` names the function or model; `expected` and `found` the sizes.
+    #[error("{what}: expected {expected}, got {found}")]
+    SizeMismatch {
+        what: String,
+        expected: String,
+        found: String,
+    },
+    /// A mechanism whose definition is invalid: `element` (a point, bar, point mass,
+    /// spring, damper, constraint, coordinate, gravity) has `problem` (an index out of
+    /// range, a shared coordinate, no mass). Fix the mechanism's definition.
+    #[error("mechanism: {element} {problem}")]
+    InvalidMechanism { element: String, problem: String },
+    /// Something the model (or the pass that calls it) does not provide: `what` says what
+    /// and, where there is one, what to use instead.
+    #[error("{what}")]
+    Unsupported { what: String },
+    /// Replaying a checkpointed step at `t` (the adjoint pass rebuilding the forward run's
+    /// steps) did not converge where the forward run's implicit stages did. Keep every
+    /// step (no checkpointing) or use an explicit method.
+    #[error("replaying a checkpointed step at t = {t}: the implicit stages did not converge where the forward run's did")]
+    Replay { t: f64 },
+    /// Any other model-specific failure: the message of a model written outside the
+    /// library (custom systems return their own failures this way).
     #[error("{0}")]
     Other(String),
+}
+
+/// `"{system}: "`, or nothing for a setting shared by models.
+fn system_prefix(system: &str) -> String {
+    if system.is_empty() {
+        String::new()
+    } else {
+        format!("{system}: ")
+    }
+}
+
+/// `name = value, …`.
+fn assignments(values: &[(String, f64)]) -> String {
+    values
+        .iter()
+        .map(|(name, v)| format!("{name} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Every error the library returns.
@@ -149,6 +216,36 @@ pub enum Error {
         /// The valid range, in words.
         valid: String,
     },
+    /// θ (or a vector of θ's length: a motion's parameters) with `found` entries where
+    /// the setup has `parameters` parameters and `controls` control coefficients. Give one
+    /// value per entry of [`crate::setup::Setup::theta_names`].
+    #[error("θ has {found} entries, the setup needs {} ({parameters} parameters + {controls} control coefficients)", parameters + controls)]
+    ThetaLength {
+        found: usize,
+        parameters: usize,
+        controls: usize,
+    },
+    /// The setup has no objective (no cost term), so there is nothing to differentiate or
+    /// minimize. Add a cost term (`[[cost]]` in a problem file); a periodic orbit's
+    /// sensitivities come from [`crate::periodic`] instead.
+    #[error("no objective to differentiate: the setup has no cost terms (a problem file needs at least one [[cost]]; a [periodic] problem's orbit, multipliers and their sensitivities come from `hybridopt periodic`)")]
+    NoObjective,
+    /// No entry of θ is free: no parameter is marked `optimize = true` and there are no
+    /// control coefficients. Mark at least one parameter `optimize = true`.
+    #[error(
+        "no parameter is marked `optimize = true` and there are no controls: nothing to optimize"
+    )]
+    NothingToOptimize,
+    /// Something the library does not do in this combination (`what`), and what to do
+    /// instead (`instead`): the dual witness with SDIRK3, a motion drawn from a
+    /// checkpointed trajectory.
+    #[error("{what} ({instead})")]
+    Unsupported { what: String, instead: String },
+    /// `hybridopt merge` was not given every shard of the sweep: `missing` are the shard
+    /// indices (1-based) of `count` that no folder holds (`count` is 0 when no folder was
+    /// given). Give every shard's folder.
+    #[error("{}", missing_shards_text(missing, *count))]
+    MissingShards { missing: Vec<usize>, count: usize },
     /// A horizon that is empty, reversed or not finite.
     #[error("the horizon [{t0}, {t_end}] is empty or not finite: t_end must be finite and greater than t0")]
     BadHorizon { t0: f64, t_end: f64 },
@@ -157,9 +254,10 @@ pub enum Error {
     /// docs/guide/problem-files.md).
     #[error("{file}: {message}")]
     Problem { file: PathBuf, message: String },
-    /// An input the library cannot use that has no more specific variant (mismatched
-    /// lengths, nothing to differentiate or optimize); the message says what and what to
-    /// give instead.
+    /// An input the library cannot use that has no more specific variant (the few
+    /// free-form cases nobody branches on: a sweep's shard data that do not fit together,
+    /// finite differences that found no usable step, a geometry with no finite point); the
+    /// message says what and what to give instead.
     #[error("invalid input: {0}")]
     Invalid(String),
     /// A command-line flag with a value that cannot be used: the flag, the value as given,
@@ -233,6 +331,22 @@ pub enum Error {
     /// table, what it does not take yet, a mode mismatch at a node).
     #[error("multiple shooting: {0}")]
     Shooting(#[from] crate::optimize::ShootingError),
+    /// The B-derivative at a corner cannot be computed: a corner whose data are not a
+    /// transversal crossing (sizes, a zero or dependent normal, a grazing or sliding field),
+    /// a bad crossing order or direction, an overflow, or a `hybridopt bderiv` case that
+    /// names a key wrongly. The variant says which, with the offending item.
+    #[error("{0}")]
+    Corner(#[from] crate::sensitivity::corner::CornerError),
+    /// The nonsmooth analysis at simultaneous events (the crossing orders' pieces, the
+    /// directional derivatives, the piece gradients) cannot handle a group or an input: the
+    /// variant says which (a group it does not support, a bad direction, a sensitivity pass
+    /// that met other events than the plain run, an event cost on a group's event).
+    #[error("{0}")]
+    Simultaneous(#[from] crate::sensitivity::simultaneous::SimultaneousError),
+    /// A broken internal invariant (a bug, not a bad input): the message says which. Please
+    /// report it with the input that triggered it.
+    #[error("internal error (a bug; please report it): {0}")]
+    Internal(String),
     /// An interruption (Ctrl-C) was requested through [`crate::interrupt::request`].
     #[error("interrupted (Ctrl-C)")]
     Interrupted,
@@ -251,6 +365,18 @@ impl Error {
                 | Error::Zeno { .. }
         )
     }
+}
+
+/// [`Error::MissingShards`]'s message.
+fn missing_shards_text(missing: &[usize], count: usize) -> String {
+    if count == 0 {
+        return "merge: no shard folders given".into();
+    }
+    let list: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
+    format!(
+        "merge: shard(s) {} missing; give every shard's folder",
+        list.join(", ")
+    )
 }
 
 /// A bound as an error message shows it ("none" when absent).

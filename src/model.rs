@@ -907,12 +907,11 @@ pub fn reset_jacobian<S: HybridSystem + ?Sized>(
         ) -> Result<(), ModelError> {
             let (next, xp) = self.sys.reset(self.mode, self.k, t, x, p)?;
             if xp.len() != out.len() {
-                return Err(ModelError::Other(format!(
-                    "reset of guard {} returned {} values for {} states",
-                    self.k,
-                    xp.len(),
-                    out.len()
-                )));
+                return Err(ModelError::SizeMismatch {
+                    what: format!("reset of guard {}", self.k),
+                    expected: format!("{} values (one per state)", out.len()),
+                    found: xp.len().to_string(),
+                });
             }
             out.copy_from_slice(&xp);
             self.next.set(next);

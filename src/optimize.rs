@@ -206,7 +206,7 @@ pub const RESTART_SHRINK: f64 = 4.0;
 ///
 /// Errors: [`Error::ThetaName`] for an entry θ has no such name for, a name given twice, or
 /// a left-out parameter without a default; [`Error::Bounds`] for an entry whose value is
-/// not strictly inside finite, ordered bounds; [`Error::Invalid`] when nothing is optimized; an evaluation's error at
+/// not strictly inside finite, ordered bounds; [`Error::NothingToOptimize`] when nothing is optimized; an evaluation's error at
 /// the start; [`Error::RestartsExhausted`] when trial points keep leaving the cost's
 /// domain; [`Error::Interrupted`].
 pub fn optimize<S: HybridSystem>(

@@ -213,19 +213,23 @@ impl Problem {
     pub fn set_param(&mut self, name: &str, value: f64) -> Result<(), Error> {
         let np = self.dims.np();
         let Some(e) = self.theta[..np].iter_mut().find(|e| e.name == name) else {
-            return Err(Error::Invalid(format!(
-                "--param {name}: unknown parameter; valid: {}",
-                self.dims.params.join(", ")
-            )));
+            return Err(Error::Flag {
+                flag: "--param".into(),
+                value: name.into(),
+                message: format!("unknown parameter; valid: {}", self.dims.params.join(", ")),
+            });
+        };
+        let flag = |message: String| Error::Flag {
+            flag: "--param".into(),
+            value: format!("{name}={value}"),
+            message,
         };
         if !value.is_finite() {
-            return Err(Error::Invalid(format!(
-                "--param {name}={value}: not a finite number"
-            )));
+            return Err(flag("not a finite number".into()));
         }
         if e.lower.is_some_and(|l| !(value > l)) || e.upper.is_some_and(|u| !(value < u)) {
-            return Err(Error::Invalid(format!(
-                "--param {name}={value}: outside the bounds ({:?}, {:?}) of the problem file",
+            return Err(flag(format!(
+                "outside the bounds ({:?}, {:?}) of the problem file",
                 e.lower, e.upper
             )));
         }

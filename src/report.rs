@@ -6,7 +6,8 @@
 //! deleted).
 //!
 //! - [`write_atomic`] writes one file to a temporary name next to it and renames it into
-//!   place (a rename within one folder is atomic).
+//!   place (a rename within one folder is atomic); `render_atomic` does the same for a
+//!   file that a drawing backend writes itself (a PNG, a GIF).
 //! - [`Staging`] collects a whole results folder in a hidden staging folder next to the
 //!   final one and swaps it into place on [`Staging::commit`]. Dropping an uncommitted
 //!   `Staging` (an error, a panic) deletes the staging folder and leaves the earlier
@@ -47,7 +48,7 @@ pub(crate) fn create_parent(path: &Path) -> Result<(), Error> {
 /// the extension, for writers that write the file themselves (plotters picks the image
 /// encoder from the extension) and are renamed into place.
 #[cfg(feature = "plots")]
-pub(crate) fn temp_sibling(path: &Path, ext: &str) -> std::path::PathBuf {
+fn temp_sibling(path: &Path, ext: &str) -> std::path::PathBuf {
     let name = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -57,6 +58,32 @@ pub(crate) fn temp_sibling(path: &Path, ext: &str) -> std::path::PathBuf {
         std::process::id(),
         next_seq()
     ))
+}
+
+/// Atomically writes one file that `draw` writes itself (a drawing backend that takes a
+/// path and picks its encoder from the extension): parent folders are created, `draw`
+/// writes to a temporary name next to `path` with the extension `ext`, which is then
+/// renamed into place. A failure of `draw` is [`Error::Plot`] and one of the rename
+/// [`Error::Io`], both naming `path`; either way the temporary file is removed and an
+/// existing `path` is untouched.
+#[cfg(feature = "plots")]
+pub(crate) fn render_atomic(
+    path: &Path,
+    ext: &str,
+    draw: impl FnOnce(&Path) -> Result<(), Box<dyn std::error::Error>>,
+) -> Result<(), Error> {
+    create_parent(path)?;
+    let tmp = temp_sibling(path, ext);
+    let result = draw(&tmp)
+        .map_err(|e| Error::Plot {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(io_err(path)));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Creates (truncating) `path`, writes `bytes` and flushes them to disk.

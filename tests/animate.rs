@@ -304,7 +304,7 @@ fn frame_times_and_their_limits() {
             ..Default::default()
         };
         let e = frame_times((0.0, 3.0), &o).unwrap_err();
-        assert!(matches!(e, Error::Invalid(_)), "{fps} {duration:?}: {e}");
+        assert!(matches!(e, Error::Flag { .. }), "{fps} {duration:?}: {e}");
     }
 }
 

@@ -390,6 +390,17 @@ fn piecewise_constant_flow_oracle_hand_cases_and_errors() {
     // Sliding: after crossing x = 0 the field points back.
     let sliding = vec![v(&[1.0]), v(&[-1.0])];
     let e = piecewise_constant_flow(&sliding, &v(&[-1.0]), 2.0, 10).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Corner(CornerError::Sliding {
+                coordinate: 0,
+                component: -1.0,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("sliding"), "{e}");
     // Too many events: a 2-d rotation through the four quadrants.
     let rot = fields_from_signs(
@@ -405,6 +416,10 @@ fn piecewise_constant_flow_oracle_hand_cases_and_errors() {
     assert!(matches!(e, Error::Zeno { max_events: 5, .. }), "{e}");
     // A start on a hyperplane.
     let e = piecewise_constant_flow(&f1, &v(&[0.0]), 1.0, 10).unwrap_err();
+    assert!(
+        matches!(e, Error::Corner(CornerError::OnHyperplane { component: 0 })),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("component 0 is 0"), "{e}");
 }
 
@@ -475,14 +490,15 @@ fn asym_case() -> serde_json::Value {
     })
 }
 
-fn case_err(case: &serde_json::Value) -> String {
+fn case_error(case: &serde_json::Value) -> CornerError {
     match run_case_str(&case.to_string()) {
         Ok(out) => panic!("expected an error, got {out:?}"),
-        Err(e) => {
-            assert!(matches!(e, Error::Invalid(_)), "{e:?}");
-            e.to_string()
-        }
+        Err(e) => e,
     }
+}
+
+fn case_err(case: &serde_json::Value) -> String {
+    case_error(case).to_string()
 }
 
 fn assert_contains(msg: &str, needles: &[&str]) {
@@ -542,7 +558,12 @@ fn case_valid_2d_asym_round_trips() {
 fn case_missing_sign_vector_is_named() {
     let mut c = asym_case();
     c["fields"].as_array_mut().unwrap().remove(1); // [-1, 1]
-    let msg = case_err(&c);
+    let e = case_error(&c);
+    assert!(
+        matches!(&e, CornerError::MissingSigns { missing, n: 2, given: 3 } if missing == &[vec![-1, 1]]),
+        "{e:?}"
+    );
+    let msg = e.to_string();
     assert_contains(&msg, &["missing", "[-1, 1]"]);
     assert!(!msg.contains("[1, -1]"), "{msg}");
 }
@@ -551,7 +572,17 @@ fn case_missing_sign_vector_is_named() {
 fn case_wrong_sizes_are_named() {
     let mut c = asym_case();
     c["fields"][2]["value"] = serde_json::json!([0.5, 1.0, 2.0]);
-    assert_contains(&case_err(&c), &["fields[2].value", "expected d = 2"]);
+    let e = case_error(&c);
+    assert_eq!(
+        e,
+        CornerError::Length {
+            item: "fields[2].value (signs [1, -1])".into(),
+            found: 3,
+            expected: 2,
+            of: LengthOf::Dimension,
+        }
+    );
+    assert_contains(&e.to_string(), &["fields[2].value", "expected d = 2"]);
 
     let mut c = asym_case();
     c["fields"][0]["signs"] = serde_json::json!([-1, -1, -1]);
@@ -571,7 +602,9 @@ fn case_wrong_sizes_are_named() {
 
     let mut c = asym_case();
     c["normals"] = serde_json::json!([]);
-    assert_contains(&case_err(&c), &["normals is empty"]);
+    let e = case_error(&c);
+    assert!(matches!(e, CornerError::CaseSize { n: 0, .. }), "{e:?}");
+    assert_contains(&e.to_string(), &["normals is empty"]);
 
     let rows: Vec<Vec<f64>> = (0..17)
         .map(|j| (0..17).map(|k| if j == k { 1.0 } else { 0.0 }).collect())
@@ -586,7 +619,9 @@ fn case_wrong_sizes_are_named() {
     c["fields"] = serde_json::json!((0..8)
         .map(|mask| serde_json::json!({"signs": mask_to_signs(mask, 3), "value": [1.0, 1.0]}))
         .collect::<Vec<_>>());
-    assert_contains(&case_err(&c), &["n = 3", "n ≤ d"]);
+    let e = case_error(&c);
+    assert_eq!(e, CornerError::Size { n: 3, d: 2 });
+    assert_contains(&e.to_string(), &["n = 3", "n ≤ d"]);
 }
 
 #[test]
@@ -594,37 +629,87 @@ fn case_orthogonal_normal_names_surface_and_signs() {
     // η_0 = e1 is orthogonal to F(−,−) = (0, 1): surface 0 is never reached from there.
     let mut c = asym_case();
     c["fields"][0]["value"] = serde_json::json!([0.0, 1.0]);
-    let msg = case_err(&c);
-    assert_contains(&msg, &["surface 0", "[-1, -1]", "orthogonal"]);
+    let e = case_error(&c);
+    assert!(
+        matches!(
+            &e,
+            CornerError::NotTransversal { surface: 0, signs, after: false, .. } if signs == &[-1, -1]
+        ),
+        "{e:?}"
+    );
+    assert_contains(&e.to_string(), &["surface 0", "[-1, -1]", "orthogonal"]);
 
     // After surface 1 (b = [-1, 1]) the field has no normal speed across it: sliding.
     let mut c = asym_case();
     c["fields"][1]["value"] = serde_json::json!([1.0, 0.0]);
-    let msg = case_err(&c);
-    assert_contains(&msg, &["surface 1", "[-1, 1]", "slides"]);
+    let e = case_error(&c);
+    assert!(
+        matches!(
+            &e,
+            CornerError::NotTransversal { surface: 1, signs, after: true, .. } if signs == &[-1, 1]
+        ),
+        "{e:?}"
+    );
+    assert_contains(&e.to_string(), &["surface 1", "[-1, 1]", "slides"]);
 
     // Crossing surface 0 backwards from the mode [-1, 1].
     let mut c = asym_case();
     c["fields"][1]["value"] = serde_json::json!([-1.0, 0.75]);
-    let msg = case_err(&c);
-    assert_contains(&msg, &["surface 0", "[-1, 1]", "same direction"]);
+    let e = case_error(&c);
+    assert!(
+        matches!(
+            &e,
+            CornerError::Reversal { surface: 0, speed, reference, .. } if *speed == -1.0 && *reference == 1.0
+        ),
+        "{e:?}"
+    );
+    assert_contains(&e.to_string(), &["surface 0", "[-1, 1]", "same direction"]);
 
     // Linearly dependent normals.
     let mut c = asym_case();
     c["normals"] = serde_json::json!([[1.0, 1.0], [2.0, 2.0]]);
-    assert_contains(&case_err(&c), &["linearly dependent"]);
+    let e = case_error(&c);
+    assert!(
+        matches!(
+            e,
+            CornerError::DependentNormals {
+                n: 2,
+                ratio: Some(_)
+            }
+        ),
+        "{e:?}"
+    );
+    assert_contains(&e.to_string(), &["linearly dependent"]);
 
     // A zero normal.
     let mut c = asym_case();
     c["normals"] = serde_json::json!([[0.0, 0.0], [0.0, 1.0]]);
-    assert_contains(&case_err(&c), &["surface 0", "nonzero"]);
+    let e = case_error(&c);
+    assert_eq!(
+        e,
+        CornerError::ZeroNormal {
+            surface: Some(0),
+            norm: 0.0
+        }
+    );
+    assert_contains(&e.to_string(), &["surface 0", "nonzero"]);
 }
 
 #[test]
 fn case_bad_sign_value_and_duplicates_are_named() {
     let mut c = asym_case();
     c["fields"][3]["signs"] = serde_json::json!([0, 1]);
-    assert_contains(&case_err(&c), &["fields[3].signs[0] = 0", "-1", "1"]);
+    let e = case_error(&c);
+    assert_eq!(
+        e,
+        CornerError::BadSign {
+            signs: vec![0, 1],
+            entry: 0,
+            value: 0,
+            field: Some(3)
+        }
+    );
+    assert_contains(&e.to_string(), &["fields[3].signs[0] = 0", "-1", "1"]);
 
     let mut c = asym_case();
     c["fields"][3]["signs"] = serde_json::json!([2, 1]);
@@ -632,8 +717,15 @@ fn case_bad_sign_value_and_duplicates_are_named() {
 
     let mut c = asym_case();
     c["fields"][3]["signs"] = serde_json::json!([-1, -1]);
+    let e = case_error(&c);
+    let duplicate = CornerError::DuplicateSigns {
+        first: 0,
+        second: 3,
+        signs: vec![-1, -1],
+    };
+    assert_eq!(e, duplicate);
     assert_contains(
-        &case_err(&c),
+        &e.to_string(),
         &["fields[0] and fields[3]", "[-1, -1]", "exactly once"],
     );
 }
@@ -649,7 +741,7 @@ fn case_unknown_keys_and_bad_json_are_errors() {
     assert_contains(&case_err(&c), &["unknown field", "sign"]);
 
     let e = run_case_str("{ \"normals\": [[1e400, 0]] }").unwrap_err();
-    assert!(matches!(e, Error::Invalid(_)), "{e:?}");
+    assert!(matches!(e, CornerError::Json { .. }), "{e:?}");
     let e = run_case_str("not json").unwrap_err();
     assert!(e.to_string().contains("line 1"), "{e}");
 }
@@ -676,11 +768,19 @@ fn case_file_errors_name_the_file() {
     let _ = std::fs::remove_file(&bad);
     let _ = std::fs::remove_file(&good);
     match result {
-        Err(e @ Error::Problem { .. }) => {
+        Err(Error::Corner(e @ CornerError::File { .. })) => {
+            let CornerError::File { file, source } = &e else {
+                unreachable!()
+            };
+            assert_eq!(file, &bad);
+            assert!(
+                matches!(**source, CornerError::MissingSigns { .. }),
+                "{source:?}"
+            );
             let msg = e.to_string();
             assert_contains(&msg, &[bad.to_str().unwrap(), "[-1, 1]"]);
         }
-        other => panic!("expected Problem error, got {other:?}"),
+        other => panic!("expected a case-file error, got {other:?}"),
     }
     assert_eq!(ok.unwrap().results.len(), 2);
 }
@@ -820,9 +920,22 @@ fn library_validation_errors() {
     assert_eq!(c.field_for_signs(&[-1, 1]).unwrap(), &v(&[1.0, 0.5]));
     assert!(c.field_for_signs(&[-1, 0]).is_err());
     // Orders.
-    for bad in [&[0usize][..], &[0, 0], &[0, 2], &[0, 1, 1]] {
+    for (bad, surface) in [
+        (&[0usize][..], None),
+        (&[0, 0], Some(0)),
+        (&[0, 2], Some(2)),
+        (&[0, 1, 1], None),
+    ] {
         let e = saltation_for_order(&c, bad).unwrap_err();
-        assert!(matches!(e, Error::Invalid(_)), "{bad:?}");
+        assert_eq!(
+            e,
+            CornerError::Order {
+                order: bad.to_vec(),
+                n: 2,
+                surface
+            },
+            "{bad:?}"
+        );
     }
     // Directions.
     let e = bderivative(&c, &v(&[1.0])).unwrap_err();
@@ -832,7 +945,14 @@ fn library_validation_errors() {
     // A corner whose public fields were mangled after construction: an error, no panic.
     let mut mangled = c.clone();
     mangled.fields.pop();
-    assert!(bderivative(&mangled, &v(&[1.0, 1.0])).is_err());
+    assert_eq!(
+        bderivative(&mangled, &v(&[1.0, 1.0])).unwrap_err(),
+        CornerError::Inconsistent {
+            n: 2,
+            d: 2,
+            fields: 3
+        }
+    );
     let mut mangled = c.clone();
     mangled.fields[3] = v(&[1.0]);
     assert!(bderivative(&mangled, &v(&[1.0, 1.0])).is_err());
@@ -842,10 +962,9 @@ fn library_validation_errors() {
         .map(|_| DVector::from_element(d, 1.0))
         .collect();
     let c9 = Corner::with_identity_normals(fields).unwrap();
-    assert_contains(
-        &all_pieces(&c9).unwrap_err().to_string(),
-        &["n = 9", "n ≤ 8"],
-    );
+    let e = all_pieces(&c9).unwrap_err();
+    assert_eq!(e, CornerError::TooManyPieces { n: 9, d: 9 });
+    assert_contains(&e.to_string(), &["n = 9", "n ≤ 8"]);
     assert_eq!(
         bderivative(&c9, &DVector::from_element(d, 0.1))
             .unwrap()

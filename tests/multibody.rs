@@ -277,8 +277,12 @@ fn bar_mass_matrix_one_fixed_end_and_point_mass() {
     let fd: Vec<Dual64> = m.forces(&z, &z, &pd).unwrap();
     // structural: closed forms to round-off
     assert!((fd[1].eps + 1.5).abs() < 1e-15 && (fd[3].eps + 0.25).abs() < 1e-15);
-    // Invalid parameter index is reported.
-    assert!(m.validate(1).is_err());
+    // Invalid parameter index is reported, naming the element.
+    let e = m.validate(1).unwrap_err();
+    assert!(
+        matches!(&e, ModelError::InvalidMechanism { problem, .. } if problem.contains("parameter")),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -766,11 +770,14 @@ fn five_bar_config_from_toml() {
     assert_eq!(c, FiveBarConfig::default());
     assert!(toml::from_str::<FiveBarConfig>("omga = 3.0").is_err());
     assert!(toml::from_str::<FiveBarConfig>("formulation = \"Index1\"").is_err());
-    assert!(FiveBar::new(FiveBarConfig {
+    let ground = FiveBar::new(FiveBarConfig {
         ground: -1.0,
         ..Default::default()
-    })
-    .is_err());
+    });
+    assert!(
+        matches!(&ground, Err(ModelError::ParameterOutOfRange { values, .. }) if values == &[("ground".to_string(), -1.0)]),
+        "the ground above point 2 is out of range"
+    );
     let c: LockingPendulumConfig = toml::from_str("y_stop = -1.5\nanchor = [2.0, 0.0]").unwrap();
     assert_eq!(c.anchor, [2.0, 0.0]);
     assert!(toml::from_str::<LockingPendulumConfig>("stop = -1.5").is_err());

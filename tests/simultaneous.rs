@@ -13,7 +13,7 @@ use hybridopt::sensitivity::forward::forward_sensitivity;
 use hybridopt::sensitivity::jump::Jump;
 use hybridopt::sensitivity::simultaneous::{
     directional_derivative, directional_derivatives, piece_gradients, simultaneous_events,
-    SimultaneousEvent,
+    GroupProblem, SimultaneousError, SimultaneousEvent,
 };
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
@@ -416,6 +416,27 @@ fn corner_pieces_equal_the_products_of_jumps_and_b_reduces_to_the_jump_for_one_s
     let xm = &e.y_minus[..n];
     let sm = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
     let one = SimultaneousEvent::new(&s, &ctx, e.t, &[e.guard], xm, &th).unwrap();
+    // a guard given twice, an order that is not a permutation: errors of their own kinds
+    let twice = SimultaneousEvent::new(&s, &ctx, e.t, &[e.guard, e.guard], xm, &th).unwrap_err();
+    assert!(
+        matches!(
+            &twice,
+            Error::Simultaneous(SimultaneousError::Group { problem, .. })
+                if matches!(**problem, GroupProblem::Repeated { .. })
+        ),
+        "{twice:?}"
+    );
+    assert!(
+        matches!(
+            one.piece(&[1]),
+            Err(Error::Simultaneous(SimultaneousError::NotAnOrder {
+                n: 1,
+                ..
+            }))
+        ),
+        "{:?}",
+        one.piece(&[1])
+    );
     let jump = Jump::at(&s, &ctx, e.guard, e.t, xm, &th, false).unwrap();
     let sp = jump.forward(&sm);
     let mut worst = 0.0f64;
@@ -451,9 +472,13 @@ fn event_cost_on_a_simultaneous_event_is_an_error() {
     let th = Biped::default_params();
     let err = directional_derivative(&s, &th, &unit(P_X0, 1.0)).unwrap_err();
     assert!(
-        matches!(err, Error::Invalid(ref m) if m.contains("simultaneous")),
-        "{err}"
+        matches!(
+            &err,
+            Error::Simultaneous(SimultaneousError::EventCost { guard: Some(g), .. }) if g == "touch2"
+        ),
+        "{err:?}"
     );
+    assert!(err.to_string().contains("simultaneous"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,19 +2,29 @@
 //! command line's message (the error and its causes joined by ": ", as `hybridopt` prints
 //! them after "error: ") and a `kind` attribute naming the variant.
 
+use std::borrow::Cow;
+
+use hybridopt::sensitivity::corner::CornerError;
+use hybridopt::sensitivity::simultaneous::SimultaneousError;
 use hybridopt::Error;
 use pyo3::prelude::*;
 
 /// The Python class (in `hybridopt.errors`) and the `kind` of each library error.
-fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
-    match e {
+fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
+    let (class, kind) = match e {
         Error::Problem { .. } => ("ProblemFileError", "problem"),
         Error::Invalid(_) => ("InvalidInputError", "invalid"),
         Error::BadTerm { .. } => ("InvalidInputError", "bad_term"),
         Error::BadHorizon { .. } => ("InvalidInputError", "bad_horizon"),
-        // a command-line flag of the sweep (not reachable from the package, mapped for
-        // completeness)
+        Error::ThetaLength { .. } => ("InvalidInputError", "theta_length"),
+        Error::NoObjective => ("InvalidInputError", "no_objective"),
+        Error::NothingToOptimize => ("InvalidInputError", "nothing_to_optimize"),
+        Error::Unsupported { .. } => ("InvalidInputError", "unsupported"),
+        // a flag's value (`--param` names the value a parameter is set to, also from the
+        // package: `Problem.set_value`)
         Error::Flag { .. } => ("InvalidInputError", "flag"),
+        // `hybridopt merge` (not reachable from the package, mapped for completeness)
+        Error::MissingShards { .. } => ("InvalidInputError", "missing_shards"),
         // an animation asked of a system without geometry (the package draws none yet)
         Error::NoGeometry { .. } => ("InvalidInputError", "no_geometry"),
         Error::Io { .. } => ("FileAccessError", "io"),
@@ -57,7 +67,68 @@ fn class_and_kind(e: &Error) -> (&'static str, &'static str) {
                 ("OptimizerError", "shooting_mode_mismatch")
             }
         },
+        // `corner_` and `simultaneous_` and the variant (the cause's for a case file)
+        Error::Corner(c) => return (corner_class(c), variant_kind("corner", corner_cause(c))),
+        Error::Simultaneous(s) => return (simultaneous_class(s), variant_kind("simultaneous", s)),
+        Error::Internal(_) => ("HybridoptError", "internal"),
         Error::Interrupted => ("HybridoptError", "interrupted"),
+    };
+    (class, Cow::Borrowed(kind))
+}
+
+/// `<prefix>_<variant>`: the variant's name in snake case, taken from its `Debug` form
+/// (`NotTransversal { .. }` → `corner_not_transversal`), for the enums whose every variant
+/// is a kind of its own.
+fn variant_kind(prefix: &str, e: &impl std::fmt::Debug) -> Cow<'static, str> {
+    let mut kind = prefix.to_string();
+    for c in format!("{e:?}")
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+    {
+        if c.is_ascii_uppercase() {
+            kind.push('_');
+        }
+        kind.push(c.to_ascii_lowercase());
+    }
+    kind.into()
+}
+
+/// The class of a corner's error (the B-derivative at a simultaneous crossing; `hybridopt
+/// bderiv`). The package reaches them through the directional derivatives of the nonsmooth
+/// analysis only (an overflow); the rest are mapped for completeness.
+fn corner_class(c: &CornerError) -> &'static str {
+    use CornerError as C;
+    match c {
+        C::File { .. } | C::Json { .. } => "ProblemFileError",
+        C::Direction { source, .. } => corner_class(source),
+        C::SpeedOverflow { .. } | C::SaltationOverflow | C::ValueOverflow { .. } => {
+            "SimulationError"
+        }
+        C::NotTransversal { .. } | C::SaltationGrazing { .. } => "GrazingError",
+        _ => "InvalidInputError",
+    }
+}
+
+/// What a corner's error is about: the cause inside a case file's or a direction's.
+fn corner_cause(c: &CornerError) -> &CornerError {
+    match c {
+        CornerError::File { source, .. } | CornerError::Direction { source, .. } => {
+            corner_cause(source)
+        }
+        c => c,
+    }
+}
+
+/// The class of an error of the nonsmooth analysis at simultaneous events (the gradient's
+/// and the optimizer's piece gradients and one-sided derivatives).
+fn simultaneous_class(s: &SimultaneousError) -> &'static str {
+    match s {
+        // a group the analysis cannot handle at this θ (grazing, a mode that depends on the
+        // order, a corner that is not transversal), a pass that met other events
+        SimultaneousError::Group { .. } | SimultaneousError::Diverged { .. } => "SimulationError",
+        // what the analysis does not take (a terminal event, an event cost in a group) and
+        // arguments of the Rust API
+        _ => "InvalidInputError",
     }
 }
 
@@ -69,7 +140,7 @@ pub fn message(e: &Error) -> String {
 /// The Python exception for a library error.
 pub fn to_py(py: Python<'_>, e: &Error) -> PyErr {
     let (class, kind) = class_and_kind(e);
-    raise(py, class, kind, message(e))
+    raise(py, class, &kind, message(e))
 }
 
 /// An exception of class `class` (of `hybridopt.errors`) with `message` and `kind`.

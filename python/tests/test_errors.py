@@ -54,6 +54,16 @@ def test_simulation_errors(cli, tmp_path, cls, kind, text, call):
     assert not (tmp_path / "out").exists()
 
 
+def raised(cli, cls, kind, f, call, *cli_args):
+    """The exception of class `cls` and `kind` that `call` on the problem file `f` raises,
+    after checking that its message is the command line's."""
+    with pytest.raises(cls) as info:
+        getattr(hybridopt.Problem.from_file(f), call)()
+    assert info.value.kind == kind
+    assert str(info.value) == cli.error(call, f, *cli_args)
+    return info.value
+
+
 def test_model_error(cli, problems, tmp_path):
     """A locking pendulum without mass: the index-1 saddle-point matrix is singular."""
     text = (problems / "locking_pendulum.toml").read_text()
@@ -61,11 +71,19 @@ def test_model_error(cli, problems, tmp_path):
     text = text.replace("m2 = { value = 1.0 }", "m2 = { value = 0.0 }")
     f = tmp_path / "massless.toml"
     f.write_text(text)
-    with pytest.raises(hybridopt.ModelError) as info:
-        hybridopt.Problem.from_file(f).simulate()
-    assert info.value.kind == "model"
-    assert "singular linear system" in str(info.value)
-    assert str(info.value) == cli.error("simulate", f, "--out", tmp_path / "out")
+    e = raised(cli, hybridopt.ModelError, "model", f, "simulate", "--out", tmp_path / "out")
+    assert "singular linear system" in str(e)
+
+
+def test_simultaneous_error(cli, problems, tmp_path):
+    """An event-time cost on a foot of the biped's symmetric touchdown (both feet at one
+    instant): the gradient's nonsmooth analysis does not take it, and says so by kind."""
+    text = (problems / "biped_damping_symmetric.toml").read_text()
+    text += '\n[[cost]]\nkind = "event_time"\nguard = "touch2"\noccurrence = 1\n'
+    f = tmp_path / "touchdown_time.toml"
+    f.write_text(text)
+    e = raised(cli, hybridopt.InvalidInputError, "simultaneous_event_cost", f, "gradient")
+    assert "part of a simultaneous event" in str(e)
 
 
 def test_problem_file_error(cli, tmp_path):

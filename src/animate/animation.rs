@@ -56,22 +56,26 @@ pub struct GifInfo {
 /// The frame instants: `t_k = t0 + (t1 − t0) k/(n − 1)`, `n = round(D·fps) + 1` frames
 /// for the display duration D (the span itself in real time).
 pub fn frame_times(span: (f64, f64), opts: &AnimationOptions) -> Result<Vec<f64>, Error> {
+    let fps = |message: String| Error::Flag {
+        flag: "--fps".into(),
+        value: opts.fps.to_string(),
+        message,
+    };
     if !(1..=100).contains(&opts.fps) {
-        return Err(Error::Invalid(format!(
-            "--fps {}: the frame rate must be between 1 and 100",
-            opts.fps
-        )));
+        return Err(fps("the frame rate must be between 1 and 100".into()));
     }
     let real = span.1 - span.0;
     let d = opts.duration.unwrap_or(real);
     if !(d.is_finite() && d > 0.0) {
-        return Err(Error::Invalid(format!(
-            "--duration {d}: the display duration must be a positive number of seconds"
-        )));
+        return Err(Error::Flag {
+            flag: "--duration".into(),
+            value: d.to_string(),
+            message: "the display duration must be a positive number of seconds".into(),
+        });
     }
     let n = (d * opts.fps as f64).round() + 1.0;
     if n > MAX_FRAMES as f64 {
-        return Err(Error::Invalid(format!(
+        return Err(fps(format!(
             "{n} frames ({d} s at {} fps) is more than {MAX_FRAMES}: lower --fps or --duration",
             opts.fps
         )));
@@ -150,10 +154,8 @@ pub fn write_gif(
     };
     let heading = format!("{title} ({pace})");
 
-    crate::report::create_parent(path)?;
-    let tmp = crate::report::temp_sibling(path, "gif");
-    let result = (|| -> canvas::DrawResult {
-        let root = BitMapBackend::gif(&tmp, (w, h), delay_ms)?.into_drawing_area();
+    crate::report::render_atomic(path, "gif", |tmp| {
+        let root = BitMapBackend::gif(tmp, (w, h), delay_ms)?.into_drawing_area();
         for (row, &t) in frames.iter().zip(&times) {
             root.fill(&WHITE)?;
             canvas::label(
@@ -170,21 +172,7 @@ pub fn write_gif(
             root.present()?;
         }
         Ok(())
-    })();
-    let result = result.map_err(|e| Error::Plot {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    });
-    let result = result.and_then(|()| {
-        std::fs::rename(&tmp, path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })
-    });
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    })?;
     Ok(GifInfo {
         frames: times.len(),
         width: w,

@@ -37,11 +37,11 @@ pub fn mechanism_shapes(
     names: &[&str],
 ) -> Result<Vec<Shape>, ModelError> {
     if q.len() < mech.n {
-        return Err(ModelError::Other(format!(
-            "geometry: the mechanism has {} coordinates but the state gives {}",
-            mech.n,
-            q.len()
-        )));
+        return Err(ModelError::SizeMismatch {
+            what: "geometry".into(),
+            expected: format!("the mechanism's {} coordinates", mech.n),
+            found: q.len().to_string(),
+        });
     }
     let pos = (0..mech.points.len())
         .map(|k| mech.position(k, q, p))

@@ -56,19 +56,20 @@ impl<'a> Motion<'a> {
         geometry: &'a dyn Geometry,
     ) -> Result<Motion<'a>, Error> {
         if !traj.is_dense() {
-            return Err(Error::Invalid(
-                "a motion is drawn from the dense output of every segment, but this trajectory \
-                 was compacted into checkpoints (simulate with Setup::simulate)"
+            return Err(Error::Unsupported {
+                what: "a motion is drawn from the dense output of every segment, but this \
+                       trajectory was compacted into checkpoints"
                     .into(),
-            ));
+                instead: "simulate with Setup::simulate".into(),
+            });
         }
         let np = setup.np();
         if theta.len() != setup.ntheta() {
-            return Err(Error::Invalid(format!(
-                "a motion needs θ of length {} (the parameters and control coefficients), got {} values",
-                setup.ntheta(),
-                theta.len()
-            )));
+            return Err(Error::ThetaLength {
+                found: theta.len(),
+                parameters: setup.np(),
+                controls: setup.nc(),
+            });
         }
         let events = traj
             .events

@@ -181,25 +181,12 @@ pub fn write_strobe(
         layout: &layout,
         instants: opts.instants,
     };
-    crate::report::create_parent(png)?;
-    let tmp = crate::report::temp_sibling(png, "png");
-    let result = (|| -> canvas::DrawResult {
-        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+    crate::report::render_atomic(png, "png", |tmp| {
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
         sheet.draw(&root)?;
         root.present()?;
         Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(plot_err(png, e));
-    }
-    if let Err(source) = std::fs::rename(&tmp, png) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::Io {
-            path: png.to_path_buf(),
-            source,
-        });
-    }
+    })?;
     if let Some(svg) = svg {
         let mut text = String::new();
         (|| -> canvas::DrawResult {

@@ -156,9 +156,9 @@ pub trait DaeSystem: Send + Sync {
         _before: Point<'_, D>,
         _res: &mut [D],
     ) -> Result<(), ModelError> {
-        Err(ModelError::Other(
-            "this system declares no implicit transition".into(),
-        ))
+        Err(ModelError::Unsupported {
+            what: "this system declares no implicit transition".into(),
+        })
     }
     /// The memory after a transition from `mode` through guard `k` into `new_mode`, given
     /// the point before the event and `y⁺` (the memory is kept by default). The seed's

@@ -95,11 +95,14 @@ fn implicit<S: DaeSystem + ?Sized, D: Scalar>(
 ) -> Result<Vec<D>, ModelError> {
     let n = before.y.len();
     if guess.len() != n {
-        return Err(ModelError::Other(format!(
-            "the implicit transition through guard '{}' gave a guess of {} values for {n} differential states",
-            names.guard,
-            guess.len()
-        )));
+        return Err(ModelError::SizeMismatch {
+            what: format!(
+                "the guess of the implicit transition through guard '{}'",
+                names.guard
+            ),
+            expected: format!("{n} values (one per differential state)"),
+            found: guess.len().to_string(),
+        });
     }
     let re = |v: &[D]| v.iter().map(|a| Dual64::from(a.re())).collect::<Vec<_>>();
     let (y, z, m, p) = (re(before.y), re(before.z), re(before.memory), re(before.p));

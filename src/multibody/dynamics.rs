@@ -59,16 +59,18 @@ impl Dynamics {
     pub fn validate(&self) -> Result<(), ModelError> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
         if !ok(self.xi) || !ok(self.omega) {
-            return Err(ModelError::Other(format!(
-                "Baumgarte coefficients must be finite and non-negative (xi = {}, omega = {})",
-                self.xi, self.omega
-            )));
+            return Err(ModelError::ParameterOutOfRange {
+                system: String::new(),
+                values: vec![("xi".into(), self.xi), ("omega".into(), self.omega)],
+                valid: "Baumgarte coefficients must be finite and non-negative".into(),
+            });
         }
         if self.formulation == Formulation::Penalty && !(ok(self.alpha) && self.alpha > 0.0) {
-            return Err(ModelError::Other(format!(
-                "penalty factor alpha must be finite and positive (alpha = {})",
-                self.alpha
-            )));
+            return Err(ModelError::ParameterOutOfRange {
+                system: String::new(),
+                values: vec![("alpha".into(), self.alpha)],
+                valid: "penalty factor alpha must be finite and positive".into(),
+            });
         }
         Ok(())
     }

@@ -24,9 +24,11 @@ fn separation<D: Scalar>(
     let d = [ra[0] - rb[0], ra[1] - rb[1]];
     let len2 = d[0] * d[0] + d[1] * d[1];
     if len2.re().is_nan() || len2.re() <= 0.0 {
-        return Err(ModelError::Other(format!(
-            "{what} between points {a} and {b} has zero length: its direction is undefined"
-        )));
+        return Err(ModelError::ZeroLength {
+            what: what.to_string(),
+            a,
+            b,
+        });
     }
     Ok((d, len2.sqrt()))
 }

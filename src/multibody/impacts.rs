@@ -29,13 +29,15 @@ pub fn dependent_velocities<D: Scalar>(
     let n = jac.len().checked_div(m).unwrap_or(dof.len());
     let dep: Vec<usize> = (0..n).filter(|i| !dof.contains(i)).collect();
     if dep.len() != m || v_dof.len() != dof.len() || dof.iter().any(|&i| i >= n) {
-        return Err(ModelError::Other(format!(
-            "dependent velocities: {m} constraint rows need exactly {m} dependent coordinates, \
-             got {} coordinates with {} independent ones ({} values)",
-            n,
-            dof.len(),
-            v_dof.len()
-        )));
+        return Err(ModelError::SizeMismatch {
+            what: "dependent velocities".into(),
+            expected: format!("exactly {m} dependent coordinates for {m} constraint rows"),
+            found: format!(
+                "{n} coordinates with {} independent ones ({} values)",
+                dof.len(),
+                v_dof.len()
+            ),
+        });
     }
     let mut a = vec![D::zero(); m * m];
     let mut b = vec![D::zero(); m];
@@ -78,11 +80,11 @@ pub fn kinematic_reversal<D: Scalar>(
     factors: &[D],
 ) -> Result<Vec<D>, ModelError> {
     if factors.len() != dof.len() {
-        return Err(ModelError::Other(format!(
-            "kinematic reversal: {} factors for {} degrees of freedom",
-            factors.len(),
-            dof.len()
-        )));
+        return Err(ModelError::SizeMismatch {
+            what: "kinematic reversal".into(),
+            expected: format!("{} factors (one per degree of freedom)", dof.len()),
+            found: factors.len().to_string(),
+        });
     }
     let v_dof: Vec<D> = dof
         .iter()

@@ -10,6 +10,10 @@ use super::param::ParamRef;
 use crate::error::ModelError;
 use crate::model::Scalar;
 
+/// [`ModelError::InvalidMechanism`]'s problem for an element whose point or parameter index is out
+/// of range.
+const INVALID_INDEX: &str = "has an invalid point or parameter index";
+
 /// The description of a planar mechanism. Coordinates `q` (n of them) are the x, y of the
 /// moving points; `v = q̇`. Indices in bars, springs, dampers and constraints refer to
 /// [`Mechanism::points`]. Gravity acts along −y with magnitude [`Mechanism::gravity`].
@@ -86,29 +90,39 @@ impl Mechanism {
     /// Checks every index: points exist, moving coordinates lie in `0..n` and are not shared,
     /// parameter references are below `np`, and every coordinate carries mass.
     pub fn validate(&self, np: usize) -> Result<(), ModelError> {
-        let err = |s: String| Err(ModelError::Other(format!("mechanism: {s}")));
+        let err = |element: String, problem: &str| {
+            Err(ModelError::InvalidMechanism {
+                element,
+                problem: problem.to_string(),
+            })
+        };
         let np_ok = |r: &ParamRef| r.index().is_none_or(|i| i < np);
         let mut owner = vec![None; self.n];
         for (k, pt) in self.points.iter().enumerate() {
             match pt {
                 Point::Moving { ix } => {
                     if ix + 1 >= self.n {
-                        return err(format!(
-                            "point {k} uses coordinates {ix}, {} but n = {}",
-                            ix + 1,
-                            self.n
-                        ));
+                        return err(
+                            format!("point {k}"),
+                            &format!("uses coordinates {ix}, {} but n = {}", ix + 1, self.n),
+                        );
                     }
                     for c in [*ix, ix + 1] {
                         if let Some(o) = owner[c] {
-                            return err(format!("coordinate {c} is shared by points {o} and {k}"));
+                            return err(
+                                format!("coordinate {c}"),
+                                &format!("is shared by points {o} and {k}"),
+                            );
                         }
                         owner[c] = Some(k);
                     }
                 }
                 Point::Fixed { x, y } => {
                     if !np_ok(x) || !np_ok(y) {
-                        return err(format!("fixed point {k} refers to a parameter beyond {np}"));
+                        return err(
+                            format!("fixed point {k}"),
+                            &format!("refers to a parameter beyond {np}"),
+                        );
                     }
                 }
             }
@@ -117,36 +131,33 @@ impl Mechanism {
         let pt_ok = |i: usize| i < np_pts;
         for (k, b) in self.bars.iter().enumerate() {
             if !pt_ok(b.i) || !pt_ok(b.j) || !np_ok(&b.mass) {
-                return err(format!("bar {k} has an invalid point or parameter index"));
+                return err(format!("bar {k}"), INVALID_INDEX);
             }
         }
         for (k, b) in self.point_masses.iter().enumerate() {
             if !pt_ok(b.point) || !np_ok(&b.mass) {
-                return err(format!(
-                    "point mass {k} has an invalid point or parameter index"
-                ));
+                return err(format!("point mass {k}"), INVALID_INDEX);
             }
         }
         for (k, s) in self.springs.iter().enumerate() {
             if !pt_ok(s.a) || !pt_ok(s.b) || !np_ok(&s.k) || !np_ok(&s.l0) {
-                return err(format!(
-                    "spring {k} has an invalid point or parameter index"
-                ));
+                return err(format!("spring {k}"), INVALID_INDEX);
             }
         }
         for (k, d) in self.dampers.iter().enumerate() {
             if !pt_ok(d.a) || !pt_ok(d.b) || !np_ok(&d.c) {
-                return err(format!(
-                    "damper {k} has an invalid point or parameter index"
-                ));
+                return err(format!("damper {k}"), INVALID_INDEX);
             }
         }
         self.validate_constraints(&self.constraints, np)?;
         if !np_ok(&self.gravity) {
-            return err("gravity refers to a parameter beyond the parameter vector".into());
+            return err(
+                "gravity".into(),
+                "refers to a parameter beyond the parameter vector",
+            );
         }
         if let Some(c) = owner.iter().position(Option::is_none) {
-            return err(format!("coordinate {c} belongs to no moving point"));
+            return err(format!("coordinate {c}"), "belongs to no moving point");
         }
         let mut carried = vec![false; self.points.len()];
         for b in &self.bars {
@@ -158,9 +169,10 @@ impl Mechanism {
         }
         for (k, pt) in self.points.iter().enumerate() {
             if pt.coords().is_some() && !carried[k] {
-                return err(format!(
-                    "moving point {k} carries no mass (singular mass matrix)"
-                ));
+                return err(
+                    format!("moving point {k}"),
+                    "carries no mass (singular mass matrix)",
+                );
             }
         }
         Ok(())
@@ -174,9 +186,10 @@ impl Mechanism {
                     .iter()
                     .any(|r| r.index().is_some_and(|i| i >= np))
             {
-                return Err(ModelError::Other(format!(
-                    "mechanism: constraint {k} has an invalid point or parameter index"
-                )));
+                return Err(ModelError::InvalidMechanism {
+                    element: format!("constraint {k}"),
+                    problem: INVALID_INDEX.into(),
+                });
             }
         }
         Ok(())

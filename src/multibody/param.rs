@@ -24,11 +24,10 @@ impl ParamRef {
     pub fn value<D: Scalar>(&self, p: &[D]) -> Result<D, ModelError> {
         match *self {
             ParamRef::Const(v) => Ok(c(v)),
-            ParamRef::Param(i) => p.get(i).copied().ok_or_else(|| {
-                ModelError::Other(format!(
-                    "mechanism refers to parameter #{i}, but the model has only {} parameters",
-                    p.len()
-                ))
+            ParamRef::Param(i) => p.get(i).copied().ok_or_else(|| ModelError::SizeMismatch {
+                what: format!("mechanism parameter #{i}"),
+                expected: format!("more than {i} parameters"),
+                found: p.len().to_string(),
             }),
         }
     }

@@ -32,9 +32,7 @@ impl Space {
         }
         let free: Vec<usize> = (0..theta.len()).filter(|&i| theta[i].optimize).collect();
         if free.is_empty() {
-            return Err(Error::Invalid(
-                "no parameter is marked `optimize = true` and there are no controls: nothing to optimize".into(),
-            ));
+            return Err(Error::NothingToOptimize);
         }
         Ok(Space {
             base: theta.iter().map(|e| e.value).collect(),

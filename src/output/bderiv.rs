@@ -57,11 +57,12 @@ pub struct CaseResult {
     pub saltation: Vec<Vec<f64>>,
 }
 
-fn check_finite_list(what: &str, v: &[f64]) -> Result<(), Error> {
-    if let Some((k, x)) = v.iter().copied().enumerate().find(|(_, x)| !x.is_finite()) {
-        return Err(Error::Invalid(format!(
-            "{what}[{k}] is {x}: every number must be finite"
-        )));
+fn check_finite_list(what: &str, v: &[f64]) -> Result<(), CornerError> {
+    if let Some((k, value)) = v.iter().copied().enumerate().find(|(_, x)| !x.is_finite()) {
+        return Err(CornerError::NonFinite {
+            item: format!("{what}[{k}]"),
+            value,
+        });
     }
     Ok(())
 }
@@ -69,32 +70,20 @@ fn check_finite_list(what: &str, v: &[f64]) -> Result<(), Error> {
 impl CaseFile {
     /// Validates the case and builds its [`Corner`] (see [`Corner::new`] for the checks on the
     /// geometry), naming the offending entry in every error.
-    pub fn corner(&self) -> Result<Corner, Error> {
+    pub fn corner(&self) -> Result<Corner, CornerError> {
         let n = self.normals.len();
-        if n == 0 {
-            return Err(Error::Invalid(
-                "normals is empty: give n ≥ 1 surface normals, each a list of d numbers".into(),
-            ));
-        }
-        if n > MAX_SURFACES {
-            return Err(Error::Invalid(format!(
-                "normals has n = {n} rows; at most {MAX_SURFACES} surfaces are supported (2^n \
-                 fields are required)"
-            )));
-        }
-        let d = self.normals[0].len();
-        if d == 0 {
-            return Err(Error::Invalid(
-                "normals[0] is empty: each normal needs d ≥ 1 components".into(),
-            ));
+        let d = self.normals.first().map_or(0, Vec::len);
+        if n == 0 || n > MAX_SURFACES || d == 0 {
+            return Err(CornerError::CaseSize { n, d });
         }
         for (j, row) in self.normals.iter().enumerate() {
             if row.len() != d {
-                return Err(Error::Invalid(format!(
-                    "normals[{j}] has {} components but normals[0] has {d}: every normal must \
-                     have the same length d (ragged normals)",
-                    row.len()
-                )));
+                return Err(CornerError::Length {
+                    item: format!("normals[{j}]"),
+                    found: row.len(),
+                    expected: d,
+                    of: LengthOf::FirstNormal,
+                });
             }
             check_finite_list(&format!("normals[{j}]"), row)?;
         }
@@ -103,12 +92,12 @@ impl CaseFile {
         let mut where_seen: HashMap<usize, usize> = HashMap::new();
         for (i, entry) in self.fields.iter().enumerate() {
             if entry.signs.len() != n {
-                return Err(Error::Invalid(format!(
-                    "fields[{i}].signs = {} has {} entries, expected n = {n} (one -1 or 1 per \
-                     surface)",
-                    format_signs(&entry.signs),
-                    entry.signs.len()
-                )));
+                return Err(CornerError::Length {
+                    item: format!("fields[{i}].signs = {}", format_signs(&entry.signs)),
+                    found: entry.signs.len(),
+                    expected: n,
+                    of: LengthOf::CaseSigns,
+                });
             }
             if let Some((k, &s)) = entry
                 .signs
@@ -116,49 +105,43 @@ impl CaseFile {
                 .enumerate()
                 .find(|(_, &s)| s != -1 && s != 1)
             {
-                return Err(Error::Invalid(format!(
-                    "fields[{i}].signs[{k}] = {s} (in {}): each sign must be -1 (before the \
-                     surface) or 1 (after it)",
-                    format_signs(&entry.signs)
-                )));
+                return Err(CornerError::BadSign {
+                    signs: entry.signs.clone(),
+                    entry: k,
+                    value: s,
+                    field: Some(i),
+                });
             }
             let mask = signs_to_mask(&entry.signs)?;
             if entry.value.len() != d {
-                return Err(Error::Invalid(format!(
-                    "fields[{i}].value (signs {}) has {} components, expected d = {d}",
-                    format_signs(&entry.signs),
-                    entry.value.len()
-                )));
+                return Err(CornerError::Length {
+                    item: format!("fields[{i}].value (signs {})", format_signs(&entry.signs)),
+                    found: entry.value.len(),
+                    expected: d,
+                    of: LengthOf::Dimension,
+                });
             }
             check_finite_list(&format!("fields[{i}].value"), &entry.value)?;
             if let Some(&first) = where_seen.get(&mask) {
-                return Err(Error::Invalid(format!(
-                    "fields[{first}] and fields[{i}] both have signs {}: each sign vector must \
-                     appear exactly once",
-                    format_signs(&entry.signs)
-                )));
+                return Err(CornerError::DuplicateSigns {
+                    first,
+                    second: i,
+                    signs: entry.signs.clone(),
+                });
             }
             where_seen.insert(mask, i);
             slots[mask] = Some(DVector::from_column_slice(&entry.value));
         }
-        let missing: Vec<usize> = (0..expected).filter(|&m| slots[m].is_none()).collect();
+        let missing: Vec<Vec<i32>> = (0..expected)
+            .filter(|&m| slots[m].is_none())
+            .map(|m| mask_to_signs(m, n))
+            .collect();
         if !missing.is_empty() {
-            const SHOWN: usize = 8;
-            let mut list: Vec<String> = missing
-                .iter()
-                .take(SHOWN)
-                .map(|&m| mask_str(m, n))
-                .collect();
-            if missing.len() > SHOWN {
-                list.push(format!("… and {} more", missing.len() - SHOWN));
-            }
-            return Err(Error::Invalid(format!(
-                "fields: missing the field for sign vector{} {}: give exactly one field per \
-                 sign vector (2^n = {expected} for n = {n} surfaces), got {}",
-                if missing.len() == 1 { "" } else { "s" },
-                list.join(", "),
-                self.fields.len()
-            )));
+            return Err(CornerError::MissingSigns {
+                missing,
+                n,
+                given: self.fields.len(),
+            });
         }
         let fields: Vec<DVector<f64>> = slots.into_iter().flatten().collect();
         let normals = DMatrix::from_fn(n, d, |j, k| self.normals[j][k]);
@@ -166,19 +149,19 @@ impl CaseFile {
     }
 
     /// Validates the directions against the state dimension d.
-    pub fn direction_vectors(&self, d: usize) -> Result<Vec<DVector<f64>>, Error> {
+    pub fn direction_vectors(&self, d: usize) -> Result<Vec<DVector<f64>>, CornerError> {
         if self.directions.is_empty() {
-            return Err(Error::Invalid(format!(
-                "directions is empty: give at least one direction (a list of d = {d} numbers)"
-            )));
+            return Err(CornerError::NoDirections { d });
         }
         let mut out = Vec::with_capacity(self.directions.len());
         for (i, v) in self.directions.iter().enumerate() {
             if v.len() != d {
-                return Err(Error::Invalid(format!(
-                    "directions[{i}] has {} components, expected d = {d}",
-                    v.len()
-                )));
+                return Err(CornerError::Length {
+                    item: format!("directions[{i}]"),
+                    found: v.len(),
+                    expected: d,
+                    of: LengthOf::Dimension,
+                });
             }
             check_finite_list(&format!("directions[{i}]"), v)?;
             out.push(DVector::from_column_slice(v));
@@ -188,14 +171,14 @@ impl CaseFile {
 }
 
 /// Evaluates a validated case: Algorithm 2.1 and the active piece on every direction.
-pub fn evaluate_case(case: &CaseFile) -> Result<CaseOutput, Error> {
+pub fn evaluate_case(case: &CaseFile) -> Result<CaseOutput, CornerError> {
     let corner = case.corner()?;
     let directions = case.direction_vectors(corner.d())?;
     let mut results = Vec::with_capacity(directions.len());
-    for (i, dir) in directions.iter().enumerate() {
-        let r = bderivative(&corner, dir).map_err(|e| match e {
-            Error::Invalid(m) => Error::Invalid(format!("directions[{i}]: {m}")),
-            other => other,
+    for (index, dir) in directions.iter().enumerate() {
+        let r = bderivative(&corner, dir).map_err(|e| CornerError::Direction {
+            index,
+            source: Box::new(e),
         })?;
         let saltation = (0..r.saltation.nrows())
             .map(|row| r.saltation.row(row).iter().copied().collect())
@@ -210,30 +193,27 @@ pub fn evaluate_case(case: &CaseFile) -> Result<CaseOutput, Error> {
     Ok(CaseOutput { results })
 }
 
-/// Parses a case from JSON, validates it and evaluates it. Errors are [`Error::Invalid`] with a
-/// message naming the offending entry (JSON syntax errors carry line and column).
-pub fn run_case_str(json: &str) -> Result<CaseOutput, Error> {
-    let case: CaseFile =
-        serde_json::from_str(json).map_err(|e| Error::Invalid(format!("case JSON: {e}")))?;
+/// Parses a case from JSON, validates it and evaluates it. Errors name the offending entry
+/// ([`CornerError`]; JSON syntax errors, [`CornerError::Json`], carry line and column).
+pub fn run_case_str(json: &str) -> Result<CaseOutput, CornerError> {
+    let case: CaseFile = serde_json::from_str(json).map_err(|e| CornerError::Json {
+        message: e.to_string(),
+    })?;
     evaluate_case(&case)
 }
 
 /// Reads a case file and evaluates it. A read failure is [`Error::Io`]; a parse or validation
-/// failure is [`Error::Problem`] naming the file.
+/// failure is [`Error::Corner`] with [`CornerError::File`], naming the file.
 pub fn run_case_file(path: &Path) -> Result<CaseOutput, Error> {
     let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    run_case_str(&text).map_err(|e| match e {
-        Error::Invalid(message) => Error::Problem {
+    run_case_str(&text).map_err(|e| {
+        Error::Corner(CornerError::File {
             file: path.to_path_buf(),
-            message,
-        },
-        other => Error::Problem {
-            file: path.to_path_buf(),
-            message: other.to_string(),
-        },
+            source: Box::new(e),
+        })
     })
 }
 

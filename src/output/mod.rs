@@ -34,12 +34,12 @@ use serde::Serialize;
 /// A report as the pretty-printed JSON text `hybridopt … --json` prints: its keys sorted
 /// (through `serde_json::Value`, whose maps are ordered by key).
 pub fn to_json<T: Serialize + ?Sized>(report: &T) -> Result<String, Error> {
-    let err = |e: serde_json::Error| Error::Invalid(format!("report as JSON: {e}"));
+    let err = |e: serde_json::Error| Error::Internal(format!("report as JSON: {e}"));
     let value = serde_json::to_value(report).map_err(err)?;
     serde_json::to_string_pretty(&value).map_err(err)
 }
 
 /// A report as a JSON value (keys sorted), e.g. for a file or a Python dict.
 pub fn to_value<T: Serialize + ?Sized>(report: &T) -> Result<serde_json::Value, Error> {
-    serde_json::to_value(report).map_err(|e| Error::Invalid(format!("report as JSON: {e}")))
+    serde_json::to_value(report).map_err(|e| Error::Internal(format!("report as JSON: {e}")))
 }

@@ -28,9 +28,11 @@ impl Range {
     /// Parses `NAME=LO:HI:N`; every failure says what would be valid.
     pub fn parse(s: &str, dims: &Dims) -> Result<Range, PeriodicError> {
         let bad = |m: String| {
-            PeriodicError::Invalid(format!(
-                "--continue {s}: {m} (expected NAME=LO:HI:N, e.g. gamma=0.009:0.02:45)"
-            ))
+            PeriodicError::from(crate::error::Error::Flag {
+                flag: "--continue".into(),
+                value: s.into(),
+                message: format!("{m} (expected NAME=LO:HI:N, e.g. gamma=0.009:0.02:45)"),
+            })
         };
         let (name, rest) = s.split_once('=').ok_or_else(|| bad("no `=`".into()))?;
         let name = name.trim();

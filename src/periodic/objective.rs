@@ -79,7 +79,9 @@ impl Objective {
         orbit: &Orbit,
     ) -> Result<(f64, Vec<f64>), PeriodicError> {
         let s = orbit.sensitivities.as_ref().ok_or_else(|| {
-            PeriodicError::Invalid("the objective needs the orbit's sensitivities".into())
+            PeriodicError::from(crate::error::Error::Internal(
+                "the objective needs the orbit's sensitivities".into(),
+            ))
         })?;
         let t = orbit.fixed.ret.period;
         Ok(match self {

@@ -10,6 +10,7 @@ use super::error::PeriodicError;
 use super::objective::Objective;
 use super::orbit::solve_orbit;
 use super::spec::PeriodicSpec;
+use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::Transform;
 use argmin::core::{CostFunction, Executor, Gradient, State as _, TerminationReason};
@@ -150,9 +151,7 @@ pub fn optimize_gait<S: HybridSystem>(
     settings: &GaitSettings,
 ) -> Result<GaitOptimum, PeriodicError> {
     if free.is_empty() {
-        return Err(PeriodicError::Invalid(
-            "no parameter is marked `optimize = true`: nothing to optimize".into(),
-        ));
+        return Err(Error::NothingToOptimize.into());
     }
     let gait = Gait {
         sys,
@@ -172,7 +171,7 @@ pub fn optimize_gait<S: HybridSystem>(
         .map(|(&k, t)| t.to_z(p0[k]))
         .collect();
     let initial = gait.evaluate_p(p0, &spec.guess)?;
-    let opt = |e: argmin::core::Error| PeriodicError::Invalid(format!("optimizer: {e}"));
+    let opt = |e: argmin::core::Error| PeriodicError::from(Error::Optimizer(e.to_string()));
     let ls = MoreThuenteLineSearch::new()
         .with_bounds(f64::EPSILON.sqrt(), f64::INFINITY)
         .map_err(opt)?;
@@ -186,7 +185,7 @@ pub fn optimize_gait<S: HybridSystem>(
         .run();
     let res = match res {
         Ok(r) => r,
-        Err(e) => return Err(PeriodicError::Invalid(format!("optimizer: {e}"))),
+        Err(e) => return Err(opt(e)),
     };
     let st = res.state();
     let reason = st.get_termination_reason().cloned();

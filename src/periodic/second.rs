@@ -172,9 +172,9 @@ impl<S: HybridSystem> HybridRhs<Dual64> for Variational<'_, S> {
         _t: f64,
         _y: &[f64],
     ) -> Result<NewtonJacobian, ModelError> {
-        Err(ModelError::Other(
-            "the second-order pass runs the explicit method only".into(),
-        ))
+        Err(ModelError::Unsupported {
+            what: "the second-order pass runs the explicit method only".into(),
+        })
     }
     fn guard(&self, ctx: &Ctx, k: usize, t: Dual64, y: &[Dual64]) -> Dual64 {
         self.sys.guard(ctx.mode, k, t, &y[..self.n], &[], &self.p)

@@ -13,7 +13,7 @@ use plotters::style::FontStyle;
 
 use super::{figure_size, glyph_fix, Figure, LineKind, Marker, Panel, Series};
 use crate::error::Error;
-use crate::report::{create_parent, temp_sibling};
+use crate::report::render_atomic;
 
 /// Registers the embedded DejaVu Sans font (regular, bold, oblique, bold oblique) as
 /// plotters' "sans-serif" family (also as "serif" and "monospace", so that no text
@@ -50,7 +50,7 @@ pub fn ensure_fonts() -> Result<(), Error> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Invalid(
+        Err(Error::Internal(
             "the embedded DejaVu Sans font could not be registered with plotters".into(),
         ))
     }
@@ -70,28 +70,12 @@ pub fn write_figure(fig: &Figure, png: &Path, svg: Option<&Path>) -> Result<(), 
 
     // PNG: plotters writes the file itself (the encoder is chosen by the extension), so
     // render to a temporary `.png` in the same folder and rename it into place.
-    create_parent(png)?;
-    let tmp = temp_sibling(png, "png");
-    let result = (|| -> Result<(), Box<dyn StdError>> {
-        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+    render_atomic(png, "png", |tmp| {
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
         render(&root, fig, &prepared)?;
         root.present()?;
         Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::Plot {
-            path: png.to_path_buf(),
-            message: e.to_string(),
-        });
-    }
-    if let Err(source) = std::fs::rename(&tmp, png) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::Io {
-            path: png.to_path_buf(),
-            source,
-        });
-    }
+    })?;
 
     if let Some(svg) = svg {
         let mut text = String::new();

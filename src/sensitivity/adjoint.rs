@@ -24,6 +24,7 @@
 use super::jump::Jump;
 use super::located;
 use super::seeds::ObjectiveSeeds;
+use super::simultaneous::SimultaneousError;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::replay_window;
 use crate::integrate::hybrid::Ctx;
@@ -318,9 +319,11 @@ fn across_events(
         .find(|o| !o.events.is_empty() && o.events == seg.end_events.as_slice());
     if let Some(o) = over {
         if o.events.iter().any(|&i| seeds.has_event_cost(i)) {
-            return Err(Error::Invalid(
-                "an event cost on an event of a simultaneous group is not supported with piece overrides".into(),
-            ));
+            return Err(SimultaneousError::EventCost {
+                guard: None,
+                t: seg.t_end,
+            }
+            .into());
         }
         *mu += o.xi_theta.tr_mul(lam);
         *lam = o.xi.tr_mul(lam);

@@ -15,6 +15,7 @@
 
 use super::located;
 use super::seeds::ObjectiveSeeds;
+use super::simultaneous::SimultaneousError;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::Ctx;
 use crate::integrate::NewtonJacobian;
@@ -50,15 +51,15 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
     ) -> Result<Self, Error> {
         let nth = setup.ntheta();
         if dirs.nrows() != nth {
-            return Err(Error::Invalid(format!(
-                "a direction has {} entries; θ has {nth}",
-                dirs.nrows()
-            )));
+            return Err(SimultaneousError::DirectionLength {
+                index: None,
+                found: dirs.nrows(),
+                ntheta: nth,
+            }
+            .into());
         }
-        if let Some(v) = dirs.iter().find(|v| !v.is_finite()) {
-            return Err(Error::Invalid(format!(
-                "a direction has the entry {v}: must be finite"
-            )));
+        if let Some(&value) = dirs.iter().find(|v| !v.is_finite()) {
+            return Err(SimultaneousError::DirectionNotFinite { value }.into());
         }
         Ok(ColumnFlow {
             setup,

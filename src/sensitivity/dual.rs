@@ -29,10 +29,10 @@ pub fn dual_gradients<S: HybridSystem>(
     theta: &[f64],
 ) -> Result<DualResult, Error> {
     if setup.solver.method == Method::Sdirk3 {
-        return Err(Error::Invalid(
-            "the dual witness runs DOPRI5 and Radau5 only (method = \"dopri5\" or \"radau5\")"
-                .into(),
-        ));
+        return Err(Error::Unsupported {
+            what: "the dual witness runs DOPRI5 and Radau5 only".into(),
+            instead: "method = \"dopri5\" or \"radau5\"".into(),
+        });
     }
     let nth = theta.len();
     type Column = Result<(Vec<f64>, Vec<f64>, Stats), Error>;

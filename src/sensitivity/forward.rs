@@ -169,8 +169,8 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
     // (every event of the tape went through `SensRhs::event`, which kept its jump)
     let jumps = rhs.jumps.into_inner();
     if jumps.len() != traj.events.len() {
-        return Err(Error::Invalid(format!(
-            "internal: the direct method applied {} jumps for {} events on the tape",
+        return Err(Error::Internal(format!(
+            "the direct method applied {} jumps for {} events on the tape",
             jumps.len(),
             traj.events.len()
         )));

@@ -245,12 +245,7 @@ fn evaluate_by<S: HybridSystem>(
     fd_options: fd::FdOptions,
 ) -> Result<Evaluation, Error> {
     if setup.objectives.is_empty() {
-        return Err(Error::Invalid(
-            "no objective to differentiate: the setup has no cost terms (a problem file needs \
-             at least one [[cost]]; a [periodic] problem's orbit, multipliers and their \
-             sensitivities come from `hybridopt periodic`)"
-                .into(),
-        ));
+        return Err(Error::NoObjective);
     }
     let start = Instant::now();
     // The plain simulation that starts every method but `Direct`, timed on its own.

@@ -377,10 +377,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let nx = self.nx();
         let (m2, mut xp) = self.sys.reset(mode, k, t, &xx[..nx], &theta[..self.np()])?;
         if xp.len() != nx {
-            return Err(ModelError::Other(format!(
-                "reset of guard {k} returned {} values for {nx} states",
-                xp.len()
-            )));
+            return Err(ModelError::SizeMismatch {
+                what: format!("reset of guard {k}"),
+                expected: format!("{nx} values (one per state)"),
+                found: xp.len().to_string(),
+            });
         }
         xp.extend_from_slice(&xx[nx..]);
         Ok((m2, xp))

@@ -293,11 +293,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         let p = &theta[..self.np()];
         let mut x = self.sys.initial_state_at(self.t0, p)?;
         if x.len() != self.nx() {
-            return Err(ModelError::Other(format!(
-                "initial_state returned {} values for {} states",
-                x.len(),
-                self.nx()
-            )));
+            return Err(ModelError::SizeMismatch {
+                what: "initial_state".into(),
+                expected: format!("{} values (one per state)", self.nx()),
+                found: x.len().to_string(),
+            });
         }
         x.extend(std::iter::repeat_n(D::zero(), self.nz()));
         let pr: Vec<f64> = p.iter().map(|v| v.re()).collect();
@@ -307,12 +307,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     pub(crate) fn check_theta(&self, len: usize) -> Result<(), crate::error::Error> {
         self.validate()?;
         if len != self.ntheta() {
-            return Err(crate::error::Error::Invalid(format!(
-                "θ has {len} entries, the setup needs {} ({} parameters + {} control coefficients)",
-                self.ntheta(),
-                self.np(),
-                self.nc()
-            )));
+            return Err(crate::error::Error::ThetaLength {
+                found: len,
+                parameters: self.np(),
+                controls: self.nc(),
+            });
         }
         Ok(())
     }

@@ -96,15 +96,9 @@ fn check_shards(dirs: &[PathBuf], files: &[SweepFile]) -> Result<usize, Error> {
         seen[s.index - 1] = Some(dir);
     }
     let n = count.unwrap_or(0);
-    let missing: Vec<String> = (1..=n)
-        .filter(|&i| seen[i - 1].is_none())
-        .map(|i| format!("{i}/{n}"))
-        .collect();
+    let missing: Vec<usize> = (1..=n).filter(|&i| seen[i - 1].is_none()).collect();
     if !missing.is_empty() {
-        return Err(Error::Invalid(format!(
-            "merge: shard(s) {} missing; give every shard's folder",
-            missing.join(", ")
-        )));
+        return Err(Error::MissingShards { missing, count: n });
     }
     Ok(n)
 }
@@ -112,7 +106,10 @@ fn check_shards(dirs: &[PathBuf], files: &[SweepFile]) -> Result<usize, Error> {
 /// Merges the shard folders `dirs` (any order).
 pub fn merge(dirs: &[PathBuf]) -> Result<SweepResult, Error> {
     if dirs.is_empty() {
-        return Err(Error::Invalid("merge: no shard folders given".into()));
+        return Err(Error::MissingShards {
+            missing: vec![],
+            count: 0,
+        });
     }
     let files = dirs
         .iter()
@@ -149,7 +146,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<SweepResult, Error> {
                 .iter()
                 .zip(&files)
                 .find(|(_, f)| f.points.iter().any(|p| p.index == index))
-                .ok_or_else(|| Error::Invalid("merge: the best point has no shard".into()))?;
+                .ok_or_else(|| Error::Internal("merge: the best point has no shard".into()))?;
             let events = match &owner.best {
                 Some(b) if b.index == index => b.events.clone(),
                 _ => {

@@ -123,7 +123,7 @@ pub fn sweep(problem: &Problem, plan: &Plan, opts: &RunOptions) -> Result<SweepR
         optimizer: match plan {
             Plan::Starts { .. } => Some(
                 serde_json::to_value(&problem.optimizer)
-                    .map_err(|e| Error::Invalid(format!("optimizer settings: {e}")))?,
+                    .map_err(|e| Error::Internal(format!("optimizer settings: {e}")))?,
             ),
             Plan::Grid { .. } => None,
         },
@@ -253,7 +253,7 @@ pub fn multi_start(
         .into_iter()
         .find(|r| r.record.index == best_index)
         .and_then(|r| r.result)
-        .ok_or_else(|| Error::Invalid("internal: the best start kept no result".into()))?;
+        .ok_or_else(|| Error::Internal("the best start kept no result".into()))?;
     Ok(MultiStart {
         best: *best,
         best_index,

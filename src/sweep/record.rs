@@ -312,7 +312,7 @@ impl SweepFile {
             points: 0,
             failed: 0,
         };
-        serde_json::to_string(&h).map_err(|e| Error::Invalid(format!("sweep header: {e}")))
+        serde_json::to_string(&h).map_err(|e| Error::Internal(format!("sweep header: {e}")))
     }
 }
 

@@ -166,17 +166,25 @@ impl Biped {
     pub fn new(config: BipedConfig) -> Result<Self, ModelError> {
         let positive = |v: f64| v.is_finite() && v > 0.0;
         if !(positive(config.mass) && positive(config.inertia) && positive(config.leg_length)) {
-            return Err(ModelError::Other(format!(
-                "biped: mass, inertia and leg_length must be positive and finite (mass = {}, \
-                 inertia = {}, leg_length = {})",
-                config.mass, config.inertia, config.leg_length
-            )));
+            return Err(ModelError::ParameterOutOfRange {
+                system: "biped".into(),
+                values: vec![
+                    ("mass".into(), config.mass),
+                    ("inertia".into(), config.inertia),
+                    ("leg_length".into(), config.leg_length),
+                ],
+                valid: "mass, inertia and leg_length must be positive and finite".into(),
+            });
         }
         if !(config.gravity.is_finite() && config.leg_angle.is_finite()) {
-            return Err(ModelError::Other(format!(
-                "biped: gravity and leg_angle must be finite (gravity = {}, leg_angle = {})",
-                config.gravity, config.leg_angle
-            )));
+            return Err(ModelError::ParameterOutOfRange {
+                system: "biped".into(),
+                values: vec![
+                    ("gravity".into(), config.gravity),
+                    ("leg_angle".into(), config.leg_angle),
+                ],
+                valid: "gravity and leg_angle must be finite".into(),
+            });
         }
         Ok(Biped { config })
     }
@@ -246,12 +254,11 @@ impl Biped {
 
     fn check<D: Scalar>(&self, mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError> {
         if mode > MODE_BOTH || x.len() != STATE_NAMES.len() || p.len() != PARAM_NAMES.len() {
-            return Err(ModelError::Other(format!(
-                "biped: expected mode 0..=3, 6 states and 9 parameters, got mode {mode}, {} \
-                 states and {} parameters",
-                x.len(),
-                p.len()
-            )));
+            return Err(ModelError::SizeMismatch {
+                what: "biped".into(),
+                expected: "mode 0..=3, 6 states and 9 parameters".into(),
+                found: format!("mode {mode}, {} states and {} parameters", x.len(), p.len()),
+            });
         }
         Ok(())
     }
@@ -296,10 +303,11 @@ impl HybridSystem for Biped {
     /// `(x0, y0, θ0, ẋ0, ẏ0, θ̇0)` from the parameters.
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         if p.len() != PARAM_NAMES.len() {
-            return Err(ModelError::Other(format!(
-                "biped: expected 9 parameters, got {}",
-                p.len()
-            )));
+            return Err(ModelError::SizeMismatch {
+                what: "biped".into(),
+                expected: "9 parameters".into(),
+                found: p.len().to_string(),
+            });
         }
         Ok(p[P_X0..P_X0 + 6].to_vec())
     }
@@ -360,7 +368,11 @@ impl HybridSystem for Biped {
     ) -> Result<(usize, Vec<D>), ModelError> {
         self.check(mode, x, p)?;
         if k > G_LIFT2 {
-            return Err(ModelError::Other(format!("biped: no guard {k}")));
+            return Err(ModelError::SizeMismatch {
+                what: "biped".into(),
+                expected: format!("guard 0..={G_LIFT2}"),
+                found: format!("guard {k}"),
+            });
         }
         let bit = 1usize << (k / 2);
         let next = if k.is_multiple_of(2) {

@@ -116,10 +116,11 @@ impl FiveBar {
         dynamics.validate()?;
         let y2 = INITIAL_POINTS[1][1];
         if !(config.ground.is_finite() && config.ground < y2) {
-            return Err(ModelError::Other(format!(
-                "five-bar: ground = {} must lie below the initial height {y2} of point 2",
-                config.ground
-            )));
+            return Err(ModelError::ParameterOutOfRange {
+                system: "five-bar".into(),
+                values: vec![("ground".into(), config.ground)],
+                valid: format!("ground must lie below the initial height {y2} of point 2"),
+            });
         }
         let [p1, p2, p3] = INITIAL_POINTS;
         let mut mech = Mechanism::new(6);
@@ -196,11 +197,11 @@ impl MultibodySystem for FiveBar {
 
     fn check<D: Scalar>(&self, _mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError> {
         if x.len() != 12 || p.len() != PARAM_NAMES.len() {
-            return Err(ModelError::Other(format!(
-                "five-bar: expected 12 states and 8 parameters, got {} and {}",
-                x.len(),
-                p.len()
-            )));
+            return Err(ModelError::SizeMismatch {
+                what: "five-bar".into(),
+                expected: "12 states and 8 parameters".into(),
+                found: format!("{} and {}", x.len(), p.len()),
+            });
         }
         Ok(())
     }

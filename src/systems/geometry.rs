@@ -14,11 +14,11 @@ use crate::error::ModelError;
 /// Fails unless the state has at least `n` entries and the parameters at least `np`.
 fn need(what: &str, x: &[f64], n: usize, p: &[f64], np: usize) -> Result<(), ModelError> {
     if x.len() < n || p.len() < np {
-        return Err(ModelError::Other(format!(
-            "{what} geometry: expected {n} states and {np} parameters, got {} and {}",
-            x.len(),
-            p.len()
-        )));
+        return Err(ModelError::SizeMismatch {
+            what: format!("{what} geometry"),
+            expected: format!("{n} states and {np} parameters"),
+            found: format!("{} and {}", x.len(), p.len()),
+        });
     }
     Ok(())
 }

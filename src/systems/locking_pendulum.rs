@@ -138,10 +138,11 @@ impl LockingPendulum {
         dynamics.validate()?;
         let cf = &config;
         if !(cf.l1 > 0.0 && cf.l2 > 0.0 && cf.l1.is_finite() && cf.l2.is_finite()) {
-            return Err(ModelError::Other(format!(
-                "locking pendulum: bar lengths must be positive (l1 = {}, l2 = {})",
-                cf.l1, cf.l2
-            )));
+            return Err(ModelError::ParameterOutOfRange {
+                system: "locking pendulum".into(),
+                values: vec![("l1".into(), cf.l1), ("l2".into(), cf.l2)],
+                valid: "bar lengths must be positive".into(),
+            });
         }
         let p1 = [cf.l1 * cf.theta1.sin(), -cf.l1 * cf.theta1.cos()];
         let p2 = [
@@ -150,18 +151,29 @@ impl LockingPendulum {
         ];
         let lowest = -(cf.l1 + cf.l2);
         if !(cf.y_stop < p2[1] && cf.y_stop > lowest) {
-            return Err(ModelError::Other(format!(
-                "locking pendulum: y_stop = {} must lie below the initial height {} of P2 and \
-                 above its lowest reach {lowest}",
-                cf.y_stop, p2[1]
-            )));
+            return Err(ModelError::ParameterOutOfRange {
+                system: "locking pendulum".into(),
+                values: vec![("y_stop".into(), cf.y_stop)],
+                valid: format!(
+                    "y_stop must lie below the initial height {} of P2 and above its lowest \
+                     reach {lowest}",
+                    p2[1]
+                ),
+            });
         }
         let da = (cf.anchor[0].powi(2) + cf.anchor[1].powi(2)).sqrt();
         if da.is_nan() || da <= cf.l1 {
-            return Err(ModelError::Other(format!(
-                "locking pendulum: the spring anchor ({}, {}) must lie out of P1's reach l1 = {}",
-                cf.anchor[0], cf.anchor[1], cf.l1
-            )));
+            return Err(ModelError::ParameterOutOfRange {
+                system: "locking pendulum".into(),
+                values: vec![
+                    ("anchor[0]".into(), cf.anchor[0]),
+                    ("anchor[1]".into(), cf.anchor[1]),
+                ],
+                valid: format!(
+                    "the spring anchor must lie out of P1's reach l1 = {}",
+                    cf.l1
+                ),
+            });
         }
         let mut mech = Mechanism::new(4);
         mech.gravity = ParamRef::Const(GRAVITY);
@@ -254,12 +266,11 @@ impl MultibodySystem for LockingPendulum {
 
     fn check<D: Scalar>(&self, mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError> {
         if x.len() != 8 || p.len() != PARAM_NAMES.len() || mode > MODE_SLIDING {
-            return Err(ModelError::Other(format!(
-                "locking pendulum: expected 8 states, 4 parameters and mode 0 or 1, got {}, {} \
-                 and {mode}",
-                x.len(),
-                p.len()
-            )));
+            return Err(ModelError::SizeMismatch {
+                what: "locking pendulum".into(),
+                expected: "8 states, 4 parameters and mode 0 or 1".into(),
+                found: format!("{}, {} and {mode}", x.len(), p.len()),
+            });
         }
         Ok(())
     }

@@ -215,10 +215,11 @@ fn check_shared(m: f64, k0: f64) -> Result<(), ModelError> {
     if m > 0.0 && k0 > 0.0 {
         Ok(())
     } else {
-        Err(ModelError::Other(format!(
-            "shear frame: the storey mass m and stiffness k0 must be positive; here m = {m}, \
-             k0 = {k0}"
-        )))
+        Err(ModelError::ParameterOutOfRange {
+            system: "shear frame".into(),
+            values: vec![("m".into(), m), ("k0".into(), k0)],
+            valid: "the storey mass m and stiffness k0 must be positive".into(),
+        })
     }
 }
 
@@ -337,12 +338,19 @@ impl ShearFrame {
         if fy - s * fr > 0.0 {
             return Ok(());
         }
-        Err(ModelError::Other(format!(
-            "shear frame, storey {k}: the branch law needs f_y_{k} − s_{k}·f_r_{k} > 0 (the \
-             yield force beyond the force at the last reversal, on the side the storey \
-             moves to); here f_y_{k} = {fy}, s_{k} = {s}, f_r_{k} = {fr}",
-            k = i + 1
-        )))
+        let k = i + 1;
+        Err(ModelError::OutsideDomain {
+            system: format!("shear frame, storey {k}"),
+            values: vec![
+                (format!("f_y_{k}"), fy),
+                (format!("s_{k}"), s),
+                (format!("f_r_{k}"), fr),
+            ],
+            valid: format!(
+                "the branch law needs f_y_{k} − s_{k}·f_r_{k} > 0 (the yield force beyond the \
+                 force at the last reversal, on the side the storey moves to)"
+            ),
+        })
     }
 
     /// Storey i's drift, drift rate and restoring force (storeys from 0), checked.
@@ -633,11 +641,11 @@ impl crate::animate::Geometry for ShearFrame {
     ) -> Result<Vec<crate::animate::geometry::Shape>, ModelError> {
         use crate::animate::geometry::Shape;
         if x.len() < STATES_PER_STOREY * self.n || p.is_empty() {
-            return Err(ModelError::Other(format!(
-                "shear frame geometry: expected {} states, got {}",
-                STATES_PER_STOREY * self.n,
-                x.len()
-            )));
+            return Err(ModelError::SizeMismatch {
+                what: "shear frame geometry".into(),
+                expected: format!("{} states", STATES_PER_STOREY * self.n),
+                found: x.len().to_string(),
+            });
         }
         let mut shapes = vec![Shape::Pivot { at: [0.0, 0.0] }];
         let mut below = [0.0, 0.0];

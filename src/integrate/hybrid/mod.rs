@@ -144,12 +144,7 @@ pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
                 std::mem::swap(&mut y, &mut y1);
                 std::mem::swap(&mut f0, &mut f1);
             }
-            DenseAttempt::NewtonFailed { .. } => {
-                return Err(ModelError::Other(format!(
-                    "replaying a checkpointed step at t = {t}: the implicit stages did not \
-                     converge where the forward run's did"
-                )))
-            }
+            DenseAttempt::NewtonFailed { .. } => return Err(ModelError::Replay { t }),
         }
     }
     stats.newton += newton.counts();

@@ -3,7 +3,6 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::*;
-use crate::error::Error;
 
 /// The B-derivative at a corner with its active piece.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +32,7 @@ pub struct BResult {
 /// (n rank-one updates, O(n d²)). Ties are broken by the smallest surface index. On a tie the
 /// pieces of the tied orders agree on the direction (B is continuous), so the value does not
 /// depend on the tie-break; only the reported order and piece do.
-pub fn bderivative(corner: &Corner, direction: &DVector<f64>) -> Result<BResult, Error> {
+pub fn bderivative(corner: &Corner, direction: &DVector<f64>) -> Result<BResult, CornerError> {
     let (value, order) = bderivative_value(corner, direction)?;
     let saltation = saltation_for_order(corner, &order)?;
     Ok(BResult {
@@ -48,7 +47,7 @@ pub fn bderivative(corner: &Corner, direction: &DVector<f64>) -> Result<BResult,
 pub fn bderivative_value(
     corner: &Corner,
     direction: &DVector<f64>,
-) -> Result<(DVector<f64>, Vec<usize>), Error> {
+) -> Result<(DVector<f64>, Vec<usize>), CornerError> {
     corner.check_shape()?;
     corner.check_direction(direction)?;
     let n = corner.n();
@@ -84,11 +83,8 @@ pub fn bderivative_value(
         order.push(j);
     }
     drho.axpy(-dt, corner.checked_field(all_plus)?, 1.0);
-    if let Some((k, v)) = first_non_finite(&drho) {
-        return Err(Error::Invalid(format!(
-            "B-derivative component {k} is {v} (overflow or a grazing field); check the corner \
-             data and rescale the direction"
-        )));
+    if let Some((component, value)) = first_non_finite(&drho) {
+        return Err(CornerError::ValueOverflow { component, value });
     }
     Ok((drho, order))
 }

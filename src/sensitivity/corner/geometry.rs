@@ -4,7 +4,6 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::*;
-use crate::error::Error;
 
 /// `η_jᵀ x` for row j of `normals`.
 #[inline]
@@ -59,69 +58,56 @@ impl Corner {
     ///   A field with `b_j = −1` that is (nearly) orthogonal to `η_j` would graze surface j
     ///   (division by zero in Algorithm 2.1); one with `b_j = +1` would slide along it or cross
     ///   it back.
-    pub fn new(normals: DMatrix<f64>, fields: Vec<DVector<f64>>) -> Result<Corner, Error> {
+    pub fn new(normals: DMatrix<f64>, fields: Vec<DVector<f64>>) -> Result<Corner, CornerError> {
         let n = normals.nrows();
         let d = normals.ncols();
-        if n == 0 {
-            return Err(Error::Invalid(
-                "corner has no surfaces: give n ≥ 1 normals (the rows of an n×d matrix)".into(),
-            ));
-        }
-        if n > MAX_SURFACES {
-            return Err(Error::Invalid(format!(
-                "corner has n = {n} surfaces; at most {MAX_SURFACES} are supported (a corner \
-                 stores 2^n fields)"
-            )));
-        }
-        if d == 0 {
-            return Err(Error::Invalid(
-                "normals have d = 0 components: the state dimension must be at least 1".into(),
-            ));
-        }
-        if n > d {
-            return Err(Error::Invalid(format!(
-                "n = {n} surfaces in R^{d}: n linearly independent normals need n ≤ d"
-            )));
+        if n == 0 || n > MAX_SURFACES || d == 0 || n > d {
+            return Err(CornerError::Size { n, d });
         }
         for j in 0..n {
             for k in 0..d {
-                let v = normals[(j, k)];
-                if !v.is_finite() {
-                    return Err(Error::Invalid(format!(
-                        "normal of surface {j}, component {k}, is {v}: every number must be finite"
-                    )));
+                let value = normals[(j, k)];
+                if !value.is_finite() {
+                    return Err(CornerError::NonFinite {
+                        item: format!("normal of surface {j}, component {k},"),
+                        value,
+                    });
                 }
             }
-            let nrm = row_norm(&normals, j);
-            if !(nrm > 0.0 && nrm.is_finite()) {
-                return Err(Error::Invalid(format!(
-                    "normal of surface {j} has norm {nrm}: a normal must be a nonzero finite vector"
-                )));
+            let norm = row_norm(&normals, j);
+            if !(norm > 0.0 && norm.is_finite()) {
+                return Err(CornerError::ZeroNormal {
+                    surface: Some(j),
+                    norm,
+                });
             }
         }
         check_independent(&normals)?;
 
-        let expected = 1usize << n;
-        if fields.len() != expected {
-            return Err(Error::Invalid(format!(
-                "corner with n = {n} surfaces needs 2^n = {expected} fields (one per sign \
-                 vector), got {}",
-                fields.len()
-            )));
+        if fields.len() != 1usize << n {
+            return Err(CornerError::FieldCount {
+                n,
+                found: fields.len(),
+                orthants: false,
+            });
         }
         for (mask, f) in fields.iter().enumerate() {
             if f.len() != d {
-                return Err(Error::Invalid(format!(
-                    "field for sign vector {} has {} components, expected d = {d}",
-                    mask_str(mask, n),
-                    f.len()
-                )));
+                return Err(CornerError::Length {
+                    item: format!("field for sign vector {}", mask_str(mask, n)),
+                    found: f.len(),
+                    expected: d,
+                    of: LengthOf::Dimension,
+                });
             }
-            if let Some((k, v)) = first_non_finite(f) {
-                return Err(Error::Invalid(format!(
-                    "field for sign vector {}, component {k}, is {v}: every number must be finite",
-                    mask_str(mask, n)
-                )));
+            if let Some((k, value)) = first_non_finite(f) {
+                return Err(CornerError::NonFinite {
+                    item: format!(
+                        "field for sign vector {}, component {k},",
+                        mask_str(mask, n)
+                    ),
+                    value,
+                });
             }
         }
 
@@ -140,42 +126,28 @@ impl Corner {
                     let c = row_dot(&normals, j, f);
                     let nf = f.norm();
                     if !c.is_finite() {
-                        return Err(Error::Invalid(format!(
-                            "surface {j}, sign vector {}: the normal speed η_jᵀΓ(b) overflows \
-                             ({c}); rescale the data",
-                            mask_str(mask, n)
-                        )));
+                        return Err(CornerError::SpeedOverflow {
+                            surface: j,
+                            signs: mask_to_signs(mask, n),
+                            speed: c,
+                        });
                     }
                     if !is_transversal(c, norm_eta, nf) {
-                        let role = if after {
-                            "a field after the crossing (b_j = +1) must keep moving away from the \
-                             surface, else the trajectory slides along it"
-                        } else {
-                            "a field from which the surface is still to be crossed (b_j = -1) \
-                             must cross it transversally, else the crossing time is not \
-                             differentiable (grazing)"
-                        };
-                        return Err(Error::Invalid(format!(
-                            "the normal of surface {j} is orthogonal to the field for sign vector \
-                             {} (η_jᵀΓ(b) = {c:e}, below {TRANSVERSALITY_TOL:e} · ‖η_j‖ ‖Γ(b)‖): \
-                             {role}",
-                            mask_str(mask, n)
-                        )));
+                        return Err(CornerError::NotTransversal {
+                            surface: j,
+                            signs: mask_to_signs(mask, n),
+                            speed: c,
+                            after,
+                        });
                     }
                     if (c > 0.0) != (c_ref > 0.0) {
-                        let what = if after {
-                            "after crossing it the trajectory would cross it back (or slide)"
-                        } else {
-                            "the trajectory would cross it in opposite directions depending on \
-                             the crossing order"
-                        };
-                        return Err(Error::Invalid(format!(
-                            "surface {j}: the normal speed η_jᵀΓ(b) is {c:e} for sign vector {} \
-                             but {c_ref:e} for {}: {what}; every field must cross surface {j} \
-                             in the same direction",
-                            mask_str(mask, n),
-                            mask_str(0, n)
-                        )));
+                        return Err(CornerError::Reversal {
+                            surface: j,
+                            signs: mask_to_signs(mask, n),
+                            speed: c,
+                            reference: c_ref,
+                            after,
+                        });
                     }
                 }
             }
@@ -185,7 +157,7 @@ impl Corner {
 
     /// A corner with the coordinate hyperplanes `x_j = 0` as surfaces (normals = identity,
     /// n = d), as for the piecewise-constant fields `ẋ = F(sign x)` of seed 003 §3.1.
-    pub fn with_identity_normals(fields: Vec<DVector<f64>>) -> Result<Corner, Error> {
+    pub fn with_identity_normals(fields: Vec<DVector<f64>>) -> Result<Corner, CornerError> {
         let d = fields.first().map_or(0, |f| f.len());
         Corner::new(DMatrix::identity(d, d), fields)
     }
@@ -209,14 +181,14 @@ impl Corner {
     }
 
     /// The field `Γ(b)` for a sign vector given as ±1 entries.
-    pub fn field_for_signs(&self, signs: &[i32]) -> Result<&DVector<f64>, Error> {
+    pub fn field_for_signs(&self, signs: &[i32]) -> Result<&DVector<f64>, CornerError> {
         if signs.len() != self.n() {
-            return Err(Error::Invalid(format!(
-                "sign vector {} has {} entries, expected n = {}",
-                format_signs(signs),
-                signs.len(),
-                self.n()
-            )));
+            return Err(CornerError::Length {
+                item: format!("sign vector {}", format_signs(signs)),
+                found: signs.len(),
+                expected: self.n(),
+                of: LengthOf::Surfaces,
+            });
         }
         let mask = signs_to_mask(signs)?;
         self.checked_field(mask)
@@ -224,48 +196,48 @@ impl Corner {
 
     /// Cheap consistency check of the public fields (sizes only), so that a corner modified
     /// after construction yields an error rather than a panic.
-    pub(super) fn check_shape(&self) -> Result<(), Error> {
+    pub(super) fn check_shape(&self) -> Result<(), CornerError> {
         let n = self.n();
         if n == 0 || n > MAX_SURFACES || self.d() == 0 || self.fields.len() != (1usize << n) {
-            return Err(Error::Invalid(format!(
-                "corner data are inconsistent: {} normals of length {} and {} fields (expected \
-                 1 ≤ n ≤ {MAX_SURFACES}, d ≥ 1 and 2^n fields); build corners with Corner::new",
+            return Err(CornerError::Inconsistent {
                 n,
-                self.d(),
-                self.fields.len()
-            )));
+                d: self.d(),
+                fields: self.fields.len(),
+            });
         }
         Ok(())
     }
 
-    pub(super) fn checked_field(&self, mask: usize) -> Result<&DVector<f64>, Error> {
+    pub(super) fn checked_field(&self, mask: usize) -> Result<&DVector<f64>, CornerError> {
         match self.fields.get(mask) {
             Some(f) if f.len() == self.d() => Ok(f),
-            Some(f) => Err(Error::Invalid(format!(
-                "field for sign vector {} has {} components, expected d = {}",
-                mask_str(mask, self.n()),
-                f.len(),
-                self.d()
-            ))),
-            None => Err(Error::Invalid(format!(
-                "no field for sign mask {mask}: the corner has {} fields",
-                self.fields.len()
-            ))),
+            Some(f) => Err(CornerError::Length {
+                item: format!("field for sign vector {}", mask_str(mask, self.n())),
+                found: f.len(),
+                expected: self.d(),
+                of: LengthOf::Dimension,
+            }),
+            None => Err(CornerError::NoField {
+                mask,
+                fields: self.fields.len(),
+            }),
         }
     }
 
-    pub(super) fn check_direction(&self, direction: &DVector<f64>) -> Result<(), Error> {
+    pub(super) fn check_direction(&self, direction: &DVector<f64>) -> Result<(), CornerError> {
         if direction.len() != self.d() {
-            return Err(Error::Invalid(format!(
-                "direction has {} components, expected d = {}",
-                direction.len(),
-                self.d()
-            )));
+            return Err(CornerError::Length {
+                item: "direction".into(),
+                found: direction.len(),
+                expected: self.d(),
+                of: LengthOf::Dimension,
+            });
         }
-        if let Some((k, v)) = first_non_finite(direction) {
-            return Err(Error::Invalid(format!(
-                "direction component {k} is {v}: every number must be finite"
-            )));
+        if let Some((k, value)) = first_non_finite(direction) {
+            return Err(CornerError::NonFinite {
+                item: format!("direction component {k}"),
+                value,
+            });
         }
         Ok(())
     }
@@ -273,7 +245,7 @@ impl Corner {
 
 /// Checks that the rows of `normals` are linearly independent, via the singular values of the
 /// matrix of unit normals.
-fn check_independent(normals: &DMatrix<f64>) -> Result<(), Error> {
+fn check_independent(normals: &DMatrix<f64>) -> Result<(), CornerError> {
     let n = normals.nrows();
     if n == 1 {
         return Ok(());
@@ -285,23 +257,15 @@ fn check_independent(normals: &DMatrix<f64>) -> Result<(), Error> {
     }
     let svd = unit
         .try_svd_unordered(false, false, f64::EPSILON, 10_000)
-        .ok_or_else(|| {
-            Error::Invalid(
-                "could not decide whether the normals are linearly independent (SVD did not \
-                 converge)"
-                    .into(),
-            )
-        })?;
+        .ok_or(CornerError::DependentNormals { n, ratio: None })?;
     let sv = &svd.singular_values;
     let smax = sv.iter().fold(0.0f64, |a, &b| a.max(b));
     let smin = sv.iter().fold(f64::INFINITY, |a, &b| a.min(b));
     if smin.is_nan() || smin <= INDEPENDENCE_TOL * smax {
-        return Err(Error::Invalid(format!(
-            "the {n} normals are linearly dependent (smallest/largest singular value of the unit \
-             normals = {:e}, below {INDEPENDENCE_TOL:e}): the surfaces must intersect \
-             transversally, with linearly independent normals",
-            smin / smax
-        )));
+        return Err(CornerError::DependentNormals {
+            n,
+            ratio: Some(smin / smax),
+        });
     }
     Ok(())
 }

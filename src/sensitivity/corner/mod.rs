@@ -40,12 +40,14 @@
 //! written in [`crate::output::bderiv`].
 
 mod bderivative;
+mod error;
 mod geometry;
 mod oracle;
 mod pieces;
 mod signs;
 
 pub use bderivative::*;
+pub use error::*;
 pub use geometry::*;
 pub use oracle::*;
 pub use pieces::*;

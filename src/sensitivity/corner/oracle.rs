@@ -40,10 +40,10 @@ pub struct PiecewiseConstantFlow {
 /// exactly to it, `x_j` set to 0 and `b_j` flipped. Ties between coordinates are resolved one
 /// at a time (the smallest index first; the next one then crosses after a zero step).
 ///
-/// Errors: sizes (`1 ≤ d ≤ 16`, 2^d fields of length d), non-finite data, a start on a
-/// hyperplane (`x0_j = 0`), a negative duration, sliding (the field entered points back to
-/// the hyperplane just crossed, `F_j(b')` of the wrong sign or zero), and more than
-/// `max_events` crossings ([`Error::Zeno`]).
+/// Errors ([`Error::Corner`]): sizes (`1 ≤ d ≤ 16`, 2^d fields of length d), non-finite
+/// data, a start on a hyperplane (`x0_j = 0`), a negative duration, sliding (the field
+/// entered points back to the hyperplane just crossed, `F_j(b')` of the wrong sign or zero);
+/// and more than `max_events` crossings ([`Error::Zeno`]).
 pub fn piecewise_constant_flow(
     fields: &[DVector<f64>],
     x0: &DVector<f64>,
@@ -52,49 +52,48 @@ pub fn piecewise_constant_flow(
 ) -> Result<PiecewiseConstantFlow, Error> {
     let d = x0.len();
     if d == 0 || d > MAX_SURFACES {
-        return Err(Error::Invalid(format!(
-            "piecewise-constant flow: the state has d = {d} components; 1 ≤ d ≤ {MAX_SURFACES} \
-             is supported"
-        )));
+        return Err(CornerError::FlowSize { d }.into());
     }
     if fields.len() != (1usize << d) {
-        return Err(Error::Invalid(format!(
-            "piecewise-constant flow in R^{d} needs 2^d = {} fields (one per orthant), got {}",
-            1usize << d,
-            fields.len()
-        )));
+        return Err(CornerError::FieldCount {
+            n: d,
+            found: fields.len(),
+            orthants: true,
+        }
+        .into());
     }
     for (mask, f) in fields.iter().enumerate() {
         if f.len() != d {
-            return Err(Error::Invalid(format!(
-                "field for orthant {} has {} components, expected d = {d}",
-                mask_str(mask, d),
-                f.len()
-            )));
+            return Err(CornerError::Length {
+                item: format!("field for orthant {}", mask_str(mask, d)),
+                found: f.len(),
+                expected: d,
+                of: LengthOf::Dimension,
+            }
+            .into());
         }
-        if let Some((k, v)) = first_non_finite(f) {
-            return Err(Error::Invalid(format!(
-                "field for orthant {}, component {k}, is {v}: every number must be finite",
-                mask_str(mask, d)
-            )));
+        if let Some((k, value)) = first_non_finite(f) {
+            return Err(CornerError::NonFinite {
+                item: format!("field for orthant {}, component {k},", mask_str(mask, d)),
+                value,
+            }
+            .into());
         }
     }
-    if let Some((k, v)) = first_non_finite(x0) {
-        return Err(Error::Invalid(format!(
-            "start point component {k} is {v}: every number must be finite"
-        )));
+    if let Some((k, value)) = first_non_finite(x0) {
+        return Err(CornerError::NonFinite {
+            item: format!("start point component {k}"),
+            value,
+        }
+        .into());
     }
     if !(duration.is_finite() && duration >= 0.0) {
-        return Err(Error::Invalid(format!(
-            "flow duration is {duration}: it must be finite and ≥ 0"
-        )));
+        return Err(CornerError::Duration { duration }.into());
     }
     let mut b = 0usize;
     for (k, &v) in x0.iter().enumerate() {
         if v == 0.0 {
-            return Err(Error::Invalid(format!(
-                "start point component {k} is 0: the start must not lie on a hyperplane x_j = 0"
-            )));
+            return Err(CornerError::OnHyperplane { component: k }.into());
         }
         if v > 0.0 {
             b |= 1usize << k;
@@ -137,12 +136,13 @@ pub fn piecewise_constant_flow(
                 let fj_new = fields[b][j];
                 let moves_on = if below { fj_new > 0.0 } else { fj_new < 0.0 };
                 if !moves_on {
-                    return Err(Error::Invalid(format!(
-                        "piecewise-constant flow: sliding at t = {t} on x_{j} = 0: the field of \
-                         orthant {} has component {j} = {fj_new}, pointing back to (or along) \
-                         the hyperplane just crossed",
-                        mask_str(b, d)
-                    )));
+                    return Err(CornerError::Sliding {
+                        t,
+                        coordinate: j,
+                        signs: mask_to_signs(b, d),
+                        component: fj_new,
+                    }
+                    .into());
                 }
                 crossings.push(Crossing {
                     time: t,

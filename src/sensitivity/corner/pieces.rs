@@ -4,7 +4,6 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::*;
-use crate::error::Error;
 
 /// Ordinary saltation matrix for crossing one surface with normal η from the field `f⁻` to the
 /// field `f⁺` with the identity reset:
@@ -18,47 +17,41 @@ pub fn saltation(
     normal: &DVector<f64>,
     f_minus: &DVector<f64>,
     f_plus: &DVector<f64>,
-) -> Result<DMatrix<f64>, Error> {
+) -> Result<DMatrix<f64>, CornerError> {
     let d = normal.len();
-    if d == 0 {
-        return Err(Error::Invalid(
-            "saltation: the normal is empty; it needs d ≥ 1 components".into(),
-        ));
-    }
-    for (name, v) in [("f_minus", f_minus), ("f_plus", f_plus)] {
-        if v.len() != d {
-            return Err(Error::Invalid(format!(
-                "saltation: {name} has {} components but the normal has {d}",
-                v.len()
-            )));
+    for (name, v) in [("normal", normal), ("f_minus", f_minus), ("f_plus", f_plus)] {
+        if v.len() != d || d == 0 {
+            return Err(CornerError::Length {
+                item: name.into(),
+                found: v.len(),
+                expected: d,
+                of: LengthOf::Normal,
+            });
         }
     }
     for (name, v) in [("normal", normal), ("f_minus", f_minus), ("f_plus", f_plus)] {
-        if let Some((k, x)) = first_non_finite(v) {
-            return Err(Error::Invalid(format!(
-                "saltation: {name} component {k} is {x}: every number must be finite"
-            )));
+        if let Some((k, value)) = first_non_finite(v) {
+            return Err(CornerError::NonFinite {
+                item: format!("saltation: {name} component {k}"),
+                value,
+            });
         }
     }
     let norm_eta = normal.norm();
     if norm_eta.is_nan() || norm_eta <= 0.0 {
-        return Err(Error::Invalid(
-            "saltation: the normal is zero; it must be a nonzero vector".into(),
-        ));
+        return Err(CornerError::ZeroNormal {
+            surface: None,
+            norm: norm_eta,
+        });
     }
     let den = normal.dot(f_minus);
     if !is_transversal(den, norm_eta, f_minus.norm()) {
-        return Err(Error::Invalid(format!(
-            "saltation: the normal is orthogonal to f_minus (ηᵀf⁻ = {den:e}, below \
-             {TRANSVERSALITY_TOL:e} · ‖η‖ ‖f⁻‖): the crossing grazes the surface"
-        )));
+        return Err(CornerError::SaltationGrazing { speed: den });
     }
     let mut m = DMatrix::identity(d, d);
     m.ger(1.0 / den, &(f_plus - f_minus), normal, 1.0);
     if m.iter().any(|x| !x.is_finite()) {
-        return Err(Error::Invalid(
-            "saltation: the matrix overflows; rescale the data".into(),
-        ));
+        return Err(CornerError::SaltationOverflow);
     }
     Ok(m)
 }
@@ -71,16 +64,16 @@ fn apply_saltation_left(
     p: &mut DMatrix<f64>,
     j: usize,
     from: usize,
-) -> Result<(), Error> {
+) -> Result<(), CornerError> {
     let fm = corner.checked_field(from)?;
     let fp = corner.checked_field(from | (1usize << j))?;
     let den = row_dot(&corner.normals, j, fm);
     if !(den.is_finite() && den != 0.0) {
-        return Err(Error::Invalid(format!(
-            "surface {j}: the normal speed of the field for sign vector {} is {den}; build \
-             corners with Corner::new",
-            mask_str(from, corner.n())
-        )));
+        return Err(CornerError::ZeroSpeed {
+            surface: j,
+            signs: mask_to_signs(from, corner.n()),
+            speed: den,
+        });
     }
     // r = pᵀ η_j, i.e. the row η_jᵀ p as a column.
     let eta = corner.normals.row(j).transpose();
@@ -90,28 +83,19 @@ fn apply_saltation_left(
 }
 
 /// Checks that `order` is a permutation of `0..n`.
-fn check_order(order: &[usize], n: usize) -> Result<(), Error> {
+fn check_order(order: &[usize], n: usize) -> Result<(), CornerError> {
+    let bad = |surface| CornerError::Order {
+        order: order.to_vec(),
+        n,
+        surface,
+    };
     if order.len() != n {
-        return Err(Error::Invalid(format!(
-            "crossing order {order:?} has {} entries; it must list each of the n = {n} surfaces \
-             0..{} exactly once",
-            order.len(),
-            n.saturating_sub(1)
-        )));
+        return Err(bad(None));
     }
     let mut seen = 0usize;
     for &j in order {
-        if j >= n {
-            return Err(Error::Invalid(format!(
-                "crossing order {order:?}: surface {j} does not exist (valid: 0..{})",
-                n - 1
-            )));
-        }
-        if seen & (1usize << j) != 0 {
-            return Err(Error::Invalid(format!(
-                "crossing order {order:?}: surface {j} appears twice; each surface must appear \
-                 exactly once"
-            )));
+        if j >= n || seen & (1usize << j) != 0 {
+            return Err(bad(Some(j)));
         }
         seen |= 1usize << j;
     }
@@ -125,7 +109,7 @@ fn check_order(order: &[usize], n: usize) -> Result<(), Error> {
 /// where `b_0 = (−1, …, −1)` and `b_k` is `b_{k−1}` with entry σ_k flipped to +1; each factor
 /// is the ordinary saltation matrix (seed 003 (2.5)) of that crossing, applied as a rank-one
 /// update in O(d²). `order` holds 0-based surface indices and must be a permutation of 0..n.
-pub fn saltation_for_order(corner: &Corner, order: &[usize]) -> Result<DMatrix<f64>, Error> {
+pub fn saltation_for_order(corner: &Corner, order: &[usize]) -> Result<DMatrix<f64>, CornerError> {
     corner.check_shape()?;
     check_order(order, corner.n())?;
     let d = corner.d();
@@ -148,23 +132,17 @@ pub type Piece = (Vec<usize>, DMatrix<f64>);
 /// Errors if the pieces would take more than [`MAX_PIECE_ENTRIES`] numbers in all.
 /// The orders come in lexicographic order. The enumeration is a depth-first search that
 /// shares the products of common prefixes, so it costs about e·n! rank-one updates of O(d²).
-pub fn all_pieces(corner: &Corner) -> Result<Vec<Piece>, Error> {
+pub fn all_pieces(corner: &Corner) -> Result<Vec<Piece>, CornerError> {
     corner.check_shape()?;
     let n = corner.n();
+    let d = corner.d();
     if n > MAX_ENUMERATED_SURFACES {
-        return Err(Error::Invalid(format!(
-            "all_pieces: n = {n} surfaces would give {n}! pieces; enumeration is limited to \
-             n ≤ {MAX_ENUMERATED_SURFACES} (use bderivative to evaluate B on a direction)"
-        )));
+        return Err(CornerError::TooManyPieces { n, d });
     }
     let count: usize = (1..=n).product();
-    let d = corner.d();
     let entries = count.saturating_mul(d.saturating_mul(d));
     if entries > MAX_PIECE_ENTRIES {
-        return Err(Error::Invalid(format!(
-            "all_pieces: {n}! pieces of size {d}×{d} would need {entries} numbers, more than \
-             the limit of {MAX_PIECE_ENTRIES} (use bderivative to evaluate B on a direction)"
-        )));
+        return Err(CornerError::TooManyPieces { n, d });
     }
     let mut out = Vec::with_capacity(count);
     let mut order = Vec::with_capacity(n);
@@ -178,7 +156,7 @@ fn enumerate_pieces(
     order: &mut Vec<usize>,
     prefix: DMatrix<f64>,
     out: &mut Vec<Piece>,
-) -> Result<(), Error> {
+) -> Result<(), CornerError> {
     let n = corner.n();
     if order.len() == n {
         out.push((order.clone(), prefix));

@@ -41,14 +41,16 @@ pub fn directional_derivatives<S: HybridSystem>(
 ) -> Result<Vec<DirectionalDerivative>, Error> {
     let nth = setup.ntheta();
     if dirs.is_empty() {
-        return Err(Error::Invalid("no direction given".into()));
+        return Err(SimultaneousError::NoDirection.into());
     }
     for (i, d) in dirs.iter().enumerate() {
         if d.len() != nth {
-            return Err(Error::Invalid(format!(
-                "direction {i} has {} entries; θ has {nth}",
-                d.len()
-            )));
+            return Err(SimultaneousError::DirectionLength {
+                index: Some(i),
+                found: d.len(),
+                ntheta: nth,
+            }
+            .into());
         }
     }
     let k = dirs.len();

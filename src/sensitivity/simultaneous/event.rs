@@ -93,31 +93,26 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
         let (n, nx, nth) = (guards.len(), setup.n(), setup.ntheta());
         let (site, x_minus, theta) = (&self, self.x_minus, self.theta);
         if n == 0 || n > MAX_GROUP_SIZE {
-            return Err(site.error(format!("{n} guards; 1 to {MAX_GROUP_SIZE} are supported")));
+            return Err(site.error(GroupProblem::Size { n }));
         }
         if x_minus.len() < nx || theta.len() != nth {
-            return Err(site.error(format!(
-                "X⁻ has {} entries (need {nx}) and θ {} (need {nth})",
-                x_minus.len(),
-                theta.len()
-            )));
+            return Err(site.error(GroupProblem::Lengths {
+                x: x_minus.len(),
+                nx,
+                theta: theta.len(),
+                ntheta: nth,
+            }));
         }
         for (i, &k) in guards.iter().enumerate() {
             if k >= setup.dims.guards.len() {
-                return Err(site.error(format!("guard index {k} does not exist")));
+                return Err(site.error(GroupProblem::NoGuard { index: k }));
             }
+            let guard = setup.dims.guard_name(k);
             if guards[..i].contains(&k) {
-                return Err(site.error(format!(
-                    "guard '{}' appears twice",
-                    setup.dims.guard_name(k)
-                )));
+                return Err(site.error(GroupProblem::Repeated { guard }));
             }
             if setup.dims.guards[k].terminal {
-                return Err(site.error(format!(
-                    "guard '{}' is terminal; simultaneous groups with a terminal event are not \
-                     supported",
-                    setup.dims.guard_name(k)
-                )));
+                return Err(site.error(GroupProblem::Terminal { guard }));
             }
         }
         Ok(GroupSite {
@@ -127,18 +122,15 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
     }
 
     /// An error that names the group: time, mode before and guards.
-    fn error(&self, m: String) -> Error {
+    fn error(&self, problem: GroupProblem) -> Error {
         let dims = &self.setup.dims;
-        Error::Invalid(format!(
-            "simultaneous event at t = {} in mode '{}' (guards {}): {m}",
-            self.t,
-            dims.mode_name(self.ctx.mode),
-            self.guards
-                .iter()
-                .map(|&k| format!("'{}'", dims.guard_name(k)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        SimultaneousError::Group {
+            t: self.t,
+            mode: dims.mode_name(self.ctx.mode),
+            guards: self.guards.iter().map(|&k| dims.guard_name(k)).collect(),
+            problem: Box::new(problem),
+        }
+        .into()
     }
 
     /// The mode reached for every sign mask b (bit j set: guard j crossed), by crossing the
@@ -154,12 +146,11 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
             let m = modes[mask ^ (1 << j)];
             let k = self.guards[j];
             if !setup.sys().guard_active(m, k) {
-                return Err(self.error(format!(
-                    "guard '{}' is not watched in mode '{}', reached by crossing the others \
-                     first: not every crossing order is possible",
-                    setup.dims.guard_name(k),
-                    setup.dims.mode_name(m)
-                )));
+                return Err(self.error(GroupProblem::NotWatched {
+                    guard: setup.dims.guard_name(k),
+                    mode: setup.dims.mode_name(m),
+                    order: None,
+                }));
             }
             let r = setup
                 .reset_jacobian(m, k, self.t, self.x_minus, self.theta)
@@ -205,23 +196,21 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
         for &pos in &order {
             let k = self.guards[pos];
             if !setup.sys().guard_active(mode, k) {
-                return Err(self.error(format!(
-                    "guard '{}' is not watched in mode '{}' in crossing order {:?}",
-                    setup.dims.guard_name(k),
-                    setup.dims.mode_name(mode),
-                    order
-                )));
+                return Err(self.error(GroupProblem::NotWatched {
+                    guard: setup.dims.guard_name(k),
+                    mode: setup.dims.mode_name(mode),
+                    order: Some(order),
+                }));
             }
             let c = Ctx { mode, ..*self.ctx };
             let jump = Jump::at(setup, &c, k, t, &x, self.theta, false)
                 .map_err(located(setup, t, mode))?;
             if !(jump.gdot.is_finite() && jump.gdot != 0.0) {
-                return Err(self.error(format!(
-                    "guard '{}' has rate {} along the flow of mode '{}' (grazing)",
-                    setup.dims.guard_name(k),
-                    jump.gdot,
-                    setup.dims.mode_name(mode)
-                )));
+                return Err(self.error(GroupProblem::Grazing {
+                    guard: setup.dims.guard_name(k),
+                    rate: jump.gdot,
+                    mode: setup.dims.mode_name(mode),
+                }));
             }
             xi_th = &jump.xi * xi_th + &jump.xi_theta;
             xi = &jump.xi * xi;
@@ -229,23 +218,19 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
             mode = jump.mode_after;
             mask |= 1 << pos;
             if identity && mode != modes[mask] {
-                return Err(self.error(format!(
-                    "the mode reached after crossing {:?} depends on the order ('{}' vs \
-                     '{}'); the B-derivative needs an order-independent mode",
-                    order[..seq.len() + 1]
+                return Err(self.error(GroupProblem::ModeDepends {
+                    crossed: order[..seq.len() + 1]
                         .iter()
                         .map(|&p| setup.dims.guard_name(self.guards[p]))
-                        .collect::<Vec<_>>(),
-                    setup.dims.mode_name(mode),
-                    setup.dims.mode_name(modes[mask])
-                )));
+                        .collect(),
+                    mode: setup.dims.mode_name(mode),
+                    other: setup.dims.mode_name(modes[mask]),
+                }));
             }
             seq.push(mode);
         }
         if xi.iter().chain(xi_th.iter()).any(|v| !v.is_finite()) {
-            return Err(self.error(format!(
-                "the composed jump of order {order:?} is not finite"
-            )));
+            return Err(self.error(GroupProblem::NotFinite { order }));
         }
         Ok(OrderPiece {
             guard_order: order.iter().map(|&p| self.guards[p]).collect(),
@@ -286,10 +271,7 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
             v[nx + nth] = 1.0;
             fields.push(v);
         }
-        Corner::new(normals, fields).map_err(|e| match e {
-            Error::Invalid(m) => self.error(m),
-            other => other,
-        })
+        Corner::new(normals, fields).map_err(|e| self.error(GroupProblem::Corner(e)))
     }
 }
 
@@ -374,13 +356,12 @@ impl SimultaneousEvent {
             .iter()
             .find(|p| p.order == order)
             .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "simultaneous event at t = {}: {order:?} is not a crossing order of its {} \
-                 guards (give a permutation of 0..{})",
-                    self.t,
-                    self.n(),
-                    self.n()
-                ))
+                SimultaneousError::NotAnOrder {
+                    t: self.t,
+                    order: order.to_vec(),
+                    n: self.n(),
+                }
+                .into()
             })
     }
 
@@ -390,11 +371,12 @@ impl SimultaneousEvent {
             .iter()
             .find(|p| p.guard_order == guard_order)
             .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "simultaneous event at t = {}: guard order {guard_order:?} is not a \
-                     permutation of its guards {:?}",
-                    self.t, self.guards
-                ))
+                SimultaneousError::NotAGuardOrder {
+                    t: self.t,
+                    order: guard_order.to_vec(),
+                    guards: self.guards.clone(),
+                }
+                .into()
             })
     }
 
@@ -417,13 +399,14 @@ impl SimultaneousEvent {
         let nx = self.x_minus.len();
         let nth = self.pieces[0].saltation_theta.ncols();
         if s_minus_col.len() != nx || theta_dir.len() != nth {
-            return Err(Error::Invalid(format!(
-                "simultaneous event at t = {}: the column has {} entries (need {nx}) and the \
-                 direction {} (need {nth})",
-                self.t,
-                s_minus_col.len(),
-                theta_dir.len()
-            )));
+            return Err(SimultaneousError::ColumnLength {
+                t: self.t,
+                column: s_minus_col.len(),
+                nx,
+                direction: theta_dir.len(),
+                ntheta: nth,
+            }
+            .into());
         }
         match &self.corner {
             Some(corner) => {
@@ -477,12 +460,11 @@ pub fn simultaneous_events<S: HybridSystem>(
         if j - i >= 2 {
             let evs = &traj.events[i..j];
             if let Some(e) = evs.iter().find(|e| e.terminal) {
-                return Err(Error::Invalid(format!(
-                    "simultaneous event at t = {} contains the terminal guard '{}': not \
-                     supported",
-                    e.t,
-                    setup.dims.guard_name(e.guard)
-                )));
+                return Err(SimultaneousError::TerminalInGroup {
+                    t: e.t,
+                    guard: setup.dims.guard_name(e.guard),
+                }
+                .into());
             }
             let ctx = traj.event_ctx(i);
             let guards: Vec<usize> = evs.iter().map(|e| e.guard).collect();

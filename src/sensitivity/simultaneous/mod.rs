@@ -76,11 +76,13 @@
 //! little at the sizes where piecewise gradients are wanted.
 
 mod directional;
+mod error;
 mod event;
 mod pieces;
 mod plan;
 
 pub use directional::*;
+pub use error::*;
 pub use event::*;
 pub use pieces::*;
 use plan::*;

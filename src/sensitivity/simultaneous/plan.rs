@@ -75,6 +75,20 @@ pub(super) struct ColumnRhs<'s, 'a, S: HybridSystem> {
     seen: RefCell<Vec<u64>>,
     /// orders[group][column]: the order (positions) applied at the group
     orders: RefCell<Vec<Vec<Vec<usize>>>>,
+    /// The error that stopped the pass in [`HybridRhs::event`], which can return a
+    /// [`ModelError`] only: [`run_columns`] returns this one instead.
+    failure: RefCell<Option<Error>>,
+}
+
+impl<S: HybridSystem> ColumnRhs<'_, '_, S> {
+    /// Keeps `e` for [`run_columns`] and stops the hybrid loop (its message only stands in
+    /// for it there).
+    fn fail(&self, e: impl Into<Error>) -> ModelError {
+        let e = e.into();
+        let stand_in = ModelError::Other(e.to_string());
+        *self.failure.borrow_mut() = Some(e);
+        stand_in
+    }
 }
 
 impl<'s, 'a, S: HybridSystem> std::ops::Deref for ColumnRhs<'s, 'a, S> {
@@ -100,12 +114,13 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
         self.next.set(i + 1);
         let dims = &self.setup.dims;
         let pe = self.plan.events.get(i).ok_or_else(|| {
-            ModelError::Other(format!(
-                "the sensitivity pass met an event of guard '{}' at t = {t} beyond the {} \
-                 events of the plain simulation",
-                dims.guard_name(k),
-                self.plan.events.len()
-            ))
+            self.fail(SimultaneousError::Diverged {
+                divergence: Box::new(Divergence::Extra {
+                    guard: dims.guard_name(k),
+                    t,
+                    events: self.plan.events.len(),
+                }),
+            })
         })?;
         // A single event must match the plain run's exactly. Within a simultaneous group the
         // crossing order the loop applies may differ between runs (the crossing times agree
@@ -128,16 +143,17 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
             }
         };
         if !matches || (pe.t - t).abs() > PLAN_TIME_TOL * t.abs().max(1.0) {
-            return Err(ModelError::Other(format!(
-                "the sensitivity pass met guard '{}' in mode '{}' at t = {t} where the plain \
-                 simulation had guard '{}' in mode '{}' at t = {} (event {i}): near-simultaneous \
-                 crossings resolved differently; tighten the tolerances or move θ",
-                dims.guard_name(k),
-                dims.mode_name(ctx.mode),
-                dims.guard_name(pe.guard),
-                dims.mode_name(pe.mode_before),
-                pe.t
-            )));
+            return Err(self.fail(SimultaneousError::Diverged {
+                divergence: Box::new(Divergence::Other {
+                    event: i,
+                    guard: dims.guard_name(k),
+                    mode: dims.mode_name(ctx.mode),
+                    t,
+                    planned_guard: dims.guard_name(pe.guard),
+                    planned_mode: dims.mode_name(pe.mode_before),
+                    planned_t: pe.t,
+                }),
+            }));
         }
         let s_minus = self.columns_of(y);
         let (mode_after, x_plus, s_plus) = match pe.multi {
@@ -157,7 +173,7 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
                         &y[..n],
                         &self.theta,
                     )
-                    .map_err(|e| ModelError::Other(e.to_string()))?;
+                    .map_err(|e| self.fail(e))?;
                     let mut sp = DMatrix::zeros(n, kc);
                     let mut orders = self.orders.borrow_mut();
                     for col in 0..kc {
@@ -169,7 +185,7 @@ impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
                                 ev.piece(o).map(|p| (p.apply(&sc, &dth), o.clone()))
                             }
                         }
-                        .map_err(|e| ModelError::Other(e.to_string()))?;
+                        .map_err(|e| self.fail(e))?;
                         sp.set_column(col, &v);
                         orders[g][col] = order;
                     }
@@ -222,9 +238,7 @@ pub(super) fn run_columns<S: HybridSystem>(
     let kc = dirs.ncols();
     let flow = ColumnFlow::along(setup, theta, dirs)?;
     if rules.len() != kc || rules.iter().any(|r| r.len() != groups.len()) {
-        return Err(Error::Invalid(
-            "internal: one rule per column and group".into(),
-        ));
+        return Err(Error::Internal("one rule per column and group".into()));
     }
     let (m0, y0) = flow.initial()?;
     let rhs = ColumnRhs {
@@ -234,6 +248,7 @@ pub(super) fn run_columns<S: HybridSystem>(
         rules,
         next: Cell::new(0),
         seen: RefCell::new(vec![0; groups.len()]),
+        failure: RefCell::new(None),
     };
     let traj = simulate_hybrid(
         &rhs,
@@ -242,14 +257,16 @@ pub(super) fn run_columns<S: HybridSystem>(
         &setup.breakpoints(),
         &setup.solver,
         &setup.events,
-    )?;
+    )
+    .map_err(|e| rhs.failure.take().unwrap_or(e))?;
     if rhs.next.get() != rhs.plan.events.len() {
-        return Err(Error::Invalid(format!(
-            "the sensitivity pass met {} events, the plain simulation {}: near-simultaneous \
-             crossings resolved differently; tighten the tolerances or move θ",
-            rhs.next.get(),
-            rhs.plan.events.len()
-        )));
+        return Err(SimultaneousError::Diverged {
+            divergence: Box::new(Divergence::Count {
+                found: rhs.next.get(),
+                planned: rhs.plan.events.len(),
+            }),
+        }
+        .into());
     }
     let multi: Vec<bool> = rhs.plan.events.iter().map(|e| e.multi.is_some()).collect();
     // the X part of the run, for the values and the event contexts
@@ -268,12 +285,11 @@ pub(super) fn run_columns<S: HybridSystem>(
     let jumps = Jump::tape(setup, &xt, theta)?;
     let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| Ok(&jumps[i]))?;
     if let Some(i) = (0..xt.events.len()).find(|&i| multi[i] && seeds.has_event_cost(i)) {
-        return Err(Error::Invalid(format!(
-            "an event cost term refers to the event of guard '{}' at t = {}, which is part of a \
-             simultaneous event: not supported by the nonsmooth analysis",
-            setup.dims.guard_name(xt.events[i].guard),
-            xt.events[i].t
-        )));
+        return Err(SimultaneousError::EventCost {
+            guard: Some(setup.dims.guard_name(xt.events[i].guard)),
+            t: xt.events[i].t,
+        }
+        .into());
     }
     let derivatives = rhs
         .flow
