@@ -611,3 +611,42 @@ fn locking_pendulum_gradients_match_fd_per_component() {
         }
     }
 }
+
+/// A tracking term whose reference was run with another θ (a wrapper's wider θ, or a
+/// hand-built reference) is a typed model error naming both lengths, not an index panic.
+#[test]
+fn tracking_reference_of_another_theta_is_a_size_error() {
+    let theta = [9.81, 0.8, 0.1, 1.0, 0.0];
+    let plain = ball_setup(1.0, Objective::new("none", vec![]));
+    let trajectory = plain.simulate(&theta).unwrap();
+    let reference = std::sync::Arc::new(hybridopt::cost::Reference {
+        trajectory,
+        theta: theta[..4].to_vec(),
+    });
+    let track = Objective::new(
+        "track",
+        vec![Term::Track {
+            output: 0,
+            weight: 1.0,
+            reference,
+        }],
+    );
+    let setup = ball_setup(1.0, track);
+    for method in [Adjoint, Direct] {
+        match evaluate(&setup, &theta, method) {
+            Err(Error::Model {
+                source:
+                    ModelError::SizeMismatch {
+                        ref expected,
+                        ref found,
+                        ..
+                    },
+                ..
+            }) => {
+                assert!(expected.starts_with("5 entries"), "{expected}");
+                assert_eq!(found, "4");
+            }
+            other => panic!("{method:?}: expected a size error, got {other:?}"),
+        }
+    }
+}

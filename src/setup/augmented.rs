@@ -59,6 +59,14 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         else {
             return Ok(D::zero());
         };
+        // a reference made for another θ (a wrapper's wider θ) would be read out of range
+        if reference.theta.len() != self.ntheta() {
+            return Err(ModelError::SizeMismatch {
+                what: "a tracking term's reference θ".into(),
+                expected: format!("{} entries (this setup's θ)", self.ntheta()),
+                found: reference.theta.len().to_string(),
+            });
+        }
         let tr = &reference.trajectory;
         let tre = t.re();
         let prefer_left = tre >= 0.5 * (ctx.t_lo + ctx.t_hi);
