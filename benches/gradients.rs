@@ -156,12 +156,8 @@ fn method_name(m: hybridopt::integrate::Method) -> String {
 /// Times the forward run, the adjoint's backward pass alone and each gradient method,
 /// prints the table and appends it to `md` as markdown.
 fn table<S: HybridSystem>(
-    label: &str,
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    (rounds, reps): (usize, usize),
-    with_slow: bool,
-    md: &mut String,
+    label: &str, setup: &Setup<'_, S>, theta: &[f64], (rounds, reps): (usize, usize),
+    with_slow: bool, md: &mut String,
 ) -> Vec<(GradientMethod, f64, f64)> {
     let traj = setup.simulate_for_adjoint(theta).unwrap();
     let (_, ast) = adjoint::adjoint_gradients(setup, &traj, theta).unwrap();

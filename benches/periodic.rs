@@ -40,16 +40,8 @@ fn best_time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
 /// `failures` (`iterations`: the documented count).
 #[allow(clippy::too_many_arguments)]
 fn row<S: HybridSystem>(
-    label: &str,
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x0: &[f64],
-    reps: usize,
-    iterations: usize,
-    md: &mut String,
-    failures: &mut Vec<String>,
+    label: &str, sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x0: &[f64], reps: usize,
+    iterations: usize, md: &mut String, failures: &mut Vec<String>,
 ) {
     let nopt = NewtonOptions::default();
     let mut out = Vec::new();

@@ -22,13 +22,7 @@ impl HybridSystem for WallCart {
         Ok(vec![p[2], c(-3.0)])
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = x[1];
         dx[1] = -p[0] * (x[0] - 1.0);
@@ -38,23 +32,12 @@ impl HybridSystem for WallCart {
         x[0]
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, _k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((m, vec![x[0], -p[1] * x[1]]))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        y: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], y: &mut [D],
     ) -> Result<(), ModelError> {
         y.copy_from_slice(x);
         Ok(())

@@ -47,12 +47,7 @@ impl MultibodySystem for NewtonFiveBar {
     /// q = (x1, y1, x2, y2, x3, y3)), and the impulse acts through the inverse inertia
     /// constrained by the four bars, so the velocities stay on the constraints.
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, _k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         self.inner.check(mode, x, p)?;
         let (q, v) = x.split_at(6);
@@ -68,14 +63,7 @@ impl MultibodySystem for NewtonFiveBar {
         Ok((mode, x_plus))
     }
     fn outputs_with<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        q: &[D],
-        v: &[D],
-        acc: &Accel<D>,
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, q: &[D], v: &[D], acc: &Accel<D>, p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         self.inner.outputs_with(mode, t, q, v, acc, p, out)
     }

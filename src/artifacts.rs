@@ -23,9 +23,7 @@ pub const POINTS_PER_STEP: usize = 3;
 /// trajectory whose dense output was compacted into checkpoints (an adjoint evaluation's)
 /// is simulated again with all of it kept: the same steps and events.
 pub fn trajectory_table<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64],
 ) -> Result<Table, Error> {
     let dense;
     let traj = if traj.is_dense() {
@@ -99,10 +97,7 @@ pub fn event_markers<S: HybridSystem>(setup: &Setup<'_, S>, traj: &Trajectory) -
 
 /// Outputs vs time, one panel per output, for one or more labelled runs.
 pub fn outputs_figure(
-    title: &str,
-    outputs: &[String],
-    runs: &[(&str, &Table, LineKind)],
-    markers: Vec<Marker>,
+    title: &str, outputs: &[String], runs: &[(&str, &Table, LineKind)], markers: Vec<Marker>,
 ) -> Figure {
     let panels = outputs
         .iter()
@@ -208,11 +203,7 @@ pub fn convergence_figure(title: &str, history: &[HistoryRow]) -> Figure {
 /// Sensitivities dy/dθ_j of the chosen outputs vs time, from a forward-sensitivity run:
 /// `dy/dθ = y_X S + y_θ` at every sample; one panel per output, one series per parameter.
 pub fn sensitivity_figure<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    fw: &ForwardResult,
-    theta: &[f64],
-    outputs: &[usize],
-    params: &[usize],
+    setup: &Setup<'_, S>, fw: &ForwardResult, theta: &[f64], outputs: &[usize], params: &[usize],
 ) -> Result<Figure, Error> {
     let n = setup.n();
     let nth = setup.ntheta();
@@ -274,11 +265,8 @@ pub fn sensitivity_figure<S: HybridSystem>(
 /// μ_p(t) (reaching dψ/dp at t0 when x0 does not depend on p), with central FD marked at
 /// both ends, tf (where Z arrives) and t0 (where μ arrives). Returns the figure and the two tables.
 pub fn seed_figure<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    fw: &ForwardResult,
-    objective: usize,
-    mu: &crate::sensitivity::adjoint::MuHistory,
-    fd: &[f64],
+    setup: &Setup<'_, S>, fw: &ForwardResult, objective: usize,
+    mu: &crate::sensitivity::adjoint::MuHistory, fd: &[f64],
 ) -> (Figure, Table, Table) {
     let n = setup.n();
     let nx = setup.nx();

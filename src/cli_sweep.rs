@@ -197,11 +197,8 @@ pub fn cmd_merge(a: MergeArgs) -> Result<()> {
 /// `optimize --starts N`: the best of N starts (its result, and the `multi_start` entry
 /// of the summary JSON).
 pub fn best_of_starts(
-    p: &Problem,
-    setup: &hybridopt::setup::Setup<'_, hybridopt::systems::builtin::Builtin>,
-    count: usize,
-    s: &StartArgs,
-    quiet: bool,
+    p: &Problem, setup: &hybridopt::setup::Setup<'_, hybridopt::systems::builtin::Builtin>,
+    count: usize, s: &StartArgs, quiet: bool,
 ) -> Result<(hybridopt::optimize::OptimizeResult, MultiStartSummary)> {
     let ranges = starts::sampling_box(&p.theta, &s.ranges)?;
     let opts = run_options(s.jobs, None, quiet)?;

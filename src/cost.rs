@@ -154,11 +154,7 @@ impl Term {
     /// dual derivative of [`Self::running`]).
     #[inline]
     pub fn running_partials(
-        &self,
-        y: &[f64],
-        u: &[f64],
-        y_ref: f64,
-        mut dy: impl FnMut(usize, f64),
+        &self, y: &[f64], u: &[f64], y_ref: f64, mut dy: impl FnMut(usize, f64),
         mut du: impl FnMut(usize, f64),
     ) {
         match *self {

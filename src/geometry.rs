@@ -104,12 +104,7 @@ pub trait Geometry: Sync {
     /// entries must not depend on the state (the renderer traces each mass's path by its
     /// position in the list).
     fn shapes(
-        &self,
-        mode: usize,
-        t: f64,
-        x: &[f64],
-        u: &[f64],
-        p: &[f64],
+        &self, mode: usize, t: f64, x: &[f64], u: &[f64], p: &[f64],
     ) -> Result<Vec<Shape>, ModelError>;
 
     /// The static scene for parameters `p`. `x_range` is the horizontal extent of the

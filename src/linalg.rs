@@ -13,11 +13,7 @@ pub const SINGULAR_PIVOT: f64 = 1e-13;
 /// Solves `A X = B` in place for a row-major `n×n` matrix `a` and a row-major `n×m`
 /// right-hand side `b` (m columns). On return `b` holds X; `a` is destroyed.
 pub fn solve_in_place<D: Scalar>(
-    n: usize,
-    a: &mut [D],
-    b: &mut [D],
-    m: usize,
-    what: &str,
+    n: usize, a: &mut [D], b: &mut [D], m: usize, what: &str,
 ) -> Result<(), ModelError> {
     debug_assert_eq!(a.len(), n * n);
     debug_assert_eq!(b.len(), n * m);

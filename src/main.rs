@@ -317,16 +317,8 @@ fn override_tolerances(p: &mut Problem, rtol: Option<f64>, atol: Option<f64>) ->
 
 #[allow(clippy::too_many_arguments)]
 fn cmd_gradient(
-    path: &Path,
-    method: MethodArg,
-    params: &[String],
-    rtol: Option<f64>,
-    atol: Option<f64>,
-    repeat: usize,
-    (tau, no_tau): (bool, bool),
-    as_json: bool,
-    out: Option<PathBuf>,
-    fd: FdOptions,
+    path: &Path, method: MethodArg, params: &[String], rtol: Option<f64>, atol: Option<f64>,
+    repeat: usize, (tau, no_tau): (bool, bool), as_json: bool, out: Option<PathBuf>, fd: FdOptions,
 ) -> Result<()> {
     let wall = Instant::now();
     let mut p = load(path, params)?;
@@ -395,9 +387,7 @@ fn cmd_gradient(
 
 /// The command line's choices over the file's `[optimizer]`.
 fn apply_optimizer_flags(
-    p: &mut Problem,
-    solver: Option<SolverArg>,
-    gradient: Option<OptGradientArg>,
+    p: &mut Problem, solver: Option<SolverArg>, gradient: Option<OptGradientArg>,
     max_iters: Option<u64>,
 ) {
     if let Some(s) = solver {
@@ -436,17 +426,9 @@ fn progress_bar(p: &Problem) -> Option<indicatif::ProgressBar> {
 
 #[allow(clippy::too_many_arguments)]
 fn cmd_optimize(
-    path: &Path,
-    out: Option<PathBuf>,
-    solver: Option<SolverArg>,
-    gradient: Option<OptGradientArg>,
-    max_iters: Option<u64>,
-    params: &[String],
-    quiet: bool,
-    as_json: bool,
-    starts: Option<usize>,
-    single_shooting: bool,
-    multi: &cli_sweep::StartArgs,
+    path: &Path, out: Option<PathBuf>, solver: Option<SolverArg>, gradient: Option<OptGradientArg>,
+    max_iters: Option<u64>, params: &[String], quiet: bool, as_json: bool, starts: Option<usize>,
+    single_shooting: bool, multi: &cli_sweep::StartArgs,
 ) -> Result<()> {
     let mut p = load(path, params)?;
     if single_shooting {
@@ -539,11 +521,7 @@ fn cmd_optimize(
 }
 
 fn cmd_periodic(
-    path: &Path,
-    out: Option<PathBuf>,
-    params: &[String],
-    continuation: Option<&str>,
-    as_json: bool,
+    path: &Path, out: Option<PathBuf>, params: &[String], continuation: Option<&str>, as_json: bool,
 ) -> Result<()> {
     let p = load(path, params)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&p.name));
@@ -558,15 +536,8 @@ fn cmd_periodic(
 
 #[allow(clippy::too_many_arguments)]
 fn cmd_animate(
-    path: &Path,
-    out: Option<PathBuf>,
-    fps: u32,
-    duration: Option<f64>,
-    params: &[String],
-    compare_initial: bool,
-    summary: Option<PathBuf>,
-    width: u32,
-    as_json: bool,
+    path: &Path, out: Option<PathBuf>, fps: u32, duration: Option<f64>, params: &[String],
+    compare_initial: bool, summary: Option<PathBuf>, width: u32, as_json: bool,
 ) -> Result<()> {
     let wall = Instant::now();
     if !(64..=2000).contains(&width) {

@@ -145,8 +145,7 @@ impl OptimizeResult {
     /// `setup` with the horizon of the start and of the final point (they differ only
     /// with a free final time).
     pub fn setups_at_ends<'a, S: HybridSystem>(
-        &self,
-        setup: &Setup<'a, S>,
+        &self, setup: &Setup<'a, S>,
     ) -> (Setup<'a, S>, Setup<'a, S>) {
         let at = |t: Option<f64>| {
             let mut s = setup.with_objectives(setup.objectives.clone());
@@ -210,9 +209,7 @@ pub const RESTART_SHRINK: f64 = 4.0;
 /// the start; [`Error::RestartsExhausted`] when trial points keep leaving the cost's
 /// domain; [`Error::Interrupted`].
 pub fn optimize<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[ThetaEntry],
-    settings: &OptimizerSettings,
+    setup: &Setup<'_, S>, theta: &[ThetaEntry], settings: &OptimizerSettings,
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
@@ -252,10 +249,7 @@ struct StartPoint {
 impl StartPoint {
     /// Evaluates the start (a kink there is recorded; the policy applies below).
     fn evaluate<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        space: &Space,
-        settings: &OptimizerSettings,
-        shared: &Shared,
+        setup: &Setup<'_, S>, space: &Space, settings: &OptimizerSettings, shared: &Shared,
     ) -> Result<StartPoint, Error> {
         let z = space.z(&space.base);
         let probe = Adapter::new(
@@ -278,11 +272,7 @@ impl StartPoint {
     /// The result when there is nothing to run: a zero gradient, or a kink at the start
     /// with the kink policy `stop`.
     fn early_end(
-        &self,
-        space: &Space,
-        settings: &OptimizerSettings,
-        shared: &Shared,
-        start: Instant,
+        &self, space: &Space, settings: &OptimizerSettings, shared: &Shared, start: Instant,
     ) -> Option<OptimizeResult> {
         let kink = shared
             .last_kink()
@@ -345,10 +335,7 @@ fn outcome_of(ending: &Ending) -> (Outcome, String) {
 /// norm (at a kink, where the gradient does not exist, the min-norm element's), the
 /// history and the counts.
 fn finish<S: HybridSystem>(
-    runs: &Runs<'_, '_, S>,
-    solved: Solved<'_, '_, S>,
-    first: StartPoint,
-    start: Instant,
+    runs: &Runs<'_, '_, S>, solved: Solved<'_, '_, S>, first: StartPoint, start: Instant,
 ) -> Result<OptimizeResult, Error> {
     let (outcome, termination) = outcome_of(&solved.ending);
     let st = solved.state;

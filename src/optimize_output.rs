@@ -19,11 +19,7 @@ use std::path::{Path, PathBuf};
 /// Writes the results of `r` (a run on `setup`, built from `p`) into the folder `out`,
 /// staged and swapped in atomically; returns the folder.
 pub fn write_optimize_results<S: HybridSystem>(
-    p: &Problem,
-    setup: &Setup<'_, S>,
-    r: &OptimizeResult,
-    summary: &OptimizeSummary,
-    out: &Path,
+    p: &Problem, setup: &Setup<'_, S>, r: &OptimizeResult, summary: &OptimizeSummary, out: &Path,
 ) -> Result<PathBuf, Error> {
     let stage = Staging::new(out)?;
     let value = summary.to_value().map_err(|e| Error::Io {
@@ -119,10 +115,7 @@ fn path_bounds(p: &Problem, table: &artifacts::Table, figure: &mut crate::plot::
 /// problem file's `[plot] geometry`, else the system's own geometry; nothing for a system
 /// that has neither.
 fn strobe<S: HybridSystem>(
-    p: &Problem,
-    setup: &Setup<'_, S>,
-    r: &OptimizeResult,
-    stage: &Staging,
+    p: &Problem, setup: &Setup<'_, S>, r: &OptimizeResult, stage: &Staging,
 ) -> Result<(), Error> {
     let from_file = p
         .plot_geometry
@@ -155,8 +148,7 @@ fn strobe<S: HybridSystem>(
 
 /// `history.csv`: `iteration, cost, grad_norm, step`, then θ by name, one row per iteration.
 pub fn history_table(
-    names: &[String],
-    history: &[HistoryRow],
+    names: &[String], history: &[HistoryRow],
 ) -> (Vec<String>, ndarray::Array2<f64>) {
     let mut header = vec![
         "iteration".to_string(),

@@ -14,8 +14,7 @@ use crate::setup::Setup;
 /// The `[plot] loops` pairs as output indices; an unknown name is an error naming it and
 /// the valid outputs.
 pub fn parse_loops(
-    pairs: &[[String; 2]],
-    outputs: &[String],
+    pairs: &[[String; 2]], outputs: &[String],
 ) -> Result<Vec<(usize, usize)>, String> {
     let index = |name: &String| {
         outputs.iter().position(|o| o == name).ok_or_else(|| {
@@ -72,10 +71,7 @@ pub fn reference_table<S: HybridSystem>(setup: &Setup<'_, S>) -> Result<Option<T
 /// `loop_<x>_<y>.png`/`.svg` for every pair of `loops` (output indices): the given runs
 /// (initial dashed, optimized solid) and the reference run (dots) if the problem tracks one.
 pub fn stage_loops<S: HybridSystem>(
-    name: &str,
-    loops: &[(usize, usize)],
-    setup: &Setup<'_, S>,
-    runs: &[(&str, &Table, LineKind)],
+    name: &str, loops: &[(usize, usize)], setup: &Setup<'_, S>, runs: &[(&str, &Table, LineKind)],
     stage: &Staging,
 ) -> Result<(), Error> {
     if loops.is_empty() {

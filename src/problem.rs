@@ -318,9 +318,7 @@ impl Problem {
     /// constraints or a free final time, else `[optimizer] solver` (L-BFGS or steepest
     /// descent).
     pub fn optimize(
-        &self,
-        setup: &Setup<'_, Builtin>,
-        theta: &[ThetaEntry],
+        &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
         if let Some(shooting) = &self.shooting {

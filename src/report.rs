@@ -68,9 +68,7 @@ fn temp_sibling(path: &Path, ext: &str) -> std::path::PathBuf {
 /// existing `path` is untouched.
 #[cfg(feature = "plots")]
 pub(crate) fn render_atomic(
-    path: &Path,
-    ext: &str,
-    draw: impl FnOnce(&Path) -> Result<(), Box<dyn std::error::Error>>,
+    path: &Path, ext: &str, draw: impl FnOnce(&Path) -> Result<(), Box<dyn std::error::Error>>,
 ) -> Result<(), Error> {
     create_parent(path)?;
     let tmp = temp_sibling(path, ext);
@@ -191,9 +189,7 @@ impl Staging {
 
     /// Writes `value` as pretty-printed JSON (with a final newline).
     pub fn write_json<T: serde::Serialize + ?Sized>(
-        &self,
-        file_name: &str,
-        value: &T,
+        &self, file_name: &str, value: &T,
     ) -> Result<(), Error> {
         let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::Io {
             path: self.path(file_name),
@@ -207,10 +203,7 @@ impl Staging {
     /// written with full precision (they parse back to exactly the same value, see
     /// [`format_f64`]). The header length must match the number of columns.
     pub fn write_csv(
-        &self,
-        file_name: &str,
-        header: &[String],
-        rows: &ndarray::Array2<f64>,
+        &self, file_name: &str, header: &[String], rows: &ndarray::Array2<f64>,
     ) -> Result<(), Error> {
         let path = self.path(file_name);
         let bytes = csv_bytes(header, rows).map_err(io_err(&path))?;

@@ -36,8 +36,7 @@ pub(crate) fn with_scratch<D: Scalar, R>(len: usize, f: impl FnOnce(&mut [D]) ->
 /// beyond.
 #[inline(always)]
 pub(crate) fn with_stack<const N: usize, D: Scalar, R>(
-    len: usize,
-    f: impl FnOnce(&mut [D]) -> R,
+    len: usize, f: impl FnOnce(&mut [D]) -> R,
 ) -> R {
     if len <= N {
         let mut a = [D::zero(); N];

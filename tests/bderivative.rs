@@ -1018,10 +1018,7 @@ fn saltation_matrix_formula_and_errors() {
 /// the next surface is the uncrossed j with the smallest τ_j = −η_jᵀx / η_jᵀF(b) > 0.
 /// Returns φ_T(x) and the crossing order.
 fn general_exact_flow(
-    normals: &DMatrix<f64>,
-    fields: &[DVector<f64>],
-    x0: &DVector<f64>,
-    t_end: f64,
+    normals: &DMatrix<f64>, fields: &[DVector<f64>], x0: &DVector<f64>, t_end: f64,
 ) -> (DVector<f64>, Vec<usize>) {
     let n = normals.nrows();
     let mut x = x0.clone();

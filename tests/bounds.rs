@@ -21,13 +21,7 @@ impl HybridSystem for Decay {
         Ok(vec![c(1.0)])
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = -p[0] * x[0];
         Ok(())
@@ -36,13 +30,7 @@ impl HybridSystem for Decay {
         x[0]
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        y: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], y: &mut [D],
     ) -> Result<(), ModelError> {
         y[0] = x[0];
         Ok(())

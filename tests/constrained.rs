@@ -11,9 +11,7 @@ const G: f64 = 9.81;
 
 /// The constrained solver with the default settings.
 fn solve(
-    setup: &Setup<'_, BouncingBall>,
-    theta: &[ThetaEntry],
-    constraints: Constraints,
+    setup: &Setup<'_, BouncingBall>, theta: &[ThetaEntry], constraints: Constraints,
 ) -> OptimizeResult {
     optimize_constrained(
         setup,

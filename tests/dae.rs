@@ -284,29 +284,18 @@ impl DaeSystem for Broken {
         (self.case == Case::InconsistentStart).then(|| vec![5.0])
     }
     fn algebraic_guess(
-        &self,
-        _mode: usize,
-        _t: f64,
-        _y: &[f64],
-        _m: &[f64],
-        _p: &[f64],
+        &self, _mode: usize, _t: f64, _y: &[f64], _m: &[f64], _p: &[f64],
     ) -> Vec<f64> {
         vec![-0.7]
     }
     fn flow<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        dy: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, dy: &mut [D],
     ) -> Result<(), ModelError> {
         dy[0] = at.z[0];
         Ok(())
     }
     fn algebraic<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        res: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError> {
         let (y, z) = (at.y[0], at.z[0]);
         res[0] = match self.case {
@@ -320,10 +309,7 @@ impl DaeSystem for Broken {
         at.y[0] - 2.0
     }
     fn transition<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        at: Point<'_, D>,
+        &self, mode: usize, _k: usize, at: Point<'_, D>,
     ) -> Result<Transition<D>, ModelError> {
         Ok(Transition::Implicit {
             mode,
@@ -331,12 +317,7 @@ impl DaeSystem for Broken {
         })
     }
     fn transition_residual<D: Scalar>(
-        &self,
-        _mode: usize,
-        _k: usize,
-        after: &[D],
-        _b: Point<'_, D>,
-        res: &mut [D],
+        &self, _mode: usize, _k: usize, after: &[D], _b: Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError> {
         res[0] = after[0] * after[0] + 1.0;
         Ok(())

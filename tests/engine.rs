@@ -35,12 +35,7 @@ fn hook_vs_dual<M: HybridSystem>(sys: &M, mode: usize, x: &[f64], p: &[f64], rng
 
 /// [`hook_vs_dual`] with controls u (their products gu compared too).
 fn hook_vs_dual_u<M: HybridSystem>(
-    sys: &M,
-    mode: usize,
-    x: &[f64],
-    u: &[f64],
-    p: &[f64],
-    rng: &mut Rng,
+    sys: &M, mode: usize, x: &[f64], u: &[f64], p: &[f64], rng: &mut Rng,
 ) -> f64 {
     let k = 3;
     let nu = u.len();

@@ -190,13 +190,7 @@ impl HybridSystem for TangentCubic {
         Ok(vec![-p[0]])
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        t: D,
-        _x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, t: D, _x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let s = t - 1.0;
         dx[0] = p[0] * s * s * 3.0;
@@ -206,13 +200,7 @@ impl HybridSystem for TangentCubic {
         x[0]
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         Ok(())
@@ -239,13 +227,7 @@ impl HybridSystem for Creep {
         Ok(vec![p[1]])
     }
     fn flow<D: Scalar>(
-        &self,
-        m: usize,
-        _t: D,
-        _x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, m: usize, _t: D, _x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = if m == 0 { -p[0] } else { D::from(-1.0) };
         Ok(())
@@ -254,23 +236,12 @@ impl HybridSystem for Creep {
         x[0]
     }
     fn reset<D: Scalar>(
-        &self,
-        _m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        _p: &[D],
+        &self, _m: usize, _k: usize, _t: D, x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((1, x.to_vec()))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         Ok(())

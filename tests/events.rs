@@ -49,13 +49,7 @@ impl HybridSystem for Ramp {
         Ok(vec![D::zero()])
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        _x: &[D],
-        _u: &[D],
-        _p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, _t: D, _x: &[D], _u: &[D], _p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = D::one();
         Ok(())
@@ -64,23 +58,12 @@ impl HybridSystem for Ramp {
         x[0] - p[0]
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        _t: D,
-        _x: &[D],
-        _p: &[D],
+        &self, m: usize, _k: usize, _t: D, _x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((m, vec![D::zero()]))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         Ok(())
@@ -123,13 +106,7 @@ impl HybridSystem for TwoGuards {
         Ok(vec![D::zero()])
     }
     fn flow<D: Scalar>(
-        &self,
-        m: usize,
-        _t: D,
-        _x: &[D],
-        _u: &[D],
-        _p: &[D],
-        dx: &mut [D],
+        &self, m: usize, _t: D, _x: &[D], _u: &[D], _p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = if m == 0 { D::one() } else { -D::one() };
         Ok(())
@@ -139,23 +116,12 @@ impl HybridSystem for TwoGuards {
         x[0] - level
     }
     fn reset<D: Scalar>(
-        &self,
-        _m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        _p: &[D],
+        &self, _m: usize, _k: usize, _t: D, x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((1, x.to_vec()))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         Ok(())
@@ -183,13 +149,7 @@ impl HybridSystem for PingPong {
         Ok(vec![D::zero()])
     }
     fn flow<D: Scalar>(
-        &self,
-        m: usize,
-        _t: D,
-        _x: &[D],
-        _u: &[D],
-        _p: &[D],
-        dx: &mut [D],
+        &self, m: usize, _t: D, _x: &[D], _u: &[D], _p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = if m == 0 { D::one() } else { -D::one() };
         Ok(())
@@ -202,12 +162,7 @@ impl HybridSystem for PingPong {
         }
     }
     fn reset<D: Scalar>(
-        &self,
-        _m: usize,
-        k: usize,
-        _t: D,
-        x: &[D],
-        _p: &[D],
+        &self, _m: usize, k: usize, _t: D, x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         if k == 0 {
             Ok((1, vec![D::one()]))
@@ -216,13 +171,7 @@ impl HybridSystem for PingPong {
         }
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         Ok(())
@@ -244,13 +193,7 @@ impl HybridSystem for EitherBall {
         BouncingBall.initial_state(p)
     }
     fn flow<D: Scalar>(
-        &self,
-        m: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, m: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         BouncingBall.flow(m, t, x, u, p, dx)
     }
@@ -258,23 +201,12 @@ impl HybridSystem for EitherBall {
         BouncingBall.guard(m, k, t, x, u, p)
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         BouncingBall.reset(m, k, t, x, p)
     }
     fn outputs<D: Scalar>(
-        &self,
-        m: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, m: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         BouncingBall.outputs(m, t, x, u, p, out)
     }
@@ -298,13 +230,7 @@ impl HybridSystem for Sine {
         Ok(vec![D::zero()])
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        t: D,
-        _x: &[D],
-        _u: &[D],
-        _p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, t: D, _x: &[D], _u: &[D], _p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = t.cos();
         Ok(())
@@ -313,13 +239,7 @@ impl HybridSystem for Sine {
         x[0] - self.level
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         Ok(())
@@ -342,13 +262,7 @@ impl HybridSystem for Cubic {
         Ok(vec![-D::one()])
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        t: D,
-        _x: &[D],
-        _u: &[D],
-        _p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, t: D, _x: &[D], _u: &[D], _p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let s = t - 1.0;
         dx[0] = s * s * 3.0;
@@ -358,13 +272,7 @@ impl HybridSystem for Cubic {
         x[0]
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         Ok(())
@@ -404,13 +312,7 @@ impl HybridSystem for Poisoned {
         }])
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        t: D,
-        _x: &[D],
-        _u: &[D],
-        _p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, t: D, _x: &[D], _u: &[D], _p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = if self.0 == Poison::FlowAfterHalf && t.re() > 0.5 {
             D::from(f64::NAN)
@@ -423,12 +325,7 @@ impl HybridSystem for Poisoned {
         x[0] - 0.25
     }
     fn reset<D: Scalar>(
-        &self,
-        _m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        _p: &[D],
+        &self, _m: usize, _k: usize, _t: D, x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         if self.0 == Poison::Reset {
             Ok((1, vec![x[0] * f64::NAN]))
@@ -437,13 +334,7 @@ impl HybridSystem for Poisoned {
         }
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         Ok(())

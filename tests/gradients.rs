@@ -31,11 +31,7 @@ fn tight<S: HybridSystem>(s: &mut Setup<'_, S>, tol: f64) {
 /// component, e.g. one control coefficient, fails), and returns the worst (exact, fd)
 /// differences.
 fn check<S: HybridSystem>(
-    name: &str,
-    s: &Setup<'_, S>,
-    theta: &[f64],
-    methods: &[GradientMethod],
-    exact_tol: f64,
+    name: &str, s: &Setup<'_, S>, theta: &[f64], methods: &[GradientMethod], exact_tol: f64,
     fd_tol: f64,
 ) -> (f64, f64) {
     let res = gradients_by(s, theta, methods);

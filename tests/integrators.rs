@@ -127,11 +127,7 @@ const TOL: Tolerances = Tolerances {
 };
 
 fn one_step<R: OdeRhs<f64>>(
-    method: Method,
-    rhs: &R,
-    t: f64,
-    y: &[f64],
-    h: f64,
+    method: Method, rhs: &R, t: f64, y: &[f64], h: f64,
 ) -> (Vec<f64>, Vec<f64>, hybridopt::integrate::DenseStep<f64>) {
     let mut f0 = vec![0.0; y.len()];
     rhs.eval(t, y, &mut f0).unwrap();
@@ -143,11 +139,7 @@ fn one_step<R: OdeRhs<f64>>(
 
 /// Max-norm error at T of `n` fixed steps from the exact start.
 fn fixed_step_error<R: OdeRhs<f64>>(
-    method: Method,
-    rhs: &R,
-    exact: fn(f64) -> Vec<f64>,
-    t_end: f64,
-    n: usize,
+    method: Method, rhs: &R, exact: fn(f64) -> Vec<f64>, t_end: f64, n: usize,
 ) -> f64 {
     let h = t_end / n as f64;
     let mut y = exact(0.0);
@@ -183,10 +175,7 @@ fn fixed_step_error<R: OdeRhs<f64>>(
 }
 
 fn order_of<R: OdeRhs<f64>>(
-    method: Method,
-    rhs: &R,
-    exact: fn(f64) -> Vec<f64>,
-    ns: &[usize],
+    method: Method, rhs: &R, exact: fn(f64) -> Vec<f64>, ns: &[usize],
 ) -> (f64, Vec<f64>) {
     let t_end = 2.0;
     let hs: Vec<f64> = ns.iter().map(|&n| t_end / n as f64).collect();
@@ -309,11 +298,7 @@ fn dense_output_orders() {
 }
 
 fn adaptive(
-    method: Method,
-    rtol: f64,
-    rhs: &dyn OdeRhs<f64>,
-    y0: &[f64],
-    t_end: f64,
+    method: Method, rtol: f64, rhs: &dyn OdeRhs<f64>, y0: &[f64], t_end: f64,
 ) -> (Vec<f64>, Stats) {
     let sopt = SolverOptions {
         method,

@@ -95,13 +95,7 @@ fn blocks(j: &DMatrix<f64>, nx: usize, nu: usize, np: usize) -> [DMatrix<f64>; 4
 /// (flow, guard k = 0, reset k = 0) so callers can assert that particular terms are
 /// nonzero (the check would be vacuous on a zero block).
 fn check_point<S: HybridSystem>(
-    name: &str,
-    sys: &S,
-    mode: usize,
-    t: f64,
-    x: &[f64],
-    u: &[f64],
-    p: &[f64],
+    name: &str, sys: &S, mode: usize, t: f64, x: &[f64], u: &[f64], p: &[f64],
 ) -> (
     hybridopt::model::Jacobian,
     Vec<hybridopt::model::Jacobian>,
@@ -261,53 +255,29 @@ impl HybridSystem for ControlledGuard {
             .outputs(["xu", "w"])
     }
     fn initial_state<D: hybridopt::Scalar>(
-        &self,
-        p: &[D],
+        &self, p: &[D],
     ) -> Result<Vec<D>, hybridopt::ModelError> {
         Ok(vec![p[1], p[0] * p[1]])
     }
     fn flow<D: hybridopt::Scalar>(
-        &self,
-        _m: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), hybridopt::ModelError> {
         dx[0] = u[0] * u[0] - p[0] * x[0] + t.sin();
         dx[1] = x[0] * u[0] - p[1] * x[1];
         Ok(())
     }
     fn guard<D: hybridopt::Scalar>(
-        &self,
-        _m: usize,
-        _k: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
+        &self, _m: usize, _k: usize, t: D, x: &[D], u: &[D], p: &[D],
     ) -> D {
         x[0] - p[1] * u[0] * u[0] - t * 0.1 + x[1] * t
     }
     fn reset<D: hybridopt::Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, _k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), hybridopt::ModelError> {
         Ok((m, vec![x[0] * p[0] - t, x[1] * x[0] + p[1] * t * t]))
     }
     fn outputs<D: hybridopt::Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), hybridopt::ModelError> {
         out[0] = x[0] * u[0];
         out[1] = x[1];

@@ -66,11 +66,7 @@ fn rest(t: f64, q: f64) -> f64 {
 
 /// The seed's jump at (t, q⁻, v⁻): returns (τ, S⁺, f⁻) for S⁻ = rows (Q, V, Z₁, Z₂).
 fn seed_jump(
-    p: &[f64],
-    t: f64,
-    q: f64,
-    v_minus: f64,
-    s_minus: &DMatrix<f64>,
+    p: &[f64], t: f64, q: f64, v_minus: f64, s_minus: &DMatrix<f64>,
 ) -> (DVector<f64>, DMatrix<f64>, DVector<f64>) {
     let nth = p.len();
     let (qm, vm) = (s_minus.row(0).transpose(), s_minus.row(1).transpose());

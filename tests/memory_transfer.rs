@@ -70,18 +70,12 @@ impl DaeSystem for FromReversal {
         vec![p[7], p[8]]
     }
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        at: Point<'_, D>,
-        dy: &mut [D],
+        &self, mode: usize, at: Point<'_, D>, dy: &mut [D],
     ) -> Result<(), ModelError> {
         HystereticOscillator.flow(mode, at, dy)
     }
     fn algebraic<D: Scalar>(
-        &self,
-        mode: usize,
-        at: Point<'_, D>,
-        r: &mut [D],
+        &self, mode: usize, at: Point<'_, D>, r: &mut [D],
     ) -> Result<(), ModelError> {
         HystereticOscillator.algebraic(mode, at, r)
     }

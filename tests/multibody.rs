@@ -78,11 +78,7 @@ struct Run {
 /// guard, bisects (60 halvings) on the RK4 sub-step for the crossing time, applies the
 /// reset and continues (see [`Opts`]).
 fn simulate<S: HybridSystem>(
-    sys: &S,
-    x0: &[f64],
-    mode0: usize,
-    p: &[f64],
-    opts: Opts,
+    sys: &S, x0: &[f64], mode0: usize, p: &[f64], opts: Opts,
     mut on_step: impl FnMut(f64, usize, &[f64]),
 ) -> Run {
     let Opts {

@@ -36,13 +36,7 @@ impl HybridSystem for TwoChannelBall {
         BouncingBall.initial_state(p)
     }
     fn flow<D: Scalar>(
-        &self,
-        m: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, m: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         BouncingBall.flow(m, t, x, u, p, dx)?;
         dx[1] += u[0] + (x[0] * 0.2 + 0.5) * u[1];
@@ -52,23 +46,12 @@ impl HybridSystem for TwoChannelBall {
         BouncingBall.guard(m, k, t, x, u, p)
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         BouncingBall.reset(m, k, t, x, p)
     }
     fn outputs<D: Scalar>(
-        &self,
-        m: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, m: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         BouncingBall.outputs(m, t, x, u, p, &mut out[..3])?;
         out[3] = u[0];

@@ -55,11 +55,7 @@ fn fd_jacobian<R: OdeRhs<f64>>(rhs: &R, t: f64, y: &[f64]) -> Result<NewtonJacob
 /// `n` fixed steps of `method` on [0, t_end] from `y0`; checks that the returned slope is
 /// F(t1, y1) itself. Returns y(t_end).
 fn fixed_steps<R: OdeRhs<f64>>(
-    method: Method,
-    rhs: &R,
-    y0: &[f64],
-    t_end: f64,
-    n: usize,
+    method: Method, rhs: &R, y0: &[f64], t_end: f64, n: usize,
 ) -> Vec<f64> {
     let h = t_end / n as f64;
     let mut y = y0.to_vec();
@@ -93,11 +89,7 @@ fn max_err(a: &[f64], b: &[f64]) -> f64 {
 
 /// Fixed-step global errors at t_end for the step counts `ns`, and their log-log slope.
 fn fixed_step_slope<R: OdeRhs<f64>>(
-    rhs: &R,
-    y0: &[f64],
-    exact: &[f64],
-    t_end: f64,
-    ns: &[usize],
+    rhs: &R, y0: &[f64], exact: &[f64], t_end: f64, ns: &[usize],
 ) -> (f64, Vec<f64>) {
     let hs: Vec<f64> = ns.iter().map(|&n| t_end / n as f64).collect();
     let errs: Vec<f64> = ns
@@ -108,11 +100,7 @@ fn fixed_step_slope<R: OdeRhs<f64>>(
 }
 
 fn adaptive<R: OdeRhs<f64>>(
-    rhs: &R,
-    method: Method,
-    rtol: f64,
-    y0: &[f64],
-    t_end: f64,
+    rhs: &R, method: Method, rtol: f64, y0: &[f64], t_end: f64,
 ) -> (Vec<f64>, Stats) {
     let sopt = SolverOptions {
         method,
@@ -735,37 +723,25 @@ impl hybridopt::dae::DaeSystem for KickedDae {
         Ok(vec![p[2]])
     }
     fn flow<D: hybridopt::Scalar>(
-        &self,
-        _mode: usize,
-        at: hybridopt::dae::Point<'_, D>,
-        dy: &mut [D],
+        &self, _mode: usize, at: hybridopt::dae::Point<'_, D>, dy: &mut [D],
     ) -> Result<(), ModelError> {
         dy[0] = -at.p[0] * at.y[0] + at.z[0];
         Ok(())
     }
     fn algebraic<D: hybridopt::Scalar>(
-        &self,
-        _mode: usize,
-        at: hybridopt::dae::Point<'_, D>,
-        res: &mut [D],
+        &self, _mode: usize, at: hybridopt::dae::Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError> {
         let z = at.z[0];
         res[0] = z + z * z * z - at.y[0] - (at.t * 2.0).cos();
         Ok(())
     }
     fn guard<D: hybridopt::Scalar>(
-        &self,
-        _mode: usize,
-        _k: usize,
-        at: hybridopt::dae::Point<'_, D>,
+        &self, _mode: usize, _k: usize, at: hybridopt::dae::Point<'_, D>,
     ) -> D {
         at.z[0] - 0.2
     }
     fn transition<D: hybridopt::Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        at: hybridopt::dae::Point<'_, D>,
+        &self, mode: usize, _k: usize, at: hybridopt::dae::Point<'_, D>,
     ) -> Result<hybridopt::dae::Transition<D>, ModelError> {
         Ok(hybridopt::dae::Transition::Explicit {
             mode,
@@ -773,10 +749,7 @@ impl hybridopt::dae::DaeSystem for KickedDae {
         })
     }
     fn outputs<D: hybridopt::Scalar>(
-        &self,
-        _mode: usize,
-        at: hybridopt::dae::Point<'_, D>,
-        out: &mut [D],
+        &self, _mode: usize, at: hybridopt::dae::Point<'_, D>, out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = at.y[0];
         Ok(())

@@ -104,11 +104,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// differences: first order with ε = 1e-6 to 1e-5 relative, second order with ε = 1e-5 to
 /// 1e-7 (ε divided by ‖δθ‖∞). Returns the worst relative errors (first, second order).
 fn check_one_sided(
-    s: &Setup<'_, Biped>,
-    th: &[f64],
-    dir: &[f64],
-    d: &[f64],
-    what: &str,
+    s: &Setup<'_, Biped>, th: &[f64], dir: &[f64], d: &[f64], what: &str,
 ) -> (f64, f64) {
     let norm = dir.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     let (fd1, _) = one_sided(s, th, dir, 1e-6 / norm);
@@ -508,13 +504,7 @@ impl HybridSystem for Quadrant {
         Ok(vec![p[2], p[3]])
     }
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        _t: D,
-        _x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, _t: D, _x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let one = D::one();
         let (a, b) = match mode {
@@ -535,23 +525,12 @@ impl HybridSystem for Quadrant {
         }
     }
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        _t: D,
-        x: &[D],
-        _p: &[D],
+        &self, mode: usize, k: usize, _t: D, x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((mode | (1 << k), x.to_vec()))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         out[1] = x[1];

@@ -72,9 +72,7 @@ impl PyProblem {
     /// released and Ctrl-C handled; keeps a newly built setup while the problem is
     /// unchanged.
     fn run<T: Send>(
-        &self,
-        py: Python<'_>,
-        (problem, cached): Snapshot,
+        &self, py: Python<'_>, (problem, cached): Snapshot,
         work: impl FnOnce(&Prepared) -> Result<T, hybridopt::Error> + Send,
     ) -> PyResult<T> {
         let (out, prepared) = interrupt::run(py, move || {
@@ -326,11 +324,7 @@ impl PyProblem {
     /// else from one direct pass), as `hybridopt gradient --json` reports them.
     #[pyo3(signature = (theta = None, method = "adjoint", tau = false))]
     fn gradient(
-        &self,
-        py: Python<'_>,
-        theta: Option<&Bound<'_, PyAny>>,
-        method: &str,
-        tau: bool,
+        &self, py: Python<'_>, theta: Option<&Bound<'_, PyAny>>, method: &str, tau: bool,
     ) -> PyResult<Gradient> {
         let m = Self::parse_method(py, method)?;
         let snap = self.snapshot();
@@ -347,10 +341,7 @@ impl PyProblem {
     /// file's `[optimizer] gradient` (adjoint).
     #[pyo3(signature = (x, method = None))]
     fn fun_and_grad<'py>(
-        &self,
-        py: Python<'py>,
-        x: Vec<f64>,
-        method: Option<&str>,
+        &self, py: Python<'py>, x: Vec<f64>, method: Option<&str>,
     ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
         let snap = self.snapshot();
         let p = snap.0.clone();
@@ -396,9 +387,7 @@ impl PyProblem {
     /// `cost_gradient` — plus `x`, the values it was evaluated at.
     #[pyo3(signature = (x = None))]
     fn shooting_point<'py>(
-        &self,
-        py: Python<'py>,
-        x: Option<Vec<f64>>,
+        &self, py: Python<'py>, x: Option<Vec<f64>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let snap = self.snapshot();
         let p = snap.0.clone();
@@ -411,9 +400,7 @@ impl PyProblem {
     /// The constraint values at `x` (see `constraint_rows`): the `fun` of a
     /// `scipy.optimize.NonlinearConstraint`.
     fn constraints<'py>(
-        &self,
-        py: Python<'py>,
-        x: Vec<f64>,
+        &self, py: Python<'py>, x: Vec<f64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let snap = self.snapshot();
         let p = snap.0.clone();
@@ -442,12 +429,8 @@ impl PyProblem {
     /// given. The problem's values are not changed.
     #[pyo3(signature = (solver = None, max_iters = None, gradient = None, out = None))]
     fn optimize<'py>(
-        &self,
-        py: Python<'py>,
-        solver: Option<&str>,
-        max_iters: Option<u64>,
-        gradient: Option<&str>,
-        out: Option<PathBuf>,
+        &self, py: Python<'py>, solver: Option<&str>, max_iters: Option<u64>,
+        gradient: Option<&str>, out: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let snap = self.snapshot();
         let mut p = (*snap.0).clone();
@@ -493,8 +476,7 @@ impl PyProblem {
 
 /// The dict of `constraint_rows` and `shooting_point`.
 fn rows_dict<'py>(
-    py: Python<'py>,
-    point: &hybridopt::optimize::ConstrainedPoint,
+    py: Python<'py>, point: &hybridopt::optimize::ConstrainedPoint,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item(

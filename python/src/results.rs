@@ -110,11 +110,7 @@ impl Simulation {
     /// From a run whose table has the columns `t, mode`, `nx` states, `n_outputs`
     /// outputs, then the controls.
     pub fn new(
-        py: Python<'_>,
-        run: SimRun,
-        objective_names: &[String],
-        nx: usize,
-        n_outputs: usize,
+        py: Python<'_>, run: SimRun, objective_names: &[String], nx: usize, n_outputs: usize,
     ) -> PyResult<Self> {
         let h = &run.table.header;
         let rows = &run.table.rows;
@@ -218,10 +214,7 @@ pub struct Gradient {
 
 impl Gradient {
     pub fn new(
-        py: Python<'_>,
-        run: GradRun,
-        method: &str,
-        parameter_names: Vec<String>,
+        py: Python<'_>, run: GradRun, method: &str, parameter_names: Vec<String>,
         objective_names: Vec<String>,
     ) -> PyResult<Self> {
         let n = parameter_names.len();

@@ -32,9 +32,7 @@ pub struct SimRun {
 
 /// Simulates at `theta`.
 pub fn simulate(
-    setup: &Setup<'_, Builtin>,
-    theta: &[f64],
-    objective_names: &[String],
+    setup: &Setup<'_, Builtin>, theta: &[f64], objective_names: &[String],
 ) -> Result<SimRun, Error> {
     let traj = setup.simulate(theta)?;
     let table = trajectory_table(setup, &traj, theta)?;
@@ -77,10 +75,7 @@ pub struct GradRun {
 /// with `tau`, the event-time sensitivities from the method's run when it computed them
 /// (direct, dual), else from one forward-sensitivity pass.
 pub fn gradient(
-    setup: &Setup<'_, Builtin>,
-    theta: &[f64],
-    method: GradientMethod,
-    tau: bool,
+    setup: &Setup<'_, Builtin>, theta: &[f64], method: GradientMethod, tau: bool,
     objective_names: &[String],
 ) -> Result<GradRun, Error> {
     let started = Instant::now();
@@ -131,9 +126,7 @@ pub fn gradient(
 /// ψ₀ (the first objective) and dψ₀/dθ at θ, as the optimizer evaluates them (the other
 /// objectives are not computed).
 pub fn first_objective(
-    setup: &Setup<'_, Builtin>,
-    theta: &[f64],
-    method: GradientMethod,
+    setup: &Setup<'_, Builtin>, theta: &[f64], method: GradientMethod,
 ) -> Result<(f64, Vec<f64>), Error> {
     let only = setup.only_objective(0);
     let mut ev = evaluate(&only, theta, method)?;
@@ -144,9 +137,7 @@ pub fn first_objective(
 /// whose optimizer settings it does not hold); the summary as JSON text (the CLI's
 /// `summary.json`), and the results folder written when `out` is given.
 pub fn optimize(
-    p: &Problem,
-    setup: &Setup<'_, Builtin>,
-    out: Option<&Path>,
+    p: &Problem, setup: &Setup<'_, Builtin>, out: Option<&Path>,
 ) -> Result<String, Error> {
     let r = p.optimize(setup, &p.theta, None)?;
     let summary = OptimizeSummary::new(p, setup, &r);
@@ -160,9 +151,7 @@ pub fn optimize(
 /// The cost and the constraint rows with gradients over `x` (the optimized entries, then
 /// t_end when it is free), as the constrained solver sees them.
 pub fn constrained(
-    p: &Problem,
-    setup: &Setup<'_, Builtin>,
-    x: &[f64],
+    p: &Problem, setup: &Setup<'_, Builtin>, x: &[f64],
 ) -> Result<hybridopt::optimize::ConstrainedPoint, Error> {
     let free = p.free_indices();
     let with_time = p.constraints.free_time.is_some();
@@ -190,9 +179,7 @@ pub fn constrained(
 /// the interior nodes' states; default: the start), for a problem with a `[shooting]`
 /// table.
 pub fn shooting(
-    p: &Problem,
-    setup: &Setup<'_, Builtin>,
-    x: Option<&[f64]>,
+    p: &Problem, setup: &Setup<'_, Builtin>, x: Option<&[f64]>,
 ) -> Result<hybridopt::optimize::ConstrainedPoint, Error> {
     let Some(shooting) = &p.shooting else {
         return Err(Error::Invalid(format!(

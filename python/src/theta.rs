@@ -8,9 +8,7 @@ use pyo3::types::PyDict;
 
 /// The full θ for a call.
 pub fn resolve(
-    py: Python<'_>,
-    p: &Problem,
-    theta: Option<&Bound<'_, PyAny>>,
+    py: Python<'_>, p: &Problem, theta: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Vec<f64>> {
     let mut values = p.theta_values();
     let Some(arg) = theta else {

@@ -96,10 +96,7 @@ struct Frame {
 /// atomically (temporary name, then rename). All panels share the time axis of the
 /// longest motion.
 pub fn write_gif(
-    title: &str,
-    panels: &[(&str, &Motion<'_>)],
-    opts: &AnimationOptions,
-    path: &Path,
+    title: &str, panels: &[(&str, &Motion<'_>)], opts: &AnimationOptions, path: &Path,
 ) -> Result<GifInfo, Error> {
     crate::plot::ensure_fonts()?;
     let span = panels
@@ -186,14 +183,8 @@ pub fn write_gif(
 /// now, the time and the scale bar.
 #[allow(clippy::too_many_arguments)]
 fn draw_frame<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    layout: &Layout,
-    i: usize,
-    subtitle: &str,
-    m: &Motion<'_>,
-    f: &Frame,
-    paths: &Paths,
-    t: f64,
+    root: &DrawingArea<DB, Shift>, layout: &Layout, i: usize, subtitle: &str, m: &Motion<'_>,
+    f: &Frame, paths: &Paths, t: f64,
 ) -> canvas::DrawResult
 where
     DB::ErrorType: 'static,

@@ -200,11 +200,7 @@ fn text_style(size: f64, color: RGBAColor) -> TextStyle<'static> {
 
 /// Writes `text` at pixel `at` with the given anchor.
 pub fn label<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    text: &str,
-    at: (i32, i32),
-    size: f64,
-    color: RGBAColor,
+    area: &DrawingArea<DB, Shift>, text: &str, at: (i32, i32), size: f64, color: RGBAColor,
     anchor: (HPos, VPos),
 ) -> DrawResult
 where
@@ -273,12 +269,7 @@ fn dashpot(a: (i32, i32), b: (i32, i32)) -> Vec<Vec<(i32, i32)>> {
 /// Draws shapes: springs, dampers and bars under pivots and masses. `m_max` and `r_max`
 /// scale the discs (see [`mass_radius`]).
 pub fn draw_shapes<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    view: &View,
-    shapes: &[Shape],
-    ink: Ink,
-    m_max: f64,
-    r_max: f64,
+    area: &DrawingArea<DB, Shift>, view: &View, shapes: &[Shape], ink: Ink, m_max: f64, r_max: f64,
 ) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -338,9 +329,7 @@ where
 
 /// A ground pivot: a triangle under the point on a hatched base.
 fn draw_pivot<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    c: (i32, i32),
-    a: f64,
+    area: &DrawingArea<DB, Shift>, c: (i32, i32), a: f64,
 ) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -367,9 +356,7 @@ where
 /// A solid surface along the pixel polyline `pts`, hatched every 10 px on the side of
 /// the normal `(−u.1, u.0)` when `below` (screen y grows downwards), else the other side.
 fn surface<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    pts: &[(i32, i32)],
-    below: bool,
+    area: &DrawingArea<DB, Shift>, pts: &[(i32, i32)], below: bool,
 ) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -393,9 +380,7 @@ where
 
 /// Draws the static scene into the view's rectangle.
 pub fn draw_scene<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    view: &View,
-    items: &[SceneItem],
+    area: &DrawingArea<DB, Shift>, view: &View, items: &[SceneItem],
 ) -> DrawResult
 where
     DB::ErrorType: 'static,

@@ -32,11 +32,7 @@ pub struct Run<'t> {
 /// trajectory whose dense output was compacted (an adjoint evaluation's) is simulated again
 /// with all of it kept.
 pub fn stage_strobe<S: HybridSystem>(
-    stage: &Staging,
-    setup: &Setup<'_, S>,
-    drawing: Drawing<'_>,
-    title: &str,
-    runs: &[Run<'_>],
+    stage: &Staging, setup: &Setup<'_, S>, drawing: Drawing<'_>, title: &str, runs: &[Run<'_>],
     opts: &StrobeOptions,
 ) -> Result<(), Error> {
     with_motions(setup, drawing, runs, |panels| {
@@ -52,11 +48,7 @@ pub fn stage_strobe<S: HybridSystem>(
 
 /// Writes `animation.gif` of `runs` (side by side) into `stage`.
 pub fn stage_animation<S: HybridSystem>(
-    stage: &Staging,
-    setup: &Setup<'_, S>,
-    drawing: Drawing<'_>,
-    title: &str,
-    runs: &[Run<'_>],
+    stage: &Staging, setup: &Setup<'_, S>, drawing: Drawing<'_>, title: &str, runs: &[Run<'_>],
     opts: &AnimationOptions,
 ) -> Result<GifInfo, Error> {
     with_motions(setup, drawing, runs, |panels| {
@@ -66,9 +58,7 @@ pub fn stage_animation<S: HybridSystem>(
 
 /// Calls `f` with the runs as (subtitle, motion) panels, re-simulating compacted ones.
 fn with_motions<S: HybridSystem, T>(
-    setup: &Setup<'_, S>,
-    drawing: Drawing<'_>,
-    runs: &[Run<'_>],
+    setup: &Setup<'_, S>, drawing: Drawing<'_>, runs: &[Run<'_>],
     f: impl FnOnce(&[(&str, &Motion<'_>)]) -> Result<T, Error>,
 ) -> Result<T, Error> {
     if let Drawing::System(system) = drawing {

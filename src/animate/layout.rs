@@ -37,10 +37,7 @@ impl Layout {
     /// of them and around the scene's lines, with panels `width` px wide and as high as
     /// the box's aspect asks (between 0.5 and 1.3 times the width).
     pub fn new(
-        motions: &[&Motion<'_>],
-        shapes: &[&[Shape]],
-        paths: &[[f64; 2]],
-        width: u32,
+        motions: &[&Motion<'_>], shapes: &[&[Shape]], paths: &[[f64; 2]], width: u32,
     ) -> Result<Layout, Error> {
         let points = shapes
             .iter()
@@ -117,11 +114,7 @@ fn include(b: Bounds, item: &SceneItem, moving: Bounds) -> Bounds {
 /// Opens panel i of a frame or picture: its subtitle (font size `size`) centred in the band
 /// above, and the motion's static scene; returns the panel's view.
 pub fn open_panel<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    layout: &Layout,
-    i: usize,
-    subtitle: &str,
-    size: f64,
+    root: &DrawingArea<DB, Shift>, layout: &Layout, i: usize, subtitle: &str, size: f64,
     m: &Motion<'_>,
 ) -> Result<View, Box<dyn std::error::Error>>
 where
@@ -143,9 +136,7 @@ where
 
 /// Draws a motion's path (world points) as a thin line in the view.
 pub fn draw_path<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    view: &View,
-    points: &[[f64; 2]],
+    root: &DrawingArea<DB, Shift>, view: &View, points: &[[f64; 2]],
 ) -> canvas::DrawResult
 where
     DB::ErrorType: 'static,

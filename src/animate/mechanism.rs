@@ -31,10 +31,7 @@ pub fn lumped_masses(mech: &Mechanism, p: &[f64]) -> Result<Vec<f64>, ModelError
 /// springs, dampers, bars, masses (so that the masses are drawn on top). `names[k]`
 /// labels point k when given.
 pub fn mechanism_shapes(
-    mech: &Mechanism,
-    q: &[f64],
-    p: &[f64],
-    names: &[&str],
+    mech: &Mechanism, q: &[f64], p: &[f64], names: &[&str],
 ) -> Result<Vec<Shape>, ModelError> {
     if q.len() < mech.n {
         return Err(ModelError::SizeMismatch {

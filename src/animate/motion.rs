@@ -35,10 +35,7 @@ impl<'a> Motion<'a> {
     /// The motion of `traj`, simulated by `setup` at `theta`, drawn with the system's own
     /// geometry. `system` names the system in the error when it has none.
     pub fn new<'s: 'a, S: HybridSystem + 'a>(
-        setup: &'a Setup<'s, S>,
-        traj: &'a Trajectory,
-        theta: &[f64],
-        system: &str,
+        setup: &'a Setup<'s, S>, traj: &'a Trajectory, theta: &[f64], system: &str,
     ) -> Result<Motion<'a>, Error> {
         let geometry = setup.sys.geometry().ok_or_else(|| Error::NoGeometry {
             system: system.to_string(),
@@ -50,10 +47,7 @@ impl<'a> Motion<'a> {
     /// `[plot.geometry]`). The trajectory must keep its dense output ([`Setup::simulate`]
     /// does).
     pub fn with_geometry<'s: 'a, S: HybridSystem + 'a>(
-        setup: &'a Setup<'s, S>,
-        traj: &'a Trajectory,
-        theta: &[f64],
-        geometry: &'a dyn Geometry,
+        setup: &'a Setup<'s, S>, traj: &'a Trajectory, theta: &[f64], geometry: &'a dyn Geometry,
     ) -> Result<Motion<'a>, Error> {
         if !traj.is_dense() {
             return Err(Error::Unsupported {
@@ -139,11 +133,7 @@ impl<'a> Motion<'a> {
     }
 
     fn shapes(
-        &self,
-        seg: &Segment<f64>,
-        mode: usize,
-        t: f64,
-        x: &[f64],
+        &self, seg: &Segment<f64>, mode: usize, t: f64, x: &[f64],
     ) -> Result<Vec<Shape>, Error> {
         let u = (self.controls)(seg, t);
         self.geometry

@@ -190,12 +190,7 @@ impl<S: HybridSystem> Geometry for OutputGeometry<'_, S> {
     /// The declared points at the outputs `h_m(t, x, u, p)`; links in the order springs,
     /// dampers, bars; pivots where a fixed point is attached; every moving point a mass.
     fn shapes(
-        &self,
-        mode: usize,
-        t: f64,
-        x: &[f64],
-        u: &[f64],
-        p: &[f64],
+        &self, mode: usize, t: f64, x: &[f64], u: &[f64], p: &[f64],
     ) -> Result<Vec<Shape>, ModelError> {
         let mut y = vec![0.0; self.ny];
         self.sys.outputs(mode, t, x, u, p, &mut y)?;

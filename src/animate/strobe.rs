@@ -148,10 +148,7 @@ pub fn event_summary(m: &Motion<'_>) -> String {
 /// Writes the strobe picture of `panels` (subtitle, motion) as PNG, and SVG where `svg`
 /// is given, each file atomically (temporary name, then rename).
 pub fn write_strobe(
-    title: &str,
-    panels: &[(&str, &Motion<'_>)],
-    opts: &StrobeOptions,
-    png: &Path,
+    title: &str, panels: &[(&str, &Motion<'_>)], opts: &StrobeOptions, png: &Path,
     svg: Option<&Path>,
 ) -> Result<(), Error> {
     let plot_err = |path: &Path, e: Box<dyn std::error::Error>| Error::Plot {
@@ -230,13 +227,8 @@ impl Sheet<'_, '_> {
 /// caption.
 #[allow(clippy::too_many_arguments)]
 fn draw_panel<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    layout: &Layout,
-    i: usize,
-    subtitle: &str,
-    m: &Motion<'_>,
-    data: &PanelData,
-    instants: usize,
+    root: &DrawingArea<DB, Shift>, layout: &Layout, i: usize, subtitle: &str, m: &Motion<'_>,
+    data: &PanelData, instants: usize,
 ) -> canvas::DrawResult
 where
     DB::ErrorType: 'static,

@@ -77,9 +77,7 @@ fn check_name(key: &str, name: &str) -> Result<(), CustomError> {
 
 /// Checks names for validity and uniqueness (within `seen`, which collects them).
 fn declare(
-    key: &str,
-    names: &[String],
-    seen: &mut BTreeMap<String, String>,
+    key: &str, names: &[String], seen: &mut BTreeMap<String, String>,
 ) -> Result<(), CustomError> {
     for n in names {
         check_name(key, n)?;
@@ -95,10 +93,7 @@ fn declare(
 
 /// One expression per state from a table keyed by state name: every state exactly once.
 fn per_state(
-    key: &str,
-    table: &BTreeMap<String, String>,
-    states: &[String],
-    scope: &Scope,
+    key: &str, table: &BTreeMap<String, String>, states: &[String], scope: &Scope,
 ) -> Result<Vec<Expr>, CustomError> {
     check_keys(key, table, states, "state")?;
     states
@@ -118,10 +113,7 @@ fn per_state(
 
 /// Every key of `table` must be one of `valid`.
 fn check_keys(
-    key: &str,
-    table: &BTreeMap<String, String>,
-    valid: &[String],
-    what: &str,
+    key: &str, table: &BTreeMap<String, String>, valid: &[String], what: &str,
 ) -> Result<(), CustomError> {
     match table.keys().find(|k| !valid.contains(k)) {
         Some(k) => Err(CustomError::schema(
@@ -283,11 +275,7 @@ impl CustomSystem {
     }
 
     fn add_mode(
-        &mut self,
-        m: usize,
-        mode: &ModeSpec,
-        spec: &SystemSpec,
-        scopes: &Scopes,
+        &mut self, m: usize, mode: &ModeSpec, spec: &SystemSpec, scopes: &Scopes,
     ) -> Result<(), CustomError> {
         let key = format!("[system] modes \"{}\"", mode.name);
         self.flows.push(per_state(
@@ -321,12 +309,7 @@ impl CustomSystem {
     }
 
     fn add_guard(
-        &mut self,
-        m: usize,
-        mode_key: &str,
-        g: &GuardSpec,
-        spec: &SystemSpec,
-        scopes: &Scopes,
+        &mut self, m: usize, mode_key: &str, g: &GuardSpec, spec: &SystemSpec, scopes: &Scopes,
     ) -> Result<(), CustomError> {
         let key = format!("{mode_key}: guard \"{}\"", g.name);
         let expr = compile(&format!("{key}: expr"), &g.expr, &scopes.full)?;
@@ -383,12 +366,7 @@ impl CustomSystem {
     /// Adds `Σ_i w_ji ∂e_i/∂(x, u, p)` for every cotangent j to `out` (rows of nx, nu, np),
     /// with `w` k×len(exprs) row-major: one tape and k sweeps per expression.
     fn accumulate(
-        exprs: &[Expr],
-        w: &[f64],
-        k: usize,
-        at: Point<'_>,
-        s: &mut Scratch,
-        out: &mut VjpOut<'_>,
+        exprs: &[Expr], w: &[f64], k: usize, at: Point<'_>, s: &mut Scratch, out: &mut VjpOut<'_>,
     ) {
         let (n, nx, nu, np) = (exprs.len(), at.x.len(), at.u.len(), at.p.len());
         for (i, e) in exprs.iter().enumerate() {
@@ -480,13 +458,7 @@ impl HybridSystem for CustomSystem {
     }
     #[inline]
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let env = Env { t, x, u, p };
         for (d, e) in dx.iter_mut().zip(&self.flows[mode]) {
@@ -500,12 +472,7 @@ impl HybridSystem for CustomSystem {
     }
     #[inline]
     fn reset<D: Scalar>(
-        &self,
-        _mode: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, _mode: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let r = &self.resets[k];
         let env = Env { t, x, u: &[], p };
@@ -519,13 +486,7 @@ impl HybridSystem for CustomSystem {
     }
     #[inline]
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let env = Env { t, x, u, p };
         for (o, e) in out.iter_mut().zip(&self.outputs[mode]) {

@@ -70,11 +70,7 @@ impl<S: DaeSystem> Dae<S> {
     /// the flow, outputs and guards at the same point, `cache.rs`), then the correction
     /// that carries the scalar's derivatives ([`algebraic::correct`]).
     pub fn algebraic<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, t: D, x: &[D], p: &[D],
     ) -> Result<Vec<D>, ModelError> {
         if self.nz == 0 {
             return Ok(Vec::new());
@@ -100,11 +96,7 @@ impl<S: DaeSystem> Dae<S> {
     /// system the velocity-level constraint and the position-level invariants it keeps
     /// only implicitly (their drift); zeros for index 1.
     pub fn constraint_residuals(
-        &self,
-        mode: usize,
-        t: f64,
-        x: &[f64],
-        p: &[f64],
+        &self, mode: usize, t: f64, x: &[f64], p: &[f64],
     ) -> Result<(f64, f64), ModelError> {
         if self.sys.index() == DaeIndex::One {
             return Ok((0.0, 0.0));
@@ -127,12 +119,7 @@ impl<S: DaeSystem> Dae<S> {
 
     /// Checks the start values against the start mode's equations (see [`CONSISTENCY_TOL`]).
     fn check_consistent(
-        &self,
-        mode: usize,
-        t0: f64,
-        y: &[f64],
-        memory: &[f64],
-        p: &[f64],
+        &self, mode: usize, t0: f64, y: &[f64], memory: &[f64], p: &[f64],
     ) -> Result<(), ModelError> {
         let scale = 1.0 + y.iter().fold(0.0f64, |m, a| m.max(a.abs()));
         let tolerance = CONSISTENCY_TOL * scale;
@@ -204,13 +191,7 @@ impl<S: DaeSystem> HybridSystem for Dae<S> {
         Ok(x)
     }
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let z = self.algebraic(mode, t, x, p)?;
         let (y, memory) = x.split_at(self.ny);
@@ -251,12 +232,7 @@ impl<S: DaeSystem> HybridSystem for Dae<S> {
         }
     }
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let (y, memory) = x.split_at(self.ny);
         let names = Names {
@@ -279,13 +255,7 @@ impl<S: DaeSystem> HybridSystem for Dae<S> {
         super::vjp::flow_vjp(&self.sys, self.ny, self.n_out, &z, args, out)
     }
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let z = self.algebraic(mode, t, x, p)?;
         let (y, memory) = x.split_at(self.ny);

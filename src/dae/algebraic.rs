@@ -28,10 +28,7 @@ pub const UPDATE_TOL: f64 = 1e-14;
 
 /// The residual whose root is z: `k` (index 1) or `k_y f + k_t` (index 2).
 pub fn residual<S: DaeSystem + ?Sized, D: Scalar>(
-    sys: &S,
-    mode: usize,
-    at: Point<'_, D>,
-    res: &mut [D],
+    sys: &S, mode: usize, at: Point<'_, D>, res: &mut [D],
 ) -> Result<(), ModelError> {
     match sys.index() {
         DaeIndex::One => sys.algebraic(mode, at, res),
@@ -43,10 +40,7 @@ pub fn residual<S: DaeSystem + ?Sized, D: Scalar>(
 /// `k(y(t), y*, p, t)` along the flow): one evaluation of `k` in dual numbers over `D`
 /// at `(y + ε f, t + ε)`.
 pub fn hidden_constraint<S: DaeSystem + ?Sized, D: Scalar>(
-    sys: &S,
-    mode: usize,
-    at: Point<'_, D>,
-    res: &mut [D],
+    sys: &S, mode: usize, at: Point<'_, D>, res: &mut [D],
 ) -> Result<(), ModelError> {
     let mut f = vec![D::zero(); at.y.len()];
     sys.flow(mode, at, &mut f)?;
@@ -81,13 +75,7 @@ pub struct Where<'a> {
 /// derivative direction the scalar carries (see the module doc): [`solve_real`], then
 /// [`correct`].
 pub fn solve<S: DaeSystem + ?Sized, D: Scalar>(
-    sys: &S,
-    mode: usize,
-    t: D,
-    y: &[D],
-    memory: &[D],
-    p: &[D],
-    at: &Where<'_>,
+    sys: &S, mode: usize, t: D, y: &[D], memory: &[D], p: &[D], at: &Where<'_>,
 ) -> Result<Vec<D>, ModelError> {
     if sys.algebraic_names().is_empty() {
         return Ok(Vec::new());
@@ -111,13 +99,7 @@ pub struct Solved {
 /// iteration, never after the converged update (a linear law with an exact guess costs
 /// one evaluation).
 pub fn solve_real<S: DaeSystem + ?Sized>(
-    sys: &S,
-    mode: usize,
-    t: f64,
-    y: &[f64],
-    memory: &[f64],
-    p: &[f64],
-    at: &Where<'_>,
+    sys: &S, mode: usize, t: f64, y: &[f64], memory: &[f64], p: &[f64], at: &Where<'_>,
 ) -> Result<Solved, ModelError> {
     let mut z = sys.algebraic_guess(mode, t, y, memory, p);
     let nz = z.len();
@@ -153,13 +135,7 @@ pub fn solve_real<S: DaeSystem + ?Sized>(
 /// parameter that cancels in exact arithmetic, as the pendulum's mass, then also cancels
 /// in the runs that central FD differences).
 pub fn correct<S: DaeSystem + ?Sized, D: Scalar>(
-    sys: &S,
-    mode: usize,
-    t: D,
-    y: &[D],
-    memory: &[D],
-    p: &[D],
-    solved: &Solved,
+    sys: &S, mode: usize, t: D, y: &[D], memory: &[D], p: &[D], solved: &Solved,
 ) -> Result<Vec<D>, ModelError> {
     let (z, jac) = (&solved.z, &solved.jac);
     let nz = z.len();
@@ -186,13 +162,7 @@ pub fn correct<S: DaeSystem + ?Sized, D: Scalar>(
 /// algebraic state.
 #[allow(clippy::type_complexity)]
 fn real_jacobian<S: DaeSystem + ?Sized>(
-    sys: &S,
-    mode: usize,
-    t: f64,
-    y: &[f64],
-    z: &[f64],
-    memory: &[f64],
-    p: &[f64],
+    sys: &S, mode: usize, t: f64, y: &[f64], z: &[f64], memory: &[f64], p: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
     let nz = z.len();
     let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();

@@ -54,12 +54,7 @@ thread_local! {
 
 /// The cached solve at `(id, mode, t, x, p)`, or `solve()`'s result, which is then cached.
 pub fn get_or_solve<E>(
-    id: u64,
-    mode: usize,
-    t: f64,
-    x: &[f64],
-    p: &[f64],
-    solve: impl FnOnce() -> Result<Solved, E>,
+    id: u64, mode: usize, t: f64, x: &[f64], p: &[f64], solve: impl FnOnce() -> Result<Solved, E>,
 ) -> Result<Solved, E> {
     let hit = RING.with(|r| {
         r.borrow()

@@ -106,39 +106,25 @@ pub trait DaeSystem: Send + Sync {
     /// solved afresh at every evaluation; a good guess saves iterations, a linear `k`
     /// needs none.
     fn algebraic_guess(
-        &self,
-        _mode: usize,
-        _t: f64,
-        _y: &[f64],
-        _memory: &[f64],
-        _p: &[f64],
+        &self, _mode: usize, _t: f64, _y: &[f64], _memory: &[f64], _p: &[f64],
     ) -> Vec<f64> {
         vec![0.0; self.algebraic_names().len()]
     }
     /// The differential equations `ẏ = f`, written into `dy`.
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        at: Point<'_, D>,
-        dy: &mut [D],
+        &self, mode: usize, at: Point<'_, D>, dy: &mut [D],
     ) -> Result<(), ModelError>;
     /// The algebraic equations, written into `res` (n_z values): index 1 `k(y, z, y*, p, t)`;
     /// index 2 the constraint `k(y, y*, p, t)` (`at.z` is then not to be used).
     fn algebraic<D: Scalar>(
-        &self,
-        mode: usize,
-        at: Point<'_, D>,
-        res: &mut [D],
+        &self, mode: usize, at: Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError>;
     /// The guard function `g_{m,k}(y, z, y*, p, t)`.
     fn guard<D: Scalar>(&self, mode: usize, k: usize, at: Point<'_, D>) -> D;
     /// The transition at guard `k` of `mode`, at the state before the event (identity by
     /// default: a pure mode switch that keeps the mode and y).
     fn transition<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        at: Point<'_, D>,
+        &self, mode: usize, _k: usize, at: Point<'_, D>,
     ) -> Result<Transition<D>, ModelError> {
         Ok(Transition::Explicit {
             mode,
@@ -149,12 +135,7 @@ pub trait DaeSystem: Send + Sync {
     /// of a transition declared [`Transition::Implicit`]; `before` is the point before the
     /// event. Not called otherwise.
     fn transition_residual<D: Scalar>(
-        &self,
-        _mode: usize,
-        _k: usize,
-        _y_after: &[D],
-        _before: Point<'_, D>,
-        _res: &mut [D],
+        &self, _mode: usize, _k: usize, _y_after: &[D], _before: Point<'_, D>, _res: &mut [D],
     ) -> Result<(), ModelError> {
         Err(ModelError::Unsupported {
             what: "this system declares no implicit transition".into(),
@@ -165,21 +146,13 @@ pub trait DaeSystem: Send + Sync {
     /// memory `y*⁺ = (y⁺, z⁻)` is one choice; laws with derived history variables (a
     /// reversal point and the asymptotes through it) compute them here.
     fn memory_update<D: Scalar>(
-        &self,
-        _mode: usize,
-        _k: usize,
-        _new_mode: usize,
-        _y_after: &[D],
-        before: Point<'_, D>,
+        &self, _mode: usize, _k: usize, _new_mode: usize, _y_after: &[D], before: Point<'_, D>,
     ) -> Vec<D> {
         before.memory.to_vec()
     }
     /// Further outputs (after the algebraic states), written into `out`.
     fn outputs<D: Scalar>(
-        &self,
-        _mode: usize,
-        _at: Point<'_, D>,
-        _out: &mut [D],
+        &self, _mode: usize, _at: Point<'_, D>, _out: &mut [D],
     ) -> Result<(), ModelError> {
         Ok(())
     }

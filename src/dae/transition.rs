@@ -43,14 +43,7 @@ pub struct Names<'a> {
 /// Applies the transition through guard `k` of `mode` at `(t, y⁻, y*)`: z⁻ from the old
 /// mode's algebraic equations, `y⁺` explicit or by Newton, then the memory update.
 pub fn apply<S: DaeSystem + ?Sized, D: Scalar>(
-    sys: &S,
-    mode: usize,
-    k: usize,
-    t: D,
-    y: &[D],
-    memory: &[D],
-    p: &[D],
-    names: &Names<'_>,
+    sys: &S, mode: usize, k: usize, t: D, y: &[D], memory: &[D], p: &[D], names: &Names<'_>,
 ) -> Result<After<D>, ModelError> {
     let z = algebraic::solve(
         sys,
@@ -86,12 +79,7 @@ pub fn apply<S: DaeSystem + ?Sized, D: Scalar>(
 
 /// Solves `T(y⁺, before) = 0` (the module doc).
 fn implicit<S: DaeSystem + ?Sized, D: Scalar>(
-    sys: &S,
-    mode: usize,
-    k: usize,
-    guess: Vec<f64>,
-    before: Point<'_, D>,
-    names: &Names<'_>,
+    sys: &S, mode: usize, k: usize, guess: Vec<f64>, before: Point<'_, D>, names: &Names<'_>,
 ) -> Result<Vec<D>, ModelError> {
     let n = before.y.len();
     if guess.len() != n {
@@ -150,12 +138,7 @@ fn implicit<S: DaeSystem + ?Sized, D: Scalar>(
 
 /// `y⁺ − T_{y⁺}⁻¹ T(y⁺, before_D)` in the caller's scalar.
 fn correct<S: DaeSystem + ?Sized, D: Scalar>(
-    sys: &S,
-    mode: usize,
-    k: usize,
-    w: &[f64],
-    jac: &[f64],
-    before: Point<'_, D>,
+    sys: &S, mode: usize, k: usize, w: &[f64], jac: &[f64], before: Point<'_, D>,
 ) -> Result<Vec<D>, ModelError> {
     let n = w.len();
     let wd: Vec<D> = w.iter().map(|&v| D::from(v)).collect();
@@ -168,11 +151,7 @@ fn correct<S: DaeSystem + ?Sized, D: Scalar>(
 
 /// `T` and `T_{y⁺}` (row-major) at a real point: one dual pass per differential state.
 fn jacobian<S: DaeSystem + ?Sized>(
-    sys: &S,
-    mode: usize,
-    k: usize,
-    w: &[f64],
-    before: Point<'_, Dual64>,
+    sys: &S, mode: usize, k: usize, w: &[f64], before: Point<'_, Dual64>,
 ) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
     let n = w.len();
     let mut value = vec![0.0; n];

@@ -34,12 +34,7 @@ struct Partials {
 /// [`LANES`] directions per vector-dual pass: a transcendental function costs one scalar
 /// evaluation per pass, however many directions it carries.
 fn partials<S: DaeSystem>(
-    sys: &S,
-    a: &VjpArgs<'_>,
-    ny: usize,
-    z: &[f64],
-    n_out: usize,
-    with_o: bool,
+    sys: &S, a: &VjpArgs<'_>, ny: usize, z: &[f64], n_out: usize, with_o: bool,
 ) -> Result<Partials, ModelError> {
     let (nx, np, nz) = (a.x.len(), a.p.len(), z.len());
     let ndir = nx + np + nz;
@@ -94,12 +89,7 @@ fn partials<S: DaeSystem>(
 /// [`crate::HybridSystem::flow_vjp`] of a DAE at its algebraic states `z` (the module doc);
 /// `ny` differential states, `n_out` outputs of the system's own (after the z).
 pub fn flow_vjp<S: DaeSystem>(
-    sys: &S,
-    ny: usize,
-    n_out: usize,
-    z: &[f64],
-    a: VjpArgs<'_>,
-    out: VjpOut<'_>,
+    sys: &S, ny: usize, n_out: usize, z: &[f64], a: VjpArgs<'_>, out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
     let (nx, np, nz, k) = (a.x.len(), a.p.len(), z.len(), a.k);
     let nh = nz + n_out;

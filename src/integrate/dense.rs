@@ -36,13 +36,7 @@ impl<D: Scalar> DenseStep<D> {
     /// [`Self::new`] with the 5th coefficient given by component (so that the stepper
     /// writes it straight into the interpolant: one allocation).
     pub fn with_r5(
-        t0: D,
-        h: D,
-        y0: &[D],
-        y1: &[D],
-        f0: &[D],
-        f1: &[D],
-        r5: impl Fn(usize) -> D,
+        t0: D, h: D, y0: &[D], y1: &[D], f0: &[D], f1: &[D], r5: impl Fn(usize) -> D,
     ) -> Self {
         let n = y0.len();
         let (y1, f0, f1) = (&y1[..n], &f0[..n], &f1[..n]);

@@ -133,9 +133,7 @@ impl Lu<Complex<f64>> {
     /// Solves `M (u + i v) = (bu + i bv)` in place for complex M and real-scalar parts
     /// (`bu`, `bv` overwritten by u, v); `xu`, `xv` are scratch.
     pub(crate) fn solve_pair<D: Scalar>(
-        &self,
-        (bu, bv): (&mut [D], &mut [D]),
-        (xu, xv): (&mut [D], &mut [D]),
+        &self, (bu, bv): (&mut [D], &mut [D]), (xu, xv): (&mut [D], &mut [D]),
     ) {
         let n = self.n;
         for i in 0..n {
@@ -197,9 +195,7 @@ impl Factored<f64> {
 impl Factored<Complex<f64>> {
     /// Solves `M (u + i v) = (bu + i bv)` in place; `xu`, `xv` are scratch (dense only).
     pub(crate) fn solve_pair<D: Scalar>(
-        &self,
-        (bu, bv): (&mut [D], &mut [D]),
-        scratch: (&mut [D], &mut [D]),
+        &self, (bu, bv): (&mut [D], &mut [D]), scratch: (&mut [D], &mut [D]),
     ) {
         match self {
             Factored::Dense(lu) => lu.solve_pair((bu, bv), scratch),

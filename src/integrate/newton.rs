@@ -155,10 +155,7 @@ impl Newton {
     /// J evaluated at `(t, y)`, an earlier point than the next step's start (a replay
     /// window's inherited Jacobian): in hand, not fresh, not stale.
     pub fn evaluate_at<D: Scalar, R: OdeRhs<D> + ?Sized>(
-        &mut self,
-        rhs: &R,
-        t: f64,
-        y: &[f64],
+        &mut self, rhs: &R, t: f64, y: &[f64],
     ) -> Result<(), ModelError> {
         self.jacobian_now(rhs, t, y)?;
         self.fresh = false;
@@ -166,10 +163,7 @@ impl Newton {
     }
 
     fn jacobian_now<D: Scalar, R: OdeRhs<D> + ?Sized>(
-        &mut self,
-        rhs: &R,
-        t: f64,
-        y: &[f64],
+        &mut self, rhs: &R, t: f64, y: &[f64],
     ) -> Result<(), ModelError> {
         self.jac = Some(rhs.newton_jacobian(t, y)?);
         self.counts.jacobians += 1;
@@ -181,10 +175,7 @@ impl Newton {
 
     /// J at `(t, y)` if it is stale, else the one in hand.
     fn jacobian<D: Scalar, R: OdeRhs<D> + ?Sized>(
-        &mut self,
-        rhs: &R,
-        t: f64,
-        y: &[f64],
+        &mut self, rhs: &R, t: f64, y: &[f64],
     ) -> Result<(), ModelError> {
         if self.stale || self.jac.is_none() {
             self.jacobian_now(rhs, t, y)?;
@@ -197,10 +188,7 @@ impl Newton {
     /// fails with an older J. `None`: failed with a fresh J (the step must shrink).
     /// `solve` returns its result and the number of Newton iterations it took.
     pub(crate) fn step<D: Scalar, R: OdeRhs<D> + ?Sized, T>(
-        &mut self,
-        rhs: &R,
-        (t, y): (f64, &[f64]),
-        h: f64,
+        &mut self, rhs: &R, (t, y): (f64, &[f64]), h: f64,
         build: impl Fn(&NewtonJacobian) -> Option<Factors>,
         mut solve: impl FnMut(&Factors) -> Result<(Solve<T>, usize), ModelError>,
     ) -> Result<Option<T>, ModelError> {

@@ -194,13 +194,7 @@ impl RadauFactors<'_> {
 /// iterations.
 #[allow(clippy::too_many_arguments)]
 fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    tab: &Radau5,
-    lu: &RadauFactors<'_>,
-    t: D,
-    y: &[D],
-    h: D,
-    tol: &Tolerances,
+    rhs: &R, tab: &Radau5, lu: &RadauFactors<'_>, t: D, y: &[D], h: D, tol: &Tolerances,
     evals: &mut usize,
 ) -> Result<(Solve<Vec<D>>, usize), ModelError> {
     let e = Eigenbasis::get();
@@ -318,12 +312,7 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
 /// (γ = 1/γ0) with `f = f(t0, y0)`; for (IV.8.20), `f = f(t0, y0 + err)` of the first
 /// estimate.
 fn error_estimate<D: Scalar>(
-    tab: &Radau5,
-    lu: &RadauFactors<'_>,
-    h: D,
-    f: &[D],
-    z: &[D],
-    part: impl Fn(&D) -> f64,
+    tab: &Radau5, lu: &RadauFactors<'_>, h: D, f: &[D], z: &[D], part: impl Fn(&D) -> f64,
 ) -> Vec<f64> {
     let n = f.len();
     let hinv = D::one() / h;
@@ -346,13 +335,8 @@ fn error_estimate<D: Scalar>(
 /// `atol + rtol max(|ẏ0_i|, |ẏ1_i|)` of the derivative parts), so that the witness's
 /// derivative is as accurate as the tolerances ask, as DOPRI5 does for dual runs.
 fn derivative_error<D: Scalar>(
-    tab: &Radau5,
-    lu: &RadauFactors<'_>,
-    tol: &Tolerances,
-    h: D,
-    (f0, z): (&[D], &[D]),
-    (y0, y1): (&[D], &[D]),
-    md: usize,
+    tab: &Radau5, lu: &RadauFactors<'_>, tol: &Tolerances, h: D, (f0, z): (&[D], &[D]),
+    (y0, y1): (&[D], &[D]), md: usize,
 ) -> f64 {
     let e = error_estimate(tab, lu, h, f0, z, |v| v.eps_part());
     if md == 0 {
@@ -378,13 +362,7 @@ fn derivative_error<D: Scalar>(
 /// at `(t, y)`) is [`Attempt::NewtonFailed`].
 #[allow(clippy::too_many_arguments)]
 pub fn radau5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    h: D,
-    tol: &Tolerances,
-    newton: &mut Newton,
+    rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances, newton: &mut Newton,
 ) -> Result<Attempt<D>, ModelError> {
     let tab = Radau5::new();
     let n = y.len();

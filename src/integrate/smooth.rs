@@ -21,13 +21,7 @@ pub enum SmoothError {
 /// end value. `h0` is a suggested first step magnitude (None: the automatic guess).
 /// `observe(t, y)` is called after every accepted step.
 pub fn integrate_smooth<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    ta: f64,
-    tb: f64,
-    y0: &[D],
-    sopt: &SolverOptions,
-    h0: Option<f64>,
-    stats: &mut Stats,
+    rhs: &R, ta: f64, tb: f64, y0: &[D], sopt: &SolverOptions, h0: Option<f64>, stats: &mut Stats,
     observe: Option<&mut dyn FnMut(f64, &[D])>,
 ) -> Result<(Vec<D>, f64), SmoothError> {
     integrate_smooth_from(rhs, ta, tb, y0, None, sopt, h0, stats, observe).map(|(y, h, _)| (y, h))
@@ -37,15 +31,8 @@ pub fn integrate_smooth<D: Scalar, R: OdeRhs<D> + ?Sized>(
 /// caller has it: first-same-as-last across consecutive calls) and the slope at the end
 /// returned: `(y(tb), next step suggestion, F(tb, y(tb)))`.
 pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    ta: f64,
-    tb: f64,
-    y0: &[D],
-    f_start: Option<Vec<D>>,
-    sopt: &SolverOptions,
-    h0: Option<f64>,
-    stats: &mut Stats,
-    mut observe: Option<&mut (dyn FnMut(f64, &[D]) + 'o)>,
+    rhs: &R, ta: f64, tb: f64, y0: &[D], f_start: Option<Vec<D>>, sopt: &SolverOptions,
+    h0: Option<f64>, stats: &mut Stats, mut observe: Option<&mut (dyn FnMut(f64, &[D]) + 'o)>,
 ) -> Result<(Vec<D>, f64, Vec<D>), SmoothError> {
     let tol = sopt.tolerances();
     let dir = if tb >= ta { 1.0 } else { -1.0 };

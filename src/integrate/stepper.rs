@@ -132,11 +132,7 @@ impl Tolerances {
 
     /// [`Self::norm`] of the first `m` components of an error given by component.
     pub fn norm_by<D: Scalar>(
-        &self,
-        m: usize,
-        e: impl Fn(usize) -> f64,
-        y0: &[D],
-        y1: &[D],
+        &self, m: usize, e: impl Fn(usize) -> f64, y0: &[D], y1: &[D],
     ) -> f64 {
         if m == 0 {
             return 0.0;
@@ -169,14 +165,7 @@ pub enum Attempt<D> {
 /// implicit methods use and update the run's [`Newton`] state (DOPRI5 ignores it).
 #[allow(clippy::too_many_arguments)]
 pub fn try_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    method: Method,
-    rhs: &R,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    h: D,
-    tol: &Tolerances,
-    newton: &mut Newton,
+    method: Method, rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances, newton: &mut Newton,
 ) -> Result<Attempt<D>, ModelError> {
     match method {
         Method::Dopri5 => dopri5_step(rhs, t, y, f0, h, tol),
@@ -186,12 +175,7 @@ pub fn try_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
 }
 
 fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    h: D,
-    tol: &Tolerances,
+    rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances,
 ) -> Result<Attempt<D>, ModelError> {
     let n = y.len();
     // the end value and slope on the stack for small systems, copied out once the step
@@ -241,14 +225,7 @@ fn stage_sum<D: Scalar>(w: &[f64], k: &[D], n: usize, i: usize) -> D {
 /// allocation.
 #[allow(clippy::too_many_arguments)]
 fn dopri5_dense_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    h: D,
-    tol: &Tolerances,
-    y1: &mut [D],
-    f1: &mut [D],
+    rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances, y1: &mut [D], f1: &mut [D],
 ) -> Result<(f64, DenseStep<D>), ModelError> {
     use dopri5::D as DD;
     let n = y.len();
@@ -272,14 +249,7 @@ fn with_stages<D: Scalar, T>(n: usize, step: impl FnOnce(&mut [D]) -> T) -> T {
 /// `k[6n..]` is f1 by FSAL), returning the weighted error norm of `h Σ e_s k_s`.
 #[allow(clippy::too_many_arguments)]
 fn dopri5_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    h: D,
-    tol: &Tolerances,
-    k: &mut [D],
-    ys: &mut [D],
+    rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances, k: &mut [D], ys: &mut [D],
 ) -> Result<f64, ModelError> {
     use dopri5::{A, C, E};
     let n = y.len();
@@ -335,13 +305,7 @@ pub enum DenseAttempt<D> {
 /// replayed interpolants are bit-identical to the forward run's).
 #[allow(clippy::too_many_arguments)]
 pub fn try_step_dense_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    method: Method,
-    rhs: &R,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    h: D,
-    tol: &Tolerances,
+    method: Method, rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances,
     (y1, f1, newton): (&mut [D], &mut [D], &mut Newton),
 ) -> Result<DenseAttempt<D>, ModelError> {
     if method == Method::Dopri5 {
@@ -381,13 +345,7 @@ pub enum StepInPlace {
 /// an interpolant nor allocates (its stages on the stack for small systems).
 #[allow(clippy::too_many_arguments)]
 pub fn try_step_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    method: Method,
-    rhs: &R,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    h: D,
-    tol: &Tolerances,
+    method: Method, rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances,
     (y1, f1, newton): (&mut [D], &mut [D], &mut Newton),
 ) -> Result<StepInPlace, ModelError> {
     if method == Method::Dopri5 {
@@ -410,13 +368,7 @@ pub fn try_step_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
 /// estimate applied to the derivative), so that the witness's derivative is as accurate
 /// as the tolerances ask (the analogue of including S in the direct method's error test).
 fn derivative_error<D: Scalar>(
-    tol: &Tolerances,
-    h: f64,
-    e: &[f64],
-    k: &[D],
-    stride: usize,
-    y0: &[D],
-    y1: &[D],
+    tol: &Tolerances, h: f64, e: &[f64], k: &[D], stride: usize, y0: &[D], y1: &[D],
 ) -> f64 {
     let n = y0.len();
     let mut s = 0.0;
@@ -448,13 +400,7 @@ pub(super) const NEWTON_TOL: f64 = 1e-6;
 /// (IV.8.20)). A failed stage iteration (with a Jacobian evaluated at `(t, y)`) or a
 /// singular matrix is [`Attempt::NewtonFailed`].
 fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    h: D,
-    tol: &Tolerances,
-    newton: &mut Newton,
+    rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances, newton: &mut Newton,
 ) -> Result<Attempt<D>, ModelError> {
     let m = Sdirk3::new();
     let hr = h.re();
@@ -542,12 +488,7 @@ fn sdirk_solve<D: Scalar>(f: &Factors, r: &mut [D]) {
 /// `k_s` and the last stage value with the largest contraction rate observed, and the
 /// iterations taken.
 fn sdirk3_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    m: &Sdirk3,
-    f: &Factors,
-    (t, y, h): (D, &[D], D),
-    tol: &Tolerances,
-    evals: &mut usize,
+    rhs: &R, m: &Sdirk3, f: &Factors, (t, y, h): (D, &[D], D), tol: &Tolerances, evals: &mut usize,
 ) -> Result<(Solve<(Vec<Vec<D>>, Vec<D>)>, usize), ModelError> {
     let n = y.len();
     let mut ks: Vec<Vec<D>> = Vec::with_capacity(3);
@@ -677,14 +618,7 @@ impl Controller {
 /// A starting step (Hairer, Nørsett & Wanner I, §II.4, "Starting step size"):
 /// h0 = 0.01 ‖y‖/‖f‖, then balanced against a second derivative estimate.
 pub fn initial_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
-    rhs: &R,
-    method: Method,
-    t: D,
-    y: &[D],
-    f0: &[D],
-    tol: &Tolerances,
-    dir: f64,
-    h_max: f64,
+    rhs: &R, method: Method, t: D, y: &[D], f0: &[D], tol: &Tolerances, dir: f64, h_max: f64,
 ) -> Result<f64, ModelError> {
     let n = y.len();
     let f0r: Vec<f64> = f0.iter().map(|v| v.re()).collect();

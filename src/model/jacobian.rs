@@ -20,12 +20,7 @@ impl Layout {
     /// every ε part is set (1 in direction j, else 0), so the buffers are reused across
     /// passes. Returns the dual time.
     fn seed_into(
-        &self,
-        j: usize,
-        t: f64,
-        x: &mut [Dual64],
-        u: &mut [Dual64],
-        p: &mut [Dual64],
+        &self, j: usize, t: f64, x: &mut [Dual64], u: &mut [Dual64], p: &mut [Dual64],
     ) -> Dual64 {
         let e = |i: usize| if i == j { 1.0 } else { 0.0 };
         for (i, v) in x.iter_mut().enumerate() {
@@ -54,12 +49,7 @@ pub struct Jacobian {
 /// Differentiates a model function `F(t, x, u, p) ∈ R^m` exactly with forward-mode dual
 /// numbers (one pass per input direction).
 pub fn jacobian_of<F>(
-    m: usize,
-    t: f64,
-    x: &[f64],
-    u: &[f64],
-    p: &[f64],
-    f: F,
+    m: usize, t: f64, x: &[f64], u: &[f64], p: &[f64], f: F,
 ) -> Result<Jacobian, ModelError>
 where
     F: Fn(Dual64, &[Dual64], &[Dual64], &[Dual64], &mut [Dual64]) -> Result<(), ModelError>,
@@ -106,12 +96,7 @@ where
 /// [`jacobian_once`] can take all of its derivative directions in one vector-dual pass.
 pub trait ScalarFn {
     fn call<D: Scalar>(
-        &self,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError>;
 }
 
@@ -120,12 +105,7 @@ pub trait ScalarFn {
 /// allocation instead of one of each per direction); otherwise one dual pass per
 /// direction. The derivatives are exact either way.
 pub fn jacobian_once<F: ScalarFn>(
-    m: usize,
-    t: f64,
-    x: &[f64],
-    u: &[f64],
-    p: &[f64],
-    f: &F,
+    m: usize, t: f64, x: &[f64], u: &[f64], p: &[f64], f: &F,
 ) -> Result<Jacobian, ModelError> {
     let lay = Layout {
         nx: x.len(),
@@ -159,13 +139,7 @@ pub fn jacobian_once<F: ScalarFn>(
 
 /// `f_m` and its Jacobians `f_t, f_x, f_u, f_p`.
 pub fn flow_jacobian<S: HybridSystem + ?Sized>(
-    sys: &S,
-    nx: usize,
-    mode: usize,
-    t: f64,
-    x: &[f64],
-    u: &[f64],
-    p: &[f64],
+    sys: &S, nx: usize, mode: usize, t: f64, x: &[f64], u: &[f64], p: &[f64],
 ) -> Result<Jacobian, ModelError> {
     jacobian_of(nx, t, x, u, p, |t, x, u, p, out| {
         sys.flow(mode, t, x, u, p, out)
@@ -174,13 +148,7 @@ pub fn flow_jacobian<S: HybridSystem + ?Sized>(
 
 /// `g_{m,k}` and its gradients `g_t, g_x, g_u, g_p` (each a 1-row Jacobian).
 pub fn guard_jacobian<S: HybridSystem + ?Sized>(
-    sys: &S,
-    mode: usize,
-    k: usize,
-    t: f64,
-    x: &[f64],
-    u: &[f64],
-    p: &[f64],
+    sys: &S, mode: usize, k: usize, t: f64, x: &[f64], u: &[f64], p: &[f64],
 ) -> Result<Jacobian, ModelError> {
     jacobian_of(1, t, x, u, p, |t, x, u, p, out| {
         out[0] = sys.guard(mode, k, t, x, u, p);
@@ -190,13 +158,7 @@ pub fn guard_jacobian<S: HybridSystem + ?Sized>(
 
 /// `R_{m,k}` with its Jacobians `R_t, R_x, R_p` (the `u` block is empty), and the next mode.
 pub fn reset_jacobian<S: HybridSystem + ?Sized>(
-    sys: &S,
-    nx: usize,
-    mode: usize,
-    k: usize,
-    t: f64,
-    x: &[f64],
-    p: &[f64],
+    sys: &S, nx: usize, mode: usize, k: usize, t: f64, x: &[f64], p: &[f64],
 ) -> Result<(usize, Jacobian), ModelError> {
     /// The reset as a [`ScalarFn`] (no control argument), remembering the mode after.
     struct ResetFn<'s, S: ?Sized> {
@@ -207,12 +169,7 @@ pub fn reset_jacobian<S: HybridSystem + ?Sized>(
     }
     impl<S: HybridSystem + ?Sized> ScalarFn for ResetFn<'_, S> {
         fn call<D: Scalar>(
-            &self,
-            t: D,
-            x: &[D],
-            _u: &[D],
-            p: &[D],
-            out: &mut [D],
+            &self, t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
         ) -> Result<(), ModelError> {
             let (next, xp) = self.sys.reset(self.mode, self.k, t, x, p)?;
             if xp.len() != out.len() {
@@ -239,13 +196,7 @@ pub fn reset_jacobian<S: HybridSystem + ?Sized>(
 
 /// The outputs and their Jacobians.
 pub fn outputs_jacobian<S: HybridSystem + ?Sized>(
-    sys: &S,
-    ny: usize,
-    mode: usize,
-    t: f64,
-    x: &[f64],
-    u: &[f64],
-    p: &[f64],
+    sys: &S, ny: usize, mode: usize, t: f64, x: &[f64], u: &[f64], p: &[f64],
 ) -> Result<Jacobian, ModelError> {
     jacobian_of(ny, t, x, u, p, |t, x, u, p, out| {
         sys.outputs(mode, t, x, u, p, out)
@@ -254,9 +205,7 @@ pub fn outputs_jacobian<S: HybridSystem + ?Sized>(
 
 /// `x0(p)` and `dx0/dp`.
 pub fn initial_jacobian<S: HybridSystem + ?Sized>(
-    sys: &S,
-    nx: usize,
-    p: &[f64],
+    sys: &S, nx: usize, p: &[f64],
 ) -> Result<(DVector<f64>, DMatrix<f64>), ModelError> {
     let jac = jacobian_of(nx, 0.0, &[], &[], p, |_t, _x, _u, p, out| {
         let x0 = sys.initial_state(p)?;

@@ -148,37 +148,20 @@ pub trait HybridSystem: Send + Sync {
     }
     /// The flow `ẋ = f_m(t, x, u, p)`, written into `dx`.
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError>;
     /// The guard function `g_{m,k}(t, x, u, p)`.
     fn guard<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D;
     /// The reset `x⁺ = R_{m,k}(t, x⁻, p)` and the next mode. Identity by default (a pure
     /// mode switch that keeps the mode).
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        _p: &[D],
+        &self, mode: usize, _k: usize, _t: D, x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((mode, x.to_vec()))
     }
     /// The outputs `y = h_m(t, x, u, p)`, written into `out`.
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError>;
 
     /// Which states each component of the flow `f_m` may read: the structural nonzeros of

@@ -70,10 +70,7 @@ pub struct VjpOut<'a> {
 /// ȳ of a dual-pass VJP: given, or computed from the outputs at the point (evaluated here
 /// in `f64` and written to `y`).
 fn output_cotangents<'b, S: HybridSystem + ?Sized>(
-    sys: &S,
-    a: &'b VjpArgs<'_>,
-    y: &mut [f64],
-    buf: &'b mut Vec<f64>,
+    sys: &S, a: &'b VjpArgs<'_>, y: &mut [f64], buf: &'b mut Vec<f64>,
 ) -> Result<&'b [f64], ModelError> {
     if let OutputCotangent::At(_) = a.ybar {
         sys.outputs(a.mode, a.t, a.x, a.u, a.p, y)?;
@@ -85,9 +82,7 @@ fn output_cotangents<'b, S: HybridSystem + ?Sized>(
 /// same numbers; cheaper than vector duals for small models, where a vector dual's
 /// per-operation overhead dominates (see [`SCALAR_DUAL_DIRECTIONS`](super::SCALAR_DUAL_DIRECTIONS)).
 pub fn vjp_by_scalar_duals<S: HybridSystem + ?Sized>(
-    sys: &S,
-    a: VjpArgs<'_>,
-    out: VjpOut<'_>,
+    sys: &S, a: VjpArgs<'_>, out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
     SCALAR_PASS.with(|cell| {
         let mut b = cell.borrow_mut();
@@ -132,13 +127,8 @@ type DualBuffers<'b> = (
 
 /// The passes of [`vjp_by_scalar_duals`] on reused buffers.
 fn scalar_passes<S: HybridSystem + ?Sized>(
-    sys: &S,
-    a: &VjpArgs<'_>,
-    ybar: &[f64],
-    ny: usize,
-    with_y: bool,
-    (xd, ud, pd, f, y): DualBuffers<'_>,
-    out: VjpOut<'_>,
+    sys: &S, a: &VjpArgs<'_>, ybar: &[f64], ny: usize, with_y: bool,
+    (xd, ud, pd, f, y): DualBuffers<'_>, out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
     let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
     let lift = |dst: &mut Vec<Dual64>, v: &[f64]| {
@@ -204,9 +194,7 @@ fn scalar_passes<S: HybridSystem + ?Sized>(
 /// and every cotangent's entries `λ_j·f_i + ȳ_j·h_i` at once, so k cotangents cost the
 /// same passes as one.
 pub fn vjp_by_dual_passes<S: HybridSystem + ?Sized>(
-    sys: &S,
-    a: VjpArgs<'_>,
-    out: VjpOut<'_>,
+    sys: &S, a: VjpArgs<'_>, out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
     let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
     let with_y = a.ybar.is_some();

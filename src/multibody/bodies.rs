@@ -94,11 +94,7 @@ impl Bar {
     /// - one end fixed: only the moving end's block `(m/3) I` remains;
     /// - both ends fixed: nothing.
     pub fn add_mass<D: Scalar>(
-        &self,
-        points: &[Point],
-        p: &[D],
-        n: usize,
-        mat: &mut [D],
+        &self, points: &[Point], p: &[D], n: usize, mat: &mut [D],
     ) -> Result<(), ModelError> {
         let m = self.mass.value(p)?;
         match (points[self.i].coords(), points[self.j].coords()) {
@@ -120,11 +116,7 @@ impl Bar {
     /// force of the potential `V = m g (y_i + y_j)/2` is `−m g/2` in y at each moving end
     /// (reference-models.md §2). Gravity acts along −y with magnitude `g`.
     pub fn add_gravity<D: Scalar>(
-        &self,
-        points: &[Point],
-        p: &[D],
-        g: D,
-        f: &mut [D],
+        &self, points: &[Point], p: &[D], g: D, f: &mut [D],
     ) -> Result<(), ModelError> {
         let w = -(self.mass.value(p)? * g * c::<D>(0.5));
         add_at(f, &points[self.i], [D::zero(), w]);
@@ -134,11 +126,7 @@ impl Bar {
 
     /// Gravitational potential energy `V = m g (y_i + y_j)/2` (height of the centre of mass).
     pub fn gravity_potential<D: Scalar>(
-        &self,
-        points: &[Point],
-        q: &[D],
-        p: &[D],
-        g: D,
+        &self, points: &[Point], q: &[D], p: &[D], g: D,
     ) -> Result<D, ModelError> {
         let ri = points[self.i].position(q, p)?;
         let rj = points[self.j].position(q, p)?;
@@ -156,11 +144,7 @@ pub struct PointMass {
 impl PointMass {
     /// Adds `m I₂` on the point's block (`T = (m/2)|ṙ|²`); nothing if the point is fixed.
     pub fn add_mass<D: Scalar>(
-        &self,
-        points: &[Point],
-        p: &[D],
-        n: usize,
-        mat: &mut [D],
+        &self, points: &[Point], p: &[D], n: usize, mat: &mut [D],
     ) -> Result<(), ModelError> {
         if let Some(a) = points[self.point].coords() {
             add_block(n, mat, a, a, self.mass.value(p)?);
@@ -170,11 +154,7 @@ impl PointMass {
 
     /// Adds the gravity load `(0, −m g)` at the point (potential `V = m g y`).
     pub fn add_gravity<D: Scalar>(
-        &self,
-        points: &[Point],
-        p: &[D],
-        g: D,
-        f: &mut [D],
+        &self, points: &[Point], p: &[D], g: D, f: &mut [D],
     ) -> Result<(), ModelError> {
         let w = -(self.mass.value(p)? * g);
         add_at(f, &points[self.point], [D::zero(), w]);
@@ -183,11 +163,7 @@ impl PointMass {
 
     /// Gravitational potential energy `V = m g y`.
     pub fn gravity_potential<D: Scalar>(
-        &self,
-        points: &[Point],
-        q: &[D],
-        p: &[D],
-        g: D,
+        &self, points: &[Point], q: &[D], p: &[D], g: D,
     ) -> Result<D, ModelError> {
         let r = points[self.point].position(q, p)?;
         Ok(self.mass.value(p)? * g * r[1])

@@ -119,11 +119,7 @@ impl<D: Scalar> ConstraintEval<D> {
 ///
 /// Fixed points contribute no columns. `n = q.len() = v.len()`.
 pub fn evaluate<D: Scalar>(
-    cons: &[Constraint],
-    points: &[Point],
-    q: &[D],
-    v: &[D],
-    p: &[D],
+    cons: &[Constraint], points: &[Point], q: &[D], v: &[D], p: &[D],
 ) -> Result<ConstraintEval<D>, ModelError> {
     let n = q.len();
     let m = count_rows(cons);
@@ -219,10 +215,7 @@ pub fn evaluate<D: Scalar>(
 ///
 /// The index-2 formulation uses it with `w = q̇` ([`super::dynamics::index2_acceleration`]).
 pub fn velocity_hessian_product<D: Scalar>(
-    cons: &[Constraint],
-    points: &[Point],
-    v: &[D],
-    w: &[D],
+    cons: &[Constraint], points: &[Point], v: &[D], w: &[D],
 ) -> Vec<D> {
     let two = D::from(2.0);
     let mut out = Vec::with_capacity(count_rows(cons));

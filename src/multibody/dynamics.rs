@@ -79,11 +79,7 @@ impl Dynamics {
     /// multipliers and the residuals, at velocities `v`. `hessian(w)` is the mixed velocity
     /// term `(Φ_q v)_q w` of every row (only index 2 calls it, with `w = q̇`).
     pub fn accelerations<D: Scalar>(
-        &self,
-        mass: &[D],
-        force: &[D],
-        cons: &ConstraintEval<D>,
-        v: &[D],
+        &self, mass: &[D], force: &[D], cons: &ConstraintEval<D>, v: &[D],
         hessian: impl FnOnce(&[D]) -> Vec<D>,
     ) -> Result<Accel<D>, ModelError> {
         let (qdot, a, mu) = match self.formulation {
@@ -150,11 +146,7 @@ pub fn baumgarte_rhs<D: Scalar>(cons: &ConstraintEval<D>, xi: f64, omega: f64) -
 /// force F (n). Fails with [`ModelError::Singular`] if the saddle-point matrix is singular
 /// (Φ_q rank deficient: a singular configuration).
 pub fn index1_acceleration<D: Scalar>(
-    mass: &[D],
-    force: &[D],
-    cons: &ConstraintEval<D>,
-    xi: f64,
-    omega: f64,
+    mass: &[D], force: &[D], cons: &ConstraintEval<D>, xi: f64, omega: f64,
 ) -> Result<(Vec<D>, Vec<D>), ModelError> {
     let (n, m) = (cons.n, cons.m);
     let mut rhs = force.to_vec();
@@ -179,12 +171,7 @@ pub fn index1_acceleration<D: Scalar>(
 /// returning `(a, μ*)`. The constraints are satisfied up to O(1/α); the resulting ODE is
 /// stiff (constraint frequencies ~ √(α)·|Φ_q|/√M), which suits an implicit integrator.
 pub fn penalty_acceleration<D: Scalar>(
-    mass: &[D],
-    force: &[D],
-    cons: &ConstraintEval<D>,
-    alpha: f64,
-    xi: f64,
-    omega: f64,
+    mass: &[D], force: &[D], cons: &ConstraintEval<D>, alpha: f64, xi: f64, omega: f64,
 ) -> Result<(Vec<D>, Vec<D>), ModelError> {
     let (mbar, fbar) = penalty_system(mass, force, cons, alpha, xi, omega);
     let a = solve(cons.n, &mbar, &fbar, PENALTY_MATRIX)?;
@@ -212,8 +199,7 @@ pub fn penalty_acceleration<D: Scalar>(
 /// invariant under the exact flow (drift comes only from the integration error). Fails with
 /// [`ModelError::Singular`] if `Φ_q` is rank deficient.
 pub fn ggl_velocity<D: Scalar>(
-    cons: &ConstraintEval<D>,
-    v: &[D],
+    cons: &ConstraintEval<D>, v: &[D],
 ) -> Result<(Vec<D>, Vec<D>), ModelError> {
     let (n, m) = (cons.n, cons.m);
     let jac = &cons.jac;
@@ -258,10 +244,7 @@ pub fn ggl_velocity<D: Scalar>(
 /// flow as well. On consistent data (`Φ = 0`, `Φ_q v = 0`) η = 0, q̇ = v and `(a, λ)` equal
 /// index 1's (whose Baumgarte terms vanish there).
 pub fn index2_acceleration<D: Scalar>(
-    mass: &[D],
-    force: &[D],
-    cons: &ConstraintEval<D>,
-    hess_qdot: &[D],
+    mass: &[D], force: &[D], cons: &ConstraintEval<D>, hess_qdot: &[D],
 ) -> Result<(Vec<D>, Vec<D>), ModelError> {
     let (n, m) = (cons.n, cons.m);
     let mut rhs = force.to_vec();
@@ -286,12 +269,7 @@ pub(crate) const SADDLE_MATRIX: &str = "index-1 saddle-point matrix [[M, Φ_qᵀ
 /// `M̄ = M + Φ_qᵀ α Φ_q`, `F̄ = F − Φ_qᵀ α P`, `P = (Φ_q v)_q v + 2ξωΦ̇ + ω²Φ`
 /// (row-major n×n matrix and n-vector).
 pub fn penalty_system<D: Scalar>(
-    mass: &[D],
-    force: &[D],
-    cons: &ConstraintEval<D>,
-    alpha: f64,
-    xi: f64,
-    omega: f64,
+    mass: &[D], force: &[D], cons: &ConstraintEval<D>, alpha: f64, xi: f64, omega: f64,
 ) -> (Vec<D>, Vec<D>) {
     let (n, m) = (cons.n, cons.m);
     let al = D::from(alpha);
@@ -324,11 +302,7 @@ pub fn penalty_system<D: Scalar>(
 /// The penalty multipliers `μ* = α (Φ̈ + 2ξωΦ̇ + ω²Φ)` with `Φ̈ = Φ_q a + (Φ_q v)_q v`
 /// (seed 000 (31)).
 pub fn penalty_multipliers<D: Scalar>(
-    cons: &ConstraintEval<D>,
-    a: &[D],
-    alpha: f64,
-    xi: f64,
-    omega: f64,
+    cons: &ConstraintEval<D>, a: &[D], alpha: f64, xi: f64, omega: f64,
 ) -> Vec<D> {
     let (n, m) = (cons.n, cons.m);
     let al = D::from(alpha);

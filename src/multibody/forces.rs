@@ -12,12 +12,7 @@ use crate::model::Scalar;
 /// The vector `d = r_a − r_b` and its length `|d|`; an error if the two points coincide
 /// (the direction of a spring or damper is undefined there).
 fn separation<D: Scalar>(
-    points: &[Point],
-    a: usize,
-    b: usize,
-    q: &[D],
-    p: &[D],
-    what: &str,
+    points: &[Point], a: usize, b: usize, q: &[D], p: &[D], what: &str,
 ) -> Result<([D; 2], D), ModelError> {
     let ra = points[a].position(q, p)?;
     let rb = points[b].position(q, p)?;
@@ -59,11 +54,7 @@ impl Spring {
     /// Adds the spring force: on a, `−k (ℓ − L0)(r_a − r_b)/ℓ`; on b the opposite
     /// (reference-models.md §2). This is `−∂V/∂q` for `V = ½k(ℓ − L0)²`.
     pub fn add_force<D: Scalar>(
-        &self,
-        points: &[Point],
-        q: &[D],
-        p: &[D],
-        f: &mut [D],
+        &self, points: &[Point], q: &[D], p: &[D], f: &mut [D],
     ) -> Result<(), ModelError> {
         let (d, l) = separation(points, self.a, self.b, q, p, "spring")?;
         let s = -(self.k.value(p)? * (l - self.l0.value(p)?) / l);
@@ -87,12 +78,7 @@ impl Damper {
     /// `ℓ̇ = e·(ṙ_a − ṙ_b)`, the force on a is `−c ℓ̇ e` and on b the opposite
     /// (dissipated power `c ℓ̇² ≥ 0`).
     pub fn add_force<D: Scalar>(
-        &self,
-        points: &[Point],
-        q: &[D],
-        v: &[D],
-        p: &[D],
-        f: &mut [D],
+        &self, points: &[Point], q: &[D], v: &[D], p: &[D], f: &mut [D],
     ) -> Result<(), ModelError> {
         let (d, l) = separation(points, self.a, self.b, q, p, "damper")?;
         let e = [d[0] / l, d[1] / l];
@@ -110,12 +96,7 @@ impl Damper {
 /// Adds the gravity loads of all bodies (gravity `g` along −y): `−m g/2` in y at each moving
 /// end of a bar, `−m g` at a point mass (reference-models.md §2).
 pub fn add_gravity<D: Scalar>(
-    points: &[Point],
-    bars: &[Bar],
-    point_masses: &[PointMass],
-    g: D,
-    p: &[D],
-    f: &mut [D],
+    points: &[Point], bars: &[Bar], point_masses: &[PointMass], g: D, p: &[D], f: &mut [D],
 ) -> Result<(), ModelError> {
     for b in bars {
         b.add_gravity(points, p, g, f)?;
@@ -129,12 +110,7 @@ pub fn add_gravity<D: Scalar>(
 /// Gravitational potential energy of all bodies: `Σ m g y_cm` (y_cm of a bar is the mean
 /// of its end heights).
 pub fn gravity_potential<D: Scalar>(
-    points: &[Point],
-    bars: &[Bar],
-    point_masses: &[PointMass],
-    g: D,
-    q: &[D],
-    p: &[D],
+    points: &[Point], bars: &[Bar], point_masses: &[PointMass], g: D, q: &[D], p: &[D],
 ) -> Result<D, ModelError> {
     let mut v = D::zero();
     for b in bars {

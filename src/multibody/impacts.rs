@@ -20,11 +20,7 @@ use crate::model::Scalar;
 /// and returns the full velocity vector (n = jac.len()/m). The dependent coordinates are all
 /// those not in `dof`; their number must equal the number of constraint rows m.
 pub fn dependent_velocities<D: Scalar>(
-    jac: &[D],
-    m: usize,
-    dof: &[usize],
-    v_dof: &[D],
-    phi_t: Option<&[D]>,
+    jac: &[D], m: usize, dof: &[usize], v_dof: &[D], phi_t: Option<&[D]>,
 ) -> Result<Vec<D>, ModelError> {
     let n = jac.len().checked_div(m).unwrap_or(dof.len());
     let dep: Vec<usize> = (0..n).filter(|i| !dof.contains(i)).collect();
@@ -73,11 +69,7 @@ pub fn dependent_velocities<D: Scalar>(
 /// it, −e is a restitution on that coordinate), then the dependent velocities from
 /// `Φ_q v⁺ = 0` by [`dependent_velocities`] (scleronomic constraints, `Φ_t = 0`).
 pub fn kinematic_reversal<D: Scalar>(
-    jac: &[D],
-    m: usize,
-    v_minus: &[D],
-    dof: &[usize],
-    factors: &[D],
+    jac: &[D], m: usize, v_minus: &[D], dof: &[usize], factors: &[D],
 ) -> Result<Vec<D>, ModelError> {
     if factors.len() != dof.len() {
         return Err(ModelError::SizeMismatch {
@@ -106,11 +98,7 @@ pub fn kinematic_reversal<D: Scalar>(
 /// `−Φ⁺_qᵀ δμ`. For `Φ⁺_t = 0`, `v⁺` is the M-orthogonal projection of `v⁻` onto
 /// `ker Φ⁺_q`, so the kinetic energy cannot increase.
 pub fn inelastic_impact<D: Scalar>(
-    mass: &[D],
-    jac_plus: &[D],
-    m: usize,
-    v_minus: &[D],
-    phi_t: Option<&[D]>,
+    mass: &[D], jac_plus: &[D], m: usize, v_minus: &[D], phi_t: Option<&[D]>,
 ) -> Result<(Vec<D>, Vec<D>), ModelError> {
     let n = v_minus.len();
     let mut rhs = vec![D::zero(); n + m];
@@ -147,11 +135,7 @@ pub fn inelastic_impact<D: Scalar>(
 /// `[[M, Φ_qᵀ], [Φ_q, 0]]⁻¹` (so `W Jᵀ` solves that saddle system with right-hand side
 /// `[Jᵀ; 0]`). Then `J v⁺ = −e J v⁻` and, if `Φ_q v⁻ = 0`, also `Φ_q v⁺ = 0`.
 pub fn newton_restitution<D: Scalar>(
-    mass: &[D],
-    contact_jac: &[D],
-    k: usize,
-    e: D,
-    v_minus: &[D],
+    mass: &[D], contact_jac: &[D], k: usize, e: D, v_minus: &[D],
     constraint_jac: Option<(&[D], usize)>,
 ) -> Result<Vec<D>, ModelError> {
     let n = v_minus.len();

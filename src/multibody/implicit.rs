@@ -239,11 +239,7 @@ fn force_minus_mass_times<D: Scalar>(mass: Option<&[D]>, force: &[D], a: &[D]) -
 
 /// `F − M a − Φ_qᵀ μ` (n).
 fn force_balance<D: Scalar>(
-    mass: Option<&[D]>,
-    force: &[D],
-    ev: &ConstraintEval<D>,
-    a: &[D],
-    mu: &[D],
+    mass: Option<&[D]>, force: &[D], ev: &ConstraintEval<D>, a: &[D], mu: &[D],
 ) -> Vec<D> {
     let mut r = force_minus_mass_times(mass, force, a);
     for (ri, ci) in r.iter_mut().zip(jac_t_times(ev, mu)) {
@@ -258,16 +254,8 @@ fn force_balance<D: Scalar>(
 /// derivatives of `R` are read there).
 #[allow(clippy::too_many_arguments)]
 fn residual_and_reading<D: Scalar>(
-    kind: Kind,
-    dynm: &Dynamics,
-    points: &[super::bodies::Point],
-    cons: &[Constraint],
-    mass: Option<&[D]>,
-    force: &[D],
-    ev: &ConstraintEval<D>,
-    v: &[D],
-    s: &[D],
-    with_r: bool,
+    kind: Kind, dynm: &Dynamics, points: &[super::bodies::Point], cons: &[Constraint],
+    mass: Option<&[D]>, force: &[D], ev: &ConstraintEval<D>, v: &[D], s: &[D], with_r: bool,
 ) -> (Vec<D>, Accel<D>) {
     let (n, m) = (ev.n, ev.m);
     let reading = |qdot: Vec<D>, a: &[D], mu: Vec<D>| Accel {
@@ -330,9 +318,7 @@ fn residual_and_reading<D: Scalar>(
 
 /// The real solution at the point (module docs): `s` by the formulation's own equations.
 fn primal<M: MultibodySystem>(
-    sys: &M,
-    kind: Kind,
-    args: &VjpArgs<'_>,
+    sys: &M, kind: Kind, args: &VjpArgs<'_>,
 ) -> Result<Primal, ModelError> {
     let mech = sys.mechanism();
     let dynm = sys.dynamics();
@@ -393,12 +379,7 @@ fn primal<M: MultibodySystem>(
 /// The explicit partials of `R`, `g` and the wanted outputs along every direction of
 /// `(s, q, v, p)`, [`LANES`] at a time (module docs).
 fn partials<M: MultibodySystem>(
-    sys: &M,
-    kind: Kind,
-    args: &VjpArgs<'_>,
-    pr: &Primal,
-    wanted: Vec<bool>,
-    mut pa: Partials,
+    sys: &M, kind: Kind, args: &VjpArgs<'_>, pr: &Primal, wanted: Vec<bool>, mut pa: Partials,
 ) -> Result<Partials, ModelError> {
     let mech = sys.mechanism();
     let dynm = sys.dynamics();
@@ -498,11 +479,7 @@ fn partials<M: MultibodySystem>(
 /// `b_{j,z} − w_jᵀ R_z` into `out.gx`, `out.gp`. `ybar` is k×ny with its nonzero entries
 /// among the outputs the partials cover; `b` is scratch.
 fn apply(
-    lin: &Linearization,
-    args: &VjpArgs<'_>,
-    ybar: &[f64],
-    b: &mut Vec<f64>,
-    out: &mut VjpOut<'_>,
+    lin: &Linearization, args: &VjpArgs<'_>, ybar: &[f64], b: &mut Vec<f64>, out: &mut VjpOut<'_>,
 ) {
     let pa = lin.partials.as_ref().expect("partials");
     let pr = &lin.primal;
@@ -554,9 +531,7 @@ fn apply(
 /// [`crate::model::HybridSystem::flow_vjp`] of a mechanism by implicit differentiation
 /// (module docs), reusing the mechanism's last linearization when the point is the same.
 pub fn mechanism_vjp<M: MultibodySystem>(
-    sys: &M,
-    args: VjpArgs<'_>,
-    mut out: VjpOut<'_>,
+    sys: &M, args: VjpArgs<'_>, mut out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
     sys.check(args.mode, args.x, args.p)?;
     let mech = sys.mechanism();

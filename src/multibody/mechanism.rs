@@ -261,22 +261,14 @@ impl Mechanism {
 
     /// Evaluates a constraint set (the mechanism's own, or any other over the same points).
     pub fn evaluate<D: Scalar>(
-        &self,
-        cons: &[Constraint],
-        q: &[D],
-        v: &[D],
-        p: &[D],
+        &self, cons: &[Constraint], q: &[D], v: &[D], p: &[D],
     ) -> Result<ConstraintEval<D>, ModelError> {
         constraints::evaluate(cons, &self.points, q, v, p)
     }
 
     /// Accelerations under the mechanism's own constraints.
     pub fn acceleration<D: Scalar>(
-        &self,
-        dynamics: &Dynamics,
-        q: &[D],
-        v: &[D],
-        p: &[D],
+        &self, dynamics: &Dynamics, q: &[D], v: &[D], p: &[D],
     ) -> Result<Accel<D>, ModelError> {
         self.acceleration_with(dynamics, &self.constraints, q, v, p)
     }
@@ -284,12 +276,7 @@ impl Mechanism {
     /// Accelerations under the constraint set `cons` with the chosen formulation
     /// (theory.md §5; seed 000 (29)–(32)).
     pub fn acceleration_with<D: Scalar>(
-        &self,
-        dynamics: &Dynamics,
-        cons: &[Constraint],
-        q: &[D],
-        v: &[D],
-        p: &[D],
+        &self, dynamics: &Dynamics, cons: &[Constraint], q: &[D], v: &[D], p: &[D],
     ) -> Result<Accel<D>, ModelError> {
         let mass = self.mass_matrix(p)?;
         let f = self.forces(q, v, p)?;

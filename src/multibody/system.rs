@@ -44,24 +44,12 @@ pub trait MultibodySystem: Send + Sync {
     fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError>;
     fn guard<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], p: &[D]) -> D;
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError>;
     /// The outputs at `(q, v)` given the accelerations, multipliers and residuals `acc`
     /// of that point (so that flow and outputs share one solve).
     fn outputs_with<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        q: &[D],
-        v: &[D],
-        acc: &Accel<D>,
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, q: &[D], v: &[D], acc: &Accel<D>, p: &[D], out: &mut [D],
     ) -> Result<(), ModelError>;
 
     /// [`Self::outputs_with`] where only the outputs flagged in `wanted` (one flag per
@@ -70,14 +58,7 @@ pub trait MultibodySystem: Send + Sync {
     /// with costly outputs (energies) can skip them. All outputs by default.
     #[allow(clippy::too_many_arguments)]
     fn outputs_wanted<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        q: &[D],
-        v: &[D],
-        acc: &Accel<D>,
-        p: &[D],
-        _wanted: &[bool],
+        &self, mode: usize, t: D, q: &[D], v: &[D], acc: &Accel<D>, p: &[D], _wanted: &[bool],
         out: &mut [D],
     ) -> Result<(), ModelError> {
         self.outputs_with(mode, t, q, v, acc, p, out)
@@ -91,10 +72,7 @@ pub trait MultibodySystem: Send + Sync {
 
     /// Accelerations, multipliers and residuals in `mode` at `x = (q, v)`.
     fn accelerations<D: Scalar>(
-        &self,
-        mode: usize,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, x: &[D], p: &[D],
     ) -> Result<Accel<D>, ModelError> {
         self.check(mode, x, p)?;
         let n = self.mechanism().n;
@@ -127,13 +105,7 @@ impl<M: MultibodySystem> HybridSystem for M {
     /// `ẋ = (q̇, a)`, `q̇ = v` except for index 2 (theory.md §5; seed 000 (29)–(32);
     /// index 2: [`super::dynamics::ggl_velocity`]).
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let acc = self.accelerations(mode, x, p)?;
         let n = self.mechanism().n;
@@ -145,23 +117,12 @@ impl<M: MultibodySystem> HybridSystem for M {
         MultibodySystem::guard(self, mode, k, t, x, p)
     }
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         MultibodySystem::reset(self, mode, k, t, x, p)
     }
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let acc = self.accelerations(mode, x, p)?;
         let n = self.mechanism().n;

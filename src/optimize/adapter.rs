@@ -108,12 +108,8 @@ pub(super) struct Adapter<'s, 'a, S: HybridSystem> {
 
 impl<'s, 'a, S: HybridSystem> Adapter<'s, 'a, S> {
     pub(super) fn new(
-        setup: &'s Setup<'a, S>,
-        space: &'s Space,
-        method: GradientMethod,
-        kink_policy: KinkPolicy,
-        shared: &Shared,
-        scale: f64,
+        setup: &'s Setup<'a, S>, space: &'s Space, method: GradientMethod, kink_policy: KinkPolicy,
+        shared: &Shared, scale: f64,
     ) -> Self {
         Adapter {
             setup,

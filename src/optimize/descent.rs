@@ -30,9 +30,7 @@ where
         "Steepest Descent (with convergence tests)"
     }
     fn next_iter(
-        &mut self,
-        problem: &mut Problem<O>,
-        state: State,
+        &mut self, problem: &mut Problem<O>, state: State,
     ) -> Result<(State, Option<KV>), argmin::core::Error> {
         let (st, kv) = self.inner.next_iter(problem, state)?;
         let p = st.get_param().cloned().unwrap_or_default();

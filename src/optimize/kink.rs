@@ -91,10 +91,7 @@ fn frank_wolfe(v: &[Vec<f64>]) -> Vec<f64> {
 /// pieces' gradients differ there), with the pieces, their min-norm combination and the
 /// one-sided derivatives along ±e_i.
 pub(super) fn kink_at<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    free: &[usize],
-    th: &[f64],
-    ev: &Evaluation,
+    setup: &Setup<'_, S>, free: &[usize], th: &[f64], ev: &Evaluation,
 ) -> Result<Option<KinkReport>, Error> {
     let evs = &ev.trajectory.events;
     if !evs.windows(2).any(|w| w[0].group == w[1].group) {
@@ -118,9 +115,7 @@ type Pieces = (Vec<f64>, Vec<(String, Vec<f64>)>);
 /// The recorded orders' gradient and every crossing order whose gradient differs from it
 /// (restricted to `free`), with the times where they differ; `None` if none differs.
 fn differing_pieces<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    free: &[usize],
-    th: &[f64],
+    setup: &Setup<'_, S>, free: &[usize], th: &[f64],
 ) -> Result<Option<Pieces>, Error> {
     let ns = piece_gradients(setup, th)?;
     let restrict = |g: &[f64]| -> Vec<f64> { free.iter().map(|&k| g[k]).collect() };
@@ -150,9 +145,7 @@ fn differing_pieces<S: HybridSystem>(
 
 /// One-sided derivatives Dψ(θ; ±e_k) for each optimized entry k: (name, +, −).
 fn one_sided<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    free: &[usize],
-    th: &[f64],
+    setup: &Setup<'_, S>, free: &[usize], th: &[f64],
 ) -> Result<Vec<(String, f64, f64)>, Error> {
     let names = setup.theta_names();
     let mut dirs = Vec::new();

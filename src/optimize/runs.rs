@@ -144,8 +144,7 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     /// step shortened by the restarts so far. The outer error is a setting argmin rejects;
     /// the inner one a run that failed (steepest descent passes a failed line search up).
     fn run_once(
-        &self,
-        st: &RunState,
+        &self, st: &RunState,
     ) -> Result<Result<RunOut<Adapter<'s, 'a, S>>, argmin::core::Error>, Error> {
         let settings = self.settings;
         let adapter = self.adapter(self.scale / st.step_shrink);
@@ -204,10 +203,7 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     /// After a run that failed: a restart from the last accepted iterate if an evaluation
     /// left the cost's domain and restarts are left, else the error.
     fn after_failed_run(
-        &self,
-        st: &mut RunState,
-        pending: Option<Error>,
-        e: argmin::core::Error,
+        &self, st: &mut RunState, pending: Option<Error>, e: argmin::core::Error,
     ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
         let Some(inner) = pending else {
             return Err(Error::Optimizer(format!("argmin failed: {e}")));
@@ -231,10 +227,7 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     /// evaluation error at a trial point (which argmin hides in the termination reason) or
     /// after a stall, or the end.
     fn after_run(
-        &self,
-        st: &mut RunState,
-        pending: Option<Error>,
-        out: RunOut<Adapter<'s, 'a, S>>,
+        &self, st: &mut RunState, pending: Option<Error>, out: RunOut<Adapter<'s, 'a, S>>,
     ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
         st.iterations += out.iterations;
         for (k, v) in out.counts {
@@ -266,10 +259,7 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     /// An error at a trial point: a restart if it left the cost's domain and restarts and
     /// iterations are left, else the error.
     fn after_trial_error(
-        &self,
-        st: &mut RunState,
-        e: Error,
-        reason: Option<&TerminationReason>,
+        &self, st: &mut RunState, e: Error, reason: Option<&TerminationReason>,
     ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
         if e.is_domain_error()
             && st.restarts.len() < MAX_RESTARTS

@@ -58,9 +58,7 @@ pub struct AnimateRequest {
 /// Draws `p`'s motion (with the problem file's `[plot.geometry]`, else the system's own)
 /// into `req.out` (staged, swapped in atomically); `started` is when the command started.
 pub fn animate_to_folder(
-    p: &Problem,
-    req: &AnimateRequest,
-    started: Instant,
+    p: &Problem, req: &AnimateRequest, started: Instant,
 ) -> Result<(AnimateReport, PathBuf), Error> {
     let kind = p.system.kind();
     let from_file = p

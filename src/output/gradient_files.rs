@@ -20,13 +20,8 @@ use std::path::{Path, PathBuf};
 /// Writes the folder `dir` (staged, swapped in atomically) for `run` at θ; `plot_outputs`
 /// are the outputs of the sensitivity figure, `objective_names` the setup's objectives.
 pub fn write_gradient_folder<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    run: &GradientRun,
-    theta: &[f64],
-    plot_outputs: &[usize],
-    objective_names: &[String],
-    report: &GradientReport,
-    dir: &Path,
+    setup: &Setup<'_, S>, run: &GradientRun, theta: &[f64], plot_outputs: &[usize],
+    objective_names: &[String], report: &GradientReport, dir: &Path,
 ) -> Result<PathBuf, Error> {
     let computed;
     let fw = match &run.forward {

@@ -80,9 +80,7 @@ pub struct GradientRun {
 /// allocations, cold caches), `repeat` timed evaluations by each method, τ, and at
 /// simultaneous events the crossing orders' gradients and the one-sided derivatives.
 pub fn run_gradient<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    opts: &GradientOptions,
+    setup: &Setup<'_, S>, theta: &[f64], opts: &GradientOptions,
 ) -> Result<GradientRun, Error> {
     if opts.repeat == 0 || opts.methods.is_empty() {
         return Err(Error::Flag {
@@ -141,11 +139,7 @@ pub fn run_gradient<S: HybridSystem>(
 
 /// `repeat` timed evaluations by each method.
 fn timed_runs<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    methods: &[GradientMethod],
-    repeat: usize,
-    fd: FdOptions,
+    setup: &Setup<'_, S>, theta: &[f64], methods: &[GradientMethod], repeat: usize, fd: FdOptions,
 ) -> Result<Vec<MethodRun>, Error> {
     let mut runs = Vec::with_capacity(methods.len());
     for &method in methods {
@@ -176,10 +170,7 @@ fn timed_runs<S: HybridSystem>(
 /// of the first method that has one (adjoint, fd, dual); a separate loop of plain
 /// simulations for `direct` alone.
 fn forward_timing<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    runs: &[MethodRun],
-    repeat: usize,
+    setup: &Setup<'_, S>, theta: &[f64], runs: &[MethodRun], repeat: usize,
 ) -> Result<(f64, String), Error> {
     if let Some(f) = runs.iter().find_map(|r| {
         r.samples
@@ -200,8 +191,7 @@ fn forward_timing<S: HybridSystem>(
 /// Whether ψ is nonsmooth at θ (the crossing orders' gradients) and the one-sided
 /// derivatives of the first objective along ±e_k (theory §7).
 fn nonsmooth_analysis<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
+    setup: &Setup<'_, S>, theta: &[f64],
 ) -> Result<Nonsmooth, Error> {
     let ns = simultaneous::piece_gradients(setup, theta)?;
     let dirs: Vec<Vec<f64>> = (0..theta.len())
@@ -242,10 +232,7 @@ impl GradientRun {
     /// The typed report; `objective_names` names the setup's objectives, `started` is
     /// when the command started (for `timing.wall_s`).
     pub fn report<S: HybridSystem>(
-        &self,
-        setup: &Setup<'_, S>,
-        objective_names: &[String],
-        started: Instant,
+        &self, setup: &Setup<'_, S>, objective_names: &[String], started: Instant,
     ) -> GradientReport {
         let names = setup.theta_names();
         let by_name =
@@ -327,9 +314,7 @@ impl GradientRun {
     /// The event list: τ by name when computed; simultaneous crossings with their guards
     /// and every crossing order's saltation matrix (state block; none above 4 guards).
     fn events<S: HybridSystem>(
-        &self,
-        setup: &Setup<'_, S>,
-        by_name: &dyn Fn(&[f64]) -> ByName,
+        &self, setup: &Setup<'_, S>, by_name: &dyn Fn(&[f64]) -> ByName,
     ) -> Vec<GradientEvent> {
         let d = &setup.dims;
         let mut events: Vec<GradientEvent> = match self.tau_events() {

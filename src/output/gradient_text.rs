@@ -24,10 +24,7 @@ pub fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
 /// order, `names`), their relative differences, the timings, the simultaneous-event
 /// verdict and the events with τ.
 pub fn gradient_text(
-    name: &str,
-    names: &[String],
-    objective_names: &[String],
-    run: &GradientRun,
+    name: &str, names: &[String], objective_names: &[String], run: &GradientRun,
     report: &GradientReport,
 ) -> String {
     let mut o = String::new();

@@ -62,9 +62,7 @@ impl PeriodicReport {
 /// Solves `p`'s periodic orbit (and with `continuation` = `NAME=LO:HI:N` follows it) and
 /// writes the folder `out` (staged, swapped in atomically).
 pub fn periodic_to_folder(
-    p: &Problem,
-    continuation: Option<&str>,
-    out: &Path,
+    p: &Problem, continuation: Option<&str>, out: &Path,
 ) -> Result<(PeriodicReport, PathBuf), PeriodicError> {
     let spec = PeriodicSpec::from_problem(p)?;
     let range = continuation
@@ -106,9 +104,7 @@ pub fn periodic_to_folder(
 /// parameters marked `optimize = true`; writes the gait's and the optimized orbit's files
 /// into `out`. The report (`--json`) is the [`GaitOptimum`].
 pub fn optimize_gait_to_folder(
-    p: &Problem,
-    max_iters: Option<u64>,
-    out: &Path,
+    p: &Problem, max_iters: Option<u64>, out: &Path,
 ) -> Result<(GaitOptimum, PathBuf), PeriodicError> {
     let spec = PeriodicSpec::from_problem(p)?;
     let Some(objective) = spec.objective.clone() else {

@@ -64,10 +64,7 @@ impl SimulateReport {
     /// ([`trajectory_table`]); `objective_names` names the setup's objectives. The costs
     /// are reported, not required: a run whose cost is undefined still has a report.
     pub fn new<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        traj: &Trajectory,
-        table: &Table,
-        theta: &[f64],
+        setup: &Setup<'_, S>, traj: &Trajectory, table: &Table, theta: &[f64],
         objective_names: &[String],
     ) -> Self {
         let costs = match setup.objective_values(traj, theta) {

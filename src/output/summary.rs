@@ -279,9 +279,7 @@ impl OptimizeSummary {
 /// `path` (`parameters_initial` and `parameters_final` over the problem's values; the
 /// summary must be of the same problem). `names` are θ's names.
 pub fn summary_thetas(
-    p: &Problem,
-    names: &[String],
-    path: &Path,
+    p: &Problem, names: &[String], path: &Path,
 ) -> Result<(Vec<f64>, Vec<f64>), crate::Error> {
     let err = |message: String| crate::Error::Problem {
         file: path.to_path_buf(),

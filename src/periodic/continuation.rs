@@ -166,11 +166,7 @@ pub const BISECTIONS: usize = 20;
 
 /// Follows the orbit over `range` from `guess` at the range's first value.
 pub fn continue_orbit<S: HybridSystem>(
-    sys: &S,
-    spec: &PeriodicSpec,
-    p0: &[f64],
-    guess: &[f64],
-    range: &Range,
+    sys: &S, spec: &PeriodicSpec, p0: &[f64], guess: &[f64], range: &Range,
 ) -> Result<Branch, PeriodicError> {
     let j = range.param;
     let mut p = p0.to_vec();
@@ -235,14 +231,8 @@ pub fn continue_orbit<S: HybridSystem>(
 /// outside the unit circle differs.
 #[allow(clippy::too_many_arguments)]
 fn locate<S: HybridSystem>(
-    sys: &S,
-    spec: &PeriodicSpec,
-    p: &[f64],
-    j: usize,
-    lo: (f64, Orbit),
-    hi: (f64, Orbit),
-    k: usize,
-    kind: BifurcationKind,
+    sys: &S, spec: &PeriodicSpec, p: &[f64], j: usize, lo: (f64, Orbit), hi: (f64, Orbit),
+    k: usize, kind: BifurcationKind,
 ) -> Result<Bifurcation, PeriodicError> {
     let mut p = p.to_vec();
     let (mut lo, mut hi) = (lo, hi);

@@ -12,10 +12,7 @@ use crate::plot::{Figure, LineKind, Marker, Panel, Series};
 /// hyperplane section's fixed point (`on_section`) is marked apart: its crossing is no
 /// impact.
 pub fn limit_cycle(
-    name: &str,
-    table: &Table,
-    states: &[String],
-    jumps: &[(Vec<f64>, Vec<f64>)],
+    name: &str, table: &Table, states: &[String], jumps: &[(Vec<f64>, Vec<f64>)],
     on_section: Option<&[f64]>,
 ) -> Figure {
     let nq = states.len() / 2;

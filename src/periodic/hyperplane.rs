@@ -162,13 +162,7 @@ impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
     }
     #[inline]
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         self.base.flow(mode, t, x, u, p, dx)
     }
@@ -180,12 +174,7 @@ impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
         }
     }
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         match self.plane(k) {
             Some(_) => Ok((mode, x.to_vec())),
@@ -193,13 +182,7 @@ impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
         }
     }
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         self.base.outputs(mode, t, x, u, p, out)
     }

@@ -24,12 +24,7 @@ const ITERATIONS: usize = 30;
 /// `true` when `x` (in mode `mode`) is `R_{m,k}(y)` for some `y` with `|g_{m,k}(y)| ≤ tol`
 /// and `‖R_{m,k}(y) − x‖∞ ≤ tol·max(1, ‖x‖∞)` (module docs).
 pub fn is_reset_image<S: HybridSystem>(
-    sys: &S,
-    k: usize,
-    mode: usize,
-    p: &[f64],
-    x: &[f64],
-    tol: f64,
+    sys: &S, k: usize, mode: usize, p: &[f64], x: &[f64], tol: f64,
 ) -> bool {
     let n = x.len();
     let modes = sys.dims().modes.len().max(1);
@@ -47,12 +42,7 @@ pub fn is_reset_image<S: HybridSystem>(
 
 /// Gauss–Newton on `r(y) = 0` from `y0`; `true` when it reaches `tol`.
 fn solve<S: HybridSystem>(
-    sys: &S,
-    (m, k, mode): (usize, usize, usize),
-    p: &[f64],
-    x: &[f64],
-    mut y: Vec<f64>,
-    tol: f64,
+    sys: &S, (m, k, mode): (usize, usize, usize), p: &[f64], x: &[f64], mut y: Vec<f64>, tol: f64,
     scale: f64,
 ) -> bool {
     let n = x.len();

@@ -67,9 +67,7 @@ type OnSection<'a, S> = StartOnSection<'a, WithSectionGuard<'a, S>>;
 
 /// The run from the section to the `count`-th firing of the section's guard.
 fn setup_for<'a, S: HybridSystem>(
-    sys: &'a OnSection<'a, S>,
-    sec: &Section,
-    opts: &MapOptions,
+    sys: &'a OnSection<'a, S>, sec: &Section, opts: &MapOptions,
 ) -> Setup<'a, OnSection<'a, S>> {
     let mut setup = Setup::new(sys, 0.0, opts.t_max, None, Vec::new());
     setup.solver = opts.solver;
@@ -80,11 +78,7 @@ fn setup_for<'a, S: HybridSystem>(
 
 /// Checks that the run ended at the `count`-th firing of the section's guard `k`.
 fn returned<D>(
-    traj: &Trajectory<D>,
-    (k, sec): (usize, &Section),
-    opts: &MapOptions,
-    guard: String,
-    x: &[f64],
+    traj: &Trajectory<D>, (k, sec): (usize, &Section), opts: &MapOptions, guard: String, x: &[f64],
 ) -> Result<usize, PeriodicError> {
     let fired = traj.events.iter().filter(|e| e.guard == k).count();
     match traj.events.last() {
@@ -105,11 +99,7 @@ fn returned<D>(
 /// would end at once at a spurious return. A hyperplane section's start must lie on
 /// the hyperplane (`|n·x − c| ≤ zero_tol`).
 fn check_start<S: HybridSystem>(
-    sys: &WithSectionGuard<'_, S>,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x: &[f64],
+    sys: &WithSectionGuard<'_, S>, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
 ) -> Result<(), PeriodicError> {
     let k = sys.section_guard;
     let g = sys.guard(sec.mode, k, 0.0, x, &[], p);
@@ -156,23 +146,14 @@ pub enum Columns {
 
 /// `P(x)` and its exact Jacobians (see the module docs), in `x` and `p`.
 pub fn return_map<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x: &[f64],
+    sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
 ) -> Result<Return, PeriodicError> {
     return_map_with(sys, sec, opts, p, x, Columns::StateAndParams)
 }
 
 /// `P(x)` and the chosen Jacobians; with [`Columns::State`], `dp` and `dt_dp` are empty.
 pub fn return_map_with<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x: &[f64],
-    columns: Columns,
+    sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], columns: Columns,
 ) -> Result<Return, PeriodicError> {
     let aug = WithSectionGuard::new(sys, sec);
     let k = aug.section_guard;
@@ -214,8 +195,7 @@ pub fn return_map_with<S: HybridSystem>(
 }
 
 fn cycle_events<D: crate::model::Scalar, S: HybridSystem>(
-    traj: &Trajectory<D>,
-    setup: &Setup<'_, S>,
+    traj: &Trajectory<D>, setup: &Setup<'_, S>,
 ) -> Vec<CycleEvent> {
     traj.events
         .iter()
@@ -229,11 +209,7 @@ fn cycle_events<D: crate::model::Scalar, S: HybridSystem>(
 /// `P(x)` and the period alone (a plain simulation): for line searches and finite
 /// differences. Also returns the trajectory of the cycle (for plots).
 pub fn return_value<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x: &[f64],
+    sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
 ) -> Result<(DVector<f64>, f64, Trajectory), PeriodicError> {
     let aug = WithSectionGuard::new(sys, sec);
     let k = aug.section_guard;
@@ -262,10 +238,7 @@ pub fn return_value<S: HybridSystem>(
 /// the section's guard at once; so finite differences run along the tangent directions
 /// only.
 pub fn section_basis<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    p: &[f64],
-    x: &[f64],
+    sys: &S, sec: &Section, p: &[f64], x: &[f64],
 ) -> Result<(DMatrix<f64>, DVector<f64>), PeriodicError> {
     let n = x.len();
     let model = |source| crate::error::Error::Model {
@@ -329,13 +302,7 @@ impl Stencil {
 /// directions `d_j` of [`section_basis`], and `DP f = 0` along the flow; assembled as
 /// `DP ≈ [DP d_1 … DP d_{n−1}, 0] [d_1 … d_{n−1}, f]⁻¹`. `h` is scaled by `1 + ‖x‖∞`.
 pub fn fd_monodromy<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x: &[f64],
-    h: f64,
-    stencil: Stencil,
+    sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], h: f64, stencil: Stencil,
 ) -> Result<DMatrix<f64>, PeriodicError> {
     let n = x.len();
     let (tangent, f) = section_basis(sys, sec, p, x)?;
@@ -362,11 +329,7 @@ pub fn fd_monodromy<S: HybridSystem>(
 /// The states and outputs of one cycle from `x` sampled on the dense output (for CSV
 /// files and phase plots): `t, mode, states…, outputs…`.
 pub fn cycle_table<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x: &[f64],
+    sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
 ) -> Result<crate::artifacts::Table, PeriodicError> {
     let aug = WithSectionGuard::new(sys, sec);
     let wrapped = StartOnSection::new(&aug, sec.mode);

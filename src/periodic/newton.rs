@@ -63,12 +63,7 @@ pub struct FixedPoint {
 
 /// Value and Jacobian of `P` at `x` by the chosen source.
 fn evaluate<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x: &[f64],
-    jac: JacobianSource,
+    sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], jac: JacobianSource,
 ) -> Result<(DVector<f64>, DMatrix<f64>), PeriodicError> {
     match jac {
         JacobianSource::Exact => {
@@ -91,12 +86,7 @@ pub const FD_STEP: f64 = 1e-5;
 /// Solves `P(x) = x` from `x0` (see the module docs). The returned [`FixedPoint`] carries
 /// the exact Jacobians at the solution whatever `jac` the iteration used.
 pub fn solve<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    nopt: &NewtonOptions,
-    p: &[f64],
-    x0: &[f64],
+    sys: &S, sec: &Section, opts: &MapOptions, nopt: &NewtonOptions, p: &[f64], x0: &[f64],
     jac: JacobianSource,
 ) -> Result<FixedPoint, PeriodicError> {
     let mut x = DVector::from_column_slice(x0);

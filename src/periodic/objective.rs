@@ -72,11 +72,7 @@ impl Objective {
     /// Value and gradient (over the orbit's differentiated parameters) at a solved orbit
     /// with sensitivities.
     pub fn evaluate<S: HybridSystem>(
-        &self,
-        sys: &S,
-        mode: usize,
-        p: &[f64],
-        orbit: &Orbit,
+        &self, sys: &S, mode: usize, p: &[f64], orbit: &Orbit,
     ) -> Result<(f64, Vec<f64>), PeriodicError> {
         let s = orbit.sensitivities.as_ref().ok_or_else(|| {
             PeriodicError::from(crate::error::Error::Internal(

@@ -142,13 +142,8 @@ impl<S: HybridSystem> Gradient for Gait<'_, S> {
 /// Minimizes `objective` over the parameters `free` (start values in `p0`, transforms
 /// `transforms`) with the orbit of `spec` (module docs).
 pub fn optimize_gait<S: HybridSystem>(
-    sys: &S,
-    spec: &PeriodicSpec,
-    objective: &Objective,
-    p0: &[f64],
-    free: &[usize],
-    transforms: &[Transform],
-    settings: &GaitSettings,
+    sys: &S, spec: &PeriodicSpec, objective: &Objective, p0: &[f64], free: &[usize],
+    transforms: &[Transform], settings: &GaitSettings,
 ) -> Result<GaitOptimum, PeriodicError> {
     if free.is_empty() {
         return Err(Error::NothingToOptimize.into());

@@ -25,11 +25,7 @@ pub struct Orbit {
 /// Solves the orbit of `spec` at parameters `p` from `guess`; with `with_sensitivities`,
 /// also differentiates it by `spec.sensitivities`.
 pub fn solve_orbit<S: HybridSystem>(
-    sys: &S,
-    spec: &PeriodicSpec,
-    p: &[f64],
-    guess: &[f64],
-    with_sensitivities: bool,
+    sys: &S, spec: &PeriodicSpec, p: &[f64], guess: &[f64], with_sensitivities: bool,
 ) -> Result<Orbit, PeriodicError> {
     let fixed = solve(
         sys,

@@ -17,12 +17,7 @@ use ndarray::Array2;
 
 /// Writes the orbit's files into `stage`.
 pub fn write_orbit<S: HybridSystem>(
-    stage: &Staging,
-    name: &str,
-    sys: &S,
-    spec: &PeriodicSpec,
-    p: &[f64],
-    orbit: &Orbit,
+    stage: &Staging, name: &str, sys: &S, spec: &PeriodicSpec, p: &[f64], orbit: &Orbit,
     report: &OrbitReport,
 ) -> Result<(), PeriodicError> {
     stage.write_json("orbit.json", report)?;
@@ -114,9 +109,7 @@ pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Perio
 /// period), the convergence figure (`convergence.png`/`.svg`), and the orbit's files at
 /// the final parameters.
 pub fn write_gait(
-    stage: &Staging,
-    name: &str,
-    opt: &super::optimize::GaitOptimum,
+    stage: &Staging, name: &str, opt: &super::optimize::GaitOptimum,
 ) -> Result<(), PeriodicError> {
     stage.write_json("summary.json", opt)?;
     let mut header: Vec<String> = vec!["evaluation".into()];

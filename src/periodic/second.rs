@@ -46,10 +46,7 @@ struct Variational<'a, S: HybridSystem> {
 /// Value, Jacobian in x and derivative in t of a vector function at a dual point, by
 /// nested duals: n + 1 passes.
 fn jac_x_t<F>(
-    m: usize,
-    t: Dual64,
-    x: &[Dual64],
-    f: F,
+    m: usize, t: Dual64, x: &[Dual64], f: F,
 ) -> Result<(Vec<Dual64>, Vec<Vec<Dual64>>, Vec<Dual64>), ModelError>
 where
     F: Fn(Nested, &[Nested], &mut [Nested]) -> Result<(), ModelError>,
@@ -167,10 +164,7 @@ impl<S: HybridSystem> HybridRhs<Dual64> for Variational<'_, S> {
         Ok(())
     }
     fn newton_jacobian(
-        &self,
-        _ctx: &Ctx,
-        _t: f64,
-        _y: &[f64],
+        &self, _ctx: &Ctx, _t: f64, _y: &[f64],
     ) -> Result<NewtonJacobian, ModelError> {
         Err(ModelError::Unsupported {
             what: "the second-order pass runs the explicit method only".into(),
@@ -199,12 +193,7 @@ impl<S: HybridSystem> HybridRhs<Dual64> for Variational<'_, S> {
         }
     }
     fn event(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: Dual64,
-        y: &[Dual64],
-        terminal: bool,
+        &self, ctx: &Ctx, k: usize, t: Dual64, y: &[Dual64], terminal: bool,
     ) -> Result<(usize, Vec<Dual64>), ModelError> {
         if terminal {
             return Ok((ctx.mode, y.to_vec()));
@@ -229,13 +218,7 @@ pub struct MonodromyDerivative {
 
 /// Runs the dual pass (module docs).
 pub fn monodromy_derivative<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    x: &[f64],
-    dp: &[f64],
-    dx: &[f64],
+    sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], dp: &[f64], dx: &[f64],
 ) -> Result<MonodromyDerivative, PeriodicError> {
     let n = x.len();
     let aug = WithSectionGuard::new(sys, sec);

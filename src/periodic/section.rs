@@ -153,13 +153,7 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
     }
     #[inline]
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let mut b = Vec::new();
         self.base.flow(mode, t, x, u, self.params(p, &mut b), dx)
@@ -170,12 +164,7 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
         self.base.guard(mode, k, t, x, u, self.params(p, &mut b))
     }
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let mut b = Vec::new();
         self.base.reset(mode, k, t, x, self.params(p, &mut b))
@@ -203,13 +192,7 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
         Ok(())
     }
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let mut b = Vec::new();
         self.base

@@ -56,12 +56,7 @@ pub struct OrbitSensitivities {
 
 /// Computes [`OrbitSensitivities`] at a converged orbit (module docs).
 pub fn orbit_sensitivities<S: HybridSystem>(
-    sys: &S,
-    sec: &Section,
-    opts: &MapOptions,
-    p: &[f64],
-    fp: &FixedPoint,
-    spec: &Spectrum,
+    sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], fp: &FixedPoint, spec: &Spectrum,
     params: &[usize],
 ) -> Result<OrbitSensitivities, PeriodicError> {
     let n = fp.x.len();

@@ -152,12 +152,7 @@ fn hyperplane(h: &RawHyperplane, d: &Dims, file: &str) -> Result<Hyperplane, Per
 /// On a hyperplane: `n − 1` free components must leave one with a nonzero coefficient
 /// (solved from `n·x = c`), and the guess must lie on the hyperplane (to `zero_tol`).
 fn check_hyperplane(
-    h: &Hyperplane,
-    free: &[usize],
-    guess: &[f64],
-    d: &Dims,
-    zero_tol: f64,
-    file: &str,
+    h: &Hyperplane, free: &[usize], guess: &[f64], d: &Dims, zero_tol: f64, file: &str,
 ) -> Result<(), PeriodicError> {
     let err = section_error(file);
     if free.len() + 1 == d.nx() && h.dependent(free).is_none() {

@@ -58,9 +58,7 @@ pub fn eigenvalues(m: &DMatrix<f64>) -> Vec<Complex<f64>> {
 /// components do not chart the section: `rank DP` (singular values above `1e-8 σ_max`)
 /// differs from their number, or `A` is rank-deficient.
 pub fn section_jacobian(
-    dp: &DMatrix<f64>,
-    free: &[usize],
-    names: &[String],
+    dp: &DMatrix<f64>, free: &[usize], names: &[String],
 ) -> Result<DMatrix<f64>, PeriodicError> {
     let r = free.len();
     let bad = |detail: String| PeriodicError::BadSection {
@@ -89,9 +87,7 @@ pub fn section_jacobian(
 /// `DP_Σ = π DP E` in the hyperplane's chart (module docs); `None` unless `free` lists
 /// `n − 1` components and the remaining one has a nonzero coefficient.
 pub fn hyperplane_jacobian(
-    dp: &DMatrix<f64>,
-    h: &Hyperplane,
-    free: &[usize],
+    dp: &DMatrix<f64>, h: &Hyperplane, free: &[usize],
 ) -> Option<DMatrix<f64>> {
     let e = h.chart(free)?;
     let r = free.len();
@@ -102,9 +98,7 @@ pub fn hyperplane_jacobian(
 /// `DP_Σ` of the section `sec`: in the hyperplane's chart for a hyperplane section with
 /// `n − 1` free components, else `A DP A⁺` ([`section_jacobian`]).
 pub fn section_jacobian_on(
-    dp: &DMatrix<f64>,
-    sec: &Section,
-    names: &[String],
+    dp: &DMatrix<f64>, sec: &Section, names: &[String],
 ) -> Result<DMatrix<f64>, PeriodicError> {
     match sec
         .hyperplane()
@@ -118,9 +112,7 @@ pub fn section_jacobian_on(
 /// Multipliers and classification of an orbit on the section `sec` from its `DP`
 /// ([`section_jacobian_on`]).
 pub fn spectrum_on(
-    dp: &DMatrix<f64>,
-    sec: &Section,
-    names: &[String],
+    dp: &DMatrix<f64>, sec: &Section, names: &[String],
 ) -> Result<Spectrum, PeriodicError> {
     Ok(classify(section_jacobian_on(dp, sec, names)?, dp))
 }
@@ -128,9 +120,7 @@ pub fn spectrum_on(
 /// Multipliers and classification of an orbit from its `DP` with `DP_Σ = A DP A⁺`
 /// (module docs).
 pub fn spectrum(
-    dp: &DMatrix<f64>,
-    free: &[usize],
-    names: &[String],
+    dp: &DMatrix<f64>, free: &[usize], names: &[String],
 ) -> Result<Spectrum, PeriodicError> {
     Ok(classify(section_jacobian(dp, free, names)?, dp))
 }
@@ -171,9 +161,7 @@ fn null_vector(a: &DMatrix<Complex<f64>>) -> nalgebra::DVector<Complex<f64>> {
 /// `λ` is not simple to the measured accuracy (`|wᴴ v|` below `1e-8`: a derivative does
 /// not exist there).
 pub fn eigenvalue_derivative(
-    m: &DMatrix<f64>,
-    lambda: Complex<f64>,
-    dm: &DMatrix<f64>,
+    m: &DMatrix<f64>, lambda: Complex<f64>, dm: &DMatrix<f64>,
 ) -> Option<Complex<f64>> {
     let n = m.nrows();
     let shifted = DMatrix::from_fn(n, n, |i, j| {

@@ -376,10 +376,7 @@ pub fn log_tick_labels(lo: f64, hi: f64) -> Vec<String> {
 
 /// The legend goes into the corner of the plot area with the fewest data points.
 fn legend_corner(
-    series: &[PreparedSeries],
-    x: (f64, f64),
-    y: (f64, f64),
-    log: bool,
+    series: &[PreparedSeries], x: (f64, f64), y: (f64, f64), log: bool,
 ) -> SeriesLabelPosition {
     let ty = |v: f64| if log { v.log10() } else { v };
     let (y0, y1) = (ty(y.0), ty(y.1));

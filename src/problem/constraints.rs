@@ -12,10 +12,7 @@ use crate::optimize::ThetaEntry;
 
 /// The constraints in file order.
 pub(super) fn entries(
-    specs: &[ConstraintSpec],
-    dims: &Dims,
-    theta: &[ThetaEntry],
-    free_time: Option<FreeTime>,
+    specs: &[ConstraintSpec], dims: &Dims, theta: &[ThetaEntry], free_time: Option<FreeTime>,
     doc: &Document<'_>,
 ) -> Result<Vec<Constraint>, Error> {
     let mut out: Vec<Constraint> = Vec::new();
@@ -54,9 +51,7 @@ pub(super) fn entries(
 
 /// The functional, and the details its default name shows (`ground#2`, `y`).
 fn kind(
-    r: &Resolver<'_, '_>,
-    spec: &ConstraintSpec,
-    theta: &[ThetaEntry],
+    r: &Resolver<'_, '_>, spec: &ConstraintSpec, theta: &[ThetaEntry],
 ) -> Result<(ConstraintKind, String), Error> {
     use ConstraintSpec as C;
     let event_name = |g: &GuardSpec, occ: usize| match g {
@@ -122,9 +117,7 @@ fn kind(
 
 /// `equals`, or `lower` and/or `upper`: finite, ordered, not both kinds.
 fn bounds(
-    r: &Resolver<'_, '_>,
-    spec: &ConstraintSpec,
-    kind: ConstraintKind,
+    r: &Resolver<'_, '_>, spec: &ConstraintSpec, kind: ConstraintKind,
 ) -> Result<ConstraintBounds, Error> {
     let (equals, lower, upper, _) = spec.bounds();
     for (k, v) in [("equals", equals), ("lower", lower), ("upper", upper)] {

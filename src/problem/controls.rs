@@ -10,11 +10,7 @@ use crate::optimize::ThetaEntry;
 
 /// The grid, if the system has controls; its coefficients are appended to `theta`.
 pub(super) fn grid(
-    spec: Option<&ControlSpec>,
-    sim: &SimulationSpec,
-    kind: &str,
-    dims: &Dims,
-    doc: &Document<'_>,
+    spec: Option<&ControlSpec>, sim: &SimulationSpec, kind: &str, dims: &Dims, doc: &Document<'_>,
     theta: &mut Vec<ThetaEntry>,
 ) -> Result<Option<ControlGrid>, Error> {
     let Some(cs) = spec else {

@@ -34,10 +34,7 @@ impl CostEntry {
 
 /// The terms in file order.
 pub(super) fn entries(
-    specs: &[CostSpec],
-    dims: &Dims,
-    theta: &[ThetaEntry],
-    doc: &Document<'_>,
+    specs: &[CostSpec], dims: &Dims, theta: &[ThetaEntry], doc: &Document<'_>,
 ) -> Result<Vec<CostEntry>, Error> {
     specs
         .iter()
@@ -235,10 +232,7 @@ impl Resolver<'_, '_> {
 
 /// `[reference.params]` (needed by, and only by, a tracking term).
 pub(super) fn reference(
-    spec: Option<&ReferenceSpec>,
-    costs: &[CostEntry],
-    dims: &Dims,
-    doc: &Document<'_>,
+    spec: Option<&ReferenceSpec>, costs: &[CostEntry], dims: &Dims, doc: &Document<'_>,
 ) -> Result<Option<BTreeMap<String, f64>>, Error> {
     let Some(r) = spec else {
         if costs.iter().any(CostEntry::is_track) {

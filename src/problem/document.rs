@@ -99,10 +99,7 @@ impl<'a> Document<'a> {
     /// `kind = "x"` and the settings → `{ x = { settings } }` (the key `x` carries the span
     /// of the kind's value, so that an unknown kind is reported at it).
     fn retag(
-        &self,
-        v: &mut Spanned<DeValue<'a>>,
-        path: &[Seg],
-        kinds: &[&str],
+        &self, v: &mut Spanned<DeValue<'a>>, path: &[Seg], kinds: &[&str],
     ) -> Result<(), Error> {
         let span = v.span();
         let DeValue::Table(t) = v.get_mut() else {
@@ -277,16 +274,12 @@ pub fn variants<T: DeserializeOwned>() -> &'static [&'static str] {
     impl<'de> serde::Deserializer<'de> for &mut Probe {
         type Error = serde::de::value::Error;
         fn deserialize_any<V: serde::de::Visitor<'de>>(
-            self,
-            _: V,
+            self, _: V,
         ) -> Result<V::Value, Self::Error> {
             Err(serde::de::Error::custom("not an enum"))
         }
         fn deserialize_enum<V: serde::de::Visitor<'de>>(
-            self,
-            _name: &'static str,
-            variants: &'static [&'static str],
-            _: V,
+            self, _name: &'static str, variants: &'static [&'static str], _: V,
         ) -> Result<V::Value, Self::Error> {
             self.0 = Some(variants);
             Err(serde::de::Error::custom("probed"))

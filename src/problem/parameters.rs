@@ -11,10 +11,7 @@ use std::collections::BTreeMap;
 
 /// The entries of θ for the system's parameters, in the engine's order.
 pub(super) fn entries(
-    given: &BTreeMap<String, ParamSpec>,
-    system: &Builtin,
-    dims: &Dims,
-    doc: &Document<'_>,
+    given: &BTreeMap<String, ParamSpec>, system: &Builtin, dims: &Dims, doc: &Document<'_>,
 ) -> Result<Vec<ThetaEntry>, Error> {
     let kind = system.kind();
     for name in given.keys() {
@@ -57,10 +54,7 @@ pub(super) fn entries(
 
 /// A checked entry: a finite value strictly inside finite, ordered bounds.
 pub(super) fn entry(
-    name: &str,
-    ps: &ParamSpec,
-    path: &[Seg],
-    doc: &Document<'_>,
+    name: &str, ps: &ParamSpec, path: &[Seg], doc: &Document<'_>,
 ) -> Result<ThetaEntry, Error> {
     let bad = |m: String| doc.error(path, format!("parameter `{name}`: {m}"));
     if !ps.value.is_finite() {

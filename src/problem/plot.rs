@@ -18,9 +18,7 @@ pub(super) struct PlotSettings {
 
 /// The outputs' indices (default: the first six), the geometry and the loops, if any.
 pub(super) fn read(
-    spec: Option<&PlotSpec>,
-    dims: &Dims,
-    doc: &Document<'_>,
+    spec: Option<&PlotSpec>, dims: &Dims, doc: &Document<'_>,
 ) -> Result<PlotSettings, Error> {
     let Some(p) = spec else {
         return Ok(PlotSettings {

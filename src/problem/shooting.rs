@@ -11,9 +11,7 @@ use std::path::Path;
 
 /// The settings of a `[shooting]` table.
 pub(super) fn read(
-    spec: &ShootingSpec,
-    dims: &Dims,
-    doc: &Document<'_>,
+    spec: &ShootingSpec, dims: &Dims, doc: &Document<'_>,
 ) -> Result<Shooting, Error> {
     let at = |k: &str| [key("shooting"), key(k)];
     let nodes = match (spec.segments, &spec.nodes) {

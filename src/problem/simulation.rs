@@ -8,9 +8,7 @@ use crate::model::Dims;
 
 /// The checked horizon and options.
 pub(super) fn options(
-    sim: &SimulationSpec,
-    dims: &Dims,
-    doc: &Document<'_>,
+    sim: &SimulationSpec, dims: &Dims, doc: &Document<'_>,
 ) -> Result<(SolverOptions, EventOptions), Error> {
     let at = |k: &str| [key("simulation"), key(k)];
     let t_end = sim.t_end.value();
@@ -56,8 +54,7 @@ pub(super) fn options(
 /// A free final time (`t_end = { value, optimize = true, lower, upper }`), checked:
 /// finite bounds with t0 < lower ≤ value ≤ upper, and no `stop_after`.
 pub(super) fn free_time(
-    sim: &SimulationSpec,
-    doc: &Document<'_>,
+    sim: &SimulationSpec, doc: &Document<'_>,
 ) -> Result<Option<crate::constraint::FreeTime>, Error> {
     let super::schema::TEndSpec::Table(t) = sim.t_end else {
         return Ok(None);

@@ -139,12 +139,8 @@ struct AdjointScratch {
 impl<'r, 's, 'a, S: HybridSystem> AdjointRhs<'r, 's, 'a, S> {
     /// The backward system on segment `seg` in layout `lay` (see [`Packing::new`]).
     fn on_segment(
-        setup: &'s Setup<'a, S>,
-        seg: &'r Segment<f64>,
-        plain: &'r Plain<'s, 'a, S, f64>,
-        theta: &'r [f64],
-        lay: Layout,
-        scratch: &'r RefCell<AdjointScratch>,
+        setup: &'s Setup<'a, S>, seg: &'r Segment<f64>, plain: &'r Plain<'s, 'a, S, f64>,
+        theta: &'r [f64], lay: Layout, scratch: &'r RefCell<AdjointScratch>,
     ) -> Self {
         let ctx = seg.ctx();
         {
@@ -262,9 +258,7 @@ fn smooth_error<S: HybridSystem>(setup: &Setup<'_, S>, mode: usize, e: SmoothErr
 
 /// dψ_i/dθ for every objective by the adjoint, from a forward run `traj` of X at θ.
 pub fn adjoint_gradients<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64],
 ) -> Result<(Vec<Vec<f64>>, Stats), Error> {
     adjoint_impl(setup, traj, theta, false, &[]).map(|(g, s, _)| (g, s))
 }
@@ -282,10 +276,7 @@ pub struct PieceOverride<'p> {
 /// the recorded order's jumps at simultaneous events (theory §7: the gradient of one piece
 /// of a nonsmooth ψ). With no overrides this is [`adjoint_gradients`].
 pub fn adjoint_piece_gradients<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
-    overrides: &[PieceOverride<'_>],
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64], overrides: &[PieceOverride<'_>],
 ) -> Result<Vec<Vec<f64>>, Error> {
     adjoint_impl(setup, traj, theta, false, overrides).map(|(g, _, _)| g)
 }
@@ -297,9 +288,7 @@ pub type MuHistory = Vec<(f64, Vec<f64>)>;
 
 /// Gradients together with the μ_p(t) histories of [`adjoint_gradients`].
 pub fn adjoint_with_history<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64],
 ) -> Result<(Vec<Vec<f64>>, Vec<MuHistory>), Error> {
     adjoint_impl(setup, traj, theta, true, &[]).map(|(g, _, h)| (g, h))
 }
@@ -307,12 +296,8 @@ pub fn adjoint_with_history<S: HybridSystem>(
 /// Backward across the events at a segment's end, every column at once: the transposed
 /// jumps of the recorded order, or the transpose of a piece's composed map.
 fn across_events(
-    seg: &Segment<f64>,
-    jump: &dyn Fn(usize) -> Result<Jump, Error>,
-    seeds: &ObjectiveSeeds,
-    overrides: &[PieceOverride<'_>],
-    lam: &mut DMatrix<f64>,
-    mu: &mut DMatrix<f64>,
+    seg: &Segment<f64>, jump: &dyn Fn(usize) -> Result<Jump, Error>, seeds: &ObjectiveSeeds,
+    overrides: &[PieceOverride<'_>], lam: &mut DMatrix<f64>, mu: &mut DMatrix<f64>,
 ) -> Result<(), Error> {
     let over = overrides
         .iter()
@@ -363,10 +348,7 @@ fn column_scale(lam: &[f64]) -> f64 {
 }
 
 fn adjoint_impl<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
-    record: bool,
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64], record: bool,
     overrides: &[PieceOverride<'_>],
 ) -> Result<(Vec<Vec<f64>>, Stats, Vec<MuHistory>), Error> {
     let (nx, np) = (setup.nx(), setup.np());
@@ -434,11 +416,7 @@ fn adjoint_impl<S: HybridSystem>(
 /// `dψ_j/dθ = λ_j(t0)ᵀ dX0/dθ + μ_j(t0)` plus the objectives' direct parameter terms
 /// (theory.md §4, the adjoint's value at t0).
 fn initial_gradients<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    dx0: &DMatrix<f64>,
-    lam: &DMatrix<f64>,
-    mu: &DMatrix<f64>,
+    setup: &Setup<'_, S>, theta: &[f64], dx0: &DMatrix<f64>, lam: &DMatrix<f64>, mu: &DMatrix<f64>,
 ) -> Vec<Vec<f64>> {
     let (nx, np) = (setup.nx(), setup.np());
     let mut out = Vec::with_capacity(setup.objectives.len());

@@ -45,9 +45,7 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
 
     /// The columns `S D` for the directions `dirs` (nθ×k), checked: nθ rows, finite.
     pub fn along(
-        setup: &'s Setup<'a, S>,
-        theta: &[f64],
-        dirs: DMatrix<f64>,
+        setup: &'s Setup<'a, S>, theta: &[f64], dirs: DMatrix<f64>,
     ) -> Result<Self, Error> {
         let nth = setup.ntheta();
         if dirs.nrows() != nth {
@@ -170,11 +168,7 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
 
     /// [`Self::rhs`] with `L` columns per vector-dual pass.
     fn columns_by<const L: usize>(
-        &self,
-        ctx: &Ctx,
-        t: f64,
-        y: &[f64],
-        dy: &mut [f64],
+        &self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64],
     ) -> Result<(), ModelError> {
         let n = self.setup.n();
         let nth = self.setup.ntheta();
@@ -212,10 +206,7 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
 
     /// The block-diagonal Newton Jacobian: `F_X` repeated 1 + k times (implicit methods).
     pub fn newton_jacobian(
-        &self,
-        ctx: &Ctx,
-        t: f64,
-        y: &[f64],
+        &self, ctx: &Ctx, t: f64, y: &[f64],
     ) -> Result<NewtonJacobian, ModelError> {
         let n = self.setup.n();
         Ok(NewtonJacobian {
@@ -228,10 +219,7 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
     /// Every objective's derivative along the columns (module docs), from the seeds on the
     /// trajectory, the final columns `s_f` and the columns before each event `s_minus(i)`.
     pub fn derivatives(
-        &self,
-        seeds: &ObjectiveSeeds,
-        s_f: &DMatrix<f64>,
-        s_minus: impl Fn(usize) -> DMatrix<f64>,
+        &self, seeds: &ObjectiveSeeds, s_f: &DMatrix<f64>, s_minus: impl Fn(usize) -> DMatrix<f64>,
     ) -> Vec<Vec<f64>> {
         let mut out = Vec::with_capacity(self.setup.objectives.len());
         for (oi, obj) in self.setup.objectives.iter().enumerate() {
@@ -278,10 +266,7 @@ macro_rules! column_flow_rhs {
             self.flow.rhs(ctx, t, y, dy)
         }
         fn newton_jacobian(
-            &self,
-            ctx: &Ctx,
-            t: f64,
-            y: &[f64],
+            &self, ctx: &Ctx, t: f64, y: &[f64],
         ) -> Result<NewtonJacobian, ModelError> {
             self.flow.newton_jacobian(ctx, t, y)
         }

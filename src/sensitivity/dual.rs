@@ -25,8 +25,7 @@ pub struct DualResult {
 
 /// Runs one dual simulation per component of θ (in parallel).
 pub fn dual_gradients<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
+    setup: &Setup<'_, S>, theta: &[f64],
 ) -> Result<DualResult, Error> {
     if setup.solver.method == Method::Sdirk3 {
         return Err(Error::Unsupported {

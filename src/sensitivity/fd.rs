@@ -121,9 +121,7 @@ pub struct FdGradients {
 /// dψ_i/dθ_j by central differences (the rule of `opt`, see the module doc), all j in
 /// parallel.
 pub fn fd_gradients<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    opt: FdOptions,
+    setup: &Setup<'_, S>, theta: &[f64], opt: FdOptions,
 ) -> Result<Vec<Vec<f64>>, Error> {
     fd_gradients_with_stats(setup, theta, opt).map(|(g, _)| g)
 }
@@ -143,18 +141,14 @@ pub fn runs_per_parameter(opt: FdOptions) -> usize {
 /// [`fd_gradients`] together with the summed counters of every perturbed simulation (the
 /// unperturbed run is not among them).
 pub fn fd_gradients_with_stats<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    opt: FdOptions,
+    setup: &Setup<'_, S>, theta: &[f64], opt: FdOptions,
 ) -> Result<(Vec<Vec<f64>>, Stats), Error> {
     fd_gradients_detailed(setup, theta, opt).map(|r| (r.gradients, r.stats))
 }
 
 /// [`fd_gradients`] with each entry's error estimate and step.
 pub fn fd_gradients_detailed<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    opt: FdOptions,
+    setup: &Setup<'_, S>, theta: &[f64], opt: FdOptions,
 ) -> Result<FdGradients, Error> {
     if !opt.adaptive {
         let steps: Vec<f64> = theta.iter().map(|&v| opt.scale.step(opt.rel, v)).collect();
@@ -170,10 +164,7 @@ pub fn fd_gradients_detailed<S: HybridSystem>(
 /// [`fd_gradients_with_stats`] with a fixed step given per parameter (`steps[j]` for θ_j)
 /// and the stencil `order` (2 or 4).
 pub fn fd_gradients_with_steps<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    steps: &[f64],
-    order: usize,
+    setup: &Setup<'_, S>, theta: &[f64], steps: &[f64], order: usize,
 ) -> Result<(Vec<Vec<f64>>, Stats), Error> {
     fixed_steps(setup, theta, steps, order).map(|r| (r.gradients, r.stats))
 }
@@ -188,11 +179,7 @@ struct Column {
 
 /// The objectives at θ + s e_j, with the run's counters added to `stats`.
 fn perturbed<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    j: usize,
-    s: f64,
-    stats: &mut Stats,
+    setup: &Setup<'_, S>, theta: &[f64], j: usize, s: f64, stats: &mut Stats,
 ) -> Result<Vec<f64>, Error> {
     let mut t = theta.to_vec();
     t[j] += s;
@@ -203,11 +190,7 @@ fn perturbed<S: HybridSystem>(
 
 /// `D(h)` of every objective: `(ψ(θ + h e_j) − ψ(θ − h e_j)) / 2h`.
 fn central<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    j: usize,
-    h: f64,
-    stats: &mut Stats,
+    setup: &Setup<'_, S>, theta: &[f64], j: usize, h: f64, stats: &mut Stats,
 ) -> Result<Vec<f64>, Error> {
     let p = perturbed(setup, theta, j, h, stats)?;
     let m = perturbed(setup, theta, j, -h, stats)?;
@@ -286,10 +269,7 @@ fn ladder<S: HybridSystem>(setup: &Setup<'_, S>, theta: &[f64], j: usize) -> Res
 
 /// The fixed-step stencils: `D(h)` (order 2), or the pair (2h, h) extrapolated (order 4).
 fn fixed_steps<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    steps: &[f64],
-    order: usize,
+    setup: &Setup<'_, S>, theta: &[f64], steps: &[f64], order: usize,
 ) -> Result<FdGradients, Error> {
     if steps.len() != theta.len() {
         return Err(Error::Invalid(format!(
@@ -331,10 +311,7 @@ fn fixed_steps<S: HybridSystem>(
 
 /// The columns as `[objective][parameter]` arrays.
 fn assemble(
-    no: usize,
-    nth: usize,
-    cols: Vec<Result<Column, Error>>,
-    estimates: bool,
+    no: usize, nth: usize, cols: Vec<Result<Column, Error>>, estimates: bool,
 ) -> Result<FdGradients, Error> {
     let mut out = FdGradients {
         gradients: vec![vec![0.0; nth]; no],

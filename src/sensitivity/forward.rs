@@ -33,12 +33,7 @@ impl<'s, 'a, S: HybridSystem> std::ops::Deref for SensRhs<'s, 'a, S> {
 impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
     column_flow_rhs!();
     fn event(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: f64,
-        y: &[f64],
-        terminal: bool,
+        &self, ctx: &Ctx, k: usize, t: f64, y: &[f64], terminal: bool,
     ) -> Result<(usize, Vec<f64>), ModelError> {
         let n = self.setup.n();
         let mut jump = Jump::at(self.setup, ctx, k, t, &y[..n], &self.theta, terminal)?;
@@ -125,8 +120,7 @@ impl ForwardResult {
 /// Runs X and S together and assembles dψ/dθ = Z(tf) + Φ_X S(tf) + Φ_θ + Σ E-terms,
 /// keeping the dense output of (X, S) for figures ([`ForwardResult::sensitivity_at`]).
 pub fn forward_sensitivity<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
+    setup: &Setup<'_, S>, theta: &[f64],
 ) -> Result<ForwardResult, Error> {
     forward_sensitivity_keeping(setup, theta, Checkpointing::Never)
 }
@@ -136,17 +130,14 @@ pub fn forward_sensitivity<S: HybridSystem>(
 /// the interpolants, so its memory does not grow with n(1 + nθ) per step. Its trajectory
 /// is not dense ([`Trajectory::is_dense`]): whoever needs states in between simulates.
 pub fn forward_sensitivity_lean<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
+    setup: &Setup<'_, S>, theta: &[f64],
 ) -> Result<ForwardResult, Error> {
     forward_sensitivity_keeping(setup, theta, Checkpointing::Every(32))
 }
 
 /// [`forward_sensitivity`] keeping the dense output under `keep`.
 fn forward_sensitivity_keeping<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    keep: Checkpointing,
+    setup: &Setup<'_, S>, theta: &[f64], keep: Checkpointing,
 ) -> Result<ForwardResult, Error> {
     setup.check_theta(theta.len())?;
     let n = setup.n();

@@ -44,12 +44,7 @@ impl Jump {
     /// evaluating f⁻ and f⁺. A terminal event has the identity reset and f⁺ = 0, so that
     /// the jump maps the sensitivities to those of x(t_e(θ)): `S⁺ = S⁻ + f⁻ τ`.
     pub fn at<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        ctx: &Ctx,
-        k: usize,
-        t: f64,
-        x_minus: &[f64],
-        theta: &[f64],
+        setup: &Setup<'_, S>, ctx: &Ctx, k: usize, t: f64, x_minus: &[f64], theta: &[f64],
         terminal: bool,
     ) -> Result<Jump, ModelError> {
         let mut f_minus = vec![0.0; setup.n()];
@@ -68,10 +63,7 @@ impl Jump {
     /// the segment's context, X⁻, and the slopes f⁻ and f⁺ (the first n components of
     /// each, so a tape of (X, S) serves too). No right-hand side is evaluated again.
     pub fn from_record<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        traj: &Trajectory,
-        i: usize,
-        theta: &[f64],
+        setup: &Setup<'_, S>, traj: &Trajectory, i: usize, theta: &[f64],
     ) -> Result<Jump, ModelError> {
         let n = setup.n();
         let e = &traj.events[i];
@@ -91,9 +83,7 @@ impl Jump {
     /// Every event's jump on a trajectory's tape, built once and shared by every consumer
     /// (the τ report, the objectives' seeds, the backward pass).
     pub fn tape<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        traj: &Trajectory,
-        theta: &[f64],
+        setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64],
     ) -> Result<Vec<Jump>, Error> {
         (0..traj.events.len())
             .map(|i| {
@@ -109,10 +99,7 @@ impl Jump {
     /// The guard's and reset's Jacobians at the event, combined with the slopes; f⁺ is
     /// evaluated at X⁺ when not given.
     fn with_slopes<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        at: &EventPoint<'_>,
-        theta: &[f64],
-        f_minus: DVector<f64>,
+        setup: &Setup<'_, S>, at: &EventPoint<'_>, theta: &[f64], f_minus: DVector<f64>,
         f_plus: Option<DVector<f64>>,
     ) -> Result<Jump, ModelError> {
         let (n, nth) = (setup.n(), setup.ntheta());
@@ -158,15 +145,8 @@ impl Jump {
     /// Assembles Ξ and Ξ_θ from the reset's Jacobians and the fields on both sides.
     #[allow(clippy::too_many_arguments)]
     pub fn from_parts(
-        mode_after: usize,
-        x_plus: DVector<f64>,
-        f_minus: DVector<f64>,
-        f_plus: DVector<f64>,
-        guard: ScalarJac,
-        gdot: f64,
-        rt: &DVector<f64>,
-        rx: &DMatrix<f64>,
-        rtheta: &DMatrix<f64>,
+        mode_after: usize, x_plus: DVector<f64>, f_minus: DVector<f64>, f_plus: DVector<f64>,
+        guard: ScalarJac, gdot: f64, rt: &DVector<f64>, rx: &DMatrix<f64>, rtheta: &DMatrix<f64>,
     ) -> Jump {
         // v = R_X f⁻ + R_t − f⁺
         let v = rx * &f_minus + rt - &f_plus;
@@ -201,9 +181,7 @@ impl Jump {
     /// Adjoint map going backward across the event (theory §4):
     /// λ⁻ = Ξᵀλ⁺ + c_X,  μ⁻ = μ⁺ + Ξ_θᵀλ⁺ + c_θ, with `c` from [`Jump::event_cost`].
     pub fn adjoint(
-        &self,
-        lambda_plus: &DVector<f64>,
-        mu_plus: &DVector<f64>,
+        &self, lambda_plus: &DVector<f64>, mu_plus: &DVector<f64>,
         c: Option<&(DVector<f64>, DVector<f64>)>,
     ) -> (DVector<f64>, DVector<f64>) {
         let mut l = DMatrix::from_column_slice(lambda_plus.len(), 1, lambda_plus.as_slice());
@@ -216,9 +194,7 @@ impl Jump {
     /// in place: Λ⁻ = ΞᵀΛ⁺ + C_X,  M⁻ = M⁺ + Ξ_θᵀΛ⁺ + C_θ, column j's event cost from
     /// the j-th of `costs`.
     pub fn adjoint_columns<'c>(
-        &self,
-        lam: &mut DMatrix<f64>,
-        mu: &mut DMatrix<f64>,
+        &self, lam: &mut DMatrix<f64>, mu: &mut DMatrix<f64>,
         costs: impl IntoIterator<Item = Option<&'c (DVector<f64>, DVector<f64>)>>,
     ) {
         *mu += self.xi_theta.tr_mul(lam);

@@ -109,9 +109,7 @@ pub struct EventSensitivity {
 
 /// Maps a model failure to a located error.
 pub(crate) fn located<'s, S: HybridSystem>(
-    setup: &'s Setup<'_, S>,
-    t: f64,
-    mode: usize,
+    setup: &'s Setup<'_, S>, t: f64, mode: usize,
 ) -> impl Fn(ModelError) -> Error + 's {
     move |e| Error::Model {
         t,
@@ -124,12 +122,7 @@ pub(crate) fn located<'s, S: HybridSystem>(
 /// context `ctx`: the term's own derivatives chained through the outputs' Jacobians.
 /// `as_terminal`: evaluate a terminal term (Φ) rather than an event term (E).
 pub fn term_jacobian<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    term: &Term,
-    ctx: &Ctx,
-    t: f64,
-    xx: &[f64],
-    theta: &[f64],
+    setup: &Setup<'_, S>, term: &Term, ctx: &Ctx, t: f64, xx: &[f64], theta: &[f64],
     as_terminal: bool,
 ) -> Result<ScalarJac, Error> {
     let outs = setup
@@ -144,11 +137,7 @@ pub fn term_jacobian<S: HybridSystem>(
 /// term `T(t, y)`, `T_t = ∂T/∂t + Σ_k ∂T/∂y_k h_{k,t}`, `T_X = Σ_k ∂T/∂y_k h_{k,X}`, `T_θ`
 /// likewise.
 pub(crate) fn term_jacobian_from(
-    term: &Term,
-    t: f64,
-    outs: &[ScalarJac],
-    (n, nth): (usize, usize),
-    as_terminal: bool,
+    term: &Term, t: f64, outs: &[ScalarJac], (n, nth): (usize, usize), as_terminal: bool,
 ) -> ScalarJac {
     let ny = outs.len();
     let f = |td: Dual64, yd: &[Dual64]| -> Dual64 {
@@ -204,9 +193,7 @@ pub(crate) fn term_jacobian_from(
 /// assert_eq!(direct.tau.unwrap().len(), adjoint.trajectory.events.len());
 /// ```
 pub fn evaluate<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    method: GradientMethod,
+    setup: &Setup<'_, S>, theta: &[f64], method: GradientMethod,
 ) -> Result<Evaluation, Error> {
     evaluate_with(setup, theta, &EvaluateOptions::new(method))
 }
@@ -215,9 +202,7 @@ pub fn evaluate<S: HybridSystem>(
 /// witnesses it asks for (each compared with the method's gradient) and τ when asked
 /// (one direct pass if the method does not give it). The timing covers the method alone.
 pub fn evaluate_with<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    options: &EvaluateOptions,
+    setup: &Setup<'_, S>, theta: &[f64], options: &EvaluateOptions,
 ) -> Result<Evaluation, Error> {
     setup.validate()?;
     let mut ev = evaluate_by(setup, theta, options.method, options.fd)?;
@@ -239,10 +224,7 @@ pub fn evaluate_with<S: HybridSystem>(
 
 /// One method's evaluation, timed.
 fn evaluate_by<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    method: GradientMethod,
-    fd_options: fd::FdOptions,
+    setup: &Setup<'_, S>, theta: &[f64], method: GradientMethod, fd_options: fd::FdOptions,
 ) -> Result<Evaluation, Error> {
     if setup.objectives.is_empty() {
         return Err(Error::NoObjective);
@@ -337,9 +319,7 @@ fn evaluate_by<S: HybridSystem>(
 /// when the dual runs did not locate the same number of events (they follow the plain run's
 /// step sequence, so they do unless an event is at the edge of being missed).
 fn dual_event_sensitivities(
-    traj: &Trajectory,
-    event_tau: &[Vec<f64>],
-    ntheta: usize,
+    traj: &Trajectory, event_tau: &[Vec<f64>], ntheta: usize,
 ) -> Option<Vec<EventSensitivity>> {
     let empty = vec![Vec::new(); traj.events.len()];
     let taus = if ntheta == 0 { &empty[..] } else { event_tau };

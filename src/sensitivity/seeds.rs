@@ -37,10 +37,7 @@ impl ObjectiveSeeds {
         J: std::borrow::Borrow<Jump>,
         F: Fn(usize) -> Result<J, Error>,
     >(
-        setup: &Setup<'_, S>,
-        traj: &Trajectory,
-        theta: &[f64],
-        jump: F,
+        setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64], jump: F,
     ) -> Result<Self, Error> {
         let (n, nx, nth) = (setup.n(), setup.nx(), setup.ntheta());
         let no = setup.objectives.len();
@@ -111,9 +108,7 @@ impl ObjectiveSeeds {
 
 /// The outputs' Jacobians at the final state, in the final mode and interval.
 fn final_outputs<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64],
 ) -> Result<Vec<ScalarJac>, Error> {
     let seg = traj.segments.last().expect("a segment");
     let ctx = Ctx {

@@ -48,10 +48,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// y_ref(t) must pass it on.
     #[inline]
     pub(super) fn reference_output<D: Scalar>(
-        &self,
-        term: &Term,
-        ctx: &Ctx,
-        t: D,
+        &self, term: &Term, ctx: &Ctx, t: D,
     ) -> Result<D, ModelError> {
         let Term::Track {
             output, reference, ..
@@ -84,9 +81,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// Reference outputs y_ref(t) of the running terms (0 for terms that track nothing).
     pub(super) fn reference_outputs<D: Scalar>(
-        &self,
-        ctx: &Ctx,
-        t: D,
+        &self, ctx: &Ctx, t: D,
     ) -> Result<Vec<D>, ModelError> {
         let mut yref = vec![D::zero(); self.running.len()];
         self.reference_outputs_into(ctx, t, &mut yref)?;
@@ -96,10 +91,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// [`Self::reference_outputs`] into a slice (no allocation unless a term tracks).
     #[inline]
     fn reference_outputs_into<D: Scalar>(
-        &self,
-        ctx: &Ctx,
-        t: D,
-        yref: &mut [D],
+        &self, ctx: &Ctx, t: D, yref: &mut [D],
     ) -> Result<(), ModelError> {
         for (r, &(o, term)) in yref.iter_mut().zip(&self.running) {
             *r = self.reference_output(&self.objectives[o].terms[term], ctx, t)?;
@@ -110,14 +102,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// `F(t, x, u, p) = (f, L_1, …)` with u an independent argument and the tracking
     /// references given.
     pub(super) fn flow_u<D: Scalar>(
-        &self,
-        ctx: &Ctx,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        yref: &[D],
-        out: &mut [D],
+        &self, ctx: &Ctx, t: D, x: &[D], u: &[D], p: &[D], yref: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let ny = if self.running.is_empty() {
             0
@@ -131,15 +116,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// terms; unused otherwise).
     #[allow(clippy::too_many_arguments)]
     fn flow_u_into<D: Scalar>(
-        &self,
-        ctx: &Ctx,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        yref: &[D],
-        out: &mut [D],
-        y: &mut [D],
+        &self, ctx: &Ctx, t: D, x: &[D], u: &[D], p: &[D], yref: &[D], out: &mut [D], y: &mut [D],
     ) -> Result<(), ModelError> {
         let nx = self.nx();
         self.sys.flow(ctx.mode, t, x, u, p, &mut out[..nx])?;
@@ -157,12 +134,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// `F(t, X, θ)`: the right-hand side of X. Its buffers (u, the references, the
     /// outputs) live on the stack for small systems, so a step does not allocate.
     pub fn rhs<D: Scalar>(
-        &self,
-        ctx: &Ctx,
-        t: D,
-        xx: &[D],
-        theta: &[D],
-        out: &mut [D],
+        &self, ctx: &Ctx, t: D, xx: &[D], theta: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let (nx, np, nu, nr) = (self.nx(), self.np(), self.nu(), self.running.len());
         let ny = if nr == 0 { 0 } else { self.dims.outputs.len() };
@@ -178,11 +150,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// `F` and its Jacobians (exact, dual numbers) at real values.
     pub fn flow_jacobian(
-        &self,
-        ctx: &Ctx,
-        t: f64,
-        xx: &[f64],
-        theta: &[f64],
+        &self, ctx: &Ctx, t: f64, xx: &[f64], theta: &[f64],
     ) -> Result<FlowJac, ModelError> {
         let u = self.controls_at(ctx, t, theta);
         let n = self.n();
@@ -237,14 +205,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// Chain rule from (t, x, u, p)-gradients to (t, X, θ)-gradients of a scalar function
     /// of u(t; c): `d/dt` gains `g_u u̇`, `d/dc` is `g_u φ(t)`.
     pub(super) fn lift_scalar(
-        &self,
-        ctx: &Ctx,
-        t: f64,
-        value: f64,
-        gt: f64,
-        gx: &[f64],
-        gu: &[f64],
-        gp: &[f64],
+        &self, ctx: &Ctx, t: f64, value: f64, gt: f64, gx: &[f64], gu: &[f64], gp: &[f64],
         theta: &[f64],
     ) -> ScalarJac {
         let n = self.n();
@@ -279,12 +240,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// Guard k and its gradients with respect to t, X, θ.
     pub fn guard_jacobian(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: f64,
-        xx: &[f64],
-        theta: &[f64],
+        &self, ctx: &Ctx, k: usize, t: f64, xx: &[f64], theta: &[f64],
     ) -> Result<ScalarJac, ModelError> {
         /// Guard k in the mode of the event as a [`ScalarFn`].
         struct GuardFn<'s, S> {
@@ -294,12 +250,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         }
         impl<S: HybridSystem> ScalarFn for GuardFn<'_, S> {
             fn call<D: Scalar>(
-                &self,
-                t: D,
-                x: &[D],
-                u: &[D],
-                p: &[D],
-                o: &mut [D],
+                &self, t: D, x: &[D], u: &[D], p: &[D], o: &mut [D],
             ) -> Result<(), ModelError> {
                 o[0] = self.sys.guard(self.mode, self.k, t, x, u, p);
                 Ok(())
@@ -327,11 +278,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// Output `i` and its gradients with respect to t, X, θ, in mode `ctx.mode`.
     pub fn output_jacobian(
-        &self,
-        ctx: &Ctx,
-        t: f64,
-        xx: &[f64],
-        theta: &[f64],
+        &self, ctx: &Ctx, t: f64, xx: &[f64], theta: &[f64],
     ) -> Result<Vec<ScalarJac>, ModelError> {
         /// The outputs in the mode of `ctx` as a [`ScalarFn`].
         struct OutputsFn<'s, S> {
@@ -340,12 +287,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         }
         impl<S: HybridSystem> ScalarFn for OutputsFn<'_, S> {
             fn call<D: Scalar>(
-                &self,
-                t: D,
-                x: &[D],
-                u: &[D],
-                p: &[D],
-                o: &mut [D],
+                &self, t: D, x: &[D], u: &[D], p: &[D], o: &mut [D],
             ) -> Result<(), ModelError> {
                 self.sys.outputs(self.mode, t, x, u, p, o)
             }
@@ -375,12 +317,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// The reset of X: `x⁺ = R(t, x⁻, p)`, `z⁺ = z⁻`.
     pub fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        t: D,
-        xx: &[D],
-        theta: &[D],
+        &self, mode: usize, k: usize, t: D, xx: &[D], theta: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let nx = self.nx();
         let (m2, mut xp) = self.sys.reset(mode, k, t, &xx[..nx], &theta[..self.np()])?;
@@ -397,12 +334,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// The reset and its Jacobians `R_t, R_X, R_θ` (identity on z; no control dependence).
     pub fn reset_jacobian(
-        &self,
-        mode: usize,
-        k: usize,
-        t: f64,
-        xx: &[f64],
-        theta: &[f64],
+        &self, mode: usize, k: usize, t: f64, xx: &[f64], theta: &[f64],
     ) -> Result<ResetJac, ModelError> {
         let nx = self.nx();
         let n = self.n();
@@ -444,13 +376,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// ġ = G_t + G_X·v at real values, with its scale |g_t| + ‖g_x‖‖v‖ (for the grazing
     /// test): dual passes along (1, v), along t, and along each x_i, on one dual point.
     pub fn guard_rate(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: f64,
-        xx: &[f64],
-        v: &[f64],
-        theta: &[f64],
+        &self, ctx: &Ctx, k: usize, t: f64, xx: &[f64], v: &[f64], theta: &[f64],
     ) -> GuardRate {
         let vn = v.iter().map(|a| a * a).sum::<f64>().sqrt();
         with_dual_point(xx, theta, |xd, thd| {
@@ -475,13 +401,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// ġ = G_t + G_X·v at real values: one dual pass along (1, v).
     pub fn guard_slope(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: f64,
-        xx: &[f64],
-        v: &[f64],
-        theta: &[f64],
+        &self, ctx: &Ctx, k: usize, t: f64, xx: &[f64], v: &[f64], theta: &[f64],
     ) -> f64 {
         with_dual_point(xx, theta, |xd, thd| self.slope_on(ctx, k, t, xd, thd, v))
     }
@@ -490,13 +410,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// evaluates along (1, v), and clears them again (so the caller's scratch stays a
     /// point with zero derivative parts).
     fn slope_on(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: f64,
-        xd: &mut [Dual64],
-        thd: &[Dual64],
-        v: &[f64],
+        &self, ctx: &Ctx, k: usize, t: f64, xd: &mut [Dual64], thd: &[Dual64], v: &[f64],
     ) -> f64 {
         for (d, &b) in xd.iter_mut().zip(v) {
             d.eps = b;
@@ -521,9 +435,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 /// Runs `f` on X and θ as dual numbers with zero derivative parts, on stack scratch for
 /// small systems (the guard's slope and scale passes seed their directions into it).
 fn with_dual_point<R>(
-    xx: &[f64],
-    theta: &[f64],
-    f: impl FnOnce(&mut [Dual64], &mut [Dual64]) -> R,
+    xx: &[f64], theta: &[f64], f: impl FnOnce(&mut [Dual64], &mut [Dual64]) -> R,
 ) -> R {
     with_scratch(xx.len() + theta.len(), |buf: &mut [Dual64]| {
         let (xd, thd) = buf.split_at_mut(xx.len());

@@ -83,11 +83,7 @@ impl<S: HybridSystem> Setup<'static, S> {
     /// A setup that shares ownership of its system, so that it borrows nothing and can
     /// be kept in long-lived objects or sent to other threads.
     pub fn shared(
-        sys: Arc<S>,
-        t0: f64,
-        t_end: f64,
-        controls: Option<ControlGrid>,
-        objectives: Vec<Objective>,
+        sys: Arc<S>, t0: f64, t_end: f64, controls: Option<ControlGrid>, objectives: Vec<Objective>,
     ) -> Self {
         Self::with_system(SystemRef::Shared(sys), t0, t_end, controls, objectives)
     }
@@ -107,20 +103,13 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
 
     /// A setup that borrows its system.
     pub fn new(
-        sys: &'a S,
-        t0: f64,
-        t_end: f64,
-        controls: Option<ControlGrid>,
-        objectives: Vec<Objective>,
+        sys: &'a S, t0: f64, t_end: f64, controls: Option<ControlGrid>, objectives: Vec<Objective>,
     ) -> Self {
         Self::with_system(SystemRef::Borrowed(sys), t0, t_end, controls, objectives)
     }
 
     fn with_system(
-        sys: SystemRef<'a, S>,
-        t0: f64,
-        t_end: f64,
-        controls: Option<ControlGrid>,
+        sys: SystemRef<'a, S>, t0: f64, t_end: f64, controls: Option<ControlGrid>,
         objectives: Vec<Objective>,
     ) -> Self {
         let dims = sys.dims();
@@ -248,8 +237,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// assert!(setup.resolve_theta(&[ThetaEntry::free("v", 0.5)]).is_err());
     /// ```
     pub fn resolve_theta(
-        &self,
-        entries: &[crate::optimize::ThetaEntry],
+        &self, entries: &[crate::optimize::ThetaEntry],
     ) -> Result<Vec<crate::optimize::ThetaEntry>, crate::error::Error> {
         let names = self.theta_names();
         let err = |name: &str, problem| crate::error::Error::ThetaName {

@@ -81,11 +81,7 @@ impl<S: HybridSystem> Setup<'_, S> {
     /// it sparse (one [`Lanes`] pass per [`LANES`] colours), else dense
     /// ([`Self::flow_jacobian`]).
     pub fn newton_block(
-        &self,
-        ctx: &Ctx,
-        t: f64,
-        xx: &[f64],
-        theta: &[f64],
+        &self, ctx: &Ctx, t: f64, xx: &[f64], theta: &[f64],
     ) -> Result<JacobianBlock, ModelError> {
         let Some(flow) = self.sparse_flow(ctx.mode) else {
             return Ok(JacobianBlock::Dense(

@@ -9,9 +9,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// The objectives' values on a finished trajectory (generic: the dual witness
     /// evaluates the same formula in dual numbers).
     pub fn objective_values<D: Scalar>(
-        &self,
-        traj: &crate::integrate::Trajectory<D>,
-        theta: &[D],
+        &self, traj: &crate::integrate::Trajectory<D>, theta: &[D],
     ) -> Result<Vec<D>, crate::error::Error> {
         let nx = self.nx();
         let ny = self.dims.outputs.len();
@@ -86,10 +84,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// The `occurrence`-th (1-based) event of `guard` (of any guard for
     /// [`EventGuard::Any`]), and the context just before it.
     pub fn find_event<D: Scalar>(
-        &self,
-        traj: &crate::integrate::Trajectory<D>,
-        guard: EventGuard,
-        occurrence: usize,
+        &self, traj: &crate::integrate::Trajectory<D>, guard: EventGuard, occurrence: usize,
     ) -> Result<(usize, Ctx), crate::error::Error> {
         let mut count = 0;
         for (i, e) in traj.events.iter().enumerate() {

@@ -76,12 +76,7 @@ impl<S: HybridSystem, D: Scalar> HybridRhs<D> for Plain<'_, '_, S, D> {
         self.setup.guard_slope(ctx, k, t, y, v, &self.theta_re)
     }
     fn event(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: D,
-        y: &[D],
-        terminal: bool,
+        &self, ctx: &Ctx, k: usize, t: D, y: &[D], terminal: bool,
     ) -> Result<(usize, Vec<D>), ModelError> {
         if terminal {
             return Ok((ctx.mode, y.to_vec()));
@@ -93,8 +88,7 @@ impl<S: HybridSystem, D: Scalar> HybridRhs<D> for Plain<'_, '_, S, D> {
 impl<S: HybridSystem> Setup<'_, S> {
     /// Simulates X from t0 to t_end (or a terminal event) at θ.
     pub fn simulate(
-        &self,
-        theta: &[f64],
+        &self, theta: &[f64],
     ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
         self.simulate_generic(theta.to_vec())
     }
@@ -103,8 +97,7 @@ impl<S: HybridSystem> Setup<'_, S> {
     /// with the dense output kept under [`Self::checkpointing`] (the backward pass replays
     /// compacted windows; tables and plots need [`Self::simulate`]).
     pub fn simulate_for_adjoint(
-        &self,
-        theta: &[f64],
+        &self, theta: &[f64],
     ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
         self.simulate_keeping(theta.to_vec(), self.checkpointing)
     }
@@ -114,24 +107,20 @@ impl<S: HybridSystem> Setup<'_, S> {
     /// the dense output (`hybridopt gradient`'s report run, so that it does not hold a
     /// second budget's worth of interpolants beside the timed adjoint's).
     pub fn simulate_compact(
-        &self,
-        theta: &[f64],
+        &self, theta: &[f64],
     ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
         self.simulate_keeping(theta.to_vec(), Checkpointing::Every(32))
     }
 
     /// The same simulation in any scalar (dual numbers give the witness derivative).
     pub fn simulate_generic<D: Scalar>(
-        &self,
-        theta: Vec<D>,
+        &self, theta: Vec<D>,
     ) -> Result<crate::integrate::Trajectory<D>, crate::error::Error> {
         self.simulate_keeping(theta, Checkpointing::Never)
     }
 
     fn simulate_keeping<D: Scalar>(
-        &self,
-        theta: Vec<D>,
-        keep: Checkpointing,
+        &self, theta: Vec<D>, keep: Checkpointing,
     ) -> Result<crate::integrate::Trajectory<D>, crate::error::Error> {
         self.check_theta(theta.len())?;
         let (m0, x0) = self

@@ -20,15 +20,8 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// The vector–Jacobian products `λᵀF_x`, `λᵀF_u`, `λᵀF_p` at real values (one
     /// cotangent; see [`Self::vjp_multi`]).
     pub fn vjp(
-        &self,
-        ctx: &Ctx,
-        t: f64,
-        xx: &[f64],
-        theta: &[f64],
-        lam: &[f64],
-        out_x: &mut [f64],
-        out_u: &mut [f64],
-        out_p: &mut [f64],
+        &self, ctx: &Ctx, t: f64, xx: &[f64], theta: &[f64], lam: &[f64], out_x: &mut [f64],
+        out_u: &mut [f64], out_p: &mut [f64],
     ) -> Result<(), ModelError> {
         let mut scratch = VjpScratch::default();
         self.vjp_multi(ctx, t, xx, theta, 1, lam, out_x, out_u, out_p, &mut scratch)
@@ -47,17 +40,8 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// and outputs go through the system's [`HybridSystem::flow_vjp`] hook once for all k.
     /// Layouts: `lam` k×n, `out_x` k×nx, `out_u` k×nu, `out_p` k×np, row-major by cotangent.
     pub fn vjp_multi(
-        &self,
-        ctx: &Ctx,
-        t: f64,
-        xx: &[f64],
-        theta: &[f64],
-        k: usize,
-        lam: &[f64],
-        out_x: &mut [f64],
-        out_u: &mut [f64],
-        out_p: &mut [f64],
-        sc: &mut VjpScratch,
+        &self, ctx: &Ctx, t: f64, xx: &[f64], theta: &[f64], k: usize, lam: &[f64],
+        out_x: &mut [f64], out_u: &mut [f64], out_p: &mut [f64], sc: &mut VjpScratch,
     ) -> Result<(), ModelError> {
         let (nx, nu, np, n) = (self.nx(), self.nu(), self.np(), self.n());
         let ny = self.dims.outputs.len();

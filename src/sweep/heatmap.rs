@@ -94,11 +94,7 @@ fn half_step(a: &Axis) -> f64 {
 type DrawResult = Result<(), Box<dyn StdError>>;
 
 fn render<DB>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    ax: &Axis,
-    ay: &Axis,
-    cells: &[Cell],
+    root: &DrawingArea<DB, Shift>, title: &str, ax: &Axis, ay: &Axis, cells: &[Cell],
     best: Option<(f64, f64, f64)>,
 ) -> DrawResult
 where
@@ -199,12 +195,7 @@ where
 /// Writes the heatmap of `cells` (index `i = kx·n_y + k_y`, as the grid enumerates
 /// points) as PNG and SVG; `best` = (x, y, ψ) of the optimum.
 pub fn write(
-    title: &str,
-    ax: &Axis,
-    ay: &Axis,
-    cells: &[Cell],
-    best: Option<(f64, f64, f64)>,
-    png: &Path,
+    title: &str, ax: &Axis, ay: &Axis, cells: &[Cell], best: Option<(f64, f64, f64)>, png: &Path,
     svg: &Path,
 ) -> Result<(), Error> {
     let plot_err = |path: &Path, e: Box<dyn StdError>| Error::Plot {

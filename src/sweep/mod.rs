@@ -208,11 +208,7 @@ pub struct MultiStart {
 /// lowest final cost (the lowest index on a tie). An error if every start failed (the
 /// first start's error).
 pub fn multi_start(
-    problem: &Problem,
-    setup: &Setup<'_, Builtin>,
-    count: usize,
-    seed: u64,
-    ranges: &[Range],
+    problem: &Problem, setup: &Setup<'_, Builtin>, count: usize, seed: u64, ranges: &[Range],
     opts: &RunOptions,
 ) -> Result<MultiStart, Error> {
     check_ranges(problem, ranges)?;

@@ -97,11 +97,7 @@ where
 /// Cost (the first objective) and gradient at grid point `i`: θ is `base` with the axes'
 /// entries (`at`, in θ) set to the point's values. The gradient is reported over the axes.
 pub fn grid_point<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    base: &[f64],
-    axes: &[Axis],
-    at: &[usize],
-    method: GradientMethod,
+    setup: &Setup<'_, S>, base: &[f64], axes: &[Axis], at: &[usize], method: GradientMethod,
     i: usize,
 ) -> Result<PointRecord, Error> {
     let values = grid::point(axes, i);
@@ -137,14 +133,8 @@ pub struct StartRun {
 /// entries (in θ order, matching `bx`) start there, with their transforms rebuilt for the
 /// new values; the constrained solver when there are `constraints`.
 pub fn start_point<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[ThetaEntry],
-    constraints: &crate::constraint::Constraints,
-    bx: &[Range],
-    seed: u64,
-    settings: &OptimizerSettings,
-    keep: bool,
-    i: usize,
+    setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &crate::constraint::Constraints,
+    bx: &[Range], seed: u64, settings: &OptimizerSettings, keep: bool, i: usize,
 ) -> Result<StartRun, Error> {
     let x0 = starts::start_point(bx, seed, i);
     let free: Vec<usize> = (0..theta.len()).filter(|&j| theta[j].optimize).collect();

@@ -314,13 +314,7 @@ impl HybridSystem for Biped {
 
     /// `M q̈ = (0, −m g, 0) − Σ_{j in contact} (κ a_j + β_j ∇a_j·q̇) ∇a_j`.
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         self.check(mode, x, p)?;
         let cf = &self.config;
@@ -359,12 +353,7 @@ impl HybridSystem for Biped {
     /// The identity on the state; `touch_j` adds foot j to the contact set, `lift_j` removes
     /// it.
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         self.check(mode, x, p)?;
         if k > G_LIFT2 {
@@ -384,13 +373,7 @@ impl HybridSystem for Biped {
     }
 
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, _t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         self.check(mode, x, p)?;
         let cf = &self.config;

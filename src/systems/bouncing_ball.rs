@@ -60,13 +60,7 @@ impl HybridSystem for BouncingBall {
     // `#[inline]`: inlined behind `Builtin`'s dispatch whatever codegen unit the caller is in.
     #[inline]
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = x[1];
         dx[1] = -p[0] - p[2] * x[1];
@@ -78,24 +72,13 @@ impl HybridSystem for BouncingBall {
     }
     #[inline]
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, _k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((m, vec![x[0], -p[1] * x[1]]))
     }
     #[inline]
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         out[1] = x[1];
@@ -177,13 +160,7 @@ impl HybridSystem for ThrustBall {
         BouncingBall.initial_state(p)
     }
     fn flow<D: Scalar>(
-        &self,
-        m: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, m: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         BouncingBall.flow(m, t, x, u, p, dx)?;
         dx[1] += u[0];
@@ -193,23 +170,12 @@ impl HybridSystem for ThrustBall {
         BouncingBall.guard(m, k, t, x, u, p)
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         BouncingBall.reset(m, k, t, x, p)
     }
     fn outputs<D: Scalar>(
-        &self,
-        m: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, m: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         BouncingBall.outputs(m, t, x, u, p, &mut out[..3])?;
         out[3] = u[0];

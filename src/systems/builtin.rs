@@ -122,13 +122,7 @@ impl HybridSystem for Builtin {
     // on `BouncingBall` (`cargo bench`), the wrapper being a large out-of-line function.
     #[inline(always)]
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         each!(self, s => s.flow(mode, t, x, u, p, dx))
     }
@@ -138,24 +132,13 @@ impl HybridSystem for Builtin {
     }
     #[inline(always)]
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         each!(self, s => s.reset(mode, k, t, x, p))
     }
     #[inline(always)]
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         each!(self, s => s.outputs(mode, t, x, u, p, out))
     }
@@ -163,9 +146,7 @@ impl HybridSystem for Builtin {
         each!(self, s => s.geometry())
     }
     fn flow_vjp(
-        &self,
-        args: crate::model::VjpArgs<'_>,
-        out: crate::model::VjpOut<'_>,
+        &self, args: crate::model::VjpArgs<'_>, out: crate::model::VjpOut<'_>,
     ) -> Result<(), ModelError> {
         each!(self, s => s.flow_vjp(args, out))
     }

@@ -109,10 +109,7 @@ impl CompassGait {
     /// `δW = Q_ns δθ_ns + Q_s δθ_s`), `h` and `∂V/∂q` as in [`Self::accelerations`] (which
     /// is this with `Q = 0`; adding the zero leaves its numbers unchanged).
     pub(crate) fn forced_accelerations<D: Scalar>(
-        p: &[D],
-        q: P2<D>,
-        dq: P2<D>,
-        force: P2<D>,
+        p: &[D], q: P2<D>, dq: P2<D>, force: P2<D>,
     ) -> Result<P2<D>, ModelError> {
         let (mh, m, a, b, g) = (p[MH], p[M], p[A], p[B], p[G]);
         let l = a + b;
@@ -212,12 +209,7 @@ fn solve2<D: Scalar>(m: [[D; 2]; 2], r: P2<D>, what: &str) -> Result<P2<D>, Mode
 /// and the three masses of [`CompassGait`]'s kinematics.
 impl crate::animate::Geometry for CompassGait {
     fn shapes(
-        &self,
-        _mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        p: &[f64],
+        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], p: &[f64],
     ) -> Result<Vec<crate::animate::Shape>, ModelError> {
         use crate::animate::Shape;
         let pt = Self::points(p, [x[0], x[1]], [x[2], x[3]]);
@@ -280,13 +272,7 @@ impl HybridSystem for CompassGait {
         Ok(p[6..10].to_vec())
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let acc = Self::accelerations(p, [x[0], x[1]], [x[2], x[3]])?;
         dx[0] = x[2];
@@ -299,23 +285,12 @@ impl HybridSystem for CompassGait {
         x[0] + x[1] - p[SLOPE] * 2.0
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, _k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((m, Self::impact(p, x)?))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[..4].copy_from_slice(&x[..4]);
         out[4] = Self::energy(p, x);

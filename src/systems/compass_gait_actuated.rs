@@ -122,12 +122,7 @@ impl ActuatedCompassGait {
 /// across the frame.
 impl crate::animate::Geometry for ActuatedCompassGait {
     fn shapes(
-        &self,
-        mode: usize,
-        t: f64,
-        x: &[f64],
-        u: &[f64],
-        p: &[f64],
+        &self, mode: usize, t: f64, x: &[f64], u: &[f64], p: &[f64],
     ) -> Result<Vec<crate::animate::Shape>, ModelError> {
         let foot = [x[FOOT_X], Self::foot_height(p, x)];
         Ok(CompassGait
@@ -182,13 +177,7 @@ impl HybridSystem for ActuatedCompassGait {
     /// (`CompassGait::forced_accelerations`, [`Self::hip_forces`]); `ẋ_foot = 0`. A run
     /// without controls (an empty `u`) is the passive walker.
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let torque = u.first().copied().unwrap_or_else(D::zero);
         let acc = CompassGait::forced_accelerations(
@@ -212,25 +201,14 @@ impl HybridSystem for ActuatedCompassGait {
     /// conserved; the motor's torque is finite, so it does not act during the instant), and
     /// `foot_x⁺ = foot_x⁻ + l (sin θ_s⁻ − sin θ_ns⁻)`: the swing foot becomes the stance foot.
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, _k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let mut next = CompassGait::impact(p, &x[..FOOT_X])?;
         next.push(x[FOOT_X] + Self::step_length(p, x));
         Ok((m, next))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let torque = u.first().copied().unwrap_or_else(D::zero);
         out[..5].copy_from_slice(&x[..5]);

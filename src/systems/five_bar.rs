@@ -234,12 +234,7 @@ impl MultibodySystem for FiveBar {
     /// Kinematic reversal (seed 000 (38)–(39)): `(ẋ2, ẏ2)⁺ = (ẋ2, −ẏ2)⁻`, then
     /// `v_dep⁺ = −Φ_q,dep⁻¹ Φ_q,dof v_dof⁺` for the dependent coordinates (x1, y1, x3, y3).
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, _k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         self.check(mode, x, p)?;
         let (q, v) = x.split_at(6);
@@ -251,28 +246,14 @@ impl MultibodySystem for FiveBar {
     }
 
     fn outputs_with<D: Scalar>(
-        &self,
-        mode: usize,
-        t: D,
-        q: &[D],
-        v: &[D],
-        acc: &Accel<D>,
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, t: D, q: &[D], v: &[D], acc: &Accel<D>, p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         self.outputs_wanted(mode, t, q, v, acc, p, &[true; 11], out)
     }
 
     /// The energies (mass matrix and spring energies) only when one of them is wanted.
     fn outputs_wanted<D: Scalar>(
-        &self,
-        _mode: usize,
-        _t: D,
-        q: &[D],
-        v: &[D],
-        acc: &Accel<D>,
-        p: &[D],
-        wanted: &[bool],
+        &self, _mode: usize, _t: D, q: &[D], v: &[D], acc: &Accel<D>, p: &[D], wanted: &[bool],
         out: &mut [D],
     ) -> Result<(), ModelError> {
         let (kin, pot) = if wanted.get(8..11).is_none_or(|w| w.iter().any(|&w| w)) {

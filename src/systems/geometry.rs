@@ -36,12 +36,7 @@ fn ball_shapes(x: &[f64]) -> Result<Vec<Shape>, ModelError> {
 
 impl Geometry for BouncingBall {
     fn shapes(
-        &self,
-        _mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        _p: &[f64],
+        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], _p: &[f64],
     ) -> Result<Vec<Shape>, ModelError> {
         ball_shapes(x)
     }
@@ -52,12 +47,7 @@ impl Geometry for BouncingBall {
 
 impl Geometry for ThrustBall {
     fn shapes(
-        &self,
-        _mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        _p: &[f64],
+        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], _p: &[f64],
     ) -> Result<Vec<Shape>, ModelError> {
         ball_shapes(x)
     }
@@ -73,12 +63,7 @@ impl Geometry for ImpactPendulum {
     /// Pivot at the origin, bob at `l (sin q, −cos q)` with l = 1 (the model knows only
     /// g/l, so the picture is to the scale of l).
     fn shapes(
-        &self,
-        _mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        p: &[f64],
+        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], p: &[f64],
     ) -> Result<Vec<Shape>, ModelError> {
         need("impact pendulum", x, 2, p, 8)?;
         let bob = [PENDULUM_LENGTH * x[0].sin(), -PENDULUM_LENGTH * x[0].cos()];
@@ -117,12 +102,7 @@ impl Geometry for ImpactPendulum {
 impl Geometry for FiveBar {
     /// The mechanism's points A, B (pivots), P1, P2, P3, its four bars and two springs.
     fn shapes(
-        &self,
-        _mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        p: &[f64],
+        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], p: &[f64],
     ) -> Result<Vec<Shape>, ModelError> {
         need("five-bar", x, 12, p, 8)?;
         mechanism_shapes(self.mechanism(), &x[..6], p, &["A", "B", "P1", "P2", "P3"])
@@ -137,12 +117,7 @@ impl Geometry for FiveBar {
 impl Geometry for LockingPendulum {
     /// Pivot O, points P1, P2, the spring's anchor; the stop line the tip locks onto.
     fn shapes(
-        &self,
-        _mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        p: &[f64],
+        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], p: &[f64],
     ) -> Result<Vec<Shape>, ModelError> {
         need("locking pendulum", x, 8, p, 4)?;
         mechanism_shapes(self.mechanism(), &x[..4], p, &["O", "P1", "P2", "anchor"])
@@ -163,12 +138,7 @@ impl Geometry for Biped {
     /// feet, and each foot in contact (bit set in the mode) as a spring-damper down to the
     /// ground point below it (the penetration is vertical: `a = −y_f − x_f²`).
     fn shapes(
-        &self,
-        mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        _p: &[f64],
+        &self, mode: usize, _t: f64, x: &[f64], _u: &[f64], _p: &[f64],
     ) -> Result<Vec<Shape>, ModelError> {
         need("biped", x, 3, &[], 0)?;
         let cfg = self.config();

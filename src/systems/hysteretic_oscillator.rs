@@ -88,12 +88,7 @@ impl DaeSystem for HystereticOscillator {
         Ok(vec![D::zero(), D::zero()])
     }
     fn algebraic_guess(
-        &self,
-        mode: usize,
-        _t: f64,
-        y: &[f64],
-        memory: &[f64],
-        p: &[f64],
+        &self, mode: usize, _t: f64, y: &[f64], memory: &[f64], p: &[f64],
     ) -> Vec<f64> {
         let s = Self::direction(mode);
         vec![branch_force(
@@ -102,10 +97,7 @@ impl DaeSystem for HystereticOscillator {
     }
     /// `ẋ = v`, `v̇ = (F0 sin(Ω t) − c v − f)/m`.
     fn flow<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        dy: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, dy: &mut [D],
     ) -> Result<(), ModelError> {
         let p = at.p;
         let load = p[5] * (p[6] * at.t).sin();
@@ -115,10 +107,7 @@ impl DaeSystem for HystereticOscillator {
     }
     /// `k = f − f_branch(x; x_r, f_r, s)`.
     fn algebraic<D: Scalar>(
-        &self,
-        mode: usize,
-        at: Point<'_, D>,
-        res: &mut [D],
+        &self, mode: usize, at: Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError> {
         let (p, m) = (at.p, at.memory);
         let s = Self::direction(mode);
@@ -131,10 +120,7 @@ impl DaeSystem for HystereticOscillator {
     }
     /// s flips; x and v are continuous.
     fn transition<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        at: Point<'_, D>,
+        &self, mode: usize, _k: usize, at: Point<'_, D>,
     ) -> Result<Transition<D>, ModelError> {
         Ok(Transition::Explicit {
             mode: reversal::flipped(mode),
@@ -143,20 +129,12 @@ impl DaeSystem for HystereticOscillator {
     }
     /// `(x_r, f_r) = (x, f)` at the reversal.
     fn memory_update<D: Scalar>(
-        &self,
-        _mode: usize,
-        _k: usize,
-        _new_mode: usize,
-        y_after: &[D],
-        before: Point<'_, D>,
+        &self, _mode: usize, _k: usize, _new_mode: usize, y_after: &[D], before: Point<'_, D>,
     ) -> Vec<D> {
         vec![y_after[0], before.z[0]]
     }
     fn outputs<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        out: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = at.y[0];
         out[1] = at.y[1];

@@ -31,13 +31,7 @@ impl HybridSystem for ImpactPendulum {
         Ok(vec![p[6], p[7]])
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = x[1];
         dx[1] = -p[0] * x[0].sin() - p[1] * x[1] + p[2] * (p[3] * t).sin();
@@ -47,25 +41,14 @@ impl HybridSystem for ImpactPendulum {
         x[0] - p[5]
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        t: D,
-        x: &[D],
-        p: &[D],
+        &self, m: usize, _k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         // a mildly time- and position-dependent restitution so that h_t and h_q are nonzero
         let e = p[4] * (D::one() + (t * 0.1).sin() * 0.05 + x[0] * 0.02);
         Ok((m, vec![x[0], -e * x[1]]))
     }
     fn outputs<D: Scalar>(
-        &self,
-        m: usize,
-        t: D,
-        x: &[D],
-        u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, m: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let mut dx = [D::zero(); 2];
         self.flow(m, t, x, u, p, &mut dx)?;

@@ -238,10 +238,7 @@ impl LockingPendulum {
 
     /// Accelerations, multipliers and residuals in `mode` at `x = (q, v)`.
     pub fn acceleration<D: Scalar>(
-        &self,
-        mode: usize,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, x: &[D], p: &[D],
     ) -> Result<Accel<D>, ModelError> {
         self.accelerations(mode, x, p)
     }
@@ -308,12 +305,7 @@ impl MultibodySystem for LockingPendulum {
     /// From `free`: the inelastic impact (seed 000 (40a)) onto the `sliding` constraint set,
     /// next mode `sliding`. From `sliding` (no guard is active there): the identity.
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, _k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         self.check(mode, x, p)?;
         if mode != MODE_FREE {
@@ -329,14 +321,7 @@ impl MultibodySystem for LockingPendulum {
     }
 
     fn outputs_with<D: Scalar>(
-        &self,
-        mode: usize,
-        _t: D,
-        q: &[D],
-        v: &[D],
-        acc: &Accel<D>,
-        p: &[D],
-        out: &mut [D],
+        &self, mode: usize, _t: D, q: &[D], v: &[D], acc: &Accel<D>, p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let kin = self.mech.kinetic_energy(v, p)?;
         let pot = self.mech.potential_energy(q, p)?;

@@ -22,13 +22,7 @@ impl HybridSystem for PendulumAngle {
         Ok(vec![p[5], D::zero()])
     }
     fn flow<D: Scalar>(
-        &self,
-        _mode: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _mode: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         dx[0] = x[1];
         dx[1] = -(p[2] / p[1]) * x[0].sin();
@@ -38,23 +32,12 @@ impl HybridSystem for PendulumAngle {
         p[1] * x[0].sin() - p[4]
     }
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, _k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((mode, vec![x[0], -p[3] * x[1]]))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _mode: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, _mode: usize, _t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = p[1] * x[0].sin();
         out[1] = -p[1] * x[0].cos();

@@ -63,10 +63,7 @@ impl DaeSystem for PendulumWall {
         Ok(vec![l * th.sin(), -l * th.cos(), D::zero(), D::zero()])
     }
     fn flow<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        dy: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, dy: &mut [D],
     ) -> Result<(), ModelError> {
         let (y, lam, m, g) = (at.y, at.z[0], at.p[0], at.p[2]);
         dy[0] = y[2];
@@ -76,21 +73,13 @@ impl DaeSystem for PendulumWall {
         Ok(())
     }
     fn algebraic<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        res: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError> {
         res[0] = at.y[0] * at.y[2] + at.y[1] * at.y[3];
         Ok(())
     }
     fn algebraic_guess(
-        &self,
-        _mode: usize,
-        _t: f64,
-        y: &[f64],
-        _memory: &[f64],
-        p: &[f64],
+        &self, _mode: usize, _t: f64, y: &[f64], _memory: &[f64], p: &[f64],
     ) -> Vec<f64> {
         // the hidden constraint is linear in λ: any guess converges in one step; this is
         // the tension of a pendulum at rest
@@ -100,10 +89,7 @@ impl DaeSystem for PendulumWall {
         at.y[0] - at.p[4]
     }
     fn transition<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        at: Point<'_, D>,
+        &self, mode: usize, _k: usize, at: Point<'_, D>,
     ) -> Result<Transition<D>, ModelError> {
         let y: Vec<f64> = at.y.iter().map(|v| v.re()).collect();
         let e = at.p[3].re();
@@ -114,12 +100,7 @@ impl DaeSystem for PendulumWall {
     }
     /// `T(y⁺, y⁻) = (x⁺ − x⁻, y⁺ − y⁻, u⁺ + e u⁻, x⁺ u⁺ + y⁺ v⁺)`.
     fn transition_residual<D: Scalar>(
-        &self,
-        _mode: usize,
-        _k: usize,
-        after: &[D],
-        before: Point<'_, D>,
-        res: &mut [D],
+        &self, _mode: usize, _k: usize, after: &[D], before: Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError> {
         let (b, e) = (before.y, before.p[3]);
         res[0] = after[0] - b[0];
@@ -129,10 +110,7 @@ impl DaeSystem for PendulumWall {
         Ok(())
     }
     fn outputs<D: Scalar>(
-        &self,
-        mode: usize,
-        at: Point<'_, D>,
-        out: &mut [D],
+        &self, mode: usize, at: Point<'_, D>, out: &mut [D],
     ) -> Result<(), ModelError> {
         let y = at.y;
         out[0] = y[0];

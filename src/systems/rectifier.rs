@@ -77,10 +77,7 @@ impl DaeSystem for Rectifier {
         Ok(vec![p[6]])
     }
     fn flow<D: Scalar>(
-        &self,
-        mode: usize,
-        at: Point<'_, D>,
-        dy: &mut [D],
+        &self, mode: usize, at: Point<'_, D>, dy: &mut [D],
     ) -> Result<(), ModelError> {
         let (vc, cap, load) = (at.y[0], at.p[5], at.p[4]);
         let current = if mode == ON { at.z[0] } else { D::zero() };
@@ -88,10 +85,7 @@ impl DaeSystem for Rectifier {
         Ok(())
     }
     fn algebraic<D: Scalar>(
-        &self,
-        mode: usize,
-        at: Point<'_, D>,
-        res: &mut [D],
+        &self, mode: usize, at: Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError> {
         res[0] = if mode == ON {
             at.p[3] * at.z[0] - (source(at.t, at.p) - at.y[0])
@@ -107,10 +101,7 @@ impl DaeSystem for Rectifier {
         }
     }
     fn transition<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        at: Point<'_, D>,
+        &self, mode: usize, _k: usize, at: Point<'_, D>,
     ) -> Result<Transition<D>, ModelError> {
         let next = if mode == ON { OFF } else { ON };
         Ok(Transition::Explicit {
@@ -119,10 +110,7 @@ impl DaeSystem for Rectifier {
         })
     }
     fn outputs<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        out: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = at.y[0];
         out[1] = source(at.t, at.p);

@@ -431,13 +431,7 @@ impl HybridSystem for ShearFrame {
         crate::sparsity::Pattern::from_rows(self.n * STATES_PER_STOREY, &reads).ok()
     }
     fn flow<D: Scalar>(
-        &self,
-        _mode: usize,
-        t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _mode: usize, t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         check_shared(p[M].re(), p[K0].re())?;
         let ag = self.ground_acceleration(t, p);
@@ -471,12 +465,7 @@ impl HybridSystem for ShearFrame {
     /// Storey k's arming (`armed_k = 1`, nothing else), or once armed its reversal:
     /// `(d_r, f_r) = (d, f)` there and s flips; all else is kept.
     fn reset<D: Scalar>(
-        &self,
-        mode: usize,
-        k: usize,
-        _t: D,
-        x: &[D],
-        p: &[D],
+        &self, mode: usize, k: usize, _t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let mut after = x.to_vec();
         let at = Self::state_index(k);
@@ -491,13 +480,7 @@ impl HybridSystem for ShearFrame {
         Ok((mode, after))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _mode: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, _mode: usize, _t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         let n = self.n;
         let mut drift_sq = D::zero();
@@ -632,12 +615,7 @@ impl crate::animate::Geometry for ShearFrame {
     /// The ground pivot, each storey as a spring from the floor below to its floor, the
     /// floors as masses (m).
     fn shapes(
-        &self,
-        _mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        p: &[f64],
+        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], p: &[f64],
     ) -> Result<Vec<crate::animate::geometry::Shape>, ModelError> {
         use crate::animate::geometry::Shape;
         if x.len() < STATES_PER_STOREY * self.n || p.is_empty() {

@@ -43,12 +43,7 @@ impl SimplestWalker {
 /// length 1.
 impl crate::animate::Geometry for SimplestWalker {
     fn shapes(
-        &self,
-        _mode: usize,
-        _t: f64,
-        x: &[f64],
-        _u: &[f64],
-        p: &[f64],
+        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], p: &[f64],
     ) -> Result<Vec<crate::animate::Shape>, ModelError> {
         use crate::animate::Shape;
         let g = p[0];
@@ -98,13 +93,7 @@ impl HybridSystem for SimplestWalker {
         Ok(p[1..5].to_vec())
     }
     fn flow<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let s = (x[0] - p[0]).sin();
         let c = (x[0] - p[0]).cos();
@@ -118,12 +107,7 @@ impl HybridSystem for SimplestWalker {
         x[1] - x[0] * 2.0
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        _p: &[D],
+        &self, m: usize, _k: usize, _t: D, x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let c = (x[0] * 2.0).cos();
         Ok((
@@ -132,13 +116,7 @@ impl HybridSystem for SimplestWalker {
         ))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[..4].copy_from_slice(&x[..4]);
         out[4] = Self::energy(x, p[0]);

@@ -127,29 +127,18 @@ impl DaeSystem for SteelCoupon {
         vec![D::zero(), D::zero(), p[1] / p[0], p[1], p[3]]
     }
     fn algebraic_guess(
-        &self,
-        _mode: usize,
-        t: f64,
-        _y: &[f64],
-        memory: &[f64],
-        p: &[f64],
+        &self, _mode: usize, t: f64, _y: &[f64], memory: &[f64], p: &[f64],
     ) -> Vec<f64> {
         vec![branch_stress(strain(t, p[6], p[7]), memory, p[2])]
     }
     fn flow<D: Scalar>(
-        &self,
-        _mode: usize,
-        _at: Point<'_, D>,
-        _dy: &mut [D],
+        &self, _mode: usize, _at: Point<'_, D>, _dy: &mut [D],
     ) -> Result<(), ModelError> {
         Ok(())
     }
     /// `k = σ − σ_MP(ε(t); memory)`.
     fn algebraic<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        res: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, res: &mut [D],
     ) -> Result<(), ModelError> {
         let p = at.p;
         let eps = strain(at.t, p[6], p[7]);
@@ -162,10 +151,7 @@ impl DaeSystem for SteelCoupon {
     }
     /// The direction flips; the memory is updated by [`DaeSystem::memory_update`].
     fn transition<D: Scalar>(
-        &self,
-        mode: usize,
-        _k: usize,
-        _at: Point<'_, D>,
+        &self, mode: usize, _k: usize, _at: Point<'_, D>,
     ) -> Result<crate::dae::Transition<D>, ModelError> {
         Ok(crate::dae::Transition::Explicit {
             mode: reversal::flipped(mode),
@@ -174,12 +160,7 @@ impl DaeSystem for SteelCoupon {
     }
     /// The reversal point, the new asymptotes' intersection and R (the module doc).
     fn memory_update<D: Scalar>(
-        &self,
-        _mode: usize,
-        _k: usize,
-        new_mode: usize,
-        _y_after: &[D],
-        before: Point<'_, D>,
+        &self, _mode: usize, _k: usize, new_mode: usize, _y_after: &[D], before: Point<'_, D>,
     ) -> Vec<D> {
         let p = before.p;
         let (e, sigma_y, b, r0, cr1, cr2) = (p[0], p[1], p[2], p[3], p[4], p[5]);
@@ -195,10 +176,7 @@ impl DaeSystem for SteelCoupon {
         vec![eps_r, sig_r, eps_0, sig_0, r]
     }
     fn outputs<D: Scalar>(
-        &self,
-        _mode: usize,
-        at: Point<'_, D>,
-        out: &mut [D],
+        &self, _mode: usize, at: Point<'_, D>, out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = strain(at.t, at.p[6], at.p[7]);
         out[1] = at.memory[R];

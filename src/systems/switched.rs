@@ -42,13 +42,7 @@ impl HybridSystem for SwitchedLinear {
         Ok(vec![p[5], p[6]])
     }
     fn flow<D: Scalar>(
-        &self,
-        m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        p: &[D],
-        dx: &mut [D],
+        &self, m: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
         let (k, d) = if m == 0 { (p[0], p[2]) } else { (p[1], p[3]) };
         dx[0] = x[1];
@@ -59,23 +53,12 @@ impl HybridSystem for SwitchedLinear {
         x[0]
     }
     fn reset<D: Scalar>(
-        &self,
-        m: usize,
-        _k: usize,
-        _t: D,
-        x: &[D],
-        _p: &[D],
+        &self, m: usize, _k: usize, _t: D, x: &[D], _p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         Ok((1 - m, x.to_vec()))
     }
     fn outputs<D: Scalar>(
-        &self,
-        _m: usize,
-        _t: D,
-        x: &[D],
-        _u: &[D],
-        _p: &[D],
-        out: &mut [D],
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
         out[0] = x[0];
         out[1] = x[1];

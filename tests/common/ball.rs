@@ -18,10 +18,7 @@ fn seeded(p: &[f64], j: usize) -> Vec<Dual64> {
 /// (ψ, dψ/dθ, τ per impact, impact times) of ψ = ∫₀^T y² dt + (y(T) − y_target)²
 /// + w_v v(T)² for θ = p = (g, e, c, y0, v0) on [0, T].
 pub fn oracle_gradient(
-    p: &[f64],
-    t_end: f64,
-    y_target: f64,
-    w_v: f64,
+    p: &[f64], t_end: f64, y_target: f64, w_v: f64,
 ) -> (f64, Vec<f64>, Vec<Vec<f64>>, Vec<f64>) {
     let n = p.len();
     let mut g = vec![0.0; n];

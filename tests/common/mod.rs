@@ -58,9 +58,7 @@ pub fn loglog_slope(h: &[f64], err: &[f64]) -> f64 {
 
 /// Values and the gradient of objective 0 by each of `methods`.
 pub fn gradients_by<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    methods: &[GradientMethod],
+    setup: &Setup<'_, S>, theta: &[f64], methods: &[GradientMethod],
 ) -> Vec<(GradientMethod, f64, Vec<f64>)> {
     methods
         .iter()
@@ -152,8 +150,7 @@ pub fn wait_for_cpu(pid: u32, cpu: f64, timeout: std::time::Duration) {
 /// Waits for the child to exit, for at most `timeout` (then kills it and panics): a bound
 /// on a hang, not a timing check.
 pub fn wait_with_timeout(
-    mut child: std::process::Child,
-    timeout: std::time::Duration,
+    mut child: std::process::Child, timeout: std::time::Duration,
 ) -> std::process::Output {
     let start = std::time::Instant::now();
     while child.try_wait().expect("wait").is_none() {

@@ -38,14 +38,8 @@ pub(super) struct StepStart<'a, D> {
 /// accepted step whose interpolant that is).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
-    method: Method,
-    rhs: &Bound<'_, D, H>,
-    ctx: &Ctx,
-    k: usize,
-    start: StepStart<'_, D>,
-    (th_star, h_used): (f64, f64),
-    tol: &Tolerances,
-    full: DenseStep<D>,
+    method: Method, rhs: &Bound<'_, D, H>, ctx: &Ctx, k: usize, start: StepStart<'_, D>,
+    (th_star, h_used): (f64, f64), tol: &Tolerances, full: DenseStep<D>,
     (stats, newton): (&mut Stats, &mut Newton),
 ) -> Result<Cut<D>, ModelError> {
     let StepStart { t, y, f0 } = start;

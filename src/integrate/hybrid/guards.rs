@@ -39,11 +39,7 @@ pub(super) enum GuardScan {
 /// The watches at a segment start `(t, y)` in `ctx.mode`: live guards, and those on their
 /// surface (|g| ≤ `zero_tol`) masked until they leave it.
 pub(super) fn init_watches<D: Scalar, H: HybridRhs<D> + ?Sized>(
-    sys: &H,
-    ctx: &Ctx,
-    t: D,
-    y: &[D],
-    zero_tol: f64,
+    sys: &H, ctx: &Ctx, t: D, y: &[D], zero_tol: f64,
 ) -> Vec<Watch> {
     (0..sys.dims().guards.len())
         .map(|k| {
@@ -73,14 +69,8 @@ pub(super) fn init_watches<D: Scalar, H: HybridRhs<D> + ?Sized>(
 /// on [`GuardScan::Sticky`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn scan_guards<D: Scalar, H: HybridRhs<D> + ?Sized>(
-    sys: &H,
-    ctx: &Ctx,
-    watches: &mut [Watch],
-    dense: &DenseStep<D>,
-    t1: D,
-    y1: &[D],
-    eopt: &EventOptions,
-    buf: &mut [f64],
+    sys: &H, ctx: &Ctx, watches: &mut [Watch], dense: &DenseStep<D>, t1: D, y1: &[D],
+    eopt: &EventOptions, buf: &mut [f64],
 ) -> Result<GuardScan, Error> {
     // a dual run evaluates its guards on a constant copy of each sample, made once
     let copy_len = if D::from_real_slice(&[]).is_some() {
@@ -209,10 +199,7 @@ fn leaves_wrong_side(direction: Direction, start_rate: f64, g: f64) -> bool {
 /// The earliest crossing and every crossing within `simultaneous_tol · max(1, |t*|)` of
 /// it (a simultaneous event, theory.md §7): `(θ*, guards in crossing order)`.
 pub(super) fn event_group(
-    mut candidates: Vec<(f64, usize)>,
-    t0: f64,
-    h: f64,
-    simultaneous_tol: f64,
+    mut candidates: Vec<(f64, usize)>, t0: f64, h: f64, simultaneous_tol: f64,
 ) -> (f64, Vec<usize>) {
     candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let th_star = candidates[0].0;
@@ -228,12 +215,7 @@ pub(super) fn event_group(
 /// Locates the root of `g(θ)` in (0, 1] on the dense output (Illinois regula falsi with
 /// bisection safeguard), to a time resolution of a few ulps of t.
 pub(super) fn locate_root<F: FnMut(f64) -> f64>(
-    mut g: F,
-    (a0, b0): (f64, f64),
-    g0: f64,
-    g1: f64,
-    t0: f64,
-    h: f64,
+    mut g: F, (a0, b0): (f64, f64), g0: f64, g1: f64, t0: f64, h: f64,
 ) -> f64 {
     let (mut a, mut b) = (a0, b0);
     let (mut ga, mut gb) = (g0, g1);
@@ -293,11 +275,7 @@ pub(super) fn locate_root<F: FnMut(f64) -> f64>(
 /// A real run evaluates it on `y` as it is; a dual run on a constant copy.
 #[inline]
 pub(super) fn guard_re<D: Scalar, H: HybridRhs<D> + ?Sized>(
-    sys: &H,
-    ctx: &Ctx,
-    k: usize,
-    t: f64,
-    y: &[f64],
+    sys: &H, ctx: &Ctx, k: usize, t: f64, y: &[f64],
 ) -> f64 {
     if let Some(yd) = D::from_real_slice(y) {
         return sys.guard(ctx, k, D::from(t), yd).re();

@@ -66,12 +66,7 @@ pub trait HybridRhs<D: Scalar> {
     /// The event map: reset (and, for sensitivity systems, the jump). Returns the next
     /// mode and the integrated vector after the event. `terminal`: the run ends here.
     fn event(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: D,
-        y: &[D],
-        terminal: bool,
+        &self, ctx: &Ctx, k: usize, t: D, y: &[D], terminal: bool,
     ) -> Result<(usize, Vec<D>), ModelError>;
 }
 
@@ -112,11 +107,7 @@ fn finite<D: Scalar>(v: &[D]) -> bool {
 /// method, tolerances (they steer the implicit method's Newton iteration), start state and
 /// step sizes as the forward run, so the interpolants come out bit-identical.
 pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
-    sys: &H,
-    ctx: Ctx,
-    sopt: &SolverOptions,
-    w: &ReplayWindow<f64>,
-    stats: &mut Stats,
+    sys: &H, ctx: Ctx, sopt: &SolverOptions, w: &ReplayWindow<f64>, stats: &mut Stats,
 ) -> Result<Vec<DenseStep<f64>>, ModelError> {
     let rhs = Bound::new(sys, ctx);
     let tol = sopt.tolerances();
@@ -154,11 +145,7 @@ pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
 /// Integrates the hybrid system from `(t0, y0, mode0)` to the last breakpoint, keeping
 /// all dense output. See [`simulate_hybrid_with`].
 pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
-    sys: &H,
-    y0: Vec<D>,
-    mode0: usize,
-    breakpoints: &[f64],
-    sopt: &SolverOptions,
+    sys: &H, y0: Vec<D>, mode0: usize, breakpoints: &[f64], sopt: &SolverOptions,
     eopt: &EventOptions,
 ) -> Result<Trajectory<D>, Error> {
     simulate_hybrid_with(
@@ -177,13 +164,8 @@ pub fn simulate_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
 /// terminal event. `keep` says how much dense output is kept (the rest as replay windows).
 /// The loop is the [`Simulator`], stepped to the end.
 pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
-    sys: &H,
-    y0: Vec<D>,
-    mode0: usize,
-    breakpoints: &[f64],
-    sopt: &SolverOptions,
-    eopt: &EventOptions,
-    keep: Checkpointing,
+    sys: &H, y0: Vec<D>, mode0: usize, breakpoints: &[f64], sopt: &SolverOptions,
+    eopt: &EventOptions, keep: Checkpointing,
 ) -> Result<Trajectory<D>, Error> {
     Simulator::new(sys, y0, mode0, breakpoints, sopt, eopt, keep).run()
 }
@@ -191,9 +173,7 @@ pub fn simulate_hybrid_with<D: Scalar, H: HybridRhs<D> + ?Sized>(
 /// Runs `f` on the real parts of a state and its slope (scratch on the stack for small
 /// systems: the guard-rate checks at segment starts and events allocate nothing).
 pub(super) fn with_real_parts<D: Scalar, R>(
-    y: &[D],
-    f: &[D],
-    g: impl FnOnce(&[f64], &[f64]) -> R,
+    y: &[D], f: &[D], g: impl FnOnce(&[f64], &[f64]) -> R,
 ) -> R {
     let n = y.len();
     crate::scratch::with_scratch(2 * n, |buf: &mut [f64]| {

@@ -126,13 +126,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// ending at the horizon; at least two entries for a non-empty run). `keep` says how
     /// much dense output is kept for the backward pass.
     pub fn new(
-        sys: &'a H,
-        y0: Vec<D>,
-        mode0: usize,
-        breakpoints: &'a [f64],
-        sopt: &'a SolverOptions,
-        eopt: &'a EventOptions,
-        keep: Checkpointing,
+        sys: &'a H, y0: Vec<D>, mode0: usize, breakpoints: &'a [f64], sopt: &'a SolverOptions,
+        eopt: &'a EventOptions, keep: Checkpointing,
     ) -> Self {
         let t0 = breakpoints.first().copied().unwrap_or(0.0);
         let n = sys.dim();
@@ -432,9 +427,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     }
 
     fn reject_newton(
-        &mut self,
-        mut open: Open<D>,
-        plan: &StepPlan<D>,
+        &mut self, mut open: Open<D>, plan: &StepPlan<D>,
     ) -> Result<StepOutcome, Error> {
         self.stats.rejected += 1;
         open.h = plan.hd.re() * 0.25;
@@ -450,11 +443,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     }
 
     fn reject_error(
-        &mut self,
-        mut open: Open<D>,
-        plan: &StepPlan<D>,
-        err: f64,
-        non_finite: bool,
+        &mut self, mut open: Open<D>, plan: &StepPlan<D>, err: f64, non_finite: bool,
     ) -> Result<StepOutcome, Error> {
         self.stats.rejected += 1;
         open.rejected_non_finite = non_finite;
@@ -484,11 +473,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// A sticking guard: the watches go back to before the scan and the step is retried
     /// below the guard sampling interval, down to `10³ h_min`, where sticking is an error.
     fn reject_sticky(
-        &mut self,
-        mut open: Open<D>,
-        guard: usize,
-        plan: &StepPlan<D>,
-        h_used: f64,
+        &mut self, mut open: Open<D>, guard: usize, plan: &StepPlan<D>, h_used: f64,
     ) -> Result<StepOutcome, Error> {
         std::mem::swap(&mut self.watches, &mut self.saved_watches);
         let h_stick = 1e3 * plan.h_min;
@@ -541,10 +526,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// A step with crossings: cut it at the earliest (with the crossings simultaneous with
     /// it), close the segment there, check for grazing and apply the event group.
     fn end_at_events(
-        &mut self,
-        mut open: Open<D>,
-        end: StepEnd<D>,
-        crossings: Vec<(f64, usize)>,
+        &mut self, mut open: Open<D>, end: StepEnd<D>, crossings: Vec<(f64, usize)>,
     ) -> Result<StepOutcome, Error> {
         let (t, mode) = (self.t, self.mode);
         let t0_re = end.dense.t0.re();
@@ -600,12 +582,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// The grazing test with the flow's velocity at the event (theory.md §1): an event
     /// whose guard rate |ġ| ≤ `grazing_tol (1 + |g_t| + ‖g_x‖‖f‖)` is an error.
     fn check_grazing(
-        &self,
-        ctx: &Ctx,
-        group: &[usize],
-        te: f64,
-        ye: &[D],
-        fe: &[D],
+        &self, ctx: &Ctx, group: &[usize], te: f64, ye: &[D], fe: &[D],
     ) -> Result<(), Error> {
         with_real_parts(ye, fe, |yr, fr| {
             for &k in group {
@@ -629,12 +606,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// left, recording each on the tape with f⁻ and f⁺ (zero after a terminal event: the
     /// state freezes). Returns the state and mode after the group.
     fn apply_event_group(
-        &mut self,
-        ctx: &Ctx,
-        group: &[usize],
-        te: D,
-        ye: Vec<D>,
-        fe: Vec<D>,
+        &mut self, ctx: &Ctx, group: &[usize], te: D, ye: Vec<D>, fe: Vec<D>,
     ) -> Result<(Vec<D>, usize), Error> {
         let segment = self.store.segments.len() - 1;
         let (mut y, mut f, mut mode) = (ye, fe, ctx.mode);
@@ -695,12 +667,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// f⁺ = F_{m'}(t_e, X⁺) in the event's breakpoint interval (zero after a terminal
     /// event). It is the next segment's starting slope, so it costs no extra evaluation.
     fn slope_after(
-        &mut self,
-        ctx: &Ctx,
-        mode_after: usize,
-        te: D,
-        y_plus: &[D],
-        terminal: bool,
+        &mut self, ctx: &Ctx, mode_after: usize, te: D, y_plus: &[D], terminal: bool,
     ) -> Result<Vec<D>, Error> {
         let mut fp = vec![D::zero(); y_plus.len()];
         if terminal {

@@ -103,11 +103,8 @@ pub struct ConstrainedReport {
 /// the start, [`Error::Interrupted`]. Trial points that leave the cost's domain shorten the
 /// step instead.
 pub fn optimize_constrained<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[ThetaEntry],
-    constraints: &Constraints,
-    settings: &OptimizerSettings,
-    progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints,
+    settings: &OptimizerSettings, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
     if setup.objectives.is_empty() {
@@ -143,12 +140,8 @@ pub fn optimize_constrained<S: HybridSystem>(
 /// The result of an SQP run: its outcome and history (θ of each iterate by `theta_of`),
 /// the final point and its report. One tail for every problem the SQP solves.
 pub(super) fn finish(
-    run: sqp::SqpRun,
-    settings: &OptimizerSettings,
-    start: Instant,
-    report: ConstrainedReport,
-    theta_of: impl Fn(&[f64]) -> Vec<f64>,
-    x0: Vec<f64>,
+    run: sqp::SqpRun, settings: &OptimizerSettings, start: Instant, report: ConstrainedReport,
+    theta_of: impl Fn(&[f64]) -> Vec<f64>, x0: Vec<f64>,
 ) -> OptimizeResult {
     let initial = run.history.first().map(|h| h.f).unwrap_or(run.point.f);
     let (outcome, termination) = match &run.end {
@@ -217,11 +210,7 @@ pub(super) fn finish(
 /// The report of the final point: each constraint's value, violation and multiplier.
 /// `path_value(output, bounds)` gives a path constraint's reported value.
 pub(super) fn report(
-    p: &Point,
-    lambda: &[f64],
-    kkt: Kkt,
-    constraints: &Constraints,
-    method: GradientMethod,
+    p: &Point, lambda: &[f64], kkt: Kkt, constraints: &Constraints, method: GradientMethod,
     path_value: impl Fn(usize, (f64, f64)) -> f64,
 ) -> ConstrainedReport {
     let list = constraints
@@ -299,10 +288,7 @@ pub struct ConstrainedPoint {
 /// (one forward run and one vector-adjoint or direct pass; a path constraint adds one
 /// adjoint run per interior point near its bound).
 pub fn constrained_point<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[ThetaEntry],
-    constraints: &Constraints,
-    method: GradientMethod,
+    setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints, method: GradientMethod,
 ) -> Result<ConstrainedPoint, Error> {
     if setup.objectives.is_empty() {
         return Err(Error::Invalid(

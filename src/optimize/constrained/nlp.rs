@@ -122,9 +122,7 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
     /// The problem of minimizing objective 0 of `setup` over the optimized entries of
     /// `theta` (and T) subject to `constraints`.
     pub fn new(
-        setup: &Setup<'a, S>,
-        theta: &[ThetaEntry],
-        constraints: &'s Constraints,
+        setup: &Setup<'a, S>, theta: &[ThetaEntry], constraints: &'s Constraints,
         method: GradientMethod,
     ) -> Result<Self, Error> {
         setup.check_theta(theta.len())?;
@@ -311,9 +309,7 @@ impl<S: HybridSystem> Problem for Nlp<'_, '_, S> {
 /// the identity on every other of the `n` variables; `pos(k)` is the variable of θ's
 /// entry k, if it is one. `None` without an effort term in objective 0 of `setup`.
 pub(crate) fn effort_hessian<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    n: usize,
-    pos: impl Fn(usize) -> Option<usize>,
+    setup: &Setup<'_, S>, n: usize, pos: impl Fn(usize) -> Option<usize>,
 ) -> Option<nalgebra::DMatrix<f64>> {
     use crate::cost::Term;
     let grid = setup.controls.as_ref()?;
@@ -352,9 +348,7 @@ pub(crate) fn effort_hessian<S: HybridSystem>(
 /// constraint's functional (checked against the setup), and the functional index of each
 /// constraint (`None` for one without: a final time, a path constraint's points).
 pub(crate) fn functionals<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    constraints: &Constraints,
-    ntheta: usize,
+    setup: &Setup<'_, S>, constraints: &Constraints, ntheta: usize,
 ) -> Result<(Vec<crate::cost::Objective>, Vec<Option<usize>>), Error> {
     let mut objectives = vec![setup.objectives[0].clone()];
     let mut objective_of = Vec::new();
@@ -388,9 +382,7 @@ pub(crate) fn free_bounds(theta: &[ThetaEntry]) -> Result<(Vec<usize>, Vec<f64>,
 
 /// The indices a constraint names exist in `setup` (outputs, guards, θ).
 pub(crate) fn check_indices<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    kind: &ConstraintKind,
-    ntheta: usize,
+    setup: &Setup<'_, S>, kind: &ConstraintKind, ntheta: usize,
 ) -> Result<(), Error> {
     let ny = setup.dims.outputs.len();
     let ng = setup.dims.guards.len();
@@ -436,8 +428,7 @@ pub(crate) fn check_indices<S: HybridSystem>(
 /// A free final time needs a horizon that ends at T (no `stop_after` event) and controls
 /// defined up to T's upper bound.
 fn check_free_time<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    ft: crate::constraint::FreeTime,
+    setup: &Setup<'_, S>, ft: crate::constraint::FreeTime,
 ) -> Result<(), Error> {
     let ordered = ft.lower.is_finite()
         && ft.upper.is_finite()
@@ -475,9 +466,7 @@ fn check_free_time<S: HybridSystem>(
 /// (docs/constrained.md, "Free final time"). The controls are fixed in absolute time, so
 /// nothing before T depends on T.
 pub(crate) fn time_derivatives<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    ev: &Evaluation,
-    theta: &[f64],
+    setup: &Setup<'_, S>, ev: &Evaluation, theta: &[f64],
 ) -> Result<Vec<f64>, Error> {
     let traj = &ev.trajectory;
     let seg = traj.segments.last().expect("a run has a segment");

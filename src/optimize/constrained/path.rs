@@ -61,11 +61,7 @@ const BAND: f64 = 0.1;
 /// The rows of the path constraint on `output` with bounds `(lower, upper)` at the point
 /// evaluated in `ev` (on `setup`, the horizon ending at the point's T).
 pub(crate) fn path_rows<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>,
-    setup: &Setup<'_, S>,
-    ev: &Evaluation,
-    theta: &[f64],
-    output: usize,
+    nlp: &Nlp<'_, '_, S>, setup: &Setup<'_, S>, ev: &Evaluation, theta: &[f64], output: usize,
     (lower, upper): (f64, f64),
 ) -> Result<Vec<PathRow>, Error> {
     let dense;
@@ -162,10 +158,7 @@ pub(crate) fn path_rows<S: HybridSystem>(
 /// `d y(t0)/dx` from the initial state in dual numbers, one pass per optimized entry
 /// (T's entry 0: the start does not depend on the horizon's end).
 fn start_gradient<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>,
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    output: usize,
+    nlp: &Nlp<'_, '_, S>, setup: &Setup<'_, S>, theta: &[f64], output: usize,
 ) -> Result<Vec<f64>, Error> {
     let mut grad = vec![0.0; nlp.n()];
     for (i, &k) in nlp.free.iter().enumerate() {
@@ -181,9 +174,7 @@ fn start_gradient<S: HybridSystem>(
 
 /// The output at t0 in dual numbers.
 fn output_at_start<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[Dual64],
-    output: usize,
+    setup: &Setup<'_, S>, theta: &[Dual64], output: usize,
 ) -> Result<Dual64, Error> {
     let t0 = setup.t0;
     let (mode, x) = setup
@@ -218,14 +209,8 @@ fn output_at_start<S: HybridSystem>(
 
 /// The output `output` at time t of the arc made of `segments` (a dense trajectory).
 fn output_on<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    segments: &[usize],
-    theta: &[f64],
-    output: usize,
-    t: f64,
-    buf: &mut [f64],
-    y: &mut [f64],
+    setup: &Setup<'_, S>, traj: &Trajectory, segments: &[usize], theta: &[f64], output: usize,
+    t: f64, buf: &mut [f64], y: &mut [f64],
 ) -> Result<f64, Error> {
     let si = segments
         .iter()
@@ -247,10 +232,7 @@ fn output_on<S: HybridSystem>(
 /// section on the interpolant, and the arcs' ends (the start, the pre-event values, the end)
 /// where the output is extremal on its arc.
 pub(crate) fn extrema<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
-    output: usize,
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64], output: usize,
 ) -> Result<Vec<Extremum>, Error> {
     let mut buf = vec![0.0; traj.y_final.len()];
     let mut y = vec![0.0; setup.dims.outputs.len()];
@@ -362,11 +344,7 @@ fn arcs(traj: &Trajectory) -> Vec<(Vec<usize>, Option<usize>)> {
 /// The maximum of a unimodal `f` on `[a, b]` by golden section, starting from the best
 /// sample `(t, v)` (returned if the search finds nothing higher).
 fn golden_max(
-    f: &mut impl FnMut(f64) -> Result<f64, Error>,
-    mut a: f64,
-    mut b: f64,
-    t: f64,
-    v: f64,
+    f: &mut impl FnMut(f64) -> Result<f64, Error>, mut a: f64, mut b: f64, t: f64, v: f64,
 ) -> Result<(f64, f64), Error> {
     let r = 0.5 * (5f64.sqrt() - 1.0);
     let (mut best_t, mut best_v) = (t, v);
@@ -404,10 +382,7 @@ fn golden_max(
 /// maximum against `upper`, the minimum against `lower`): every refined extremum and the
 /// dense samples (8 a step, the values just after events included), for the report.
 pub(crate) fn extreme<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>,
-    p: &super::nlp::Point,
-    output: usize,
-    (lower, upper): (f64, f64),
+    nlp: &Nlp<'_, '_, S>, p: &super::nlp::Point, output: usize, (lower, upper): (f64, f64),
 ) -> f64 {
     let setup = nlp.setup_at(p.t_end);
     let dense;

@@ -179,10 +179,7 @@ impl Qp<'_> {
 
 /// `s·J_r` with the slack entries.
 fn jac_row(
-    row: &Row,
-    s: f64,
-    p: Option<(usize, f64)>,
-    q: Option<(usize, f64)>,
+    row: &Row, s: f64, p: Option<(usize, f64)>, q: Option<(usize, f64)>,
 ) -> Vec<(usize, f64)> {
     let mut v: Vec<(usize, f64)> = row
         .grad

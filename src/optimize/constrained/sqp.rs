@@ -90,9 +90,7 @@ pub(crate) struct SqpRun {
 
 /// Runs the SQP from x0 (clamped into the bounds).
 pub(crate) fn sqp(
-    nlp: &impl Problem,
-    max_iters: u64,
-    tol: f64,
+    nlp: &impl Problem, max_iters: u64, tol: f64,
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<SqpRun, Error> {
     let (lower, upper) = nlp.bounds();
@@ -213,11 +211,7 @@ pub(crate) fn sqp(
 /// The QP step, with the elastic penalty raised until the slacks vanish or it reaches its
 /// ceiling (then the step minimizes the linearized violation).
 fn elastic_step(
-    b: &DMatrix<f64>,
-    p: &Point,
-    lower: &[f64],
-    upper: &[f64],
-    rho: &mut f64,
+    b: &DMatrix<f64>, p: &Point, lower: &[f64], upper: &[f64], rho: &mut f64,
 ) -> Result<QpStep, Error> {
     loop {
         let qp = Qp {
@@ -251,11 +245,7 @@ fn merit(p: &Point, mu: f64) -> f64 {
 /// after a rejected full step. Trial points that leave the cost's domain (an event the
 /// constraints need disappears) halve the step. `None` when no step is acceptable.
 fn line_search(
-    nlp: &impl Problem,
-    p: &Point,
-    step: &QpStep,
-    mu: f64,
-    evaluations: &mut usize,
+    nlp: &impl Problem, p: &Point, step: &QpStep, mu: f64, evaluations: &mut usize,
 ) -> Result<Option<Point>, Error> {
     let phi0 = merit(p, mu);
     let slope = dot(&p.g, &step.d) - mu * (p.total_violation() - step.linear_violation);
@@ -320,10 +310,7 @@ fn snap(nlp: &impl Problem, x: &[f64], d: &[f64], alpha: f64, nu: &[f64]) -> Vec
 /// (equalities, and inequalities with a multiplier or violated there), `J_A` their
 /// gradients at x. Rows are matched between the two points by their labels.
 fn second_order_correction(
-    nlp: &impl Problem,
-    p: &Point,
-    trial: &Point,
-    step: &QpStep,
+    nlp: &impl Problem, p: &Point, trial: &Point, step: &QpStep,
 ) -> Option<Vec<f64>> {
     let mut grads = Vec::new();
     let mut res = Vec::new();

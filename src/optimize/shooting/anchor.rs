@@ -30,8 +30,7 @@ const BEYOND: f64 = 0.1;
 /// The first node with an event of an adjacent segment on it (`events`: each segment's
 /// event times), as a reason to stop the SQP.
 pub(super) fn event_on_node<S: HybridSystem>(
-    nlp: &ShootingNlp<'_, '_, S>,
-    events: &[Vec<f64>],
+    nlp: &ShootingNlp<'_, '_, S>, events: &[Vec<f64>],
 ) -> Option<String> {
     let k = nlp.k();
     let end = nlp.span(k - 1).t1;
@@ -59,9 +58,7 @@ pub(super) fn event_on_node<S: HybridSystem>(
 /// an event at a segment's very end fires or not by round-off, so the decision to move
 /// and the move read the same list.
 pub(super) fn move_nodes<S: HybridSystem>(
-    nlp: &mut ShootingNlp<'_, '_, S>,
-    x: &[f64],
-    events: Option<&[Vec<f64>]>,
+    nlp: &mut ShootingNlp<'_, '_, S>, x: &[f64], events: Option<&[Vec<f64>]>,
 ) -> Result<Option<Vec<f64>>, Error> {
     let (theta, starts, _) = nlp.starts(x)?;
     let k = nlp.k();

@@ -174,12 +174,8 @@ pub struct ClosureReport {
 /// (`stop_after`, a free final time, `path` constraints), and a converged point whose
 /// segments end in other modes than their next nodes.
 pub fn optimize_shooting<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[ThetaEntry],
-    constraints: &Constraints,
-    shooting: &Shooting,
-    settings: &OptimizerSettings,
-    progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints, shooting: &Shooting,
+    settings: &OptimizerSettings, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
     let (mut nlp, t_guess) = build(setup, theta, constraints, shooting)?;
@@ -317,10 +313,7 @@ fn merge_runs(first: sqp::SqpRun, mut again: sqp::SqpRun) -> sqp::SqpRun {
 
 /// The problem the SQP sees, and the guess's horizon end.
 fn build<'s, 'a, S: HybridSystem>(
-    setup: &Setup<'a, S>,
-    theta: &[ThetaEntry],
-    constraints: &'s Constraints,
-    shooting: &Shooting,
+    setup: &Setup<'a, S>, theta: &[ThetaEntry], constraints: &'s Constraints, shooting: &Shooting,
 ) -> Result<(ShootingNlp<'s, 'a, S>, f64), Error> {
     if setup.objectives.is_empty() {
         return Err(Error::Invalid(
@@ -374,9 +367,7 @@ pub struct ShootingEvaluator<'s, 'a, S: HybridSystem> {
 impl<'s, 'a, S: HybridSystem> ShootingEvaluator<'s, 'a, S> {
     /// The problem of [`optimize_shooting`] with these arguments, at its start.
     pub fn new(
-        setup: &Setup<'a, S>,
-        theta: &[ThetaEntry],
-        constraints: &'s Constraints,
+        setup: &Setup<'a, S>, theta: &[ThetaEntry], constraints: &'s Constraints,
         shooting: &Shooting,
     ) -> Result<Self, Error> {
         let (nlp, _) = build(setup, theta, constraints, shooting)?;
@@ -459,10 +450,7 @@ impl<'s, 'a, S: HybridSystem> ShootingEvaluator<'s, 'a, S> {
 /// guess's nodes): what the SQP sees, for a solver of your own or a check by finite
 /// differences. To evaluate many points, build a [`ShootingEvaluator`] once.
 pub fn shooting_point<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[ThetaEntry],
-    constraints: &Constraints,
-    shooting: &Shooting,
+    setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints, shooting: &Shooting,
     values: Option<&[f64]>,
 ) -> Result<ConstrainedPoint, Error> {
     ShootingEvaluator::new(setup, theta, constraints, shooting)?.point(values)
@@ -503,8 +491,7 @@ fn stitch(runs: Vec<Trajectory>) -> Trajectory {
 /// event sat on a node (the node moved across it), within the iteration budget. Returns
 /// the merged run and what each restart did.
 fn solve<S: HybridSystem>(
-    nlp: &mut ShootingNlp<'_, '_, S>,
-    settings: &OptimizerSettings,
+    nlp: &mut ShootingNlp<'_, '_, S>, settings: &OptimizerSettings,
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<(sqp::SqpRun, Vec<String>), Error> {
     let x_initial = nlp.start_x.clone();
@@ -568,8 +555,7 @@ fn solve<S: HybridSystem>(
 
 /// What multiple shooting does not take yet, as typed errors.
 fn supported<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    constraints: &Constraints,
+    setup: &Setup<'_, S>, constraints: &Constraints,
 ) -> Result<(), Error> {
     let no = |what, instead| Err(ShootingError::Unsupported { what, instead }.into());
     if setup.events.stop_after.is_some() {
@@ -624,8 +610,7 @@ fn check_closure<S: HybridSystem>(setup: &Setup<'_, S>, c: &Closure) -> Result<(
 /// At the converged point, each segment ends in its next node's mode (a periodic
 /// problem's last one, after the closing reset, in node 0's).
 fn check_modes<S: HybridSystem>(
-    nlp: &ShootingNlp<'_, '_, S>,
-    runs: &nlp::Runs,
+    nlp: &ShootingNlp<'_, '_, S>, runs: &nlp::Runs,
 ) -> Result<(), Error> {
     let k = nlp.k();
     for (i, seg) in runs.segments.iter().enumerate() {
@@ -655,10 +640,7 @@ fn check_modes<S: HybridSystem>(
 /// `state_initial` or `state_final`) at θ (for figures and tables: the gaps at the nodes
 /// are the defects). `setup` and `closure` as given to [`optimize_shooting`].
 pub fn segment_trajectories<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    report: &ShootingReport,
-    closure: Option<&Closure>,
-    theta: &[f64],
+    setup: &Setup<'_, S>, report: &ShootingReport, closure: Option<&Closure>, theta: &[f64],
     initial: bool,
 ) -> Result<Vec<Trajectory>, Error> {
     let nodes: Vec<Node> = report

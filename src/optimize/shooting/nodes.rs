@@ -78,9 +78,7 @@ pub(super) fn node_times(nodes: &NodeTimes, t0: f64, t_end: f64) -> Result<Vec<f
 /// the guess. Returns the nodes and the horizon's end (a periodic problem's end is the
 /// closing event of the guess).
 pub(super) fn initial_nodes<S: HybridSystem>(
-    base: &Setup<'_, S>,
-    theta: &[f64],
-    shooting: &Shooting,
+    base: &Setup<'_, S>, theta: &[f64], shooting: &Shooting,
 ) -> Result<(Vec<Node>, f64), Error> {
     let (mode0, x0) = base.initial(theta).map_err(|source| Error::Model {
         t: base.t0,
@@ -148,9 +146,7 @@ pub(super) fn initial_nodes<S: HybridSystem>(
 
 /// The time of the closing event (the first firing of `guard`) of a guess run.
 fn closing_time<S: HybridSystem>(
-    base: &Setup<'_, S>,
-    traj: &crate::integrate::Trajectory,
-    guard: usize,
+    base: &Setup<'_, S>, traj: &crate::integrate::Trajectory, guard: usize,
 ) -> Result<f64, Error> {
     match traj.events.last() {
         Some(e) if e.terminal && e.guard == guard => Ok(e.t),
@@ -170,8 +166,7 @@ impl GuessTable {
     /// before the outputs), and optionally `mode` (the mode's index or name; required when
     /// the system has more than one mode). Other columns are ignored.
     pub fn read_csv(
-        path: &std::path::Path,
-        dims: &crate::model::Dims,
+        path: &std::path::Path, dims: &crate::model::Dims,
     ) -> Result<GuessTable, Error> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
             path: path.to_path_buf(),
@@ -182,9 +177,7 @@ impl GuessTable {
 
     /// [`Self::read_csv`] on the text of a file (`file` names it in messages).
     pub fn parse_csv(
-        text: &str,
-        file: &str,
-        dims: &crate::model::Dims,
+        text: &str, file: &str, dims: &crate::model::Dims,
     ) -> Result<GuessTable, Error> {
         let bad = |message: String| -> Error {
             ShootingError::Guess {

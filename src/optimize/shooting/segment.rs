@@ -57,10 +57,7 @@ pub(super) struct SegmentRun {
 
 /// The setup of a segment over the system started at its node.
 fn segment_setup<'w, S: HybridSystem>(
-    base: &Setup<'_, S>,
-    sys: &'w StartOnSection<'w, S>,
-    span: Span<'_>,
-    objectives: Vec<Objective>,
+    base: &Setup<'_, S>, sys: &'w StartOnSection<'w, S>, span: Span<'_>, objectives: Vec<Objective>,
 ) -> Setup<'w, StartOnSection<'w, S>> {
     let mut s = Setup::new(sys, span.node.t, span.t1, base.controls.clone(), objectives);
     s.solver = base.solver;
@@ -85,9 +82,7 @@ fn theta_with_start(theta: &[f64], np: usize, s: &[f64]) -> Vec<f64> {
 
 /// Whether the run ended at the first firing of `closure`, or the error that it did not.
 fn closed<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    guard: usize,
+    setup: &Setup<'_, S>, traj: &Trajectory, guard: usize,
 ) -> Result<usize, Error> {
     match traj.events.last() {
         Some(e) if e.terminal && e.guard == guard => Ok(traj.events.len() - 1),
@@ -103,10 +98,7 @@ fn closed<S: HybridSystem>(
 
 /// The guards the segment fires at `(θ, s)` (a plain run).
 pub(super) fn firings<S: HybridSystem>(
-    base: &Setup<'_, S>,
-    span: Span<'_>,
-    theta: &[f64],
-    s: &[f64],
+    base: &Setup<'_, S>, span: Span<'_>, theta: &[f64], s: &[f64],
 ) -> Result<Vec<usize>, Error> {
     let sys = StartOnSection::new(base.sys(), span.node.mode).with_controls();
     let setup = segment_setup(base, &sys, span, vec![]);
@@ -119,10 +111,7 @@ pub(super) fn firings<S: HybridSystem>(
 
 /// The segment's dense state trajectory at `(θ, s)` (for figures and tables): X = x.
 pub(super) fn dense<S: HybridSystem>(
-    base: &Setup<'_, S>,
-    span: Span<'_>,
-    theta: &[f64],
-    s: &[f64],
+    base: &Setup<'_, S>, span: Span<'_>, theta: &[f64], s: &[f64],
 ) -> Result<Trajectory, Error> {
     let sys = StartOnSection::new(base.sys(), span.node.mode).with_controls();
     let setup = segment_setup(base, &sys, span, vec![]);
@@ -131,11 +120,7 @@ pub(super) fn dense<S: HybridSystem>(
 
 /// The segment's run with its derivatives (module docs).
 pub(super) fn run<S: HybridSystem>(
-    base: &Setup<'_, S>,
-    span: Span<'_>,
-    objectives: Vec<Objective>,
-    theta: &[f64],
-    s: &[f64],
+    base: &Setup<'_, S>, span: Span<'_>, objectives: Vec<Objective>, theta: &[f64], s: &[f64],
 ) -> Result<SegmentRun, Error> {
     let sys = StartOnSection::new(base.sys(), span.node.mode).with_controls();
     let setup = segment_setup(base, &sys, span, objectives);

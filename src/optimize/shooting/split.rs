@@ -39,10 +39,7 @@ pub(super) type Placement = Vec<(usize, usize, usize, usize)>;
 /// needed when a functional has event terms. A firing that no segment reaches is
 /// [`Error::MissingEvent`] over the whole horizon.
 pub(super) fn split(
-    functionals: &[Objective],
-    segments: usize,
-    firings: Option<&Firings>,
-    dims: &Dims,
+    functionals: &[Objective], segments: usize, firings: Option<&Firings>, dims: &Dims,
     horizon: (f64, f64),
 ) -> Result<(Vec<Vec<Objective>>, Placement), Error> {
     let mut placement = Vec::new();

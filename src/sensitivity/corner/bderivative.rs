@@ -45,8 +45,7 @@ pub fn bderivative(corner: &Corner, direction: &DVector<f64>) -> Result<BResult,
 /// Algorithm 2.1 of seed 003 (theory.md §7), value and crossing order only, no matrix: the
 /// O(n²d)-time, O(d)-space path (see [`bderivative`] for the formula and the tie-break).
 pub fn bderivative_value(
-    corner: &Corner,
-    direction: &DVector<f64>,
+    corner: &Corner, direction: &DVector<f64>,
 ) -> Result<(DVector<f64>, Vec<usize>), CornerError> {
     corner.check_shape()?;
     corner.check_direction(direction)?;

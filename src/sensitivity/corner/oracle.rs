@@ -45,10 +45,7 @@ pub struct PiecewiseConstantFlow {
 /// entered points back to the hyperplane just crossed, `F_j(b')` of the wrong sign or zero);
 /// and more than `max_events` crossings ([`Error::Zeno`]).
 pub fn piecewise_constant_flow(
-    fields: &[DVector<f64>],
-    x0: &DVector<f64>,
-    duration: f64,
-    max_events: usize,
+    fields: &[DVector<f64>], x0: &DVector<f64>, duration: f64, max_events: usize,
 ) -> Result<PiecewiseConstantFlow, Error> {
     let d = x0.len();
     if d == 0 || d > MAX_SURFACES {

@@ -14,9 +14,7 @@ use super::*;
 /// scaling η. Errors if the sizes differ, a number is not finite, η = 0, or the crossing
 /// grazes: `|ηᵀ f⁻| ≤ 1e-12 ‖η‖ ‖f⁻‖`.
 pub fn saltation(
-    normal: &DVector<f64>,
-    f_minus: &DVector<f64>,
-    f_plus: &DVector<f64>,
+    normal: &DVector<f64>, f_minus: &DVector<f64>, f_plus: &DVector<f64>,
 ) -> Result<DMatrix<f64>, CornerError> {
     let d = normal.len();
     for (name, v) in [("normal", normal), ("f_minus", f_minus), ("f_plus", f_plus)] {
@@ -60,10 +58,7 @@ pub fn saltation(
 /// `from` (bit j clear) to `from | 1<<j`: `p ← p + (f⁺ − f⁻)(η_jᵀ p)/(η_jᵀ f⁻)`, O(d²) as a
 /// rank-one update (the same matrix as [`saltation`]).
 fn apply_saltation_left(
-    corner: &Corner,
-    p: &mut DMatrix<f64>,
-    j: usize,
-    from: usize,
+    corner: &Corner, p: &mut DMatrix<f64>, j: usize, from: usize,
 ) -> Result<(), CornerError> {
     let fm = corner.checked_field(from)?;
     let fp = corner.checked_field(from | (1usize << j))?;
@@ -151,10 +146,7 @@ pub fn all_pieces(corner: &Corner) -> Result<Vec<Piece>, CornerError> {
 }
 
 fn enumerate_pieces(
-    corner: &Corner,
-    crossed: usize,
-    order: &mut Vec<usize>,
-    prefix: DMatrix<f64>,
+    corner: &Corner, crossed: usize, order: &mut Vec<usize>, prefix: DMatrix<f64>,
     out: &mut Vec<Piece>,
 ) -> Result<(), CornerError> {
     let n = corner.n();

@@ -25,9 +25,7 @@ pub struct DirectionalDerivative {
 /// `Dψ(θ; δθ)` by forward mode through the B-derivative at every simultaneous event (module
 /// docs). Without simultaneous events it is `∇ψ·δθ`.
 pub fn directional_derivative<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    dir: &[f64],
+    setup: &Setup<'_, S>, theta: &[f64], dir: &[f64],
 ) -> Result<DirectionalDerivative, Error> {
     let mut v = directional_derivatives(setup, theta, &[dir.to_vec()])?;
     Ok(v.remove(0))
@@ -35,9 +33,7 @@ pub fn directional_derivative<S: HybridSystem>(
 
 /// [`directional_derivative`] for several directions in one pass (one column each).
 pub fn directional_derivatives<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    dirs: &[Vec<f64>],
+    setup: &Setup<'_, S>, theta: &[f64], dirs: &[Vec<f64>],
 ) -> Result<Vec<DirectionalDerivative>, Error> {
     let nth = setup.ntheta();
     if dirs.is_empty() {

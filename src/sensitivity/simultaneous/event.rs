@@ -180,10 +180,7 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
     /// modes, `Ξ = Ξ_n ⋯ Ξ_1`, `Ξ_θ = Ξ_n(⋯(Ξ_2 Ξ_θ,1 + Ξ_θ,2)⋯) + Ξ_θ,n`. With identity
     /// resets the mode reached must not depend on the order (`modes` by sign mask).
     fn compose(
-        &self,
-        order: Vec<usize>,
-        modes: &[usize],
-        identity: bool,
+        &self, order: Vec<usize>, modes: &[usize], identity: bool,
     ) -> Result<OrderPiece, Error> {
         let (setup, t) = (self.setup, self.t);
         let (nx, nth) = (self.x_minus.len(), setup.ntheta());
@@ -302,12 +299,7 @@ impl SimultaneousEvent {
     /// them) crossed at `(t, X⁻)` in the context `ctx` (its mode is the mode before). Also
     /// usable with a single guard (n = 1: the ordinary jump).
     pub fn new<S: HybridSystem>(
-        setup: &Setup<'_, S>,
-        ctx: &Ctx,
-        t: f64,
-        guards: &[usize],
-        x_minus: &[f64],
-        theta: &[f64],
+        setup: &Setup<'_, S>, ctx: &Ctx, t: f64, guards: &[usize], x_minus: &[f64], theta: &[f64],
     ) -> Result<SimultaneousEvent, Error> {
         let site = GroupSite {
             setup,
@@ -392,9 +384,7 @@ impl SimultaneousEvent {
     /// recorded order. Ties (directions on a boundary between pieces) go to the smaller
     /// position; B is continuous, so the value does not depend on the tie-break.
     pub fn directional(
-        &self,
-        s_minus_col: &DVector<f64>,
-        theta_dir: &DVector<f64>,
+        &self, s_minus_col: &DVector<f64>, theta_dir: &DVector<f64>,
     ) -> Result<(DVector<f64>, Vec<usize>), Error> {
         let nx = self.x_minus.len();
         let nth = self.pieces[0].saltation_theta.ncols();
@@ -445,9 +435,7 @@ impl SimultaneousEvent {
 /// The simultaneous events (groups of ≥ 2 events sharing a group id) of a trajectory of X
 /// (a trajectory of (X, S) works too: only the first n_X components are used).
 pub fn simultaneous_events<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    traj: &Trajectory,
-    theta: &[f64],
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64],
 ) -> Result<Vec<SimultaneousEvent>, Error> {
     let mut out = Vec::new();
     let mut i = 0;

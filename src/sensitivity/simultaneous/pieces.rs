@@ -53,8 +53,7 @@ pub struct NonsmoothEvaluation {
 /// The gradient of every piece of every simultaneous group, in one forward pass (module
 /// docs), and the `nonsmooth` flag.
 pub fn piece_gradients<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
+    setup: &Setup<'_, S>, theta: &[f64],
 ) -> Result<NonsmoothEvaluation, Error> {
     let nth = setup.ntheta();
     let (plain, groups) = plain_groups(setup, theta)?;

@@ -101,12 +101,7 @@ impl<'s, 'a, S: HybridSystem> std::ops::Deref for ColumnRhs<'s, 'a, S> {
 impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
     column_flow_rhs!();
     fn event(
-        &self,
-        ctx: &Ctx,
-        k: usize,
-        t: f64,
-        y: &[f64],
-        terminal: bool,
+        &self, ctx: &Ctx, k: usize, t: f64, y: &[f64], terminal: bool,
     ) -> Result<(usize, Vec<f64>), ModelError> {
         let n = self.setup.n();
         let kc = self.k();
@@ -214,8 +209,7 @@ pub(super) struct ColumnRun {
 
 /// The plain run at θ and its simultaneous events (what the sensitivity pass must meet).
 pub(super) fn plain_groups<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
+    setup: &Setup<'_, S>, theta: &[f64],
 ) -> Result<(Trajectory, Vec<SimultaneousEvent>), Error> {
     setup.check_theta(theta.len())?;
     let plain = setup.simulate(theta)?;
@@ -226,12 +220,8 @@ pub(super) fn plain_groups<S: HybridSystem>(
 /// One pass of X with the columns `dirs` (nθ×k), `rules[column][group]` at the groups found
 /// by the plain run `plain`.
 pub(super) fn run_columns<S: HybridSystem>(
-    setup: &Setup<'_, S>,
-    theta: &[f64],
-    dirs: DMatrix<f64>,
-    plain: &Trajectory,
-    groups: Vec<SimultaneousEvent>,
-    rules: Vec<Vec<GroupRule>>,
+    setup: &Setup<'_, S>, theta: &[f64], dirs: DMatrix<f64>, plain: &Trajectory,
+    groups: Vec<SimultaneousEvent>, rules: Vec<Vec<GroupRule>>,
 ) -> Result<ColumnRun, Error> {
     setup.check_theta(theta.len())?;
     let n = setup.n();
