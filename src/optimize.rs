@@ -41,17 +41,20 @@ use std::time::Instant;
 mod adapter;
 mod constrained;
 mod descent;
+pub(crate) mod driver;
 mod history;
 mod kink;
 mod runs;
 mod settings;
 mod shooting;
 mod theta;
-use adapter::{Adapter, Shared, Space};
+pub(crate) use adapter::Space;
+use adapter::{Adapter, Shared};
 pub use constrained::{
     constrained_point, optimize_constrained, ConstrainedError, ConstrainedPoint, ConstrainedReport,
     ConstraintReport, ConstraintRow, Kkt,
 };
+use driver::Smooth;
 pub use history::HistoryRow;
 use history::Rows;
 pub use kink::{min_norm_in_hull, KinkReport};
@@ -260,12 +263,12 @@ impl StartPoint {
             shared,
             1.0,
         );
-        let (f, g) = probe.eval(&z)?;
+        let s = probe.eval(&z)?;
         Ok(StartPoint {
             z,
-            f,
-            gnorm: g.iter().map(|v| v * v).sum::<f64>().sqrt(),
-            evaluation: probe.last_evaluation().expect("evaluated"),
+            f: s.f,
+            gnorm: s.g.iter().map(|v| v * v).sum::<f64>().sqrt(),
+            evaluation: s.extra,
         })
     }
 
@@ -340,8 +343,7 @@ fn finish<S: HybridSystem>(
     let (outcome, termination) = outcome_of(&solved.ending);
     let st = solved.state;
     let zf = solved.z.unwrap_or(st.z_start);
-    solved.adapter.eval(&zf)?;
-    let last = solved.adapter.last_evaluation().expect("evaluated");
+    let last = solved.bridge.sample(&zf)?.extra;
     let (theta_final, _) = runs.space.theta(&zf);
     let kinks = runs.shared.kinks();
     let final_kink = kinks.last().filter(|k| k.theta == theta_final);

@@ -1,9 +1,8 @@
-//! The scaled, transformed objective as argmin sees it: z (the unconstrained variables of the
-//! optimized entries) ↦ ψ(θ(z))/scale and its gradient `(dψ/dθ_k · dθ_k/dz_k)/scale`. Each
-//! point is simulated once for cost and gradient together (argmin asks for them separately:
-//! a one-entry cache). An evaluation error is kept in a slot shared with the caller, since
-//! argmin turns it into a termination and drops the problem.
+//! The problem's cost as the quasi-Newton driver (driver.rs) sees it: z (the unconstrained
+//! variables of the optimized entries) ↦ ψ(θ(z))/scale and its gradient
+//! `(dψ/dθ_k · dθ_k/dz_k)/scale`, with the kinks met on the way.
 
+use super::driver::{ErrorSlot, Sample, Smooth};
 use super::kink::{kink_at, KinkReport};
 use super::settings::KinkPolicy;
 use super::theta::{ThetaEntry, Transform};
@@ -11,15 +10,14 @@ use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
 use crate::setup::Setup;
-use argmin::core::{CostFunction, Gradient};
 use std::sync::{Arc, Mutex};
 
 /// θ as a function of the optimizer's variables z: the fixed entries at their values, each
 /// optimized entry k through its bounds' transform, `θ_k = T_k⁻¹(z_k)` (inside its bounds
 /// for every z).
-pub(super) struct Space {
+pub(crate) struct Space {
     pub(super) base: Vec<f64>,
-    pub(super) free: Vec<usize>,
+    pub(crate) free: Vec<usize>,
     transforms: Vec<Transform>,
 }
 
@@ -41,8 +39,17 @@ impl Space {
         })
     }
 
+    /// The entries `free` of `base` through `transforms` (one per free entry), unchecked.
+    pub(crate) fn from_parts(base: &[f64], free: &[usize], transforms: &[Transform]) -> Space {
+        Space {
+            base: base.to_vec(),
+            free: free.to_vec(),
+            transforms: transforms.to_vec(),
+        }
+    }
+
     /// θ(z) and dθ_k/dz_k for the optimized entries.
-    pub(super) fn theta(&self, z: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    pub(crate) fn theta(&self, z: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let mut th = self.base.clone();
         let mut dxdz = Vec::with_capacity(z.len());
         for (i, &k) in self.free.iter().enumerate() {
@@ -54,7 +61,7 @@ impl Space {
     }
 
     /// z of a full θ.
-    pub(super) fn z(&self, th: &[f64]) -> Vec<f64> {
+    pub(crate) fn z(&self, th: &[f64]) -> Vec<f64> {
         self.free
             .iter()
             .enumerate()
@@ -67,7 +74,7 @@ impl Space {
 /// argmin drops the problem when its line search fails, and the error must survive that).
 #[derive(Clone, Default)]
 pub(super) struct Shared {
-    pub(super) error: Arc<Mutex<Option<Error>>>,
+    pub(super) error: ErrorSlot<Error>,
     pub(super) evaluations: Arc<Mutex<usize>>,
     /// Kinks met.
     pub(super) kinks: Arc<Mutex<Vec<KinkReport>>>,
@@ -88,14 +95,7 @@ impl Shared {
     }
 }
 
-struct Cached {
-    z: Vec<f64>,
-    f: f64,
-    g: Vec<f64>,
-    eval: Evaluation,
-}
-
-/// The scaled, transformed objective as argmin sees it.
+/// The scaled, transformed objective (module docs).
 pub(super) struct Adapter<'s, 'a, S: HybridSystem> {
     pub(super) setup: &'s Setup<'a, S>,
     pub(super) space: &'s Space,
@@ -103,7 +103,6 @@ pub(super) struct Adapter<'s, 'a, S: HybridSystem> {
     pub(super) scale: f64,
     pub(super) kink_policy: KinkPolicy,
     pub(super) shared: Shared,
-    cache: Mutex<Option<Cached>>,
 }
 
 impl<'s, 'a, S: HybridSystem> Adapter<'s, 'a, S> {
@@ -118,21 +117,11 @@ impl<'s, 'a, S: HybridSystem> Adapter<'s, 'a, S> {
             scale,
             kink_policy,
             shared: shared.clone(),
-            cache: Mutex::new(None),
         }
     }
 
-    /// The evaluation of the last point (the cache's), if any.
-    pub(super) fn last_evaluation(&self) -> Option<Evaluation> {
-        self.cache
-            .lock()
-            .expect("cache")
-            .as_ref()
-            .map(|c| c.eval.clone())
-    }
-
-    /// The scaled cost and gradient at z.
-    pub(super) fn eval(&self, z: &[f64]) -> Result<(f64, Vec<f64>), Error> {
+    /// The scaled cost and gradient at z, with the point's evaluation.
+    fn sample(&self, z: &[f64]) -> Result<Sample<Evaluation>, Error> {
         let free = &self.space.free;
         if z.len() != free.len() {
             return Err(Error::Optimizer(format!(
@@ -140,11 +129,6 @@ impl<'s, 'a, S: HybridSystem> Adapter<'s, 'a, S> {
                 z.len(),
                 free.len()
             )));
-        }
-        if let Some(c) = self.cache.lock().expect("cache").as_ref() {
-            if c.z == z {
-                return Ok((c.f, c.g.clone()));
-            }
         }
         crate::interrupt::check()?;
         let (th, dxdz) = self.space.theta(z);
@@ -167,14 +151,11 @@ impl<'s, 'a, S: HybridSystem> Adapter<'s, 'a, S> {
             .zip(&dxdz)
             .map(|(v, d)| v * d / self.scale)
             .collect();
-        let fs = f / self.scale;
-        *self.cache.lock().expect("cache") = Some(Cached {
-            z: z.to_vec(),
-            f: fs,
-            g: g.clone(),
-            eval: ev,
-        });
-        Ok((fs, g))
+        Ok(Sample {
+            f: f / self.scale,
+            g,
+            extra: ev,
+        })
     }
 
     /// dψ/dθ over the optimized entries, or at a kink the min-norm element of the pieces'
@@ -191,26 +172,12 @@ impl<'s, 'a, S: HybridSystem> Adapter<'s, 'a, S> {
         }
         Ok(g)
     }
-
-    fn record_error(&self, e: Error) -> argmin::core::Error {
-        let msg = e.to_string();
-        *self.shared.error.lock().expect("error slot") = Some(e);
-        argmin::core::Error::msg(msg)
-    }
 }
 
-impl<S: HybridSystem> CostFunction for Adapter<'_, '_, S> {
-    type Param = Vec<f64>;
-    type Output = f64;
-    fn cost(&self, z: &Self::Param) -> Result<f64, argmin::core::Error> {
-        self.eval(z).map(|r| r.0).map_err(|e| self.record_error(e))
-    }
-}
-
-impl<S: HybridSystem> Gradient for Adapter<'_, '_, S> {
-    type Param = Vec<f64>;
-    type Gradient = Vec<f64>;
-    fn gradient(&self, z: &Self::Param) -> Result<Vec<f64>, argmin::core::Error> {
-        self.eval(z).map(|r| r.1).map_err(|e| self.record_error(e))
+impl<S: HybridSystem> Smooth for Adapter<'_, '_, S> {
+    type Extra = Evaluation;
+    type Error = Error;
+    fn eval(&self, z: &[f64]) -> Result<Sample<Evaluation>, Error> {
+        self.sample(z)
     }
 }

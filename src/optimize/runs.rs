@@ -5,18 +5,14 @@
 //! cleared).
 
 use super::adapter::{Adapter, Shared, Space};
-use super::descent::Descent;
+use super::driver::{self, Bridge, RunSettings};
 use super::history::{Recorder, Rows};
-use super::settings::{KinkPolicy, OptimizerSettings, SolverKind};
+use super::settings::{KinkPolicy, OptimizerSettings};
 use super::{MAX_RESTARTS, RESTART_SHRINK};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::setup::Setup;
-use argmin::core::observers::ObserverMode;
-use argmin::core::{Executor, State as _, TerminationReason};
-use argmin::solver::gradientdescent::SteepestDescent;
-use argmin::solver::linesearch::MoreThuenteLineSearch;
-use argmin::solver::quasinewton::LBFGS;
+use argmin::core::TerminationReason;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -54,34 +50,27 @@ impl RunState {
     }
 }
 
-/// The end of the runs: the adapter (for the final point's evaluation), how they ended, the
+/// The end of the runs: the bridge (for the final point's evaluation), how they ended, the
 /// best point of the last run (in z) and the state.
 pub(super) struct Solved<'s, 'a, S: HybridSystem> {
-    pub(super) adapter: Adapter<'s, 'a, S>,
+    pub(super) bridge: Bridge<Adapter<'s, 'a, S>>,
     pub(super) ending: Ending,
     pub(super) z: Option<Vec<f64>>,
     pub(super) state: RunState,
 }
 
-/// What follows a run: another run, or the end (with argmin's adapter if it kept it).
+/// What follows a run: another run, or the end (with argmin's bridge if it kept it).
 enum Next<A> {
     Restart,
     Finish {
-        adapter: Option<A>,
+        bridge: Option<A>,
         ending: Ending,
         z: Option<Vec<f64>>,
     },
 }
 
-/// What argmin returns of one run: the problem (dropped when a line search failed), the
-/// termination reason, the best point, the iterations and the function counts.
-struct RunOut<A> {
-    adapter: Option<A>,
-    reason: Option<TerminationReason>,
-    z: Option<Vec<f64>>,
-    iterations: u64,
-    counts: HashMap<String, u64>,
-}
+/// One run's outcome on the problem's cost.
+type RunOut<'s, 'a, S> = driver::RunOut<Adapter<'s, 'a, S>>;
 
 /// The solver runs of one optimization on the scaled objective (scale fixed across
 /// restarts, so the convergence tests keep their meaning).
@@ -96,15 +85,16 @@ pub(super) struct Runs<'s, 'a, S: HybridSystem> {
 }
 
 impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
-    fn adapter(&self, scale: f64) -> Adapter<'s, 'a, S> {
-        Adapter::new(
+    fn bridge(&self, scale: f64) -> Bridge<Adapter<'s, 'a, S>> {
+        let adapter = Adapter::new(
             self.setup,
             self.space,
             self.settings.gradient,
             self.settings.at_kink,
             &self.shared,
             scale,
-        )
+        );
+        Bridge::new(adapter, &self.shared.error)
     }
 
     /// Runs the solver from `z0`, restarting as needed, until it ends.
@@ -127,11 +117,11 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
                 Err(e) => self.after_failed_run(&mut st, pending, e)?,
                 Ok(out) => self.after_run(&mut st, pending, out)?,
             };
-            if let Next::Finish { adapter, ending, z } = next {
-                let mut adapter = adapter.unwrap_or_else(|| self.adapter(self.scale));
-                adapter.kink_policy = KinkPolicy::Descent;
+            if let Next::Finish { bridge, ending, z } = next {
+                let mut bridge = bridge.unwrap_or_else(|| self.bridge(self.scale));
+                bridge.objective.kink_policy = KinkPolicy::Descent;
                 return Ok(Solved {
-                    adapter,
+                    bridge,
                     ending,
                     z,
                     state: st,
@@ -145,66 +135,31 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     /// the inner one a run that failed (steepest descent passes a failed line search up).
     fn run_once(
         &self, st: &RunState,
-    ) -> Result<Result<RunOut<Adapter<'s, 'a, S>>, argmin::core::Error>, Error> {
+    ) -> Result<Result<RunOut<'s, 'a, S>, argmin::core::Error>, Error> {
         let settings = self.settings;
-        let adapter = self.adapter(self.scale / st.step_shrink);
         let recorder = Recorder {
             rows: self.rows.clone(),
             progress: self.progress.clone(),
             offset: st.iterations,
             rescale: 1.0 / st.step_shrink,
         };
-        let ls = MoreThuenteLineSearch::new()
-            .with_bounds(f64::EPSILON.sqrt(), f64::INFINITY)
-            .map_err(|e| Error::Optimizer(e.to_string()))?;
-        let remaining = settings.max_iters.saturating_sub(st.iterations);
-        let (tol_grad, tol_cost) = (
-            settings.tol_grad * st.step_shrink,
-            settings.tol_cost * st.step_shrink,
-        );
-        let z0 = st.z_start.clone();
-        Ok(match settings.solver {
-            SolverKind::Lbfgs => {
-                let solver = LBFGS::new(ls, settings.memory)
-                    .with_tolerance_grad(tol_grad)
-                    .and_then(|s| s.with_tolerance_cost(tol_cost))
-                    .map_err(|e| Error::Optimizer(e.to_string()))?;
-                Executor::new(adapter, solver)
-                    .configure(|s| s.param(z0).max_iters(remaining))
-                    .add_observer(recorder, ObserverMode::Always)
-                    .timer(false)
-                    .run()
-                    .map(|r| {
-                        let mut out = run_out(r.state());
-                        out.adapter = r.problem.problem;
-                        out
-                    })
-            }
-            SolverKind::Gd => {
-                let solver = Descent {
-                    inner: SteepestDescent::new(ls),
-                    tol_grad,
-                    tol_cost,
-                };
-                Executor::new(adapter, solver)
-                    .configure(|s| s.param(z0).max_iters(remaining))
-                    .add_observer(recorder, ObserverMode::Always)
-                    .timer(false)
-                    .run()
-                    .map(|r| {
-                        let mut out = run_out(r.state());
-                        out.adapter = r.problem.problem;
-                        out
-                    })
-            }
-        })
+        let how = RunSettings {
+            solver: settings.solver,
+            memory: settings.memory,
+            tol_grad: settings.tol_grad * st.step_shrink,
+            tol_cost: settings.tol_cost * st.step_shrink,
+            max_iters: settings.max_iters.saturating_sub(st.iterations),
+        };
+        let bridge = self.bridge(self.scale / st.step_shrink);
+        driver::run(bridge, st.z_start.clone(), &how, recorder)
+            .map_err(|e| Error::Optimizer(e.to_string()))
     }
 
     /// After a run that failed: a restart from the last accepted iterate if an evaluation
     /// left the cost's domain and restarts are left, else the error.
     fn after_failed_run(
         &self, st: &mut RunState, pending: Option<Error>, e: argmin::core::Error,
-    ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
+    ) -> Result<Next<Bridge<Adapter<'s, 'a, S>>>, Error> {
         let Some(inner) = pending else {
             return Err(Error::Optimizer(format!("argmin failed: {e}")));
         };
@@ -227,8 +182,8 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     /// evaluation error at a trial point (which argmin hides in the termination reason) or
     /// after a stall, or the end.
     fn after_run(
-        &self, st: &mut RunState, pending: Option<Error>, out: RunOut<Adapter<'s, 'a, S>>,
-    ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
+        &self, st: &mut RunState, pending: Option<Error>, out: RunOut<'s, 'a, S>,
+    ) -> Result<Next<Bridge<Adapter<'s, 'a, S>>>, Error> {
         st.iterations += out.iterations;
         for (k, v) in out.counts {
             *st.counts.entry(k).or_insert(0) += v;
@@ -236,7 +191,7 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
         match pending {
             Some(Error::StoppedAtKink) => {
                 return Ok(Next::Finish {
-                    adapter: out.adapter,
+                    bridge: out.bridge,
                     ending: Ending::Kink,
                     z: self.shared.last_kink().map(|k| self.space.z(&k.theta)),
                 })
@@ -250,7 +205,7 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
             }
         }
         Ok(Next::Finish {
-            adapter: out.adapter,
+            bridge: out.bridge,
             ending: Ending::Solver(out.reason),
             z: out.z,
         })
@@ -260,7 +215,7 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     /// iterations are left, else the error.
     fn after_trial_error(
         &self, st: &mut RunState, e: Error, reason: Option<&TerminationReason>,
-    ) -> Result<Next<Adapter<'s, 'a, S>>, Error> {
+    ) -> Result<Next<Bridge<Adapter<'s, 'a, S>>>, Error> {
         if e.is_domain_error()
             && st.restarts.len() < MAX_RESTARTS
             && st.iterations < self.settings.max_iters
@@ -291,7 +246,9 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     /// A stalled L-BFGS (its memory produced an ascent direction, or the line search found
     /// no acceptable step) gets one fresh start from its last iterate with the memory
     /// cleared; a second stall in a row ends the run (`None`).
-    fn after_stall(&self, st: &mut RunState, msg: &str) -> Option<Next<Adapter<'s, 'a, S>>> {
+    fn after_stall(
+        &self, st: &mut RunState, msg: &str,
+    ) -> Option<Next<Bridge<Adapter<'s, 'a, S>>>> {
         if st.last_was_stall
             || st.restarts.len() >= MAX_RESTARTS
             || st.iterations >= self.settings.max_iters
@@ -304,16 +261,5 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
             st.iterations
         );
         Some(st.restart(why, Some(z), true))
-    }
-}
-
-/// The parts of argmin's result that the runs use.
-fn run_out<A>(st: &super::descent::State) -> RunOut<A> {
-    RunOut {
-        adapter: None,
-        reason: st.get_termination_reason().cloned(),
-        z: st.get_best_param().or(st.get_param()).cloned(),
-        iterations: st.get_iter(),
-        counts: st.get_func_counts().clone(),
     }
 }
