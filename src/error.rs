@@ -230,10 +230,17 @@ pub enum Error {
     /// sensitivities come from [`crate::periodic`] instead.
     #[error("no objective to differentiate: the setup has no cost terms (a problem file needs at least one [[cost]]; a [periodic] problem's orbit, multipliers and their sensitivities come from `hybridopt periodic`)")]
     NoObjective,
+    /// A point of an optimization problem (e.g. [`crate::optimize::ShootingEvaluator::point`])
+    /// given another number of values than the problem has variables (their names listed).
+    #[error("{found} variable values for {} variables ({})", variables.len(), variables.join(", "))]
+    VariableCount {
+        found: usize,
+        variables: Vec<String>,
+    },
     /// No entry of θ is free: no parameter is marked `optimize = true` and there are no
     /// control coefficients. Mark at least one parameter `optimize = true`.
     #[error(
-        "no parameter is marked `optimize = true` and there are no controls: nothing to optimize"
+        "no parameter is marked `optimize = true`, there are no controls and t_end is fixed: nothing to optimize"
     )]
     NothingToOptimize,
     /// Something the library does not do in this combination (`what`), and what to do

@@ -19,6 +19,7 @@ fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
         Error::ThetaLength { .. } => ("InvalidInputError", "theta_length"),
         Error::NoObjective => ("InvalidInputError", "no_objective"),
         Error::NothingToOptimize => ("InvalidInputError", "nothing_to_optimize"),
+        Error::VariableCount { .. } => ("InvalidInputError", "variable_count"),
         Error::Unsupported { .. } => ("InvalidInputError", "unsupported"),
         // a flag's value (`--param` names the value a parameter is set to, also from the
         // package: `Problem.set_value`)

@@ -108,9 +108,7 @@ pub fn optimize_constrained<S: HybridSystem>(
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
     if setup.objectives.is_empty() {
-        return Err(Error::Invalid(
-            "the setup has no objective to minimize".into(),
-        ));
+        return Err(Error::NoObjective);
     }
     // entries by name, in θ's order; left-out parameters at the system's defaults
     let theta = &setup.resolve_theta(theta)?;
@@ -291,9 +289,7 @@ pub fn constrained_point<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints, method: GradientMethod,
 ) -> Result<ConstrainedPoint, Error> {
     if setup.objectives.is_empty() {
-        return Err(Error::Invalid(
-            "the setup has no objective to minimize".into(),
-        ));
+        return Err(Error::NoObjective);
     }
     let nlp = Nlp::new(setup, theta, constraints, method)?;
     let x = nlp.x0();

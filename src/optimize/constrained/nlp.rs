@@ -135,9 +135,7 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
             upper.push(ft.upper);
         }
         if lower.is_empty() {
-            return Err(Error::Invalid(
-                "no parameter is marked `optimize = true`, there are no controls and t_end is fixed: nothing to optimize".into(),
-            ));
+            return Err(Error::NothingToOptimize);
         }
         // the direct method when θ is shorter than the list of objectives (its cost grows
         // with θ's columns, the adjoint's with the objectives)

@@ -316,9 +316,7 @@ fn build<'s, 'a, S: HybridSystem>(
     setup: &Setup<'a, S>, theta: &[ThetaEntry], constraints: &'s Constraints, shooting: &Shooting,
 ) -> Result<(ShootingNlp<'s, 'a, S>, f64), Error> {
     if setup.objectives.is_empty() {
-        return Err(Error::Invalid(
-            "the setup has no objective to minimize".into(),
-        ));
+        return Err(Error::NoObjective);
     }
     supported(setup, constraints)?;
     let theta = setup.resolve_theta(theta)?;
@@ -405,12 +403,10 @@ impl<'s, 'a, S: HybridSystem> ShootingEvaluator<'s, 'a, S> {
         let x = match values {
             Some(v) if v.len() == nlp.lower.len() => v.to_vec(),
             Some(v) => {
-                return Err(Error::Invalid(format!(
-                    "{} variable values for {} variables ({})",
-                    v.len(),
-                    nlp.lower.len(),
-                    self.variables().join(", ")
-                )))
+                return Err(Error::VariableCount {
+                    found: v.len(),
+                    variables: self.variables(),
+                })
             }
             None => Problem::x0(nlp),
         };
