@@ -440,6 +440,24 @@ fn bad_inputs_are_typed_errors() {
     );
 }
 
+/// Both problems optimized from their start, both converged, and the largest difference of
+/// their final θ.
+fn both_converge(single: &Problem, multi: &Problem) -> (OptimizeResult, OptimizeResult, f64) {
+    let run = |p: &Problem| {
+        let setup = p.setup().unwrap();
+        p.optimize(&setup, &p.theta, None).unwrap()
+    };
+    let (a, b) = (run(single), run(multi));
+    assert!(a.converged() && b.converged(), "{a}\n{b}");
+    let dtheta = a
+        .theta_final
+        .iter()
+        .zip(&b.theta_final)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    (a, b, dtheta)
+}
+
 /// `thrust_constrained.toml` (60 control coefficients, the 2nd impact at 1.6 s and
 /// y(2.5) = 0.5 as constraints) with 4 segments reaches single shooting's optimum; the
 /// impacts cross the nodes on the way (each move reported).
@@ -449,20 +467,9 @@ fn thrust_constrained_same_optimum_with_four_segments() {
     let text = std::fs::read_to_string(path).unwrap();
     let single = Problem::parse(&text, path).unwrap();
     let multi = Problem::parse(&format!("{text}\n[shooting]\nsegments = 4\n"), path).unwrap();
-    let run = |p: &Problem| {
-        let setup = p.setup().unwrap();
-        p.optimize(&setup, &p.theta, None).unwrap()
-    };
-    let (a, b) = (run(&single), run(&multi));
-    assert!(a.converged() && b.converged(), "{a}\n{b}");
+    let (a, b, dtheta) = both_converge(&single, &multi);
     let report = b.shooting.as_ref().unwrap();
     let rel = (a.final_cost - b.final_cost).abs() / a.final_cost;
-    let dtheta = a
-        .theta_final
-        .iter()
-        .zip(&b.theta_final)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max);
     eprintln!(
         "thrust: single ψ {:.12e} ({} it), 4 segments ψ {:.12e} ({} it, {} node moves), relative {rel:.1e}, max |Δθ| {dtheta:.1e}, gap {:.1e}",
         a.final_cost,
@@ -530,4 +537,162 @@ target = 0.5
         p.shooting.as_ref().unwrap().nodes,
         NodeTimes::Times(ref t) if t == &[0.7, 1.4]
     ));
+}
+
+/// `thrust_min_time.toml` (free t_end ∈ [0.5, 3], cost t_end, the 2nd bounce before 3 s and
+/// y(t_end) = 0.8) started at t_end = 1.5, and with 3 segments whose nodes sit at fixed
+/// fractions of the horizon. (From the file's t_end = 2.5 multiple shooting ends in another
+/// local solution, five bounces and T = 2.81: docs/guide/shooting.md, Limits.)
+fn min_time_problems() -> (Problem, Problem) {
+    let path = std::path::Path::new("problems/thrust_min_time.toml");
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("t_end = { value = 2.5,", "t_end = { value = 1.5,");
+    assert!(text.contains("value = 1.5"));
+    let single = Problem::parse(&text, path).unwrap();
+    let multi = Problem::parse(&format!("{text}\n[shooting]\nsegments = 3\n"), path).unwrap();
+    (single, multi)
+}
+
+/// With a free final time every node moves with T (`t_k = c_k T`): the T column of the
+/// cost, the constraints and the continuity rows (through `∂x_k/∂t_k = −Φ f(t_k, s_k)`
+/// and `∂x_k/∂t_{k+1} = f`, events inside the segments) equals central differences, at a
+/// point with the gaps open and T away from the guess.
+#[test]
+fn free_final_time_jacobian_equals_fd() {
+    let (_, multi) = min_time_problems();
+    let setup = multi.setup().unwrap();
+    let shooting = multi.shooting.as_ref().unwrap();
+    let at = |x: Option<&[f64]>| {
+        shooting_point(&setup, &multi.theta, &multi.constraints, shooting, x).unwrap()
+    };
+    let start = at(None);
+    let it = start.variables.iter().position(|v| v == "t_end").unwrap();
+    // some thrust, a later horizon, nodes off the guess
+    let mut x = start.values.clone();
+    for (i, v) in x.iter_mut().enumerate().take(it) {
+        *v = 3.0 * ((i as f64) * 0.7).sin();
+    }
+    x[it] = 2.2;
+    for v in x.iter_mut().skip(it + 1) {
+        *v += 0.05;
+    }
+    let p = at(Some(&x));
+    let gap = p
+        .rows
+        .iter()
+        .filter(|r| r.name.starts_with("continuity"))
+        .map(|r| r.value.abs())
+        .fold(0.0, f64::max);
+    assert!(gap > 1e-2, "the gaps are open: {gap}");
+    let mut worst: f64 = 0.0;
+    for j in 0..x.len() {
+        let h = 1e-6 * x[j].abs().max(1.0);
+        let (mut xp, mut xm) = (x.clone(), x.clone());
+        xp[j] += h;
+        xm[j] -= h;
+        let (a, b) = (at(Some(&xp)), at(Some(&xm)));
+        let fd = (a.cost - b.cost) / (2.0 * h);
+        let scale = p.cost_gradient.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+        worst = worst.max((fd - p.cost_gradient[j]).abs() / scale);
+        for (r, row) in p.rows.iter().enumerate() {
+            let fd = (a.rows[r].value - b.rows[r].value) / (2.0 * h);
+            let scale = row.gradient.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+            let err = (fd - row.gradient[j]).abs() / scale;
+            assert!(
+                err <= 1e-6,
+                "row {} over {}: exact {} fd {fd}",
+                row.name,
+                p.variables[j],
+                row.gradient[j]
+            );
+            worst = worst.max(err);
+        }
+    }
+    // the T column is not empty: every segment's end moves with it
+    let nonzero = p
+        .rows
+        .iter()
+        .filter(|r| r.gradient[it].abs() > 1e-3)
+        .count();
+    eprintln!(
+        "free final time: {} variables, {} rows, gap {gap:.2}, worst relative |exact − FD| {worst:.1e}, {nonzero} rows depend on T",
+        x.len(),
+        p.rows.len()
+    );
+    assert!(nonzero >= 3, "{nonzero}");
+}
+
+/// The minimum-time problem by multiple shooting reaches single shooting's optimum (T and
+/// the thrust), its nodes at the same fractions of the final horizon.
+#[test]
+fn free_final_time_same_optimum_as_single_shooting() {
+    let (single, multi) = min_time_problems();
+    let (a, b, _) = both_converge(&single, &multi);
+    let report = b.shooting.as_ref().unwrap();
+    let (ta, tb) = (
+        a.constrained.as_ref().unwrap().t_end_final.unwrap(),
+        b.constrained.as_ref().unwrap().t_end_final.unwrap(),
+    );
+    let rel = (ta - tb).abs() / ta;
+    // the thrust where it acts: the hat functions on the 0.25 s knots that start before T
+    // (the later ones touch nothing; the solvers leave them where their steps put them)
+    let names = single.setup().unwrap().theta_names();
+    let dtheta = names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| match n.strip_prefix("thrust[") {
+            Some(i) => 0.25 * (i.trim_end_matches(']').parse::<f64>().unwrap() - 1.0) < tb,
+            None => true,
+        })
+        .map(|(k, _)| (a.theta_final[k] - b.theta_final[k]).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "min time: single T {ta:.12} ({} it), 3 segments T {tb:.12} ({} it, {} node moves), relative {rel:.1e}, max |Δθ| {dtheta:.1e}, gap {:.1e}, nodes {:?}",
+        a.iterations,
+        b.iterations,
+        b.restarts.len(),
+        report.max_defect,
+        report.nodes.iter().map(|n| n.t).collect::<Vec<_>>()
+    );
+    assert!(
+        rel <= 1e-8 && report.max_defect <= 1e-9,
+        "{rel} {}",
+        report.max_defect
+    );
+    assert!(dtheta <= 1e-6, "{dtheta}");
+    assert!((report.t_end - tb).abs() <= 1e-12);
+    // the nodes moved with the horizon, keeping their fractions (moved only across events)
+    assert!(report.nodes.iter().all(|n| n.t < tb));
+    let moved = |n: &hybridopt::optimize::NodeReport| (n.t - n.t_initial * tb / 1.5).abs() > 1e-9;
+    assert!(
+        report.nodes.iter().filter(|n| moved(n)).count() <= b.restarts.len(),
+        "{:?}",
+        report.nodes
+    );
+}
+
+/// A free final time with a periodic closing is a typed error (the closing segment ends
+/// at its event: the period is free already).
+#[test]
+fn free_final_time_with_a_closing_is_a_typed_error() {
+    let path = std::path::Path::new("problems/compass_gait_periodic_walk.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let t_end = text
+        .lines()
+        .find(|l| l.starts_with("t_end"))
+        .expect("a t_end line")
+        .to_string();
+    let free = text.replace(
+        &t_end,
+        "t_end = { value = 1.5, optimize = true, lower = 1.0, upper = 2.0 }",
+    );
+    let p = Problem::parse(&free, path).unwrap();
+    let setup = p.setup().unwrap();
+    let e = p.optimize(&setup, &p.theta, None).unwrap_err();
+    assert!(
+        matches!(e, Error::Shooting(ShootingError::Unsupported { .. })),
+        "{e}"
+    );
+    assert!(e.to_string().contains("free final time"), "{e}");
 }

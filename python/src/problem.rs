@@ -379,7 +379,8 @@ impl PyProblem {
 
     /// Multiple shooting's point, for a problem with a `[shooting]` table: what the
     /// library's SQP sees. The variables (`variables`) are the optimized entries of θ by
-    /// name, then each interior node's states as `state@k`; `x` (default: the start — the
+    /// name, `t_end` when the final time is free, then each interior node's states as
+    /// `state@k`; `x` (default: the start — the
     /// current values and the guess's node states) in that order. Returns the dict of
     /// `constraint_rows` — the constraints' rows, then the continuity rows named
     /// `continuity[k].state` (node K is a periodic problem's closing), their `jacobian`

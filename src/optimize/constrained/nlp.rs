@@ -425,7 +425,7 @@ pub(crate) fn check_indices<S: HybridSystem>(
 
 /// A free final time needs a horizon that ends at T (no `stop_after` event) and controls
 /// defined up to T's upper bound.
-fn check_free_time<S: HybridSystem>(
+pub(crate) fn check_free_time<S: HybridSystem>(
     setup: &Setup<'_, S>, ft: crate::constraint::FreeTime,
 ) -> Result<(), Error> {
     let ordered = ft.lower.is_finite()
@@ -466,7 +466,15 @@ fn check_free_time<S: HybridSystem>(
 pub(crate) fn time_derivatives<S: HybridSystem>(
     setup: &Setup<'_, S>, ev: &Evaluation, theta: &[f64],
 ) -> Result<Vec<f64>, Error> {
-    let traj = &ev.trajectory;
+    Ok(end_rates(setup, &ev.trajectory, theta)?.1)
+}
+
+/// The augmented slope `F(T⁻, X(T))` at the end of `traj` and [`time_derivatives`]'s
+/// `dψ_o/dT` from it (the state part of `traj.y_final` is read; sensitivity columns after
+/// it are ignored).
+pub(crate) fn end_rates<S: HybridSystem>(
+    setup: &Setup<'_, S>, traj: &crate::integrate::Trajectory, theta: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>), Error> {
     let seg = traj.segments.last().expect("a run has a segment");
     let ctx = Ctx {
         mode: traj.mode_final,
@@ -491,7 +499,7 @@ pub(crate) fn time_derivatives<S: HybridSystem>(
         .sys()
         .outputs(ctx.mode, td, &xd, &u, &thd[..np], &mut y)
         .map_err(at)?;
-    Ok(setup
+    let rates = setup
         .objectives
         .iter()
         .enumerate()
@@ -515,5 +523,6 @@ pub(crate) fn time_derivatives<S: HybridSystem>(
                 .sum();
             running + ends
         })
-        .collect())
+        .collect();
+    Ok((slope, rates))
 }

@@ -28,20 +28,17 @@ const NEAR: f64 = 0.05;
 const BEYOND: f64 = 0.1;
 
 /// The first node with an event of an adjacent segment on it (`events`: each segment's
-/// event times), as a reason to stop the SQP.
+/// event times with the horizon ending at `t_end`), as a reason to stop the SQP.
 pub(super) fn event_on_node<S: HybridSystem>(
-    nlp: &ShootingNlp<'_, '_, S>, events: &[Vec<f64>],
+    nlp: &ShootingNlp<'_, '_, S>, t_end: f64, events: &[Vec<f64>],
 ) -> Option<String> {
     let k = nlp.k();
-    let end = nlp.span(k - 1).t1;
+    let end = nlp.span_at(k - 1, t_end).t1;
+    let at = |node: usize| nlp.node_time(node, t_end);
     for node in 1..k {
-        let t = nlp.nodes[node].t;
-        let left = t - nlp.nodes[node - 1].t;
-        let right = if node + 1 < k {
-            nlp.nodes[node + 1].t
-        } else {
-            end
-        } - t;
+        let t = at(node);
+        let left = t - at(node - 1);
+        let right = if node + 1 < k { at(node + 1) } else { end } - t;
         let near = NEAR * left.min(right);
         let before = events[node - 1].last().is_some_and(|&te| t - te < near);
         let after = events[node].first().is_some_and(|&te| te - t < near);
@@ -60,6 +57,7 @@ pub(super) fn event_on_node<S: HybridSystem>(
 pub(super) fn move_nodes<S: HybridSystem>(
     nlp: &mut ShootingNlp<'_, '_, S>, x: &[f64], events: Option<&[Vec<f64>]>,
 ) -> Result<Option<Vec<f64>>, Error> {
+    nlp.rebase(x);
     let (theta, starts, _) = nlp.starts(x)?;
     let k = nlp.k();
     let runs = (0..k)
@@ -110,7 +108,7 @@ pub(super) fn move_nodes<S: HybridSystem>(
             state: y[..nx].to_vec(),
             side: NodeSide::Flow,
         };
-        let at = nlp.free.len() + (node - 1) * nx;
+        let at = nlp.node_at(node);
         x[at..at + nx].copy_from_slice(&y[..nx]);
         moved = true;
     }

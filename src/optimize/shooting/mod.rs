@@ -171,8 +171,8 @@ pub struct ClosureReport {
 ///
 /// Errors: what [`super::optimize_constrained`] returns, and [`ShootingError`]: node times
 /// out of order, an unusable guess table, what multiple shooting does not take yet
-/// (`stop_after`, a free final time, `path` constraints), and a converged point whose
-/// segments end in other modes than their next nodes.
+/// (`stop_after`, a free final time with a periodic closing, `path` constraints), and a
+/// converged point whose segments end in other modes than their next nodes.
 pub fn optimize_shooting<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints, shooting: &Shooting,
     settings: &OptimizerSettings, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
@@ -183,6 +183,7 @@ pub fn optimize_shooting<S: HybridSystem>(
     let nodes_initial = nlp.nodes.clone();
     let (run, restarts) = solve(&mut nlp, settings, progress)?;
     let x_final = run.point.x.clone();
+    nlp.rebase(&x_final);
     let final_runs = nlp.runs(&x_final)?;
     if run.end == SqpEnd::Converged {
         check_modes(&nlp, &final_runs)?;
@@ -243,7 +244,8 @@ pub fn optimize_shooting<S: HybridSystem>(
         settings,
         start,
         ConstrainedReport {
-            t_end_final: nlp.closure.as_ref().map(|_| t_end),
+            t_end_initial: constraints.free_time.map(|f| f.value),
+            t_end_final: (nlp.closure.is_some() || nlp.free_time).then_some(t_end),
             ..report
         },
         |x| nlp.theta_of(x),
@@ -318,7 +320,10 @@ fn build<'s, 'a, S: HybridSystem>(
     if setup.objectives.is_empty() {
         return Err(Error::NoObjective);
     }
-    supported(setup, constraints)?;
+    supported(setup, constraints, shooting.closure.as_ref())?;
+    if let Some(ft) = constraints.free_time {
+        crate::optimize::constrained::nlp::check_free_time(setup, ft)?;
+    }
     let theta = setup.resolve_theta(theta)?;
     setup.check_theta(theta.len())?;
     // the functionals: the cost, then each constraint's
@@ -330,8 +335,12 @@ fn build<'s, 'a, S: HybridSystem>(
     }
     let (nodes, t_guess) = nodes::initial_nodes(&fsetup, &values, shooting)?;
     let (free, mut lower, mut upper) = free_bounds(&theta)?;
+    if let Some(ft) = constraints.free_time {
+        lower.push(ft.lower);
+        upper.push(ft.upper);
+    }
     let nx = setup.nx();
-    lower.resize(free.len() + (nodes.len() - 1) * nx, f64::NEG_INFINITY);
+    lower.resize(lower.len() + (nodes.len() - 1) * nx, f64::NEG_INFINITY);
     upper.resize(lower.len(), f64::INFINITY);
     let widened = nlp::widen_references(&fsetup.objectives, setup.np(), setup.nx());
     let mut nlp = ShootingNlp {
@@ -343,6 +352,7 @@ fn build<'s, 'a, S: HybridSystem>(
         free,
         nodes,
         t_end: setup.t_end,
+        free_time: constraints.free_time.is_some(),
         closure: shooting.closure.clone(),
         lower,
         upper,
@@ -375,8 +385,8 @@ impl<'s, 'a, S: HybridSystem> ShootingEvaluator<'s, 'a, S> {
         })
     }
 
-    /// The variables' names: the optimized entries of θ, then each interior node's states
-    /// as `state@k`.
+    /// The variables' names: the optimized entries of θ, `t_end` if it is free, then each
+    /// interior node's states as `state@k`.
     pub fn variables(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .nlp
@@ -384,6 +394,9 @@ impl<'s, 'a, S: HybridSystem> ShootingEvaluator<'s, 'a, S> {
             .iter()
             .map(|&k| self.names[k].clone())
             .collect();
+        if self.nlp.free_time {
+            v.push("t_end".into());
+        }
         for k in 1..self.nlp.k() {
             v.extend(
                 self.nlp
@@ -521,6 +534,7 @@ fn solve<S: HybridSystem>(
                 run.point.x.clone()
             })
         } else {
+            nlp.rebase(&run.point.x);
             let before: Vec<f64> = nlp.nodes.iter().map(|n| n.t).collect();
             let events = run.point.segment_events.clone();
             let moved = anchor::move_nodes(nlp, &run.point.x, Some(&events))?;
@@ -551,7 +565,7 @@ fn solve<S: HybridSystem>(
 
 /// What multiple shooting does not take yet, as typed errors.
 fn supported<S: HybridSystem>(
-    setup: &Setup<'_, S>, constraints: &Constraints,
+    setup: &Setup<'_, S>, constraints: &Constraints, closure: Option<&Closure>,
 ) -> Result<(), Error> {
     let no = |what, instead| Err(ShootingError::Unsupported { what, instead }.into());
     if setup.events.stop_after.is_some() {
@@ -560,10 +574,10 @@ fn supported<S: HybridSystem>(
             "end the horizon at a time, or close a periodic problem at the guard ([shooting] periodic = { guard = … })",
         );
     }
-    if constraints.free_time.is_some() {
+    if constraints.free_time.is_some() && closure.is_some() {
         return no(
-            "a free final time",
-            "fix t_end (a periodic problem's last segment ends at its closing event, so its period is free), or use single shooting",
+            "a free final time with a periodic closing",
+            "fix t_end: a periodic problem's last segment ends at its closing event, so its period is free already",
         );
     }
     for c in &constraints.list {
@@ -574,8 +588,11 @@ fn supported<S: HybridSystem>(
                     "bound the output at events or at the end (`event_output`, `terminal`), or use single shooting",
                 )
             }
-            ConstraintKind::FinalTime => {
-                return no("a `final_time` constraint", "fix t_end, or use single shooting")
+            ConstraintKind::FinalTime if constraints.free_time.is_none() => {
+                return no(
+                    "a `final_time` constraint with a fixed t_end",
+                    "make t_end free ([simulation] t_end = { value, optimize = true, lower, upper })",
+                )
             }
             _ => {}
         }
@@ -658,13 +675,20 @@ pub fn segment_trajectories<S: HybridSystem>(
         })
         .collect();
     let k = nodes.len();
+    // the horizon's end: the guess's, or the final point's (a free final time moved it; a
+    // closing segment ends at its event, the horizon capping it)
+    let t_end = match initial || closure.is_some() {
+        true => setup.t_end,
+        false => report.t_end,
+    };
     (0..k)
         .into_par_iter()
         .map(|i| {
             let last = i + 1 == k;
             let span = segment::Span {
                 node: &nodes[i],
-                t1: if last { setup.t_end } else { nodes[i + 1].t },
+                t0: nodes[i].t,
+                t1: if last { t_end } else { nodes[i + 1].t },
                 closure: closure.filter(|_| last).map(|c| c.guard),
             };
             segment::dense(setup, span, theta, &nodes[i].state)

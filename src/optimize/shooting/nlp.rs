@@ -1,6 +1,6 @@
 //! The multiple-shooting problem as the SQP sees it (docs/guide/shooting.md): variables
-//! `x = (θ_free, s_1, …, s_{K−1})` — the optimized entries of θ, then every interior
-//! node's state — with the cost and the constraint functionals summed over the segments
+//! `x = (θ_free, [T], s_1, …, s_{K−1})` — the optimized entries of θ, a free final time,
+//! then every interior node's state — with the cost and the constraint functionals summed over the segments
 //! ([`super::split`]), and the continuity rows
 //!
 //! ```text
@@ -9,7 +9,7 @@
 //!
 //! (`s_0 = x0(θ)`, the system's own start), plus for a periodic problem the closing rows
 //! `x⁺_{K−1}(t_e; s_{K−1}, θ) − x0(θ) = 0` on the chosen states. Row `c_{k+1}` depends on
-//! θ, `s_k` and `s_{k+1}` only, so the constraint Jacobian is block-bidiagonal in the
+//! θ, `s_k`, `s_{k+1}` (and T) only, so the constraint Jacobian is block-bidiagonal in the
 //! nodes plus θ's dense columns; every block comes from segment k's own direct pass, and
 //! the segments run in parallel (rayon, on the caller's pool).
 //!
@@ -44,8 +44,12 @@ pub(super) struct ShootingNlp<'s, 'a, S: HybridSystem> {
     pub base: Vec<f64>,
     pub free: Vec<usize>,
     pub nodes: Vec<Node>,
-    /// The horizon's end (a periodic problem: the cap of its last segment).
+    /// The horizon's end the node times are placed for (a periodic problem: the cap of
+    /// its last segment). With a free final time T (the variable after θ's), node k sits
+    /// at the same fraction of the horizon whatever T is: `t_k(T) = t0 + c_k (T − t0)`,
+    /// `c_k = (t_k − t0)/(t_end − t0)` ([`ShootingNlp::node_time`]).
     pub t_end: f64,
+    pub free_time: bool,
     pub closure: Option<Closure>,
     pub lower: Vec<f64>,
     pub upper: Vec<f64>,
@@ -80,29 +84,75 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
         self.nodes.len()
     }
 
-    /// Where segment k runs.
+    /// Where segment k runs at the horizon the nodes are placed for.
     pub fn span(&self, k: usize) -> Span<'_> {
+        self.span_at(k, self.t_end)
+    }
+
+    /// Where segment k runs when the horizon ends at `t_end`.
+    pub fn span_at(&self, k: usize, t_end: f64) -> Span<'_> {
         let last = k + 1 == self.k();
         Span {
             node: &self.nodes[k],
+            t0: self.node_time(k, t_end),
             t1: if last {
-                self.t_end
+                t_end
             } else {
-                self.nodes[k + 1].t
+                self.node_time(k + 1, t_end)
             },
             closure: self.closure.as_ref().filter(|_| last).map(|c| c.guard),
         }
     }
 
-    /// The position in x of node k's state (k ≥ 1).
-    fn node_at(&self, k: usize) -> usize {
-        self.free.len() + (k - 1) * self.nx()
+    /// `∂t_k/∂T = c_k`: node k's fraction of the horizon (1 for the horizon's end, k = K).
+    pub fn fraction(&self, k: usize) -> f64 {
+        let t0 = self.setup.t0;
+        match self.nodes.get(k) {
+            Some(node) => (node.t - t0) / (self.t_end - t0),
+            None => 1.0,
+        }
+    }
+
+    /// Node k's time when the horizon ends at `t_end` (module docs of the struct's field).
+    pub fn node_time(&self, k: usize, t_end: f64) -> f64 {
+        if !self.free_time || t_end == self.t_end {
+            return self.nodes[k].t;
+        }
+        self.setup.t0 + self.fraction(k) * (t_end - self.setup.t0)
+    }
+
+    /// The horizon's end at x: the free final time, or the fixed one.
+    pub fn horizon(&self, x: &[f64]) -> f64 {
+        match self.free_time {
+            true => x[self.free.len()],
+            false => self.t_end,
+        }
+    }
+
+    /// The nodes placed for the horizon of x (their fractions unchanged): after this, the
+    /// node times are the ones x's segments run between.
+    pub fn rebase(&mut self, x: &[f64]) {
+        let t_end = self.horizon(x);
+        let times: Vec<f64> = (0..self.k()).map(|k| self.node_time(k, t_end)).collect();
+        for (node, t) in self.nodes.iter_mut().zip(times) {
+            node.t = t;
+        }
+        self.t_end = t_end;
+    }
+
+    /// The position in x of node k's state (k ≥ 1): after θ's optimized entries and a free
+    /// final time.
+    pub fn node_at(&self, k: usize) -> usize {
+        self.free.len() + usize::from(self.free_time) + (k - 1) * self.nx()
     }
 
     /// θ of x.
     /// The guess's point: θ's values and the nodes' states.
     pub fn guess_x(&self) -> Vec<f64> {
         let mut x: Vec<f64> = self.free.iter().map(|&k| self.base[k]).collect();
+        if self.free_time {
+            x.push(self.t_end);
+        }
         for node in &self.nodes[1..] {
             x.extend_from_slice(&node.state);
         }
@@ -169,12 +219,16 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
     /// at x ([`super::split`]).
     pub fn place(&self, x: &[f64]) -> Result<(Vec<Vec<Objective>>, split::Placement), Error> {
         let functionals = &self.functionals;
+        let t_end = self.horizon(x);
         let firings = if split::needs_firings(functionals) {
             let (theta, starts, _) = self.starts(x)?;
             Some(
                 (0..self.k())
                     .into_par_iter()
-                    .map(|k| segment::firings(&self.setup, self.span(k), &theta, &starts[k]))
+                    .map(|k| {
+                        let span = self.span_at(k, t_end);
+                        segment::firings(&self.setup, span, &theta, &starts[k])
+                    })
                     .collect::<Result<Vec<_>, _>>()?,
             )
         } else {
@@ -185,7 +239,7 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
             self.k(),
             firings.as_ref(),
             &self.setup.dims,
-            (self.setup.t0, self.t_end),
+            (self.setup.t0, t_end),
         )
     }
 
@@ -193,12 +247,14 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
     pub fn runs(&self, x: &[f64]) -> Result<Runs, Error> {
         crate::interrupt::check()?;
         let (theta, starts, start_jac) = self.starts(x)?;
+        let t_end = self.horizon(x);
         let parts = self.parts.clone();
         let segments = parts
             .into_par_iter()
             .enumerate()
             .map(|(k, objectives): (usize, Vec<Objective>)| {
-                segment::run(&self.setup, self.span(k), objectives, &theta, &starts[k])
+                let span = self.span_at(k, t_end);
+                segment::run(&self.setup, span, objectives, &theta, &starts[k])
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Runs {
@@ -260,6 +316,16 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
                 }
             }
         }
+        // a free final time T moves every node but the first: ∂t_k/∂T = c_k
+        let at_t = self.free_time.then_some(nf);
+        if let Some(it) = at_t {
+            for (k, seg) in segments.iter().enumerate() {
+                let (a, b) = (self.fraction(k), self.fraction(k + 1));
+                for (i, g) in grads.iter_mut().enumerate() {
+                    g[it] += a * seg.rates.value_over_start[i] + b * seg.rates.value_over_end[i];
+                }
+            }
+        }
         let f = values[0];
         if !f.is_finite() || grads[0].iter().any(|v| !v.is_finite()) {
             return Err(Error::Optimizer(format!(
@@ -269,19 +335,24 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
         let mut rows = Vec::new();
         for (ci, c) in self.constraints.list.iter().enumerate() {
             let (lower, upper) = c.limits();
-            let o = match (c.kind, self.objective_of[ci]) {
-                (ConstraintKind::Path { .. } | ConstraintKind::FinalTime, _) | (_, None) => {
+            let (value, grad) = match (c.kind, self.objective_of[ci], at_t) {
+                (ConstraintKind::FinalTime, _, Some(it)) => {
+                    let mut g = vec![0.0; n];
+                    g[it] = 1.0;
+                    (x[it], g)
+                }
+                (ConstraintKind::Path { .. } | ConstraintKind::FinalTime, _, _) | (_, None, _) => {
                     unreachable!("rejected when the problem was built")
                 }
-                (_, Some(o)) => o,
+                (_, Some(o), _) => (values[o], grads[o].clone()),
             };
             rows.push(Row {
                 label: RowLabel {
                     constraint: ci,
                     at: RowAt::Whole,
                 },
-                value: values[o],
-                grad: grads[o].clone(),
+                value,
+                grad,
                 lower,
                 upper,
             });
@@ -303,6 +374,10 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
             for m in 0..nx {
                 let mut g = over_x(k, &|j| seg.end_theta[(m, j)], &|i| seg.end_start[(m, i)]);
                 g[self.node_at(k + 1) + m] -= 1.0;
+                if let Some(it) = at_t {
+                    g[it] += self.fraction(k) * seg.rates.end_over_start[m]
+                        + self.fraction(k + 1) * seg.rates.end_over_end[m];
+                }
                 equal(k + 1, m, seg.end[m] - starts[k + 1][m], g);
             }
         }
@@ -349,7 +424,10 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
             },
             segment_events: segments.iter().map(|s| s.events.clone()).collect(),
         })
-        .inspect(|p| debug_assert_eq!(p.x.len(), nf + (self.k() - 1) * nx))
+        .inspect(|p| {
+            let nt = usize::from(self.free_time);
+            debug_assert_eq!(p.x.len(), nf + nt + (self.k() - 1) * nx)
+        })
     }
 }
 
@@ -413,8 +491,9 @@ impl<S: HybridSystem> Problem for ShootingNlp<'_, '_, S> {
         self.point(x, runs)
     }
     fn halt(&self, p: &Point) -> Option<String> {
-        super::anchor::event_on_node(self, &p.segment_events)
+        super::anchor::event_on_node(self, p.t_end, &p.segment_events)
     }
+
     fn known_hessian(&self) -> Option<DMatrix<f64>> {
         let nf = self.free.len();
         effort_hessian(&self.setup, self.lower.len(), |k| {

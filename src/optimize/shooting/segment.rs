@@ -16,19 +16,23 @@
 use super::nodes::Node;
 use crate::cost::Objective;
 use crate::error::Error;
+use crate::integrate::hybrid::Ctx;
 use crate::integrate::{Stats, Trajectory};
 use crate::model::HybridSystem;
+use crate::optimize::constrained::nlp::end_rates;
 use crate::periodic::section::StartOnSection;
 use crate::sensitivity::forward::forward_sensitivity_lean;
 use crate::sensitivity::jump::Jump;
 use crate::setup::Setup;
 use nalgebra::DMatrix;
 
-/// Where a segment runs: from its node's time, mode and state to `t1` (a closing
-/// segment: to the first firing of `closure`, `t1` capping it).
+/// Where a segment runs: from `t0` (its node's time at the iterate's horizon) in its
+/// node's mode to `t1` (a closing segment: to the first firing of `closure`, `t1` capping
+/// it).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Span<'n> {
     pub node: &'n Node,
+    pub t0: f64,
     pub t1: f64,
     pub closure: Option<usize>,
 }
@@ -53,13 +57,35 @@ pub(super) struct SegmentRun {
     pub stats: Stats,
     /// The times of its events.
     pub events: Vec<f64>,
+    /// The derivatives over its start and end times (a free final time moves both).
+    pub rates: TimeRates,
+}
+
+/// A segment's derivatives over the times it runs between, `t_k` and `t_{k+1}` (its start
+/// state held):
+///
+/// ```text
+/// ∂x_k(t_{k+1})/∂t_k = −(∂x_k(t_{k+1})/∂s_k) f(t_k, s_k),  ∂x_k(t_{k+1})/∂t_{k+1} = f(t_{k+1}⁻, x_k)
+/// ∂ψ_k/∂t_k = −(∂ψ_k/∂s_k) f(t_k, s_k) − L(t_k, s_k),     ∂ψ_k/∂t_{k+1} = L(t_{k+1}⁻) + Φ_y ẏ + w_T
+/// ```
+///
+/// (a start later by dt is the same motion shifted, `∂x(t)/∂t_k = −Φ(t, t_k) f(t_k, s_k)`
+/// through every event of the segment, theory §2–3; the running integrand's lost piece;
+/// the end as single shooting's free final time, docs/guide/constrained-problems.md).
+#[derive(Debug, Clone, Default)]
+pub(super) struct TimeRates {
+    pub end_over_start: Vec<f64>,
+    pub end_over_end: Vec<f64>,
+    /// Per functional.
+    pub value_over_start: Vec<f64>,
+    pub value_over_end: Vec<f64>,
 }
 
 /// The setup of a segment over the system started at its node.
 fn segment_setup<'w, S: HybridSystem>(
     base: &Setup<'_, S>, sys: &'w StartOnSection<'w, S>, span: Span<'_>, objectives: Vec<Objective>,
 ) -> Setup<'w, StartOnSection<'w, S>> {
-    let mut s = Setup::new(sys, span.node.t, span.t1, base.controls.clone(), objectives);
+    let mut s = Setup::new(sys, span.t0, span.t1, base.controls.clone(), objectives);
     s.solver = base.solver;
     s.events = base.events;
     s.events.stop_after = span.closure.map(|g| (g, 1));
@@ -67,7 +93,7 @@ fn segment_setup<'w, S: HybridSystem>(
         .extra_breakpoints
         .iter()
         .copied()
-        .filter(|&t| t > span.node.t && t < span.t1)
+        .filter(|&t| t > span.t0 && t < span.t1)
         .collect();
     s
 }
@@ -168,17 +194,68 @@ pub(super) fn run<S: HybridSystem>(
             g[np..np + nx].to_vec(),
         )
     };
-    let (grad_theta, grad_start) = r.gradients.iter().map(split).unzip();
+    let (grad_theta, grad_start): (Vec<Vec<f64>>, Vec<Vec<f64>>) =
+        r.gradients.iter().map(split).unzip();
+    let end_start = jac.columns(np, nx).into_owned();
+    let rates = match span.closure {
+        // a closing segment ends at its event, whatever the horizon
+        Some(_) => TimeRates::default(),
+        None => time_rates(&setup, traj, &th, s, &grad_start, &end_start)?,
+    };
     Ok(SegmentRun {
         values: r.values.clone(),
         grad_theta,
         grad_start,
         end,
         end_theta: DMatrix::from_fn(nx, ntheta, |i, j| jac[(i, theta_cols(j))]),
-        end_start: jac.columns(np, nx).into_owned(),
+        end_start,
         end_mode,
         t_end,
         stats: traj.stats,
         events: traj.events.iter().map(|e| e.t).collect(),
+        rates,
+    })
+}
+
+/// The segment's [`TimeRates`] from its run: the slopes at its start `(t_k, s_k)` and its
+/// end, and the functionals' rates at the end ([`end_rates`]).
+fn time_rates<S: HybridSystem>(
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64], s: &[f64], grad_start: &[Vec<f64>],
+    end_start: &DMatrix<f64>,
+) -> Result<TimeRates, Error> {
+    let nx = s.len();
+    let first = traj.segments.first().expect("a run has a segment");
+    let ctx = Ctx {
+        mode: first.mode,
+        t_lo: first.t_lo,
+        t_hi: first.t_hi,
+    };
+    let mut y0 = s.to_vec();
+    y0.resize(setup.n(), 0.0);
+    let mut f0 = vec![0.0; setup.n()];
+    setup
+        .rhs(&ctx, traj.t0, &y0, theta, &mut f0)
+        .map_err(|e| crate::sensitivity::located(setup, traj.t0, ctx.mode)(e))?;
+    let (slope, value_over_end) = end_rates(setup, traj, theta)?;
+    let fs = nalgebra::DVector::from_column_slice(&f0[..nx]);
+    let value_over_start = setup
+        .objectives
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let through: f64 = grad_start[i]
+                .iter()
+                .zip(&f0[..nx])
+                .map(|(g, f)| g * f)
+                .sum();
+            let lost: f64 = setup.running_of(i).iter().map(|&(z, _)| f0[nx + z]).sum();
+            -through - lost
+        })
+        .collect();
+    Ok(TimeRates {
+        end_over_start: (-(end_start * fs)).as_slice().to_vec(),
+        end_over_end: slope[..nx].to_vec(),
+        value_over_start,
+        value_over_end,
     })
 }
