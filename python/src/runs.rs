@@ -2,13 +2,13 @@
 //! with the GIL released: each takes the engine's setup (built once, [`crate::prepared`])
 //! and returns plain data.
 
-use hybridopt::artifacts::{trajectory_table, Table};
 use hybridopt::error::Error;
 use hybridopt::integrate::Stats;
-use hybridopt::optimize_output::write_optimize_results;
-use hybridopt::output::gradient_run::{run_gradient, GradientOptions};
+use hybridopt::output::artifacts::{trajectory_table, Table};
+use hybridopt::output::gradient::{run_gradient, GradientOptions};
+use hybridopt::output::optimize::write_optimize_results;
+use hybridopt::output::optimize::{EventSummary, OptimizeSummary};
 use hybridopt::output::simulate::SimulateReport;
-use hybridopt::output::summary::{EventSummary, OptimizeSummary};
 use hybridopt::output::to_value;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::fd::FdOptions;

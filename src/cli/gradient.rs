@@ -3,10 +3,10 @@
 use super::load;
 use anyhow::{bail, Result};
 use clap::ValueEnum;
+use hybridopt::output::gradient::gradient_text;
+use hybridopt::output::gradient::write_gradient_folder;
 use hybridopt::output::gradient::ConstraintGradient;
-use hybridopt::output::gradient_files::write_gradient_folder;
-use hybridopt::output::gradient_run::{run_gradient, GradientOptions};
-use hybridopt::output::gradient_text::gradient_text;
+use hybridopt::output::gradient::{run_gradient, GradientOptions};
 use hybridopt::output::to_json;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::fd::{FdOptions, FdScale};

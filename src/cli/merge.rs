@@ -2,10 +2,10 @@
 
 use super::print_report;
 use anyhow::Result;
-use hybridopt::output::sweep::SweepReport;
-use hybridopt::report::Staging;
+use hybridopt::output::sweep::{write_sweep, SweepReport};
+use hybridopt::output::Staging;
 use hybridopt::sweep::merge;
-use hybridopt::sweep::output::write as write_sweep;
+
 use std::path::PathBuf;
 
 /// `hybridopt merge`.

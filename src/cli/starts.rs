@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use hybridopt::optimize::OptimizeResult;
-use hybridopt::output::summary::MultiStartSummary;
+use hybridopt::output::optimize::MultiStartSummary;
 use hybridopt::problem::Problem;
 use hybridopt::setup::Setup;
 use hybridopt::sweep::{self, run, starts, RunOptions, Shard};

@@ -3,10 +3,10 @@
 use super::starts::{run_options, StartArgs};
 use super::{load, print_report, OptGradientArg};
 use anyhow::Result;
-use hybridopt::output::sweep::SweepReport;
+use hybridopt::output::sweep::{write_sweep, SweepReport};
+use hybridopt::output::Staging;
 use hybridopt::problem::Problem;
-use hybridopt::report::Staging;
-use hybridopt::sweep::output::write as write_sweep;
+
 use hybridopt::sweep::{self, starts, Axis, Plan, Shard};
 use std::path::PathBuf;
 use std::time::Instant;

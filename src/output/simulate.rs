@@ -2,14 +2,14 @@
 //! (`trajectory.csv`, `trajectory.png`/`.svg`, `simulation.json`).
 
 use super::run_stats::RunStats;
-use super::summary::EventSummary;
-use crate::artifacts::{self, trajectory_table, Table};
 use crate::error::Error;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
+use crate::output::artifacts::{self, trajectory_table, Table};
+use crate::output::atomic::Staging;
+use crate::output::optimize::summary::EventSummary;
 use crate::plot::{write_figure, LineKind};
 use crate::problem::Problem;
-use crate::report::Staging;
 use crate::setup::Setup;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,18 +1,18 @@
 //! The pictures of a run in a results folder: `strobe.png`/`.svg` and `animation.gif`,
 //! written into a [`Staging`] folder so that they appear atomically with the other results.
 
-use super::animation::{write_gif, AnimationOptions, GifInfo};
-use super::geometry::Geometry;
-use super::motion::Motion;
-use super::strobe::{write_strobe, StrobeOptions};
+use crate::animate::Motion;
+use crate::animate::{write_gif, AnimationOptions, GifInfo};
+use crate::animate::{write_strobe, StrobeOptions};
 use crate::error::Error;
+use crate::geometry::Geometry;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
-use crate::report::Staging;
+use crate::output::atomic::Staging;
 use crate::setup::Setup;
 
 /// What draws the runs: the system's own geometry, or another one (a problem file's
-/// `[plot.geometry]`, see [`super::OutputGeometry`]).
+/// `[plot.geometry]`, see [`crate::animate::OutputGeometry`]).
 #[derive(Clone, Copy)]
 pub enum Drawing<'g> {
     /// [`HybridSystem::geometry`]; the name is the system's, for the error when it has none.

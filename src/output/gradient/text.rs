@@ -1,7 +1,7 @@
 //! The terminal report of `hybridopt gradient` (without `--json`).
 
-use super::gradient::GradientReport;
-use super::gradient_run::GradientRun;
+use super::run::GradientRun;
+use super::GradientReport;
 use std::fmt::Write;
 
 /// The relative difference |a − b| / |b| (|a − b| when b = 0).

@@ -3,16 +3,21 @@
 //! picture of the initial and optimized motion for a system that can be drawn — written through
 //! [`Staging`], so that a failure leaves no partial folder and earlier results unchanged.
 
+pub mod summary;
+
+pub use summary::{EventSummary, MultiStartSummary, OptimizeSummary};
+
 #[cfg(feature = "plots")]
-use crate::animate::{stage_strobe, Drawing, OutputGeometry, Run, StrobeOptions};
-use crate::artifacts::{self, trajectory_table};
+use crate::animate::{OutputGeometry, StrobeOptions};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::{HistoryRow, OptimizeResult};
-use crate::output::summary::OptimizeSummary;
+#[cfg(feature = "plots")]
+use crate::output::animate::{stage_strobe, Drawing, Run};
+use crate::output::artifacts::{self, trajectory_table};
+use crate::output::atomic::Staging;
 use crate::plot::{write_figure, LineKind};
 use crate::problem::Problem;
-use crate::report::Staging;
 use crate::setup::Setup;
 use std::path::{Path, PathBuf};
 
@@ -74,7 +79,7 @@ pub fn write_optimize_results<S: HybridSystem>(
             Some(&stage.path("controls.svg")),
         )?;
     }
-    crate::plot_loop::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
+    crate::output::loops::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
     #[cfg(feature = "plots")]
     strobe(p, setup, r, &stage)?;
     stage.commit()

@@ -3,12 +3,12 @@
 //! the best start's trajectory. A grid of three or more axes gets no figure.
 
 use super::heatmap;
-use super::record::{Plan, PointOutcome, SweepFile};
-use super::SweepResult;
-use crate::artifacts::outputs_figure;
 use crate::error::Error;
+use crate::output::artifacts::outputs_figure;
+use crate::output::atomic::Staging;
 use crate::plot::{write_figure, Figure, LineKind, Marker, Panel, Series};
-use crate::report::Staging;
+use crate::sweep::record::{Plan, PointOutcome, SweepFile};
+use crate::sweep::SweepResult;
 
 /// Writes the figures of `res` into `stage` (`sweep.png`/`.svg`, and for starts
 /// `best_trajectory.png`/`.svg`).

@@ -3,13 +3,13 @@
 //! `seed_<objective>.png`/`.svg` (direct Z(t), adjoint μ(t), central FD at t0 and tf)
 //! with `direct_Z_<objective>.csv` and `adjoint_mu_<objective>.csv`; and `gradient.json`.
 
-use super::gradient::GradientReport;
-use super::gradient_run::GradientRun;
-use crate::artifacts;
+use super::run::GradientRun;
+use super::GradientReport;
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::output::artifacts;
+use crate::output::atomic::Staging;
 use crate::plot::write_figure;
-use crate::report::Staging;
 use crate::sensitivity::adjoint::adjoint_with_history;
 use crate::sensitivity::fd::fd_gradients;
 use crate::sensitivity::forward::forward_sensitivity;
@@ -54,6 +54,6 @@ pub fn write_gradient_folder<S: HybridSystem>(
         stage.write_csv(&format!("direct_Z_{name}.csv"), &z.header, &z.rows)?;
         stage.write_csv(&format!("adjoint_mu_{name}.csv"), &m.header, &m.rows)?;
     }
-    stage.write_json("gradient.json", &super::to_value(report)?)?;
+    stage.write_json("gradient.json", &crate::output::to_value(report)?)?;
     stage.commit()
 }

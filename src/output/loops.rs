@@ -3,12 +3,12 @@
 //! displacement), with the initial, the optimized and — for a problem that tracks a
 //! reference run — the reference curve in one figure.
 
-use crate::artifacts::{trajectory_table, Table};
 use crate::cost::Term;
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::output::artifacts::{trajectory_table, Table};
+use crate::output::atomic::Staging;
 use crate::plot::{write_figure, Figure, LineKind, Panel, Series};
-use crate::report::Staging;
 use crate::setup::Setup;
 
 /// The `[plot] loops` pairs as output indices; an unknown name is an error naming it and

@@ -1,7 +1,7 @@
 //! The work of `hybridopt gradient`: timed evaluations by each method, τ, the
 //! simultaneous-event analysis, and from them the typed [`GradientReport`].
 
-use super::gradient::{
+use super::{
     ByName, GradientEvent, GradientReport, Memory, ObjectiveGradient, OneSided, Saltation,
     TauSource, Tolerances,
 };

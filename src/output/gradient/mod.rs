@@ -1,8 +1,16 @@
 //! `hybridopt gradient --json` (and `gradient.json` of `--out`): the typed report.
-//! [`super::gradient_run`] computes it.
+//! [`run`] computes it, [`files`] writes the `--out` folder, [`text`] the terminal report.
 
-use super::run_stats::RunStats;
+pub mod files;
+pub mod run;
+pub mod text;
+
+pub use files::write_gradient_folder;
+pub use run::{run_gradient, GradientOptions, GradientRun};
+pub use text::gradient_text;
+
 use crate::integrate::Stats;
+use crate::output::run_stats::RunStats;
 use crate::sensitivity::timing::TimingReport;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,18 +1,18 @@
 //! The results folder of `hybridopt periodic`, written through the atomic staging of
-//! [`crate::report`] (an error leaves no partial folder):
+//! [`crate::output::atomic`] (an error leaves no partial folder):
 //! `orbit.json` (the [`OrbitReport`]), `cycle.csv` (one period sampled),
 //! `limit_cycle.{png,svg}`, `multipliers.{png,svg}`, and for a continuation
 //! `continuation.json`, `continuation.csv`, `continuation.{png,svg}`.
 
-use super::continuation::Branch;
-use super::error::PeriodicError;
 use super::figures;
-use super::map::{cycle_table, return_value};
-use super::orbit::{Orbit, OrbitReport};
-use super::spec::PeriodicSpec;
 use crate::model::HybridSystem;
+use crate::output::atomic::Staging;
+use crate::periodic::continuation::Branch;
+use crate::periodic::error::PeriodicError;
+use crate::periodic::map::{cycle_table, return_value};
+use crate::periodic::orbit::{Orbit, OrbitReport};
+use crate::periodic::spec::PeriodicSpec;
 use crate::plot::write_figure;
-use crate::report::Staging;
 use ndarray::Array2;
 
 /// Writes the orbit's files into `stage`.
@@ -104,12 +104,12 @@ pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Perio
     Ok(())
 }
 
-/// Writes a gait optimization: `summary.json` (the [`super::optimize::GaitOptimum`]),
+/// Writes a gait optimization: `summary.json` (the [`crate::periodic::optimize::GaitOptimum`]),
 /// `history.csv` (one row per evaluation: the parameters, value, spectral radius,
 /// period), the convergence figure (`convergence.png`/`.svg`), and the orbit's files at
 /// the final parameters.
 pub fn write_gait(
-    stage: &Staging, name: &str, opt: &super::optimize::GaitOptimum,
+    stage: &Staging, name: &str, opt: &crate::periodic::optimize::GaitOptimum,
 ) -> Result<(), PeriodicError> {
     stage.write_json("summary.json", opt)?;
     let mut header: Vec<String> = vec!["evaluation".into()];

@@ -1,15 +1,16 @@
 //! `hybridopt animate`: `animation.gif`, `strobe.png`/`.svg` and the report
 //! `animation.json` (also `--json`).
 
-use super::summary::{summary_thetas, EventSummary};
-use crate::animate::{
-    stage_animation, stage_strobe, AnimationOptions, Drawing, GifInfo, OutputGeometry, Run,
-    StrobeOptions,
-};
+pub mod files;
+
+pub use files::{stage_animation, stage_strobe, Drawing, Run};
+
+use crate::animate::{AnimationOptions, GifInfo, OutputGeometry, StrobeOptions};
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::output::atomic::Staging;
+use crate::output::optimize::summary::{summary_thetas, EventSummary};
 use crate::problem::Problem;
-use crate::report::Staging;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
