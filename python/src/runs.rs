@@ -98,12 +98,7 @@ pub fn gradient(
         .iter()
         .zip(taus)
         .map(|(e, tau)| EventRun {
-            event: EventSummary {
-                t: e.t,
-                guard: e.guard.clone(),
-                mode_before: e.mode_before.clone(),
-                mode_after: e.mode_after.clone(),
-            },
+            event: e.event.clone(),
             tau,
         })
         .collect();

@@ -10,6 +10,7 @@ pub use run::{run_gradient, GradientOptions, GradientRun};
 pub use text::gradient_text;
 
 use crate::integrate::Stats;
+use crate::output::optimize::EventSummary;
 use crate::output::run_stats::RunStats;
 use crate::sensitivity::timing::TimingReport;
 use serde::Serialize;
@@ -121,10 +122,9 @@ pub struct ObjectiveGradient {
 /// One event of `gradient --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GradientEvent {
-    pub t: f64,
-    pub guard: String,
-    pub mode_before: String,
-    pub mode_after: String,
+    /// `t, guard, mode_before, mode_after`, as every event list names them.
+    #[serde(flatten)]
+    pub event: EventSummary,
     /// τ = dt_e/dθ by name (absent with `--no-tau`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dt_dp: Option<ByName>,

@@ -8,12 +8,12 @@ pub mod summary;
 pub use summary::{EventSummary, MultiStartSummary, OptimizeSummary};
 
 #[cfg(feature = "plots")]
-use crate::animate::{OutputGeometry, StrobeOptions};
+use crate::animate::StrobeOptions;
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::{HistoryRow, OptimizeResult};
 #[cfg(feature = "plots")]
-use crate::output::animate::{stage_strobe, Drawing, Run};
+use crate::output::animate::{file_geometry, stage_strobe, Drawing, Run};
 use crate::output::artifacts::{self, trajectory_table};
 use crate::output::atomic::Staging;
 use crate::plot::{write_figure, LineKind};
@@ -122,14 +122,9 @@ fn path_bounds(p: &Problem, table: &artifacts::Table, figure: &mut crate::plot::
 fn strobe<S: HybridSystem>(
     p: &Problem, setup: &Setup<'_, S>, r: &OptimizeResult, stage: &Staging,
 ) -> Result<(), Error> {
-    let from_file = p
-        .plot_geometry
-        .as_ref()
-        .map(|g| OutputGeometry::new(&p.system, g));
-    let drawing = match &from_file {
-        Some(g) => Drawing::Given(g),
-        None if p.system.geometry().is_some() => Drawing::System(p.system.kind()),
-        None => return Ok(()),
+    let from_file = file_geometry(p);
+    let Some(drawing) = Drawing::of_problem(p, from_file.as_ref()) else {
+        return Ok(());
     };
     let runs = [
         Run {

@@ -97,6 +97,15 @@ pub fn multipliers(name: &str, r: &OrbitReport) -> Figure {
     }
 }
 
+/// The most multipliers of a point of the branch (the columns of `continuation.csv`).
+pub fn multiplier_count(b: &Branch) -> usize {
+    b.points
+        .iter()
+        .map(|p| p.multipliers.len())
+        .max()
+        .unwrap_or(0)
+}
+
 /// The branch against the parameter: fixed point, period, |λ| and Re λ, with the
 /// bifurcations marked.
 pub fn continuation(name: &str, b: &Branch) -> Figure {
@@ -110,12 +119,7 @@ pub fn continuation(name: &str, b: &Branch) -> Figure {
             LineKind::Solid,
         ));
     }
-    let nm = b
-        .points
-        .iter()
-        .map(|p| p.multipliers.len())
-        .max()
-        .unwrap_or(0);
+    let nm = multiplier_count(b);
     let mult = |f: &dyn Fn(&[f64; 2]) -> f64, label: &str| -> Vec<Series> {
         (0..nm)
             .map(|i| {

@@ -66,12 +66,7 @@ pub fn write_orbit<S: HybridSystem>(
 /// (`param, states…, period, spectral_radius, stable, re_1, im_1, …`), and the plot.
 pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), PeriodicError> {
     stage.write_json("continuation.json", b)?;
-    let nm = b
-        .points
-        .iter()
-        .map(|p| p.multipliers.len())
-        .max()
-        .unwrap_or(0);
+    let nm = figures::multiplier_count(b);
     let mut header = vec![b.param.clone()];
     header.extend(b.states.iter().cloned());
     header.extend(["period", "spectral_radius", "stable"].map(String::from));
