@@ -170,6 +170,16 @@ impl Staging {
         self.staging_dir.join(file_name)
     }
 
+    /// Writes `fig` as `<stem>.png` and `<stem>.svg` inside the staging folder (nothing
+    /// without the `plots` feature, see [`crate::plot::write_figure`]).
+    pub fn write_figure(&self, stem: &str, fig: &crate::plot::Figure) -> Result<(), Error> {
+        crate::plot::write_figure(
+            fig,
+            &self.path(&format!("{stem}.png")),
+            Some(&self.path(&format!("{stem}.svg"))),
+        )
+    }
+
     /// Writes `bytes` to `file_name` inside the staging folder (subfolders are created).
     pub fn write_bytes(&self, file_name: &str, bytes: &[u8]) -> Result<(), Error> {
         let path = self.path(file_name);

@@ -8,7 +8,7 @@ use crate::model::HybridSystem;
 use crate::output::artifacts::{self, trajectory_table, Table};
 use crate::output::atomic::Staging;
 use crate::output::optimize::summary::EventSummary;
-use crate::plot::{write_figure, LineKind};
+use crate::plot::LineKind;
 use crate::problem::Problem;
 use crate::setup::Setup;
 use serde::Serialize;
@@ -164,11 +164,7 @@ pub fn simulate_to_folder(p: &Problem, out: &Path) -> Result<(SimulateReport, Pa
         &[("trajectory", &table, LineKind::Solid)],
         artifacts::event_markers(&setup, &traj),
     );
-    write_figure(
-        &fig,
-        &stage.path("trajectory.png"),
-        Some(&stage.path("trajectory.svg")),
-    )?;
+    stage.write_figure("trajectory", &fig)?;
     let report = SimulateReport::new(&setup, &traj, &table, &theta, &p.objective_names());
     stage.write_json("simulation.json", &super::to_value(&report)?)?;
     let dir = stage.commit()?;

@@ -16,7 +16,7 @@ use crate::optimize::{HistoryRow, OptimizeResult};
 use crate::output::animate::{file_geometry, stage_strobe, Drawing, Run};
 use crate::output::artifacts::{self, trajectory_table};
 use crate::output::atomic::Staging;
-use crate::plot::{write_figure, LineKind};
+use crate::plot::LineKind;
 use crate::problem::Problem;
 use crate::setup::Setup;
 use std::path::{Path, PathBuf};
@@ -40,10 +40,9 @@ pub fn write_optimize_results<S: HybridSystem>(
     let t_final = trajectory_table(&s_final, &r.last.trajectory, &r.theta_final)?;
     stage.write_csv("trajectory_initial.csv", &t_init.header, &t_init.rows)?;
     stage.write_csv("trajectory.csv", &t_final.header, &t_final.rows)?;
-    write_figure(
+    stage.write_figure(
+        "convergence",
         &artifacts::convergence_figure(&format!("{}: convergence", p.name), &r.history),
-        &stage.path("convergence.png"),
-        Some(&stage.path("convergence.svg")),
     )?;
     let runs = [
         ("initial", &t_init, LineKind::Dashed),
@@ -62,21 +61,16 @@ pub fn write_optimize_results<S: HybridSystem>(
         artifacts::event_markers(setup, &r.last.trajectory),
     );
     path_bounds(p, &t_final, &mut figure);
-    write_figure(
-        &figure,
-        &stage.path("trajectory.png"),
-        Some(&stage.path("trajectory.svg")),
-    )?;
+    stage.write_figure("trajectory", &figure)?;
     if !setup.dims.controls.is_empty() {
-        write_figure(
+        stage.write_figure(
+            "controls",
             &artifacts::outputs_figure(
                 &format!("{}: controls", p.name),
                 &setup.dims.controls,
                 &runs,
                 vec![],
             ),
-            &stage.path("controls.png"),
-            Some(&stage.path("controls.svg")),
         )?;
     }
     crate::output::loops::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
