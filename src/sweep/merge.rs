@@ -1,5 +1,5 @@
 //! `hybridopt merge DIR...`: combines the folders of the shards 1/N … N/N of one sweep
-//! into the [`SweepResult`] an unsharded run gives (written by [`super::output::write`],
+//! into the [`SweepResult`] an unsharded run gives (written by [`crate::output::sweep::write_sweep`],
 //! so the files are byte-equal). Every shard must be present once, all from the same
 //! problem file and plan.
 
