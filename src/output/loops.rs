@@ -87,7 +87,7 @@ pub fn stage_loops<S: HybridSystem>(
         let (x, y) = (&outputs[xi], &outputs[yi]);
         let fig = loop_figure(&format!("{name}: {y} against {x}"), x, y, &runs);
         let file = format!("loop_{x}_{y}");
-        stage.write_figure(&format!("{file}"), &fig)?;
+        stage.write_figure(&file, &fig)?;
     }
     Ok(())
 }
