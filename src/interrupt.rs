@@ -3,7 +3,7 @@
 //! The command line installs a SIGINT handler that only calls [`request`] (an atomic
 //! store, safe in a signal handler). The long-running loops poll the flag: the hybrid
 //! integrator before every step and the optimizer before every evaluation return
-//! [`Error::Interrupted`], and [`crate::report::Staging::commit`] refuses to swap in a
+//! [`Error::Interrupted`], and [`crate::output::atomic::Staging::commit`] refuses to swap in a
 //! results folder once an interruption was requested, so the staging folder is deleted and
 //! an earlier result stays as it was. A library user that never calls [`request`] sees no
 //! change.

@@ -49,7 +49,6 @@
     clippy::too_many_arguments
 )]
 pub mod animate;
-pub mod artifacts;
 pub mod constraint;
 pub mod control;
 pub mod cost;
@@ -63,14 +62,11 @@ pub(crate) mod linalg;
 pub mod model;
 pub mod multibody;
 pub mod optimize;
-pub mod optimize_output;
 pub mod output;
 pub mod periodic;
 pub mod plot;
-pub(crate) mod plot_loop;
 pub mod prelude;
 pub mod problem;
-pub mod report;
 pub(crate) mod scratch;
 pub mod sensitivity;
 pub mod setup;

@@ -99,7 +99,7 @@ pub struct Problem {
     /// `[plot.geometry]`: a geometry from the outputs, for pictures of the motion.
     pub plot_geometry: Option<crate::animate::GeometrySpec>,
     /// `[plot] loops`: pairs (x, y) of output indices drawn against each other
-    /// (`crate::plot_loop`).
+    /// (`crate::output::loops`).
     pub plot_loops: Vec<(usize, usize)>,
 }
 

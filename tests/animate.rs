@@ -4,12 +4,13 @@
 //! system without geometry gets a clear error and no files.
 
 use hybridopt::animate::{
-    frame_times, mass_positions, stage_strobe, write_gif, AnimationOptions, Drawing, Motion,
-    OutputGeometry, Run, Shape, StrobeOptions,
+    frame_times, mass_positions, write_gif, AnimationOptions, Motion, OutputGeometry, Shape,
+    StrobeOptions,
 };
-use hybridopt::artifacts::trajectory_table;
+use hybridopt::output::animate::{stage_strobe, Drawing, Run};
+use hybridopt::output::artifacts::trajectory_table;
+use hybridopt::output::Staging;
 use hybridopt::problem::Problem;
-use hybridopt::report::Staging;
 use hybridopt::setup::Setup;
 use hybridopt::systems::biped::Biped;
 use hybridopt::systems::five_bar::{FiveBar, PIVOT_A, PIVOT_B};

@@ -6,7 +6,7 @@
 //! a path outside the results folder are refused before anything is written.
 
 use crate::common;
-use hybridopt::report::Staging;
+use hybridopt::output::Staging;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

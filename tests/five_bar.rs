@@ -2,7 +2,7 @@
 //! drift, the three seed costs' gradients by adjoint, direct and central FD, and index-1 vs
 //! penalty formulations.
 
-use hybridopt::artifacts::trajectory_table;
+use hybridopt::output::artifacts::trajectory_table;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::fd::{fd_gradients, FdOptions};
 use hybridopt::sensitivity::{evaluate, forward, GradientMethod};

@@ -369,7 +369,7 @@ fn steel_memory_transfer_carries_the_gradient_of_the_memory_only_parameters() {
     // and the first reversal's memory update, seen by the simulation: R after the first
     // peak is R0 (1 − cR1 ξ/(cR2 + ξ)) with ξ = |ε_r − ε_y|/ε_y
     let tr = s.simulate(&th).unwrap();
-    let table = hybridopt::artifacts::trajectory_table(&s, &tr, &th).unwrap();
+    let table = hybridopt::output::artifacts::trajectory_table(&s, &tr, &th).unwrap();
     let (t, r) = (table.column("t").unwrap(), table.column("R").unwrap());
     let e1 = tr.events[0].t;
     let i = t.iter().position(|&v| v > e1 + 1e-6).unwrap();

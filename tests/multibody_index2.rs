@@ -4,9 +4,9 @@
 //! and on the five-bar and the locking pendulum its gradients agree with index 1's and
 //! across adjoint, direct and central FD; the constraint drift of a run is reported.
 
-use hybridopt::artifacts::trajectory_table;
 use hybridopt::model::HybridSystem;
 use hybridopt::multibody::{Formulation, MultibodySystem};
+use hybridopt::output::artifacts::trajectory_table;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::fd::{fd_gradients, FdOptions};
 use hybridopt::sensitivity::{evaluate, forward, GradientMethod};

@@ -85,7 +85,7 @@ fn guess_on(sec: &Section, gamma: f64, x: &[f64], opts: &MapOptions) -> Vec<f64>
 }
 
 /// The first crossing of `sec`'s hyperplane in a sampled cycle (see [`guess_on`]).
-fn crossing(sec: &Section, t: &hybridopt::artifacts::Table) -> Vec<f64> {
+fn crossing(sec: &Section, t: &hybridopt::output::artifacts::Table) -> Vec<f64> {
     let h = sec.hyperplane().unwrap();
     let n = h.normal.len();
     let state = |r: usize| -> Vec<f64> { (0..n).map(|i| t.rows[(r, 2 + i)]).collect() };

@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use hybridopt::output::{write_atomic, Staging};
 use hybridopt::plot::{write_figure, Figure, LineKind, Marker, Panel, Series};
-use hybridopt::report::{write_atomic, Staging};
 use ndarray::Array2;
 
 /// A fresh, empty folder under the system temp dir, unique to this process and test.
@@ -443,8 +443,8 @@ fn narrow_log_spans_get_several_tick_labels() {
 /// flat) renders, and its legend gives the final cost.
 #[test]
 fn convergence_figure_of_a_narrow_span_renders() {
-    use hybridopt::artifacts::convergence_figure;
     use hybridopt::optimize::HistoryRow;
+    use hybridopt::output::artifacts::convergence_figure;
     let dir = temp_dir("convergence");
     for (tag, costs) in [
         (
@@ -492,8 +492,8 @@ fn convergence_figure_of_a_narrow_span_renders() {
 /// the ball), μ_p(t0) and Z_p(tf) both equal the FD value.
 #[test]
 fn seed_figure_marks_fd_at_both_ends() {
-    use hybridopt::artifacts::seed_figure;
     use hybridopt::cost::{Objective, Term};
+    use hybridopt::output::artifacts::seed_figure;
     use hybridopt::sensitivity::adjoint::adjoint_with_history;
     use hybridopt::sensitivity::fd::fd_gradients;
     use hybridopt::sensitivity::forward::forward_sensitivity;

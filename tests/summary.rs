@@ -2,8 +2,8 @@
 //! `summary.json`, field for field, and `write_optimize_results` writes the CLI's folder.
 
 use hybridopt::optimize::optimize;
-use hybridopt::optimize_output::write_optimize_results;
-use hybridopt::output::summary::OptimizeSummary;
+use hybridopt::output::optimize::write_optimize_results;
+use hybridopt::output::optimize::OptimizeSummary;
 use hybridopt::problem::Problem;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,13 +2,13 @@
 //! with the GIL released: each takes the engine's setup (built once, [`crate::prepared`])
 //! and returns plain data.
 
-use hybridopt::artifacts::{trajectory_table, Table};
 use hybridopt::error::Error;
 use hybridopt::integrate::Stats;
-use hybridopt::optimize_output::write_optimize_results;
-use hybridopt::output::gradient_run::{run_gradient, GradientOptions};
+use hybridopt::output::artifacts::{trajectory_table, Table};
+use hybridopt::output::gradient::{run_gradient, GradientOptions};
+use hybridopt::output::optimize::write_optimize_results;
+use hybridopt::output::optimize::{EventSummary, OptimizeSummary};
 use hybridopt::output::simulate::SimulateReport;
-use hybridopt::output::summary::{EventSummary, OptimizeSummary};
 use hybridopt::output::to_value;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::fd::FdOptions;
@@ -98,12 +98,7 @@ pub fn gradient(
         .iter()
         .zip(taus)
         .map(|(e, tau)| EventRun {
-            event: EventSummary {
-                t: e.t,
-                guard: e.guard.clone(),
-                mode_before: e.mode_before.clone(),
-                mode_after: e.mode_after.clone(),
-            },
+            event: e.event.clone(),
             tau,
         })
         .collect();

@@ -151,7 +151,7 @@ pub fn write_gif(
     };
     let heading = format!("{title} ({pace})");
 
-    crate::report::render_atomic(path, "gif", |tmp| {
+    let draw = |tmp: &Path| -> canvas::DrawResult {
         let root = BitMapBackend::gif(tmp, (w, h), delay_ms)?.into_drawing_area();
         for (row, &t) in frames.iter().zip(&times) {
             root.fill(&WHITE)?;
@@ -169,6 +169,9 @@ pub fn write_gif(
             root.present()?;
         }
         Ok(())
+    };
+    crate::output::write_through_temp(path, |tmp| {
+        draw(tmp).map_err(crate::output::atomic::plot_err(path))
     })?;
     Ok(GifInfo {
         frames: times.len(),

@@ -11,8 +11,6 @@ mod animation;
 #[cfg(feature = "plots")]
 mod canvas;
 #[cfg(feature = "plots")]
-mod files;
-#[cfg(feature = "plots")]
 mod layout;
 pub mod mechanism;
 mod motion;
@@ -24,8 +22,6 @@ mod strobe;
 pub use crate::geometry;
 #[cfg(feature = "plots")]
 pub use animation::{frame_times, write_gif, AnimationOptions, GifInfo, MAX_FRAMES};
-#[cfg(feature = "plots")]
-pub use files::{stage_animation, stage_strobe, Drawing, Run};
 pub use geometry::{Geometry, Pt, SceneItem, Shape, Side};
 pub use mechanism::mechanism_shapes;
 pub use motion::{mass_positions, EventMark, Motion, Paths};

@@ -178,11 +178,14 @@ pub fn write_strobe(
         layout: &layout,
         instants: opts.instants,
     };
-    crate::report::render_atomic(png, "png", |tmp| {
-        let root = BitMapBackend::new(tmp, size).into_drawing_area();
-        sheet.draw(&root)?;
-        root.present()?;
-        Ok(())
+    crate::output::write_through_temp(png, |tmp| {
+        (|| -> canvas::DrawResult {
+            let root = BitMapBackend::new(tmp, size).into_drawing_area();
+            sheet.draw(&root)?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| plot_err(png, e))
     })?;
     if let Some(svg) = svg {
         let mut text = String::new();
@@ -193,7 +196,7 @@ pub fn write_strobe(
             Ok(())
         })()
         .map_err(|e| plot_err(svg, e))?;
-        crate::report::write_atomic(svg, text.as_bytes())?;
+        crate::output::atomic::write_atomic(svg, text.as_bytes())?;
     }
     Ok(())
 }

@@ -1,32 +1,42 @@
-//! The typed reports of the command line, one source for the CLI and the Python package:
-//! each JSON object `hybridopt` prints or writes is a `Serialize` struct here, and its
-//! fields are a contract (fields are added, never renamed or dropped; docs/guide/results.md
-//! lists them).
+//! Every results folder and every report `hybridopt` writes or prints, in one tree: a
+//! reader finds here what each command writes and in which layout, and all of it goes
+//! through one atomic writer ([`atomic`]: [`Staging`] for a whole folder,
+//! [`write_through_temp`] for one file). The reports are typed `Serialize` structs, one
+//! source for the CLI and the Python package; their fields are a contract (fields are
+//! added, never renamed or dropped; docs/guide/results.md lists them).
 //!
-//! - [`simulate`]: `simulate --json` and `simulation.json`;
-//! - [`gradient`]: `gradient --json` and `gradient.json` ([`gradient_run`] computes it,
-//!   [`gradient_files`] writes the `--out` folder, [`gradient_text`] the terminal report);
-//! - [`summary`]: `summary.json` of `optimize` (and its `--json`);
-//! - [`periodic`]: `periodic --json`; [`animate`]: `animation.json`; [`sweep`]: what
-//!   `sweep` and `merge` print;
-//! - [`systems`]: `hybridopt systems`, the built-in systems' interfaces.
+//! | command | module | results folder (or what it prints) |
+//! |---|---|---|
+//! | `simulate` | [`simulate`] | `simulation.json`, `trajectory.csv`, `trajectory.png`/`.svg` |
+//! | `gradient` | [`gradient`] | `--json`; `--out`: `gradient.json`, `sensitivity.png`/`.svg`, per objective `seed_<objective>` figure, `direct_Z_<objective>.csv`, `adjoint_mu_<objective>.csv` |
+//! | `optimize` | [`optimize`] | `summary.json`, `history.csv`, `trajectory.csv`, `trajectory_initial.csv`, `convergence`/`trajectory`/`controls` figures, `loop_<x>_<y>` ([`loops`]), `strobe.png`/`.svg` |
+//! | `periodic` | [`periodic`] | `orbit.json`, `cycle.csv`, `limit_cycle`, `multipliers`; `--continue`: `continuation.json`/`.csv`/figure; a gait optimization: `summary.json`, `history.csv`, `convergence` |
+//! | `sweep`, `merge` | [`sweep`] | `sweep.json`, `sweep.csv`, `best_trajectory.csv`, `sweep` and `best_trajectory` figures |
+//! | `animate` | [`animate`] | `animation.json`, `animation.gif`, `strobe.png`/`.svg` |
+//! | `bderiv` | [`bderiv`] | the B-derivative of a JSON case (printed) |
+//! | `systems` | [`systems`] | the built-in systems' interfaces (printed) |
+//!
+//! [`artifacts`] builds the tables and figures a run's folder holds (trajectory tables,
+//! outputs, convergence, sensitivities); [`run_stats`] is the `"stats"` of a plain run.
 //!
 //! Every report is printed through [`to_json`]: keys in alphabetical order, as the
 //! command line has always printed them.
 
 #[cfg(feature = "plots")]
 pub mod animate;
+pub mod artifacts;
+pub mod atomic;
 pub mod bderiv;
 pub mod gradient;
-pub mod gradient_files;
-pub mod gradient_run;
-pub mod gradient_text;
+pub mod loops;
+pub mod optimize;
 pub mod periodic;
 pub mod run_stats;
 pub mod simulate;
-pub mod summary;
 pub mod sweep;
 pub mod systems;
+
+pub use atomic::{format_f64, write_atomic, write_through_temp, Staging};
 
 use crate::error::Error;
 use serde::Serialize;

@@ -2,14 +2,14 @@
 //! (`trajectory.csv`, `trajectory.png`/`.svg`, `simulation.json`).
 
 use super::run_stats::RunStats;
-use super::summary::EventSummary;
-use crate::artifacts::{self, trajectory_table, Table};
 use crate::error::Error;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
-use crate::plot::{write_figure, LineKind};
+use crate::output::artifacts::{self, trajectory_table, Table};
+use crate::output::atomic::Staging;
+use crate::output::optimize::summary::EventSummary;
+use crate::plot::LineKind;
 use crate::problem::Problem;
-use crate::report::Staging;
 use crate::setup::Setup;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -164,11 +164,7 @@ pub fn simulate_to_folder(p: &Problem, out: &Path) -> Result<(SimulateReport, Pa
         &[("trajectory", &table, LineKind::Solid)],
         artifacts::event_markers(&setup, &traj),
     );
-    write_figure(
-        &fig,
-        &stage.path("trajectory.png"),
-        Some(&stage.path("trajectory.svg")),
-    )?;
+    stage.write_figure("trajectory", &fig)?;
     let report = SimulateReport::new(&setup, &traj, &table, &theta, &p.objective_names());
     stage.write_json("simulation.json", &super::to_value(&report)?)?;
     let dir = stage.commit()?;

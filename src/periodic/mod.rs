@@ -16,7 +16,6 @@
 
 pub mod continuation;
 pub mod error;
-pub mod figures;
 pub mod hyperplane;
 pub mod image;
 pub mod map;
@@ -24,7 +23,6 @@ pub mod newton;
 pub mod objective;
 pub mod optimize;
 pub mod orbit;
-pub mod output;
 pub mod reference;
 pub mod second;
 pub mod section;

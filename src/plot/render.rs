@@ -13,7 +13,7 @@ use plotters::style::FontStyle;
 
 use super::{figure_size, glyph_fix, Figure, LineKind, Marker, Panel, Series};
 use crate::error::Error;
-use crate::report::render_atomic;
+use crate::output::atomic::{plot_err, write_through_temp};
 
 /// Registers the embedded DejaVu Sans font (regular, bold, oblique, bold oblique) as
 /// plotters' "sans-serif" family (also as "serif" and "monospace", so that no text
@@ -70,11 +70,14 @@ pub fn write_figure(fig: &Figure, png: &Path, svg: Option<&Path>) -> Result<(), 
 
     // PNG: plotters writes the file itself (the encoder is chosen by the extension), so
     // render to a temporary `.png` in the same folder and rename it into place.
-    render_atomic(png, "png", |tmp| {
-        let root = BitMapBackend::new(tmp, size).into_drawing_area();
-        render(&root, fig, &prepared)?;
-        root.present()?;
-        Ok(())
+    write_through_temp(png, |tmp| {
+        (|| -> Result<(), Box<dyn StdError>> {
+            let root = BitMapBackend::new(tmp, size).into_drawing_area();
+            render(&root, fig, &prepared)?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(plot_err(png))
     })?;
 
     if let Some(svg) = svg {
@@ -91,7 +94,7 @@ pub fn write_figure(fig: &Figure, png: &Path, svg: Option<&Path>) -> Result<(), 
                 message: e.to_string(),
             });
         }
-        crate::report::write_atomic(svg, text.as_bytes())?;
+        crate::output::atomic::write_atomic(svg, text.as_bytes())?;
     }
     Ok(())
 }

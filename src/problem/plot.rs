@@ -12,7 +12,7 @@ pub(super) struct PlotSettings {
     /// The outputs' indices (default: the first six).
     pub outputs: Vec<usize>,
     pub geometry: Option<GeometrySpec>,
-    /// Pairs (x, y) of output indices ([`crate::plot_loop`]).
+    /// Pairs (x, y) of output indices ([`crate::output::loops`]).
     pub loops: Vec<(usize, usize)>,
 }
 
@@ -51,7 +51,7 @@ pub(super) fn read(
         })?),
         None => None,
     };
-    let loops = crate::plot_loop::parse_loops(&p.loops, &dims.outputs)
+    let loops = crate::output::loops::parse_loops(&p.loops, &dims.outputs)
         .map_err(|m| doc.error(&[key("plot"), key("loops")], m))?;
     Ok(PlotSettings {
         outputs,

@@ -1,12 +1,12 @@
 //! `hybridopt merge DIR...`: combines the folders of the shards 1/N … N/N of one sweep
-//! into the [`SweepResult`] an unsharded run gives (written by [`super::output::write`],
+//! into the [`SweepResult`] an unsharded run gives (written by [`crate::output::sweep::write_sweep`],
 //! so the files are byte-equal). Every shard must be present once, all from the same
 //! problem file and plan.
 
 use super::record::{Best, Plan, SweepFile};
 use super::SweepResult;
-use crate::artifacts::Table;
 use crate::error::Error;
+use crate::output::artifacts::Table;
 use ndarray::Array2;
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,7 @@ pub fn read_file(dir: &Path) -> Result<SweepFile, Error> {
     })
 }
 
-/// Reads a CSV of floats with a header (as [`crate::report::Staging::write_csv`] writes
+/// Reads a CSV of floats with a header (as [`crate::output::atomic::Staging::write_csv`] writes
 /// it) into a table.
 pub fn read_table(path: &Path) -> Result<Table, Error> {
     let mut r = csv::Reader::from_path(path).map_err(|e| err(path, e.to_string()))?;

@@ -7,14 +7,9 @@
 //! A point's failure (a missing event, grazing, Zeno, a failed optimization …) is recorded
 //! with its kind and message and never stops the sweep; an interruption (Ctrl-C) does.
 
-#[cfg(feature = "plots")]
-mod figure;
 pub mod grid;
-#[cfg(feature = "plots")]
-mod heatmap;
 pub mod merge;
 pub mod named;
-pub mod output;
 mod progress;
 pub mod record;
 pub mod run;
@@ -27,9 +22,9 @@ pub use run::RunOptions;
 pub use shard::Shard;
 pub use starts::Range;
 
-use crate::artifacts::{trajectory_table, Table};
 use crate::error::Error;
 use crate::optimize::OptimizeResult;
+use crate::output::artifacts::{trajectory_table, Table};
 use crate::problem::Problem;
 use crate::setup::Setup;
 use crate::systems::builtin::Builtin;

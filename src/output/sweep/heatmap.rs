@@ -1,8 +1,8 @@
 //! A heatmap of the cost over a two-axis grid, the optimum marked, with a colour bar
 //! (PNG and SVG through plotters, the embedded font of [`crate::plot`]).
 
-use super::grid::Axis;
 use crate::error::Error;
+use crate::sweep::grid::Axis;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::error::Error as StdError;
@@ -203,18 +203,18 @@ pub fn write(
         message: e.to_string(),
     };
     crate::plot::ensure_fonts()?;
-    {
-        let root = BitMapBackend::new(png, SIZE).into_drawing_area();
+    crate::output::write_through_temp(png, |tmp| {
+        let root = BitMapBackend::new(tmp, SIZE).into_drawing_area();
         render(&root, title, ax, ay, cells, best).map_err(|e| plot_err(png, e))?;
-        root.present().map_err(|e| plot_err(png, Box::new(e)))?;
-    }
+        root.present().map_err(|e| plot_err(png, Box::new(e)))
+    })?;
     let mut text = String::new();
     {
         let root = SVGBackend::with_string(&mut text, SIZE).into_drawing_area();
         render(&root, title, ax, ay, cells, best).map_err(|e| plot_err(svg, e))?;
         root.present().map_err(|e| plot_err(svg, Box::new(e)))?;
     }
-    crate::report::write_atomic(svg, text.as_bytes())
+    crate::output::atomic::write_atomic(svg, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -3,13 +3,13 @@
 //! `seed_<objective>.png`/`.svg` (direct Z(t), adjoint μ(t), central FD at t0 and tf)
 //! with `direct_Z_<objective>.csv` and `adjoint_mu_<objective>.csv`; and `gradient.json`.
 
-use super::gradient::GradientReport;
-use super::gradient_run::GradientRun;
-use crate::artifacts;
+use super::run::GradientRun;
+use super::GradientReport;
 use crate::error::Error;
 use crate::model::HybridSystem;
-use crate::plot::write_figure;
-use crate::report::Staging;
+use crate::output::artifacts;
+use crate::output::atomic::Staging;
+
 use crate::sensitivity::adjoint::adjoint_with_history;
 use crate::sensitivity::fd::fd_gradients;
 use crate::sensitivity::forward::forward_sensitivity;
@@ -34,11 +34,7 @@ pub fn write_gradient_folder<S: HybridSystem>(
     let stage = Staging::new(dir)?;
     let params: Vec<usize> = (0..setup.np()).collect();
     let fig = artifacts::sensitivity_figure(setup, fw, theta, plot_outputs, &params)?;
-    write_figure(
-        &fig,
-        &stage.path("sensitivity.png"),
-        Some(&stage.path("sensitivity.svg")),
-    )?;
+    stage.write_figure("sensitivity", &fig)?;
     let (_, hist) = adjoint_with_history(setup, &run.trajectory, theta)?;
     let fd = match run.runs.iter().find(|r| r.method == GradientMethod::Fd) {
         Some(r) => r.evaluation.gradients.clone(),
@@ -46,14 +42,10 @@ pub fn write_gradient_folder<S: HybridSystem>(
     };
     for (i, name) in objective_names.iter().enumerate() {
         let (fig, z, m) = artifacts::seed_figure(setup, fw, i, &hist[i], &fd[i]);
-        write_figure(
-            &fig,
-            &stage.path(&format!("seed_{name}.png")),
-            Some(&stage.path(&format!("seed_{name}.svg"))),
-        )?;
+        stage.write_figure(&format!("seed_{name}"), &fig)?;
         stage.write_csv(&format!("direct_Z_{name}.csv"), &z.header, &z.rows)?;
         stage.write_csv(&format!("adjoint_mu_{name}.csv"), &m.header, &m.rows)?;
     }
-    stage.write_json("gradient.json", &super::to_value(report)?)?;
+    stage.write_json("gradient.json", &crate::output::to_value(report)?)?;
     stage.commit()
 }

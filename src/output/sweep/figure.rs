@@ -3,23 +3,21 @@
 //! the best start's trajectory. A grid of three or more axes gets no figure.
 
 use super::heatmap;
-use super::record::{Plan, PointOutcome, SweepFile};
-use super::SweepResult;
-use crate::artifacts::outputs_figure;
 use crate::error::Error;
-use crate::plot::{write_figure, Figure, LineKind, Marker, Panel, Series};
-use crate::report::Staging;
+use crate::output::artifacts::outputs_figure;
+use crate::output::atomic::Staging;
+use crate::plot::{Figure, LineKind, Marker, Panel, Series};
+use crate::sweep::record::{Plan, PointOutcome, SweepFile};
+use crate::sweep::SweepResult;
 
 /// Writes the figures of `res` into `stage` (`sweep.png`/`.svg`, and for starts
 /// `best_trajectory.png`/`.svg`).
 pub fn write(stage: &Staging, res: &SweepResult) -> Result<(), Error> {
     let file = &res.file;
     match &file.plan {
-        Plan::Grid { axes } if axes.len() == 1 => write_figure(
-            &cost_curve(file, &axes[0].name),
-            &stage.path("sweep.png"),
-            Some(&stage.path("sweep.svg")),
-        ),
+        Plan::Grid { axes } if axes.len() == 1 => {
+            stage.write_figure("sweep", &cost_curve(file, &axes[0].name))
+        }
         Plan::Grid { axes } if axes.len() == 2 => {
             let n = axes[0].n * axes[1].n;
             let mut cells = vec![heatmap::Cell::Missing; n];
@@ -54,11 +52,7 @@ pub fn write(stage: &Staging, res: &SweepResult) -> Result<(), Error> {
         }
         Plan::Grid { .. } => Ok(()),
         Plan::Starts { .. } => {
-            write_figure(
-                &sorted_costs(file),
-                &stage.path("sweep.png"),
-                Some(&stage.path("sweep.svg")),
-            )?;
+            stage.write_figure("sweep", &sorted_costs(file))?;
             let (Some(table), Some(best)) = (&res.best_trajectory, &file.best) else {
                 return Ok(());
             };
@@ -77,11 +71,7 @@ pub fn write(stage: &Staging, res: &SweepResult) -> Result<(), Error> {
                 &[("best start", table, LineKind::Solid)],
                 markers,
             );
-            write_figure(
-                &fig,
-                &stage.path("best_trajectory.png"),
-                Some(&stage.path("best_trajectory.svg")),
-            )
+            stage.write_figure("best_trajectory", &fig)
         }
     }
 }

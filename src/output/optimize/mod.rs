@@ -3,16 +3,21 @@
 //! picture of the initial and optimized motion for a system that can be drawn — written through
 //! [`Staging`], so that a failure leaves no partial folder and earlier results unchanged.
 
+pub mod summary;
+
+pub use summary::{EventSummary, MultiStartSummary, OptimizeSummary};
+
 #[cfg(feature = "plots")]
-use crate::animate::{stage_strobe, Drawing, OutputGeometry, Run, StrobeOptions};
-use crate::artifacts::{self, trajectory_table};
+use crate::animate::StrobeOptions;
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::{HistoryRow, OptimizeResult};
-use crate::output::summary::OptimizeSummary;
-use crate::plot::{write_figure, LineKind};
+#[cfg(feature = "plots")]
+use crate::output::animate::{file_geometry, stage_strobe, Drawing, Run};
+use crate::output::artifacts::{self, trajectory_table};
+use crate::output::atomic::Staging;
+use crate::plot::LineKind;
 use crate::problem::Problem;
-use crate::report::Staging;
 use crate::setup::Setup;
 use std::path::{Path, PathBuf};
 
@@ -35,10 +40,9 @@ pub fn write_optimize_results<S: HybridSystem>(
     let t_final = trajectory_table(&s_final, &r.last.trajectory, &r.theta_final)?;
     stage.write_csv("trajectory_initial.csv", &t_init.header, &t_init.rows)?;
     stage.write_csv("trajectory.csv", &t_final.header, &t_final.rows)?;
-    write_figure(
+    stage.write_figure(
+        "convergence",
         &artifacts::convergence_figure(&format!("{}: convergence", p.name), &r.history),
-        &stage.path("convergence.png"),
-        Some(&stage.path("convergence.svg")),
     )?;
     let runs = [
         ("initial", &t_init, LineKind::Dashed),
@@ -57,24 +61,19 @@ pub fn write_optimize_results<S: HybridSystem>(
         artifacts::event_markers(setup, &r.last.trajectory),
     );
     path_bounds(p, &t_final, &mut figure);
-    write_figure(
-        &figure,
-        &stage.path("trajectory.png"),
-        Some(&stage.path("trajectory.svg")),
-    )?;
+    stage.write_figure("trajectory", &figure)?;
     if !setup.dims.controls.is_empty() {
-        write_figure(
+        stage.write_figure(
+            "controls",
             &artifacts::outputs_figure(
                 &format!("{}: controls", p.name),
                 &setup.dims.controls,
                 &runs,
                 vec![],
             ),
-            &stage.path("controls.png"),
-            Some(&stage.path("controls.svg")),
         )?;
     }
-    crate::plot_loop::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
+    crate::output::loops::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
     #[cfg(feature = "plots")]
     strobe(p, setup, r, &stage)?;
     stage.commit()
@@ -117,14 +116,9 @@ fn path_bounds(p: &Problem, table: &artifacts::Table, figure: &mut crate::plot::
 fn strobe<S: HybridSystem>(
     p: &Problem, setup: &Setup<'_, S>, r: &OptimizeResult, stage: &Staging,
 ) -> Result<(), Error> {
-    let from_file = p
-        .plot_geometry
-        .as_ref()
-        .map(|g| OutputGeometry::new(&p.system, g));
-    let drawing = match &from_file {
-        Some(g) => Drawing::Given(g),
-        None if p.system.geometry().is_some() => Drawing::System(p.system.kind()),
-        None => return Ok(()),
+    let from_file = file_geometry(p);
+    let Some(drawing) = Drawing::of_problem(p, from_file.as_ref()) else {
+        return Ok(());
     };
     let runs = [
         Run {

@@ -1,7 +1,7 @@
 //! The terminal report of `hybridopt gradient` (without `--json`).
 
-use super::gradient::GradientReport;
-use super::gradient_run::GradientRun;
+use super::run::GradientRun;
+use super::GradientReport;
 use std::fmt::Write;
 
 /// The relative difference |a − b| / |b| (|a − b| when b = 0).
@@ -132,7 +132,7 @@ fn event_lines(o: &mut String, names: &[String], run: &GradientRun, report: &Gra
                     o,
                     "    t = {:.12}  {}  dt/dθ = {{{}}}",
                     e.t,
-                    r.guard,
+                    r.event.guard,
                     tau.join(", ")
                 );
             }
@@ -140,7 +140,7 @@ fn event_lines(o: &mut String, names: &[String], run: &GradientRun, report: &Gra
         _ => {
             let _ = writeln!(o, "  events:");
             for e in &report.events {
-                let _ = writeln!(o, "    t = {:.12}  {}", e.t, e.guard);
+                let _ = writeln!(o, "    t = {:.12}  {}", e.event.t, e.event.guard);
             }
         }
     }

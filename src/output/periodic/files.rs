@@ -1,18 +1,18 @@
 //! The results folder of `hybridopt periodic`, written through the atomic staging of
-//! [`crate::report`] (an error leaves no partial folder):
+//! [`crate::output::atomic`] (an error leaves no partial folder):
 //! `orbit.json` (the [`OrbitReport`]), `cycle.csv` (one period sampled),
 //! `limit_cycle.{png,svg}`, `multipliers.{png,svg}`, and for a continuation
 //! `continuation.json`, `continuation.csv`, `continuation.{png,svg}`.
 
-use super::continuation::Branch;
-use super::error::PeriodicError;
 use super::figures;
-use super::map::{cycle_table, return_value};
-use super::orbit::{Orbit, OrbitReport};
-use super::spec::PeriodicSpec;
 use crate::model::HybridSystem;
-use crate::plot::write_figure;
-use crate::report::Staging;
+use crate::output::atomic::Staging;
+use crate::periodic::continuation::Branch;
+use crate::periodic::error::PeriodicError;
+use crate::periodic::map::{cycle_table, return_value};
+use crate::periodic::orbit::{Orbit, OrbitReport};
+use crate::periodic::spec::PeriodicSpec;
+
 use ndarray::Array2;
 
 /// Writes the orbit's files into `stage`.
@@ -43,7 +43,8 @@ pub fn write_orbit<S: HybridSystem>(
         })
         .collect();
     let states = dims.states;
-    write_figure(
+    stage.write_figure(
+        "limit_cycle",
         &figures::limit_cycle(
             name,
             &table,
@@ -51,14 +52,8 @@ pub fn write_orbit<S: HybridSystem>(
             &jumps,
             spec.section.hyperplane().map(|_| x),
         ),
-        &stage.path("limit_cycle.png"),
-        Some(&stage.path("limit_cycle.svg")),
     )?;
-    write_figure(
-        &figures::multipliers(name, report),
-        &stage.path("multipliers.png"),
-        Some(&stage.path("multipliers.svg")),
-    )?;
+    stage.write_figure("multipliers", &figures::multipliers(name, report))?;
     Ok(())
 }
 
@@ -66,12 +61,7 @@ pub fn write_orbit<S: HybridSystem>(
 /// (`param, states…, period, spectral_radius, stable, re_1, im_1, …`), and the plot.
 pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), PeriodicError> {
     stage.write_json("continuation.json", b)?;
-    let nm = b
-        .points
-        .iter()
-        .map(|p| p.multipliers.len())
-        .max()
-        .unwrap_or(0);
+    let nm = figures::multiplier_count(b);
     let mut header = vec![b.param.clone()];
     header.extend(b.states.iter().cloned());
     header.extend(["period", "spectral_radius", "stable"].map(String::from));
@@ -79,56 +69,61 @@ pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Perio
         header.push(format!("re_{}", i + 1));
         header.push(format!("im_{}", i + 1));
     }
-    let mut rows = Array2::from_elem((b.points.len(), header.len()), f64::NAN);
-    for (r, p) in b.points.iter().enumerate() {
-        let mut row = vec![p.value];
-        row.extend(&p.fixed_point);
-        row.extend([
-            p.period,
-            p.spectral_radius,
-            if p.stable { 1.0 } else { 0.0 },
-        ]);
-        for m in &p.multipliers {
-            row.extend(m);
-        }
-        for (c, v) in row.into_iter().enumerate() {
-            rows[(r, c)] = v;
-        }
-    }
+    let rows = table(
+        header.len(),
+        f64::NAN,
+        b.points.iter().map(|p| {
+            let mut row = vec![p.value];
+            row.extend(&p.fixed_point);
+            row.extend([
+                p.period,
+                p.spectral_radius,
+                if p.stable { 1.0 } else { 0.0 },
+            ]);
+            for m in &p.multipliers {
+                row.extend(m);
+            }
+            row
+        }),
+    );
     stage.write_csv("continuation.csv", &header, &rows)?;
-    write_figure(
-        &figures::continuation(name, b),
-        &stage.path("continuation.png"),
-        Some(&stage.path("continuation.svg")),
-    )?;
+    stage.write_figure("continuation", &figures::continuation(name, b))?;
     Ok(())
 }
 
-/// Writes a gait optimization: `summary.json` (the [`super::optimize::GaitOptimum`]),
+/// Writes a gait optimization: `summary.json` (the [`crate::periodic::optimize::GaitOptimum`]),
 /// `history.csv` (one row per evaluation: the parameters, value, spectral radius,
 /// period), the convergence figure (`convergence.png`/`.svg`), and the orbit's files at
 /// the final parameters.
 pub fn write_gait(
-    stage: &Staging, name: &str, opt: &super::optimize::GaitOptimum,
+    stage: &Staging, name: &str, opt: &crate::periodic::optimize::GaitOptimum,
 ) -> Result<(), PeriodicError> {
     stage.write_json("summary.json", opt)?;
     let mut header: Vec<String> = vec!["evaluation".into()];
     header.extend(opt.names.iter().cloned());
     header.extend(["value", "spectral_radius", "period"].map(String::from));
-    let mut rows = Array2::zeros((opt.history.len(), header.len()));
-    for (r, e) in opt.history.iter().enumerate() {
-        let mut row = vec![r as f64];
-        row.extend(&e.params);
-        row.extend([e.value, e.spectral_radius, e.period]);
+    let rows = table(
+        header.len(),
+        0.0,
+        opt.history.iter().enumerate().map(|(r, e)| {
+            let mut row = vec![r as f64];
+            row.extend(&e.params);
+            row.extend([e.value, e.spectral_radius, e.period]);
+            row
+        }),
+    );
+    stage.write_csv("history.csv", &header, &rows)?;
+    stage.write_figure("convergence", &figures::gait_convergence(name, opt))?;
+    Ok(())
+}
+
+/// The rows as a table of `ncols` columns, a short row's missing entries `fill`.
+fn table(ncols: usize, fill: f64, rows: impl ExactSizeIterator<Item = Vec<f64>>) -> Array2<f64> {
+    let mut out = Array2::from_elem((rows.len(), ncols), fill);
+    for (r, row) in rows.enumerate() {
         for (c, v) in row.into_iter().enumerate() {
-            rows[(r, c)] = v;
+            out[(r, c)] = v;
         }
     }
-    stage.write_csv("history.csv", &header, &rows)?;
-    write_figure(
-        &figures::gait_convergence(name, opt),
-        &stage.path("convergence.png"),
-        Some(&stage.path("convergence.svg")),
-    )?;
-    Ok(())
+    out
 }

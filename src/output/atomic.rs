@@ -5,9 +5,10 @@
 //! SIGINT handler and [`crate::interrupt`]: the commit is refused and the staging folder
 //! deleted).
 //!
-//! - [`write_atomic`] writes one file to a temporary name next to it and renames it into
-//!   place (a rename within one folder is atomic); `render_atomic` does the same for a
-//!   file that a drawing backend writes itself (a PNG, a GIF).
+//! - [`write_through_temp`] writes one file to a temporary name next to it and renames it
+//!   into place (a rename within one folder is atomic): the one writer of single files,
+//!   for bytes ([`write_atomic`]) and for a file that a drawing backend writes itself (a
+//!   PNG, a GIF).
 //! - [`Staging`] collects a whole results folder in a hidden staging folder next to the
 //!   final one and swaps it into place on [`Staging::commit`]. Dropping an uncommitted
 //!   `Staging` (an error, a panic) deletes the staging folder and leaves the earlier
@@ -45,43 +46,45 @@ pub(crate) fn create_parent(path: &Path) -> Result<(), Error> {
 }
 
 /// `<dir>/.<name>.tmp-<pid>-<n>.<ext>`: a unique temporary name next to `path` that keeps
-/// the extension, for writers that write the file themselves (plotters picks the image
-/// encoder from the extension) and are renamed into place.
-#[cfg(feature = "plots")]
-fn temp_sibling(path: &Path, ext: &str) -> std::path::PathBuf {
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "figure".into());
-    path.with_file_name(format!(
-        ".{name}.tmp-{}-{}.{ext}",
-        std::process::id(),
-        next_seq()
-    ))
+/// its extension (a drawing backend picks its encoder from the extension).
+fn temp_sibling(path: &Path) -> Result<PathBuf, Error> {
+    let name = path.file_name().ok_or_else(|| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+    })?;
+    let mut tmp = std::ffi::OsString::from(".");
+    tmp.push(name);
+    tmp.push(format!(".tmp-{}-{}", std::process::id(), next_seq()));
+    if let Some(ext) = path.extension() {
+        tmp.push(".");
+        tmp.push(ext);
+    }
+    Ok(path.with_file_name(tmp))
 }
 
-/// Atomically writes one file that `draw` writes itself (a drawing backend that takes a
-/// path and picks its encoder from the extension): parent folders are created, `draw`
-/// writes to a temporary name next to `path` with the extension `ext`, which is then
-/// renamed into place. A failure of `draw` is [`Error::Plot`] and one of the rename
-/// [`Error::Io`], both naming `path`; either way the temporary file is removed and an
-/// existing `path` is untouched.
-#[cfg(feature = "plots")]
-pub(crate) fn render_atomic(
-    path: &Path, ext: &str, draw: impl FnOnce(&Path) -> Result<(), Box<dyn std::error::Error>>,
+/// The one atomic writer of a file: parent folders are created, `write` writes the whole
+/// file at a temporary path next to `path` (with the same extension), which is then renamed
+/// into place (a rename within one folder is atomic). On failure the temporary file is
+/// removed and an existing `path` is untouched.
+pub fn write_through_temp(
+    path: &Path, write: impl FnOnce(&Path) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    let tmp = temp_sibling(path)?;
     create_parent(path)?;
-    let tmp = temp_sibling(path, ext);
-    let result = draw(&tmp)
-        .map_err(|e| Error::Plot {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(io_err(path)));
+    let result = write(&tmp).and_then(|()| std::fs::rename(&tmp, path).map_err(io_err(path)));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// A drawing backend's failure on `path`, as [`Error::Plot`] naming it.
+#[cfg(feature = "plots")]
+pub(crate) fn plot_err(path: &Path) -> impl FnOnce(Box<dyn std::error::Error>) -> Error + '_ {
+    move |e| Error::Plot {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
 }
 
 /// Creates (truncating) `path`, writes `bytes` and flushes them to disk.
@@ -92,23 +95,10 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Atomically writes one file: to `<path>.tmp-<pid>-<n>` then rename. Parent folders are
+/// Atomically writes one file's `bytes` ([`write_through_temp`]). Parent folders are
 /// created. On failure the temporary file is removed and an existing `path` is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let name = path.file_name().ok_or_else(|| Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
-    })?;
-    create_parent(path)?;
-    let mut tmp_name = name.to_os_string();
-    tmp_name.push(format!(".tmp-{}-{}", std::process::id(), next_seq()));
-    let tmp = path.with_file_name(tmp_name);
-    let result =
-        write_file(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path).map_err(io_err(path)));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    write_through_temp(path, |tmp| write_file(tmp, bytes))
 }
 
 /// Formats a float so that it parses back to exactly the same value: Rust's `{}` and
@@ -178,6 +168,16 @@ impl Staging {
     /// as [`crate::plot::write_figure`]). `file_name` may contain subfolders.
     pub fn path(&self, file_name: &str) -> PathBuf {
         self.staging_dir.join(file_name)
+    }
+
+    /// Writes `fig` as `<stem>.png` and `<stem>.svg` inside the staging folder (nothing
+    /// without the `plots` feature, see [`crate::plot::write_figure`]).
+    pub fn write_figure(&self, stem: &str, fig: &crate::plot::Figure) -> Result<(), Error> {
+        crate::plot::write_figure(
+            fig,
+            &self.path(&format!("{stem}.png")),
+            Some(&self.path(&format!("{stem}.svg"))),
+        )
     }
 
     /// Writes `bytes` to `file_name` inside the staging folder (subfolders are created).

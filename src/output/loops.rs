@@ -3,12 +3,12 @@
 //! displacement), with the initial, the optimized and — for a problem that tracks a
 //! reference run — the reference curve in one figure.
 
-use crate::artifacts::{trajectory_table, Table};
 use crate::cost::Term;
 use crate::error::Error;
 use crate::model::HybridSystem;
-use crate::plot::{write_figure, Figure, LineKind, Panel, Series};
-use crate::report::Staging;
+use crate::output::artifacts::{trajectory_table, Table};
+use crate::output::atomic::Staging;
+use crate::plot::{Figure, LineKind, Panel, Series};
 use crate::setup::Setup;
 
 /// The `[plot] loops` pairs as output indices; an unknown name is an error naming it and
@@ -87,11 +87,7 @@ pub fn stage_loops<S: HybridSystem>(
         let (x, y) = (&outputs[xi], &outputs[yi]);
         let fig = loop_figure(&format!("{name}: {y} against {x}"), x, y, &runs);
         let file = format!("loop_{x}_{y}");
-        write_figure(
-            &fig,
-            &stage.path(&format!("{file}.png")),
-            Some(&stage.path(&format!("{file}.svg"))),
-        )?;
+        stage.write_figure(&file, &fig)?;
     }
     Ok(())
 }

@@ -1,15 +1,15 @@
 //! `hybridopt animate`: `animation.gif`, `strobe.png`/`.svg` and the report
 //! `animation.json` (also `--json`).
 
-use super::summary::{summary_thetas, EventSummary};
-use crate::animate::{
-    stage_animation, stage_strobe, AnimationOptions, Drawing, GifInfo, OutputGeometry, Run,
-    StrobeOptions,
-};
+pub mod files;
+
+pub use files::{file_geometry, stage_animation, stage_strobe, Drawing, Run};
+
+use crate::animate::{AnimationOptions, GifInfo, StrobeOptions};
 use crate::error::Error;
-use crate::model::HybridSystem;
+use crate::output::atomic::Staging;
+use crate::output::optimize::summary::{summary_thetas, EventSummary};
 use crate::problem::Problem;
-use crate::report::Staging;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -61,19 +61,10 @@ pub fn animate_to_folder(
     p: &Problem, req: &AnimateRequest, started: Instant,
 ) -> Result<(AnimateReport, PathBuf), Error> {
     let kind = p.system.kind();
-    let from_file = p
-        .plot_geometry
-        .as_ref()
-        .map(|g| OutputGeometry::new(&p.system, g));
-    let drawing = match &from_file {
-        Some(g) => Drawing::Given(g),
-        None if p.system.geometry().is_some() => Drawing::System(kind),
-        None => {
-            return Err(Error::NoGeometry {
-                system: kind.into(),
-            })
-        }
-    };
+    let from_file = file_geometry(p);
+    let drawing = Drawing::of_problem(p, from_file.as_ref()).ok_or_else(|| Error::NoGeometry {
+        system: kind.into(),
+    })?;
     let setup = p.setup()?;
     let thetas = match &req.compare_initial {
         Some(file) => {

@@ -1,14 +1,16 @@
 //! `hybridopt periodic` (the orbit, its stability and a continuation) and `optimize` on a
 //! `[periodic]` problem (the gait objective): the reports and the results folders.
 
+pub mod figures;
+pub mod files;
+
+use crate::output::atomic::Staging;
 use crate::periodic::continuation::{self as cont, Bifurcation, Branch};
 use crate::periodic::error::PeriodicError;
 use crate::periodic::optimize::{optimize_gait, GaitOptimum, GaitSettings};
 use crate::periodic::orbit::{solve_orbit, OrbitReport};
-use crate::periodic::output;
 use crate::periodic::spec::PeriodicSpec;
 use crate::problem::Problem;
-use crate::report::Staging;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -80,9 +82,9 @@ pub fn periodic_to_folder(
         None => None,
     };
     let stage = Staging::new(out)?;
-    output::write_orbit(&stage, &p.name, &p.system, &spec, &pv, &o, &orbit)?;
+    files::write_orbit(&stage, &p.name, &p.system, &spec, &pv, &o, &orbit)?;
     if let Some(b) = &branch {
-        output::write_branch(&stage, &p.name, b)?;
+        files::write_branch(&stage, &p.name, b)?;
     }
     let dir = stage.commit()?;
     let continuation = branch.map(|b| ContinuationSummary {
@@ -138,8 +140,8 @@ pub fn optimize_gait_to_folder(
     let o = solve_orbit(&p.system, &spec, &pf, &spec.guess, true)?;
     let report = OrbitReport::new(&o, &p.dims, &spec.section.free);
     let stage = Staging::new(out)?;
-    output::write_gait(&stage, &p.name, &r)?;
-    output::write_orbit(&stage, &p.name, &p.system, &spec, &pf, &o, &report)?;
+    files::write_gait(&stage, &p.name, &r)?;
+    files::write_orbit(&stage, &p.name, &p.system, &spec, &pf, &o, &report)?;
     let dir = stage.commit()?;
     Ok((r, dir))
 }

@@ -1,9 +1,9 @@
 //! The work of `hybridopt gradient`: timed evaluations by each method, τ, the
 //! simultaneous-event analysis, and from them the typed [`GradientReport`].
 
-use super::gradient::{
-    ByName, GradientEvent, GradientReport, Memory, ObjectiveGradient, OneSided, Saltation,
-    TauSource, Tolerances,
+use super::{
+    ByName, EventSummary, GradientEvent, GradientReport, Memory, ObjectiveGradient, OneSided,
+    Saltation, TauSource, Tolerances,
 };
 use crate::error::Error;
 use crate::integrate::Trajectory;
@@ -317,32 +317,32 @@ impl GradientRun {
         &self, setup: &Setup<'_, S>, by_name: &dyn Fn(&[f64]) -> ByName,
     ) -> Vec<GradientEvent> {
         let d = &setup.dims;
+        let event = |t, guard, before, after, dt_dp| GradientEvent {
+            event: EventSummary {
+                t,
+                guard: d.guard_name(guard),
+                mode_before: d.mode_name(before),
+                mode_after: d.mode_name(after),
+            },
+            dt_dp,
+            simultaneous: None,
+            saltations: None,
+        };
         let mut events: Vec<GradientEvent> = match self.tau_events() {
             Some(evs) => evs
                 .iter()
-                .map(|e| GradientEvent {
-                    t: e.t,
-                    guard: d.guard_name(e.guard),
-                    mode_before: d.mode_name(e.mode_before),
-                    mode_after: d.mode_name(e.mode_after),
-                    dt_dp: Some(by_name(&e.tau)),
-                    simultaneous: None,
-                    saltations: None,
+                .map(|e| {
+                    event(
+                        e.t,
+                        e.guard,
+                        e.mode_before,
+                        e.mode_after,
+                        Some(by_name(&e.tau)),
+                    )
                 })
                 .collect(),
-            None => self
-                .trajectory
-                .events
-                .iter()
-                .map(|e| GradientEvent {
-                    t: e.t,
-                    guard: d.guard_name(e.guard),
-                    mode_before: d.mode_name(e.mode_before),
-                    mode_after: d.mode_name(e.mode_after),
-                    dt_dp: None,
-                    simultaneous: None,
-                    saltations: None,
-                })
+            None => (self.trajectory.events.iter())
+                .map(|e| event(e.t, e.guard, e.mode_before, e.mode_after, None))
                 .collect(),
         };
         let nx = setup.nx();

@@ -1,8 +1,17 @@
 //! `hybridopt gradient --json` (and `gradient.json` of `--out`): the typed report.
-//! [`super::gradient_run`] computes it.
+//! [`run`] computes it, [`files`] writes the `--out` folder, [`text`] the terminal report.
 
-use super::run_stats::RunStats;
+pub mod files;
+pub mod run;
+pub mod text;
+
+pub use files::write_gradient_folder;
+pub use run::{run_gradient, GradientOptions, GradientRun};
+pub use text::gradient_text;
+
 use crate::integrate::Stats;
+use crate::output::optimize::EventSummary;
+use crate::output::run_stats::RunStats;
 use crate::sensitivity::timing::TimingReport;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -113,10 +122,9 @@ pub struct ObjectiveGradient {
 /// One event of `gradient --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GradientEvent {
-    pub t: f64,
-    pub guard: String,
-    pub mode_before: String,
-    pub mode_after: String,
+    /// `t, guard, mode_before, mode_after`, as every event list names them.
+    #[serde(flatten)]
+    pub event: EventSummary,
     /// τ = dt_e/dθ by name (absent with `--no-tau`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dt_dp: Option<ByName>,

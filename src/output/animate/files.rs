@@ -1,24 +1,49 @@
 //! The pictures of a run in a results folder: `strobe.png`/`.svg` and `animation.gif`,
 //! written into a [`Staging`] folder so that they appear atomically with the other results.
 
-use super::animation::{write_gif, AnimationOptions, GifInfo};
-use super::geometry::Geometry;
-use super::motion::Motion;
-use super::strobe::{write_strobe, StrobeOptions};
+use crate::animate::Motion;
+use crate::animate::OutputGeometry;
+use crate::animate::{write_gif, AnimationOptions, GifInfo};
+use crate::animate::{write_strobe, StrobeOptions};
 use crate::error::Error;
+use crate::geometry::Geometry;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
-use crate::report::Staging;
+use crate::output::atomic::Staging;
+use crate::problem::Problem;
 use crate::setup::Setup;
+use crate::systems::builtin::Builtin;
 
 /// What draws the runs: the system's own geometry, or another one (a problem file's
-/// `[plot.geometry]`, see [`super::OutputGeometry`]).
+/// `[plot.geometry]`, see [`crate::animate::OutputGeometry`]).
 #[derive(Clone, Copy)]
 pub enum Drawing<'g> {
     /// [`HybridSystem::geometry`]; the name is the system's, for the error when it has none.
     System(&'g str),
     /// This geometry.
     Given(&'g dyn Geometry),
+}
+
+impl<'g> Drawing<'g> {
+    /// What draws a problem's runs: the problem file's `[plot.geometry]` (`from_file`,
+    /// [`file_geometry`]), else the system's own geometry; `None` for a system that has
+    /// neither.
+    pub fn of_problem(
+        p: &'g Problem, from_file: Option<&'g OutputGeometry<'g, Builtin>>,
+    ) -> Option<Self> {
+        match from_file {
+            Some(g) => Some(Drawing::Given(g)),
+            None if p.system.geometry().is_some() => Some(Drawing::System(p.system.kind())),
+            None => None,
+        }
+    }
+}
+
+/// The problem file's `[plot.geometry]`, drawn from the system's outputs.
+pub fn file_geometry(p: &Problem) -> Option<OutputGeometry<'_, Builtin>> {
+    p.plot_geometry
+        .as_ref()
+        .map(|g| OutputGeometry::new(&p.system, g))
 }
 
 /// One motion to draw: its panel's subtitle, trajectory and θ.

@@ -1,5 +1,13 @@
 //! What `hybridopt sweep` and `hybridopt merge` print (`--json`): the counts, the best point
-//! and the folder. The files themselves are [`crate::sweep::output`]'s.
+//! and the folder. The files themselves are [`crate::output::sweep::files`]'s.
+
+#[cfg(feature = "plots")]
+mod figure;
+pub mod files;
+#[cfg(feature = "plots")]
+mod heatmap;
+
+pub use files::write as write_sweep;
 
 use crate::sweep::{named::Named, Shard, SweepResult};
 use serde::Serialize;

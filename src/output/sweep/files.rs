@@ -4,10 +4,10 @@
 
 #[cfg(feature = "plots")]
 use super::figure;
-use super::record::{Plan, PointRecord, SweepFile};
-use super::SweepResult;
 use crate::error::Error;
-use crate::report::{format_f64, Staging};
+use crate::output::atomic::{format_f64, Staging};
+use crate::sweep::record::{Plan, PointRecord, SweepFile};
+use crate::sweep::SweepResult;
 
 /// Writes all of a sweep's files into `stage`.
 pub fn write(stage: &Staging, res: &SweepResult) -> Result<(), Error> {
@@ -69,7 +69,7 @@ fn row(plan: &Plan, p: &PointRecord) -> Vec<String> {
         Plan::Grid { axes } => axes.iter().map(|a| a.name.as_str()).collect(),
         Plan::Starts { ranges, .. } => ranges.iter().map(|a| a.name.as_str()).collect(),
     };
-    let pick = |m: Option<&super::named::Named>, n: &str| num(m.and_then(|m| m.get(n)));
+    let pick = |m: Option<&crate::sweep::named::Named>, n: &str| num(m.and_then(|m| m.get(n)));
     r.extend(names.iter().map(|n| pick(Some(&p.parameters), n)));
     match plan {
         Plan::Grid { .. } => {

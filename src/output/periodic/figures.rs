@@ -1,9 +1,9 @@
 //! Figures of periodic orbits: the limit cycle in phase space with the impacts marked,
 //! the multipliers in the complex plane with the unit circle, and continuation curves.
 
-use super::continuation::{BifurcationKind, Branch};
-use super::orbit::OrbitReport;
-use crate::artifacts::Table;
+use crate::output::artifacts::Table;
+use crate::periodic::continuation::{BifurcationKind, Branch};
+use crate::periodic::orbit::OrbitReport;
 use crate::plot::{Figure, LineKind, Marker, Panel, Series};
 
 /// Phase portrait: each position `q_i` (the first half of the states) against its
@@ -97,6 +97,15 @@ pub fn multipliers(name: &str, r: &OrbitReport) -> Figure {
     }
 }
 
+/// The most multipliers of a point of the branch (the columns of `continuation.csv`).
+pub fn multiplier_count(b: &Branch) -> usize {
+    b.points
+        .iter()
+        .map(|p| p.multipliers.len())
+        .max()
+        .unwrap_or(0)
+}
+
 /// The branch against the parameter: fixed point, period, |λ| and Re λ, with the
 /// bifurcations marked.
 pub fn continuation(name: &str, b: &Branch) -> Figure {
@@ -110,12 +119,7 @@ pub fn continuation(name: &str, b: &Branch) -> Figure {
             LineKind::Solid,
         ));
     }
-    let nm = b
-        .points
-        .iter()
-        .map(|p| p.multipliers.len())
-        .max()
-        .unwrap_or(0);
+    let nm = multiplier_count(b);
     let mult = |f: &dyn Fn(&[f64; 2]) -> f64, label: &str| -> Vec<Series> {
         (0..nm)
             .map(|i| {
@@ -182,8 +186,8 @@ pub fn continuation(name: &str, b: &Branch) -> Figure {
 
 /// A gait optimization's convergence: the objective and the norm of its gradient in the
 /// optimized parameters (physical units) against the evaluation, through the figure every
-/// optimization writes ([`crate::artifacts::convergence_figure`]).
-pub fn gait_convergence(name: &str, opt: &super::optimize::GaitOptimum) -> Figure {
+/// optimization writes ([`crate::output::artifacts::convergence_figure`]).
+pub fn gait_convergence(name: &str, opt: &crate::periodic::optimize::GaitOptimum) -> Figure {
     let rows: Vec<crate::optimize::HistoryRow> = opt
         .history
         .iter()
@@ -210,7 +214,8 @@ pub fn gait_convergence(name: &str, opt: &super::optimize::GaitOptimum) -> Figur
             }
         })
         .collect();
-    let mut fig = crate::artifacts::convergence_figure(&format!("{name}: convergence"), &rows);
+    let mut fig =
+        crate::output::artifacts::convergence_figure(&format!("{name}: convergence"), &rows);
     fig.x_label = "evaluation".into();
     if let Some(s) = fig.panels.get_mut(1).and_then(|p| p.series.first_mut()) {
         s.label = "|d value/d params|".into();
