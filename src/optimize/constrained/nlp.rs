@@ -62,6 +62,20 @@ pub(crate) struct Row {
 }
 
 impl Row {
+    /// Constraint `ci`'s one row (not a path constraint's point) with its limits.
+    pub fn whole(ci: usize, value: f64, grad: Vec<f64>, (lower, upper): (f64, f64)) -> Row {
+        Row {
+            label: RowLabel {
+                constraint: ci,
+                at: RowAt::Whole,
+            },
+            value,
+            grad,
+            lower,
+            upper,
+        }
+    }
+
     /// `max(lower − c, c − upper, 0)`.
     pub fn violation(&self) -> f64 {
         crate::constraint::violation(self.value, self.lower, self.upper)
@@ -230,16 +244,7 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
         let mut rows = Vec::new();
         for (ci, c) in self.constraints.list.iter().enumerate() {
             let (lower, upper) = c.limits();
-            let whole = |value: f64, grad: Vec<f64>| Row {
-                label: RowLabel {
-                    constraint: ci,
-                    at: RowAt::Whole,
-                },
-                value,
-                grad,
-                lower,
-                upper,
-            };
+            let whole = |value: f64, grad: Vec<f64>| Row::whole(ci, value, grad, (lower, upper));
             match (c.kind, self.objective_of[ci]) {
                 (ConstraintKind::FinalTime, _) => {
                     let mut grad = vec![0.0; self.n()];

@@ -346,16 +346,7 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
                 }
                 (_, Some(o), _) => (values[o], grads[o].clone()),
             };
-            rows.push(Row {
-                label: RowLabel {
-                    constraint: ci,
-                    at: RowAt::Whole,
-                },
-                value,
-                grad,
-                lower,
-                upper,
-            });
+            rows.push(Row::whole(ci, value, grad, (lower, upper)));
         }
         let continuity = self.constraints.list.len();
         let mut equal = |node: usize, state: usize, value: f64, grad: Vec<f64>| {
