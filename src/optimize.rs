@@ -39,14 +39,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod adapter;
-mod constrained;
+pub(crate) mod constrained;
 mod descent;
 pub(crate) mod driver;
 mod history;
 mod kink;
 mod runs;
 mod settings;
-mod shooting;
+pub(crate) mod shooting;
 mod theta;
 pub(crate) use adapter::Space;
 use adapter::{Adapter, Shared};

@@ -11,7 +11,7 @@ use crate::common;
 
 use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{Objective, Term};
-use hybridopt::integrate::hybrid::Ctx;
+use hybridopt::integrate::trajectory::Ctx;
 use hybridopt::model::{
     flow_jacobian, guard_jacobian, initial_jacobian, outputs_jacobian, reset_jacobian, Dims,
 };

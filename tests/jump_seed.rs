@@ -12,7 +12,7 @@ use crate::common;
 
 use common::Rng;
 use hybridopt::cost::{EventGuard, Objective, Term};
-use hybridopt::integrate::hybrid::Ctx;
+use hybridopt::integrate::trajectory::Ctx;
 
 use hybridopt::sensitivity::jump::Jump;
 use hybridopt::sensitivity::term_jacobian;

@@ -15,7 +15,7 @@ use crate::common;
 
 use common::chain::chain_problem;
 use common::Rng;
-use hybridopt::integrate::hybrid::Ctx;
+use hybridopt::integrate::trajectory::Ctx;
 use hybridopt::integrate::LinearAlgebra;
 use hybridopt::model::flow_jacobian;
 use hybridopt::problem::Problem;

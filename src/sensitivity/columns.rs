@@ -17,7 +17,7 @@ use super::located;
 use super::seeds::ObjectiveSeeds;
 use super::simultaneous::SimultaneousError;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::NewtonJacobian;
 use crate::model::{HybridSystem, LANES};
 use crate::setup::Setup;

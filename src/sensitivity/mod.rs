@@ -16,7 +16,7 @@ pub mod timing;
 
 use crate::cost::Term;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::setup::{ScalarJac, Setup};

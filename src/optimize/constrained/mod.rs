@@ -31,7 +31,7 @@
 //! # Ok::<(), hybridopt::Error>(())
 //! ```
 
-mod error;
+pub(crate) mod error;
 pub(super) mod kkt;
 pub(super) mod nlp;
 mod path;

@@ -34,7 +34,7 @@
 //! ```
 
 mod anchor;
-mod error;
+pub(crate) mod error;
 mod nlp;
 mod nodes;
 mod segment;

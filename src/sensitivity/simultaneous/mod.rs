@@ -76,7 +76,7 @@
 //! little at the sizes where piecewise gradients are wanted.
 
 mod directional;
-mod error;
+pub(crate) mod error;
 mod event;
 mod pieces;
 mod plan;
@@ -86,9 +86,6 @@ pub use error::*;
 pub use event::*;
 pub use pieces::*;
 use plan::*;
-
-/// Largest group for which the n! crossing orders are enumerated (720 pieces).
-pub const MAX_GROUP_SIZE: usize = 6;
 
 /// Piece gradients differing by more than this (relative to the largest gradient entry of
 /// the objective) make an evaluation nonsmooth.
