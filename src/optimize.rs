@@ -47,7 +47,7 @@ mod kink;
 mod runs;
 mod settings;
 pub(crate) mod shooting;
-mod theta;
+pub(crate) mod theta;
 pub(crate) use adapter::Space;
 use adapter::{Adapter, Shared};
 pub use constrained::{
