@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use hybridopt::prelude::*;
-//! use hybridopt::systems::bouncing_ball::BouncingBall;
+//! use hybridopt::systems::BouncingBall;
 //!
 //! // the ball's throw v0 ≥ 0 so that its third impact is at t = 2 s (θ = g, e, c, y0, v0)
 //! let cost = Objective::new("timing", vec![Term::EventTimeSquared {

@@ -40,7 +40,7 @@ use std::sync::Arc;
 ///
 /// ```
 /// use hybridopt::prelude::*;
-/// use hybridopt::systems::bouncing_ball::BouncingBall;
+/// use hybridopt::systems::BouncingBall;
 /// use std::sync::Arc;
 ///
 /// let y_end = Objective::new("y_end", vec![Term::Terminal { output: 0, weight: 1.0 }]);
@@ -227,7 +227,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     ///
     /// ```
     /// use hybridopt::prelude::*;
-    /// use hybridopt::systems::bouncing_ball::BouncingBall;
+    /// use hybridopt::systems::BouncingBall;
     ///
     /// let setup = Setup::builder(&BouncingBall).horizon(0.0, 1.0).build();
     /// // free v0 alone: g, e, c, y0 take the ball's defaults

@@ -11,8 +11,7 @@ mod guards;
 mod simulator;
 mod store;
 
-pub use guards::SUBSAMPLES;
-pub use simulator::{Rejection, Simulator, StepOutcome};
+pub use simulator::Simulator;
 
 use super::dense::DenseStep;
 use super::options::{Checkpointing, EventOptions, SolverOptions};

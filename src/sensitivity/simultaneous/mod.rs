@@ -1,7 +1,7 @@
 //! Sensitivities through *simultaneous* events: a trajectory meets n ≥ 2 guard surfaces at
 //! one instant (a corner; theory.md §7, seed 003). The hybrid loop records such a group as
 //! n events sharing one `group` id, applied in one crossing order; the sequential jumps of
-//! [`super::forward`] and [`super::adjoint`] then give the derivative of *that* piece only.
+//! `super::forward` and `super::adjoint` then give the derivative of *that* piece only.
 //! The flow is piecewise differentiable there: the derivative depends on the order in which a
 //! perturbed trajectory crosses the surfaces. This module exposes what exists instead of a
 //! gradient:
