@@ -15,7 +15,7 @@
 
 use super::located;
 use super::seeds::ObjectiveSeeds;
-use super::simultaneous::SimultaneousError;
+use super::simultaneous::error::SimultaneousError;
 use crate::error::{Error, ModelError};
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::NewtonJacobian;

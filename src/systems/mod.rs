@@ -22,13 +22,13 @@ pub(crate) mod switched;
 
 pub use biped::{Biped, BipedConfig};
 pub use bouncing_ball::{shipped_objective, BouncingBall, ThrustBall};
-pub use builtin::{defaults, Builtin, KINDS};
+pub use builtin::{Builtin, KINDS};
 pub use compass_gait::CompassGait;
 pub use compass_gait_actuated::ActuatedCompassGait;
 pub use five_bar::{FiveBar, FiveBarConfig};
 pub use hysteretic_oscillator::HystereticOscillator;
 pub use impact_pendulum::ImpactPendulum;
-pub use kind::{BuildError, DaeSettings, NoSettings, SystemSpec};
+pub use kind::{defaults, BuildError, DaeSettings, NoSettings, SystemSpec};
 pub use locking_pendulum::{LockingPendulum, LockingPendulumConfig};
 pub use pendulum_angle::PendulumAngle;
 pub use pendulum_wall::PendulumWall;
