@@ -189,6 +189,7 @@ impl Builtin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::HybridSystem;
 
     #[test]
     fn every_builtin_kind_has_a_default_for_every_parameter() {
