@@ -23,9 +23,9 @@ use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{Objective, Term};
 use hybridopt::model::HybridSystem;
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::{adjoint, evaluate, GradientMethod};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::{BouncingBall, ThrustBall};
+use hybridopt::systems::{BouncingBall, ThrustBall};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -160,7 +160,7 @@ fn table<S: HybridSystem>(
     with_slow: bool, md: &mut String,
 ) -> Vec<(GradientMethod, f64, f64)> {
     let traj = setup.simulate_for_adjoint(theta).unwrap();
-    let (_, ast) = adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
+    let (_, ast) = hybridopt::testing::adjoint_gradients(setup, &traj, theta).unwrap();
     let mut methods = vec![GradientMethod::Adjoint, GradientMethod::Direct];
     if with_slow {
         methods.push(GradientMethod::Dual);
@@ -170,7 +170,7 @@ fn table<S: HybridSystem>(
         setup.simulate(theta).unwrap();
     };
     let mut backward = || {
-        adjoint::adjoint_gradients(setup, &traj, theta).unwrap();
+        hybridopt::testing::adjoint_gradients(setup, &traj, theta).unwrap();
     };
     let mut runs: Vec<Box<dyn FnMut()>> = methods
         .iter()
@@ -286,10 +286,10 @@ fn expression_times(reps: usize) -> [f64; 4] {
     let (custom, builtin) = (load("custom_ball.toml"), load("bouncing_ball.toml"));
     let (sc, sb) = (custom.setup().unwrap(), builtin.setup().unwrap());
     let theta = builtin.theta_values();
-    let fwd = |s: &Setup<'_, hybridopt::systems::builtin::Builtin>| {
+    let fwd = |s: &Setup<'_, hybridopt::systems::Builtin>| {
         s.simulate(&theta).unwrap();
     };
-    let adj = |s: &Setup<'_, hybridopt::systems::builtin::Builtin>| {
+    let adj = |s: &Setup<'_, hybridopt::systems::Builtin>| {
         evaluate(s, &theta, GradientMethod::Adjoint).unwrap();
     };
     // many short rounds (4 of 51 before): a slow spell then has to last through all of
@@ -364,7 +364,7 @@ fn integrators(reps: usize) -> String {
             0.0,
             3.0,
             None,
-            vec![hybridopt::systems::bouncing_ball::shipped_objective()],
+            vec![hybridopt::systems::shipped_objective()],
         );
         s.solver.method = method;
         s.solver.rtol = 1e-8;
@@ -503,7 +503,7 @@ fn work_precision(quick: bool) -> Vec<WpRow> {
                 0.0,
                 3.0,
                 None,
-                vec![hybridopt::systems::bouncing_ball::shipped_objective()],
+                vec![hybridopt::systems::shipped_objective()],
             );
             s.solver.method = method;
             s.solver.rtol = tol;
@@ -626,7 +626,7 @@ fn main() {
         0.0,
         3.0,
         None,
-        vec![hybridopt::systems::bouncing_ball::shipped_objective()],
+        vec![hybridopt::systems::shipped_objective()],
     );
     s.solver.rtol = 1e-8;
     s.solver.atol = 1e-8;
@@ -728,7 +728,7 @@ fn main() {
             channels: 1,
         });
         // with no grid the control is absent (u = 0)
-        let mut obj = hybridopt::systems::bouncing_ball::shipped_objective().terms;
+        let mut obj = hybridopt::systems::shipped_objective().terms;
         obj.push(Term::Effort { weight: 0.01 });
         let mut s = Setup::new(&tb, 0.0, 3.0, grid, vec![Objective::new("psi", obj)]);
         s.solver.rtol = 1e-8;

@@ -17,12 +17,12 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use hybridopt::periodic::map::{fd_monodromy, MapOptions, Stencil};
-use hybridopt::periodic::newton::{solve, JacobianSource, NewtonOptions, FD_STEP};
-use hybridopt::periodic::reference::*;
-use hybridopt::periodic::section::Section;
-use hybridopt::systems::compass_gait::CompassGait;
-use hybridopt::systems::simplest_walker::SimplestWalker;
+use hybridopt::periodic::Section;
+use hybridopt::systems::CompassGait;
+use hybridopt::systems::SimplestWalker;
+use hybridopt::testing::walker::*;
+use hybridopt::testing::{fd_monodromy, MapOptions, Stencil};
+use hybridopt::testing::{solve, JacobianSource, NewtonOptions, FD_STEP};
 use hybridopt::HybridSystem;
 use std::time::Instant;
 

@@ -15,7 +15,7 @@
 
 use hybridopt::multibody::{newton_restitution, Accel, Dynamics, Mechanism, MultibodySystem};
 use hybridopt::prelude::*;
-use hybridopt::systems::five_bar::FiveBar;
+use hybridopt::systems::FiveBar;
 
 /// The five-bar of reference-models §2 with Newton restitution at point 2's impacts.
 pub struct NewtonFiveBar {

@@ -112,7 +112,7 @@ impl Constraint {
         }
     }
 
-    /// How far `value` lies outside the bounds ([`violation`]).
+    /// How far `value` lies outside the bounds (`violation`).
     pub fn violation(&self, value: f64) -> f64 {
         let (l, u) = self.limits();
         violation(value, l, u)

@@ -333,11 +333,11 @@ pub enum Error {
     /// The constrained solver cannot run or continue (a QP it cannot solve, a free final
     /// time it cannot use, a constraint the setup cannot have).
     #[error("constrained solver: {0}")]
-    Constrained(#[from] crate::optimize::ConstrainedError),
+    Constrained(#[from] crate::optimize::constrained::error::ConstrainedError),
     /// Multiple shooting cannot run or its result cannot be used (node times, the guess
     /// table, what it does not take yet, a mode mismatch at a node).
     #[error("multiple shooting: {0}")]
-    Shooting(#[from] crate::optimize::ShootingError),
+    Shooting(#[from] crate::optimize::shooting::error::ShootingError),
     /// The B-derivative at a corner cannot be computed: a corner whose data are not a
     /// transversal crossing (sizes, a zero or dependent normal, a grazing or sliding field),
     /// a bad crossing order or direction, an overflow, or a `hybridopt bderiv` case that
@@ -349,7 +349,7 @@ pub enum Error {
     /// variant says which (a group it does not support, a bad direction, a sensitivity pass
     /// that met other events than the plain run, an event cost on a group's event).
     #[error("{0}")]
-    Simultaneous(#[from] crate::sensitivity::simultaneous::SimultaneousError),
+    Simultaneous(#[from] crate::sensitivity::simultaneous::error::SimultaneousError),
     /// A broken internal invariant (a bug, not a bad input): the message says which. Please
     /// report it with the input that triggered it.
     #[error("internal error (a bug; please report it): {0}")]

@@ -9,9 +9,9 @@
 //!
 //! * forward sensitivities `Ṡ = f_x S + f_p` with the jump `S⁺ = Ξ S⁻ + Ξ_p` at every event,
 //!   `Ξ = R_x − (R_x f⁻ + R_t − f⁺) g_x/ġ`, `τ = dt_e/dp = −(g_x S⁻ + g_p)/ġ`
-//!   ([`sensitivity::jump`], the only place the jump is written);
+//!   (`sensitivity/jump.rs`, the only place the jump is written);
 //! * the continuous adjoint `λ̇ = −f_xᵀλ`, `μ̇ = −f_pᵀλ` with `λ⁻ = Ξᵀλ⁺ + c_x`,
-//!   `μ⁻ = μ⁺ + Ξ_pᵀλ⁺ + c_p` ([`sensitivity::adjoint`]);
+//!   `μ⁻ = μ⁺ + Ξ_pᵀλ⁺ + c_p` (`sensitivity/adjoint.rs`);
 //! * two witnesses: central finite differences and the whole simulation in dual numbers;
 //! * at simultaneous crossings, the B-derivative (Algorithm 2.1 of Council, Revzen & Burden)
 //!   and the gradient of every crossing order ([`sensitivity::corner`],
@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use hybridopt::prelude::*;
-//! use hybridopt::systems::bouncing_ball::BouncingBall;
+//! use hybridopt::systems::BouncingBall;
 //!
 //! // ψ = (t₃ − 2)²: the ball's third impact at t = 2 s; θ = (g, e, c, y0, v0)
 //! let cost = Objective::new("timing", vec![Term::EventTimeSquared {
@@ -49,13 +49,13 @@
     clippy::too_many_arguments
 )]
 pub mod animate;
-pub mod constraint;
+pub(crate) mod constraint;
 pub mod control;
 pub mod cost;
 pub mod custom;
 pub mod dae;
 pub mod error;
-pub mod geometry;
+pub(crate) mod geometry;
 pub mod integrate;
 pub mod interrupt;
 pub(crate) mod linalg;
@@ -70,9 +70,10 @@ pub mod problem;
 pub(crate) mod scratch;
 pub mod sensitivity;
 pub mod setup;
-pub mod sparsity;
+pub(crate) mod sparsity;
 pub mod sweep;
 pub mod systems;
+pub mod testing;
 
 pub use prelude::*;
 

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use hybridopt::prelude::*;
-//! use hybridopt::systems::bouncing_ball::BouncingBall;
+//! use hybridopt::systems::BouncingBall;
 //!
 //! // the ball's throw v0 ≥ 0 so that its third impact is at t = 2 s (θ = g, e, c, y0, v0)
 //! let cost = Objective::new("timing", vec![Term::EventTimeSquared {
@@ -39,15 +39,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod adapter;
-mod constrained;
+pub(crate) mod constrained;
 mod descent;
 pub(crate) mod driver;
 mod history;
 mod kink;
 mod runs;
 mod settings;
-mod shooting;
-mod theta;
+pub(crate) mod shooting;
+pub(crate) mod theta;
 pub(crate) use adapter::Space;
 use adapter::{Adapter, Shared};
 pub use constrained::{

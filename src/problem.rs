@@ -1,18 +1,18 @@
-//! The problem file: its schema (TOML, serde, [`schema`]) and its validation, one step per
+//! The problem file: its schema (TOML, serde, `schema`) and its validation, one step per
 //! table. Every error names the file, the key as a dotted path and its line, and says
-//! what would be valid ([`document`]). The optimizer's runtime types (θ's entries and
+//! what would be valid (`document`). The optimizer's runtime types (θ's entries and
 //! transforms, the settings) live in [`crate::optimize`](mod@crate::optimize): this module reads them from the
 //! file; the optimizer does not know about files.
 
 mod constraints;
 mod controls;
 mod costs;
-pub mod document;
+pub(crate) mod document;
 mod file_names;
 mod optimizer;
 mod parameters;
 mod plot;
-pub mod schema;
+pub(crate) mod schema;
 mod shooting;
 mod simulation;
 

@@ -7,10 +7,10 @@
 
 use crate::common;
 use hybridopt::cost::{Objective, Term};
-use hybridopt::sensitivity::adjoint::adjoint_with_history;
-use hybridopt::sensitivity::fd::fd_gradients;
+use hybridopt::sensitivity::fd_gradients;
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::BouncingBall;
+use hybridopt::systems::BouncingBall;
+use hybridopt::testing::adjoint_with_history;
 
 fn int_y2() -> Objective {
     Objective::new(

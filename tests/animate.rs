@@ -12,10 +12,11 @@ use hybridopt::output::artifacts::trajectory_table;
 use hybridopt::output::Staging;
 use hybridopt::problem::Problem;
 use hybridopt::setup::Setup;
-use hybridopt::systems::biped::Biped;
-use hybridopt::systems::five_bar::{FiveBar, PIVOT_A, PIVOT_B};
-use hybridopt::systems::impact_pendulum::ImpactPendulum;
-use hybridopt::systems::switched::SwitchedLinear;
+use hybridopt::systems::Biped;
+use hybridopt::systems::FiveBar;
+use hybridopt::systems::ImpactPendulum;
+use hybridopt::systems::SwitchedLinear;
+use hybridopt::testing::{PIVOT_A, PIVOT_B};
 use hybridopt::Error;
 use std::path::{Path, PathBuf};
 

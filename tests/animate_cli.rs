@@ -2,7 +2,7 @@
 //! mechanical problem animates (small frames), the results appear atomically, and bad
 //! input gets a clear message, a non-zero exit and no results folder.
 
-use hybridopt::systems::switched::SwitchedLinear;
+use hybridopt::systems::SwitchedLinear;
 use hybridopt::HybridSystem;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,13 +1,14 @@
 use crate::common;
 
 use common::{assert_close, assert_within};
-use hybridopt::sensitivity::{dual, evaluate, forward, GradientMethod};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::{oracle, BouncingBall};
+use hybridopt::systems::BouncingBall;
+use hybridopt::testing::ball_oracle;
 use num_dual::Dual64;
 
 fn setup(sys: &BouncingBall, tol: f64) -> Setup<'_, BouncingBall> {
-    let obj = hybridopt::systems::bouncing_ball::shipped_objective();
+    let obj = hybridopt::systems::shipped_objective();
     let mut s = Setup::new(sys, 0.0, 3.0, None, vec![obj]);
     s.solver.rtol = tol;
     s.solver.atol = tol;
@@ -23,8 +24,8 @@ fn oracle_grad(p: &[f64]) -> (f64, Vec<f64>, Vec<Vec<f64>>) {
             .enumerate()
             .map(|(i, &v)| Dual64::new(v, if i == j { 1.0 } else { 0.0 }))
             .collect();
-        g[j] = oracle::cost(&pd, 3.0, 0.1, 0.1).eps;
-        let (imp, ..) = oracle::run(&pd, 3.0);
+        g[j] = ball_oracle::cost(&pd, 3.0, 0.1, 0.1).eps;
+        let (imp, ..) = ball_oracle::run(&pd, 3.0);
         if taus.is_empty() {
             taus = vec![vec![0.0; 5]; imp.len()];
         }
@@ -32,7 +33,7 @@ fn oracle_grad(p: &[f64]) -> (f64, Vec<f64>, Vec<Vec<f64>>) {
             taus[k][j] = t.eps;
         }
     }
-    (oracle::cost(p, 3.0, 0.1, 0.1), g, taus)
+    (ball_oracle::cost(p, 3.0, 0.1, 0.1), g, taus)
 }
 
 /// Components are compared relative to max(|b_i|, FLOOR · max|b|).
@@ -52,8 +53,8 @@ fn check(p: &[f64]) {
     let s = setup(&sys, 1e-10);
     let (psi_o, g_o, tau_o) = oracle_grad(p);
     let adj = evaluate(&s, p, GradientMethod::Adjoint).unwrap();
-    let fw = forward::forward_sensitivity(&s, p).unwrap();
-    let du = dual::dual_gradients(&s, p).unwrap();
+    let fw = hybridopt::testing::forward_sensitivity(&s, p).unwrap();
+    let du = hybridopt::testing::dual_gradients(&s, p).unwrap();
     let fd = evaluate(&s, p, GradientMethod::Fd).unwrap();
     println!("psi {} oracle {}", adj.values[0], psi_o);
     println!(

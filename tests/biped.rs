@@ -11,9 +11,10 @@ use hybridopt::model::{
 };
 use hybridopt::sensitivity::simultaneous::simultaneous_events;
 use hybridopt::setup::Setup;
-use hybridopt::systems::biped::{
-    Biped, BipedConfig, G_LIFT1, G_LIFT2, G_TOUCH1, G_TOUCH2, MODE_BOTH, MODE_FOOT1, MODE_FOOT2,
-    MODE_NONE, P_BETA, P_BETA_S, P_THETA0,
+use hybridopt::systems::{Biped, BipedConfig};
+use hybridopt::testing::{
+    G_LIFT1, G_LIFT2, G_TOUCH1, G_TOUCH2, MODE_BOTH, MODE_FOOT1, MODE_FOOT2, MODE_NONE, P_BETA,
+    P_BETA_S, P_THETA0,
 };
 use nalgebra::DMatrix;
 

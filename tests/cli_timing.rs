@@ -3,10 +3,10 @@
 //! the timings, `--no-tau` skips it), and `Evaluation`'s τ and work counters.
 
 use hybridopt::integrate::Stats;
-use hybridopt::sensitivity::fd::{runs_per_parameter, FdOptions, FdScale};
-use hybridopt::sensitivity::{evaluate, evaluate_with, forward, EvaluateOptions, GradientMethod};
+use hybridopt::sensitivity::{evaluate, evaluate_with, EvaluateOptions, GradientMethod};
+use hybridopt::sensitivity::{runs_per_parameter, FdOptions, FdScale};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::BouncingBall;
+use hybridopt::systems::BouncingBall;
 use num_dual::Dual64;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -173,7 +173,7 @@ fn no_tau_omits_tau_and_keeps_every_other_field() {
 }
 
 fn ball_setup(sys: &BouncingBall, tol: f64) -> Setup<'_, BouncingBall> {
-    let obj = hybridopt::systems::bouncing_ball::shipped_objective();
+    let obj = hybridopt::systems::shipped_objective();
     let mut s = Setup::new(sys, 0.0, 3.0, None, vec![obj]);
     s.solver.rtol = tol;
     s.solver.atol = tol;
@@ -187,7 +187,7 @@ fn evaluation_exposes_tau_of_direct_and_dual() {
     let th = BouncingBall::default_params();
     let direct = evaluate(&s, &th, GradientMethod::Direct).unwrap();
     let dual = evaluate(&s, &th, GradientMethod::Dual).unwrap();
-    let fw = forward::forward_sensitivity(&s, &th).unwrap();
+    let fw = hybridopt::testing::forward_sensitivity(&s, &th).unwrap();
     for m in [GradientMethod::Adjoint, GradientMethod::Fd] {
         assert!(evaluate(&s, &th, m).unwrap().tau.is_none(), "{m:?}");
     }
@@ -281,7 +281,7 @@ fn stats_count_all_the_work_of_every_method() {
 
     // Direct: its one run of X and S (S under error control: at least the plain run's steps)
     let direct = evaluate(&s, &th, GradientMethod::Direct).unwrap();
-    let fw = forward::forward_sensitivity(&s, &th).unwrap();
+    let fw = hybridopt::testing::forward_sensitivity(&s, &th).unwrap();
     assert_eq!(direct.stats, fw.trajectory.stats);
     assert!(direct.stats.steps >= base.steps);
 }

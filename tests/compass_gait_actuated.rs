@@ -10,8 +10,8 @@ use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::sensitivity::GradientMethod::{Adjoint, Direct, Dual, Fd};
 use hybridopt::setup::Setup;
-use hybridopt::systems::compass_gait::CompassGait;
-use hybridopt::systems::compass_gait_actuated::ActuatedCompassGait;
+use hybridopt::systems::ActuatedCompassGait;
+use hybridopt::systems::CompassGait;
 use hybridopt::HybridSystem;
 
 const SYS: ActuatedCompassGait = ActuatedCompassGait;
@@ -98,7 +98,7 @@ fn the_signature_is_the_documented_one() {
             "power"
         ]
     );
-    let d = hybridopt::systems::builtin::defaults("compass_gait_actuated").unwrap();
+    let d = hybridopt::systems::defaults("compass_gait_actuated").unwrap();
     assert_eq!(d.len(), 9);
     assert_eq!(d[5], ("slope".to_string(), 0.0));
 }

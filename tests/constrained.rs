@@ -4,7 +4,7 @@
 //! constraint on the dense trajectory, and the problem file's constraint errors.
 
 use hybridopt::prelude::*;
-use hybridopt::systems::bouncing_ball::BouncingBall;
+use hybridopt::systems::BouncingBall;
 use std::path::Path;
 
 const G: f64 = 9.81;

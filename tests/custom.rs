@@ -8,12 +8,12 @@
 use crate::common;
 
 use common::{assert_close, assert_within, Rng};
-use hybridopt::custom::expr::Env;
-use hybridopt::custom::expr::Node;
-use hybridopt::custom::parser::{parse, Scope};
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::fd::{fd_gradients, FdOptions, FdScale};
 use hybridopt::sensitivity::{evaluate, GradientMethod};
+use hybridopt::sensitivity::{fd_gradients, FdOptions, FdScale};
+use hybridopt::testing::Env;
+use hybridopt::testing::Node;
+use hybridopt::testing::{parse, Scope};
 use hybridopt::Error;
 use num_dual::Dual64;
 use std::path::{Path, PathBuf};

@@ -15,9 +15,10 @@ use hybridopt::error::{Error, ModelError};
 use hybridopt::integrate::{Method, SolverOptions};
 use hybridopt::sensitivity::GradientMethod::{Adjoint, Direct, Dual, Fd};
 use hybridopt::setup::Setup;
-use hybridopt::systems::pendulum_angle::PendulumAngle;
-use hybridopt::systems::pendulum_wall::PendulumWall;
-use hybridopt::systems::rectifier::{Rectifier, OFF, ON};
+use hybridopt::systems::PendulumAngle;
+use hybridopt::systems::PendulumWall;
+use hybridopt::systems::Rectifier;
+use hybridopt::testing::{OFF, ON};
 use hybridopt::{Direction, GuardInfo, HybridSystem, Scalar};
 
 const TOL: f64 = 1e-10;

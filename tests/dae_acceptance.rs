@@ -16,7 +16,7 @@ use crate::common;
 
 use common::{assert_close, assert_within, rel_l2};
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::fd::fd_gradients_with_steps;
+use hybridopt::sensitivity::fd_gradients_with_steps;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use std::path::Path;
 

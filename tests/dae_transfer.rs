@@ -24,9 +24,9 @@ use crate::common;
 use common::assert_within;
 use hybridopt::cost::{Objective, Term};
 use hybridopt::dae::Dae;
-use hybridopt::sensitivity::jump::Jump;
 use hybridopt::setup::Setup;
-use hybridopt::systems::pendulum_wall::PendulumWall;
+use hybridopt::systems::PendulumWall;
+use hybridopt::testing::Jump;
 use hybridopt::HybridSystem;
 use nalgebra::DVector;
 

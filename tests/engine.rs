@@ -10,11 +10,11 @@ use hybridopt::cost::{Objective, Term};
 use hybridopt::model::{vjp_by_dual_passes, vjp_by_scalar_duals, OutputCotangent, VjpArgs, VjpOut};
 use hybridopt::multibody::Formulation;
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::{adjoint, evaluate, GradientMethod};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::{BouncingBall, ThrustBall};
-use hybridopt::systems::five_bar::{FiveBar, FiveBarConfig};
-use hybridopt::systems::locking_pendulum::{LockingPendulum, LockingPendulumConfig};
+use hybridopt::systems::{BouncingBall, ThrustBall};
+use hybridopt::systems::{FiveBar, FiveBarConfig};
+use hybridopt::systems::{LockingPendulum, LockingPendulumConfig};
 use hybridopt::HybridSystem;
 use std::path::Path;
 
@@ -210,13 +210,13 @@ fn vector_adjoint_equals_one_adjoint_per_objective() {
     pinned.solver.atol = 1e6;
     pinned.solver.h_max = 2e-3;
     let traj = pinned.simulate(&theta).unwrap();
-    let (all, st_all) = adjoint::adjoint_gradients(&pinned, &traj, &theta).unwrap();
+    let (all, st_all) = hybridopt::testing::adjoint_gradients(&pinned, &traj, &theta).unwrap();
     let mut worst: f64 = 0.0;
     for (i, g_all) in all.iter().enumerate() {
         let one = pinned.only_objective(i);
         let traj_i = one.simulate(&theta).unwrap();
         assert_eq!(traj_i.stats.steps, traj.stats.steps, "pinned forward steps");
-        let (g, st) = adjoint::adjoint_gradients(&one, &traj_i, &theta).unwrap();
+        let (g, st) = hybridopt::testing::adjoint_gradients(&one, &traj_i, &theta).unwrap();
         assert_eq!(st.steps, st_all.steps, "pinned backward steps");
         worst = worst.max(worst_rel(g_all, &g[0]));
     }
@@ -226,12 +226,12 @@ fn vector_adjoint_equals_one_adjoint_per_objective() {
     // (2) at the problem's tolerance (1e-10) the shared step sequence differs from each
     // single pass's: they agree to the integration accuracy
     let traj = setup.simulate(&theta).unwrap();
-    let (all, _) = adjoint::adjoint_gradients(&setup, &traj, &theta).unwrap();
+    let (all, _) = hybridopt::testing::adjoint_gradients(&setup, &traj, &theta).unwrap();
     let mut worst: f64 = 0.0;
     for (i, g_all) in all.iter().enumerate() {
         let one = setup.only_objective(i);
         let traj_i = one.simulate(&theta).unwrap();
-        let (g, _) = adjoint::adjoint_gradients(&one, &traj_i, &theta).unwrap();
+        let (g, _) = hybridopt::testing::adjoint_gradients(&one, &traj_i, &theta).unwrap();
         worst = worst.max(worst_rel(g_all, &g[0]));
     }
     println!("adaptive steps: vector vs per-objective adjoint, worst {worst:.2e}");
@@ -297,8 +297,8 @@ fn the_compact_report_run_gives_the_same_adjoint_history() {
         "{kept} interpolants kept of {} steps",
         dense.stats.steps
     );
-    let (g_c, h_c) = adjoint::adjoint_with_history(&setup, &compact, &theta).unwrap();
-    let (g_d, h_d) = adjoint::adjoint_with_history(&setup, &dense, &theta).unwrap();
+    let (g_c, h_c) = hybridopt::testing::adjoint_with_history(&setup, &compact, &theta).unwrap();
+    let (g_d, h_d) = hybridopt::testing::adjoint_with_history(&setup, &dense, &theta).unwrap();
     assert_eq!(g_c, g_d, "gradients");
     assert_eq!(h_c, h_d, "μ(t) histories");
 }
@@ -312,7 +312,8 @@ fn checkpointed_adjoint_equals_the_adjoint_on_kept_dense_output() {
     setup.checkpointing = Checkpointing::Never;
     let dense = setup.simulate_for_adjoint(&theta).unwrap();
     assert!(dense.is_dense());
-    let (g_dense, st_dense) = adjoint::adjoint_gradients(&setup, &dense, &theta).unwrap();
+    let (g_dense, st_dense) =
+        hybridopt::testing::adjoint_gradients(&setup, &dense, &theta).unwrap();
     assert_eq!(st_dense.replayed_steps, 0);
     // windows of 7 steps (so windows split segments at odd places), and a budget that is
     // exceeded mid-run (so kept segments are compacted after the fact)
@@ -331,7 +332,7 @@ fn checkpointed_adjoint_equals_the_adjoint_on_kept_dense_output() {
             "{keep:?}: the forward run is the same run"
         );
         let kept: usize = traj.segments.iter().map(|s| s.steps.len()).sum();
-        let (g, st) = adjoint::adjoint_gradients(&setup, &traj, &theta).unwrap();
+        let (g, st) = hybridopt::testing::adjoint_gradients(&setup, &traj, &theta).unwrap();
         println!(
             "{keep:?}: {kept} dense steps kept of {}, {} replayed",
             dense.stats.steps, st.replayed_steps
@@ -355,8 +356,8 @@ fn tape_jumps_equal_jumps_rebuilt_from_the_model() {
     // each event's jump is built once, from the slopes the simulation recorded (f⁻, f⁺ on
     // the tape); rebuilding it by evaluating the model at the event must give the same Ξ,
     // Ξ_θ and ġ — on a plain tape and on the (X, S) tape of the direct method
-    use hybridopt::sensitivity::forward::forward_sensitivity;
-    use hybridopt::sensitivity::jump::Jump;
+    use hybridopt::testing::forward_sensitivity;
+    use hybridopt::testing::Jump;
     let prob = five_bar_seed();
     let setup = prob.setup().unwrap();
     let theta = prob.theta_values();
@@ -474,8 +475,8 @@ fn the_periodic_wrappers_forward_the_vjp_hook_and_the_geometry() {
     // the return map's systems (the section's guard added; the start taken from θ) give
     // the mechanism's own implicit products, not the dual default's: bit for bit the
     // five-bar's, the start's entries of gp zero; and they keep its picture
-    use hybridopt::periodic::hyperplane::WithSectionGuard;
-    use hybridopt::periodic::section::{Section, StartOnSection};
+    use hybridopt::periodic::WithSectionGuard;
+    use hybridopt::periodic::{Section, StartOnSection};
     let mut rng = Rng(5);
     let fb = FiveBar::new(FiveBarConfig::default()).unwrap();
     let sec = Section::after_reset(0, 1, 0, vec![]);

@@ -15,9 +15,10 @@ use hybridopt::integrate::Method;
 use hybridopt::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 use hybridopt::optimize::{optimize, KinkPolicy, Outcome, MAX_RESTARTS};
 use hybridopt::problem::{CostTerm, Problem, SolverKind};
-use hybridopt::sensitivity::{dual, evaluate, fd, forward, GradientMethod};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::{oracle, shipped_objective, BouncingBall};
+use hybridopt::systems::{shipped_objective, BouncingBall};
+use hybridopt::testing::ball_oracle;
 use hybridopt::{Error, ModelError};
 use num_dual::Dual64;
 use std::path::Path;
@@ -264,7 +265,7 @@ fn terminal_x() -> Objective {
 #[test]
 fn dual_witness_reports_grazing() {
     let s = Setup::new(&TangentCubic, 0.0, 2.0, None, vec![terminal_x()]);
-    match dual::dual_gradients(&s, &[1.0]) {
+    match hybridopt::testing::dual_gradients(&s, &[1.0]) {
         Err(Error::Grazing {
             t,
             mode,
@@ -282,7 +283,7 @@ fn dual_witness_reports_grazing() {
     }
     let r = 1e-10;
     let s = Setup::new(&Creep, 0.0, 2.0, None, vec![terminal_x()]);
-    match dual::dual_gradients(&s, &[r, r]) {
+    match hybridopt::testing::dual_gradients(&s, &[r, r]) {
         Err(Error::Grazing {
             t,
             mode,
@@ -339,8 +340,8 @@ fn shallow_crossing_is_not_grazing() {
                 assert!(e <= 1e-14, "r = {r}, {m:?}, component {j}: rel err {e:e}");
             }
         }
-        let fw = forward::forward_sensitivity(&s, &p).unwrap();
-        let du = dual::dual_gradients(&s, &p).unwrap();
+        let fw = hybridopt::testing::forward_sensitivity(&s, &p).unwrap();
+        let du = hybridopt::testing::dual_gradients(&s, &p).unwrap();
         for (name, tau) in [("direct", &fw.events[0].tau), ("dual", &du.event_tau[0])] {
             for j in 0..2 {
                 let e = ((tau[j] - want[j]) / want[j]).abs();
@@ -368,7 +369,7 @@ fn missing_event_is_reported_with_its_fields() {
     let s = ball_setup(1.0, obj);
     let p = BouncingBall::default_params();
     // the oracle agrees that there is one impact in [0, 1]
-    assert_eq!(oracle::run(&p, 1.0).0.len(), 1);
+    assert_eq!(ball_oracle::run(&p, 1.0).0.len(), 1);
     for m in [Adjoint, Direct, Dual, Fd] {
         match evaluate(&s, &p, m) {
             Err(Error::MissingEvent {
@@ -430,10 +431,10 @@ fn stop_after_ends_at_the_chosen_event() {
         .enumerate()
         .map(|(i, &v)| Dual64::new(v, if i == 2 { 1.0 } else { 0.0 }))
         .collect();
-    let s1 = oracle::flight_time(pd[0], pd[2], pd[3], pd[4]);
-    let (_, w1) = oracle::flight(pd[0], pd[2], pd[3], pd[4], s1);
-    let s2 = oracle::flight_time(pd[0], pd[2], Dual64::from(0.0), -pd[1] * w1);
-    let (_, w2) = oracle::flight(pd[0], pd[2], Dual64::from(0.0), -pd[1] * w1, s2);
+    let s1 = ball_oracle::flight_time(pd[0], pd[2], pd[3], pd[4]);
+    let (_, w1) = ball_oracle::flight(pd[0], pd[2], pd[3], pd[4], s1);
+    let s2 = ball_oracle::flight_time(pd[0], pd[2], Dual64::from(0.0), -pd[1] * w1);
+    let (_, w2) = ball_oracle::flight(pd[0], pd[2], Dual64::from(0.0), -pd[1] * w1, s2);
     assert!((w2.re + e * u1).abs() <= 1e-14);
     let want = [-e * y0 / u1, -u1, w2.eps, -e * g / u1, -e * v0 / u1];
     for m in [Adjoint, Direct, Dual] {
@@ -507,7 +508,7 @@ fn sdirk3_through_impacts_matches_the_oracle() {
     s.solver.rtol = 1e-10;
     s.solver.atol = 1e-10;
     let adj = evaluate(&s, &p, Adjoint).unwrap();
-    let fw = forward::forward_sensitivity(&s, &p).unwrap();
+    let fw = hybridopt::testing::forward_sensitivity(&s, &p).unwrap();
     assert_eq!(impacts.len(), 7);
     assert_eq!(fw.events.len(), 7);
     assert_eq!(adj.trajectory.events.len(), 7);
@@ -556,7 +557,9 @@ fn locking_pendulum_gradients_match_fd_per_component() {
     assert_eq!(s.theta_names(), ["m1", "m2", "k", "L0"]);
     let traj = s.simulate(&th).unwrap();
     assert_eq!(traj.events.len(), 1, "one lock event");
-    let fdg = fd::fd_gradients(&s, &th, fd::FdOptions::default()).unwrap();
+    let fdg =
+        hybridopt::sensitivity::fd_gradients(&s, &th, hybridopt::sensitivity::FdOptions::default())
+            .unwrap();
     let fdg = &fdg[0];
     // |X − FD| per component (m1, m2, k, L0; gradient 0.63, 1.01, −0.055, 4.72), measured
     // adjoint 1.5e-12, 2.3e-11, 1.0e-13, 9.9e-11; direct 1.9e-11, 5.8e-12, 1.8e-12,

@@ -12,7 +12,8 @@ use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::{oracle, BouncingBall, ThrustBall};
+use hybridopt::systems::{BouncingBall, ThrustBall};
+use hybridopt::testing::ball_oracle;
 use hybridopt::{Dims, Direction, Error, GuardInfo, HybridSystem, ModelError, Scalar};
 
 use GradientMethod::{Adjoint, Direct, Dual, Fd};
@@ -347,7 +348,7 @@ fn no_objectives() -> Vec<Objective> {
 
 /// ψ = ∫y² + (y(T) − 0.1)² + 0.1 v(T)² (the cost of the shipped ball problem).
 fn ball_objective() -> Objective {
-    hybridopt::systems::bouncing_ball::shipped_objective()
+    hybridopt::systems::shipped_objective()
 }
 
 /// First drag-free impact time (reference-models §1).
@@ -718,7 +719,7 @@ fn earlier_of_two_crossings_in_one_step_wins() {
 fn no_spurious_events_at_t0_or_after_a_reset() {
     // guard zero at t0
     let p = [9.81, 0.8, 0.1, 0.0, 3.0];
-    let (imp, ..) = oracle::run(&p, 2.0);
+    let (imp, ..) = ball_oracle::run(&p, 2.0);
     let mut s = Setup::new(&BouncingBall, 0.0, 2.0, None, no_objectives());
     tight(&mut s, 1e-10);
     let traj = s.simulate(&p).unwrap();
@@ -756,7 +757,7 @@ fn no_spurious_events_at_t0_or_after_a_reset() {
     }
     // both directions watched, default ball
     let p = BouncingBall::default_params();
-    let (imp, ..) = oracle::run(&p, 3.0);
+    let (imp, ..) = ball_oracle::run(&p, 3.0);
     let mut s = Setup::new(&EitherBall, 0.0, 3.0, None, no_objectives());
     tight(&mut s, 1e-10);
     let traj = s.simulate(&p).unwrap();
@@ -1041,7 +1042,7 @@ fn ball_step_and_event_counts_snapshot() {
     let st = traj.stats;
     println!("ball snapshot: {st:?}");
     assert_eq!(traj.events.len(), 7);
-    assert_eq!(oracle::run(&p, 3.0).0.len(), 7);
+    assert_eq!(ball_oracle::run(&p, 3.0).0.len(), 7);
     // (steps, rejected, rhs_evals, events)
     let pinned = BALL;
     assert_eq!(

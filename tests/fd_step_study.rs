@@ -7,7 +7,7 @@
 
 use crate::common;
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::fd::fd_gradients_with_steps;
+use hybridopt::sensitivity::fd_gradients_with_steps;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use std::path::Path;
 

@@ -4,8 +4,8 @@
 
 use hybridopt::output::artifacts::trajectory_table;
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::fd::{fd_gradients, FdOptions};
-use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
+use hybridopt::sensitivity::{fd_gradients, FdOptions};
 use std::path::Path;
 
 fn seed_problem(formulation: &str) -> Problem {
@@ -60,7 +60,7 @@ fn seed_costs_adjoint_direct_fd_agree() {
     let s = p.setup().unwrap();
     let th = p.theta_values();
     let adj = evaluate(&s, &th, GradientMethod::Adjoint).unwrap();
-    let dir = forward::forward_sensitivity(&s, &th).unwrap();
+    let dir = hybridopt::testing::forward_sensitivity(&s, &th).unwrap();
     let fd = fd_gradients(&s, &th, FdOptions::default()).unwrap();
     let names = s.theta_names();
     let mut worst = (0.0f64, 0.0f64);

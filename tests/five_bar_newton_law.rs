@@ -10,7 +10,7 @@
 mod example;
 
 use example::{impacts, NewtonFiveBar};
-use hybridopt::systems::five_bar::FiveBar;
+use hybridopt::systems::FiveBar;
 
 /// The largest energy change after − before over the impacts of [0, 3] s, and their count.
 fn largest_rise(events: &[(f64, f64, f64)]) -> (f64, usize) {

@@ -33,7 +33,7 @@
 //! 2.0e-9 at 1e-12).
 
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
 use std::path::Path;
 use std::time::Instant;
 
@@ -711,7 +711,7 @@ fn gradients_match_the_minimal_coordinate_reference() {
     let s = p.setup().unwrap();
     let th = p.theta_values();
     let adj = evaluate(&s, &th, GradientMethod::Adjoint).unwrap();
-    let dir = forward::forward_sensitivity(&s, &th).unwrap();
+    let dir = hybridopt::testing::forward_sensitivity(&s, &th).unwrap();
     println!("engine gradients: {:.2?}", clock.elapsed());
     assert_eq!(dir.events.len(), 9);
     let names = s.theta_names();

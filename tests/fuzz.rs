@@ -8,10 +8,10 @@
 use crate::common;
 
 use common::Rng;
-use hybridopt::custom::expr::{Env, Node};
-use hybridopt::custom::parser::{parse, Scope};
 use hybridopt::output::bderiv::run_case_str;
 use hybridopt::problem::Problem;
+use hybridopt::testing::{parse, Scope};
+use hybridopt::testing::{Env, Node};
 use hybridopt::Error;
 use num_dual::Dual64;
 use std::panic::{catch_unwind, AssertUnwindSafe};

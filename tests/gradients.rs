@@ -13,9 +13,9 @@ use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;
 use hybridopt::sensitivity::GradientMethod::{self, Adjoint, Direct, Dual, Fd};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::ThrustBall;
-use hybridopt::systems::impact_pendulum::ImpactPendulum;
-use hybridopt::systems::switched::SwitchedLinear;
+use hybridopt::systems::ImpactPendulum;
+use hybridopt::systems::SwitchedLinear;
+use hybridopt::systems::ThrustBall;
 use hybridopt::HybridSystem;
 
 /// Components are compared per component relative to max(|b_i|, FLOOR · max|b|).

@@ -8,11 +8,11 @@ use crate::common;
 
 use common::loglog_slope;
 use hybridopt::error::ModelError;
-use hybridopt::integrate::smooth::integrate_smooth;
-use hybridopt::integrate::stepper::{try_step, Attempt};
 use hybridopt::integrate::{
     JacobianBlock, Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
 };
+use hybridopt::testing::integrate_smooth;
+use hybridopt::testing::{try_step, Attempt};
 use nalgebra::DMatrix;
 
 /// y' = −y + sin t; exact y = 1.5 e^{−t} + (sin t − cos t)/2 for y(0) = 1.

@@ -11,14 +11,14 @@ use crate::common;
 
 use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{Objective, Term};
-use hybridopt::integrate::hybrid::Ctx;
 use hybridopt::model::{
     flow_jacobian, guard_jacobian, initial_jacobian, outputs_jacobian, reset_jacobian, Dims,
 };
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::{BouncingBall, ThrustBall};
-use hybridopt::systems::impact_pendulum::ImpactPendulum;
-use hybridopt::systems::switched::SwitchedLinear;
+use hybridopt::systems::ImpactPendulum;
+use hybridopt::systems::SwitchedLinear;
+use hybridopt::systems::{BouncingBall, ThrustBall};
+use hybridopt::testing::Ctx;
 use hybridopt::HybridSystem;
 use nalgebra::{DMatrix, DVector};
 

@@ -372,7 +372,7 @@ fn systems_lists_every_builtin() {
         .iter()
         .map(|s| s["kind"].as_str().unwrap().to_string())
         .collect();
-    let want: BTreeSet<String> = hybridopt::systems::builtin::KINDS
+    let want: BTreeSet<String> = hybridopt::systems::KINDS
         .iter()
         .filter(|k| **k != "custom")
         .map(|k| k.to_string())

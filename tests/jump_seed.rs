@@ -12,12 +12,13 @@ use crate::common;
 
 use common::Rng;
 use hybridopt::cost::{EventGuard, Objective, Term};
-use hybridopt::integrate::hybrid::Ctx;
+use hybridopt::testing::Ctx;
 
-use hybridopt::sensitivity::jump::Jump;
-use hybridopt::sensitivity::term_jacobian;
-use hybridopt::setup::{ScalarJac, Setup};
-use hybridopt::systems::impact_pendulum::ImpactPendulum;
+use hybridopt::setup::Setup;
+use hybridopt::systems::ImpactPendulum;
+use hybridopt::testing::term_jacobian;
+use hybridopt::testing::Jump;
+use hybridopt::testing::ScalarJac;
 use nalgebra::{DMatrix, DVector};
 
 /// The library against the seed's formulas and the transpose identity: algebraically equal,

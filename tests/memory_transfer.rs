@@ -22,7 +22,7 @@ use hybridopt::dae::{Dae, DaeIndex, DaeSystem, Point};
 use hybridopt::error::ModelError;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::hysteretic_oscillator::HystereticOscillator;
+use hybridopt::systems::HystereticOscillator;
 use hybridopt::{GuardInfo, HybridSystem, Scalar};
 use num_dual::Dual64;
 

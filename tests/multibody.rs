@@ -6,15 +6,14 @@ use crate::common;
 
 use common::assert_within;
 use hybridopt::model::{flow_jacobian, reset_jacobian, HybridSystem, Jacobian};
-use hybridopt::multibody::constraints::evaluate;
-use hybridopt::multibody::dynamics::{baumgarte_rhs, index1_acceleration, penalty_acceleration};
 use hybridopt::multibody::{
     inelastic_impact, newton_restitution, Constraint, Dynamics, Formulation, Mechanism, ParamRef,
 };
-use hybridopt::systems::five_bar::{FiveBar, FiveBarConfig};
-use hybridopt::systems::locking_pendulum::{
-    LockingPendulum, LockingPendulumConfig, MODE_FREE, MODE_SLIDING,
-};
+use hybridopt::systems::{FiveBar, FiveBarConfig};
+use hybridopt::systems::{LockingPendulum, LockingPendulumConfig};
+use hybridopt::testing::evaluate;
+use hybridopt::testing::{baumgarte_rhs, index1_acceleration, penalty_acceleration};
+use hybridopt::testing::{MODE_FREE, MODE_SLIDING};
 use hybridopt::ModelError;
 use num_dual::Dual64;
 

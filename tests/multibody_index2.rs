@@ -8,12 +8,11 @@ use hybridopt::model::HybridSystem;
 use hybridopt::multibody::{Formulation, MultibodySystem};
 use hybridopt::output::artifacts::trajectory_table;
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::fd::{fd_gradients, FdOptions};
-use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
-use hybridopt::systems::five_bar::{FiveBar, FiveBarConfig};
-use hybridopt::systems::locking_pendulum::{
-    LockingPendulum, LockingPendulumConfig, MODE_FREE, MODE_SLIDING,
-};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
+use hybridopt::sensitivity::{fd_gradients, FdOptions};
+use hybridopt::systems::{FiveBar, FiveBarConfig};
+use hybridopt::systems::{LockingPendulum, LockingPendulumConfig};
+use hybridopt::testing::{MODE_FREE, MODE_SLIDING};
 use num_dual::Dual64;
 use std::path::Path;
 
@@ -217,7 +216,7 @@ fn witnesses(p: &Problem) -> (Vec<Vec<f64>>, f64, f64) {
     let s = p.setup().unwrap();
     let th = p.theta_values();
     let adj = evaluate(&s, &th, GradientMethod::Adjoint).unwrap();
-    let dir = forward::forward_sensitivity(&s, &th).unwrap();
+    let dir = hybridopt::testing::forward_sensitivity(&s, &th).unwrap();
     let fd = fd_gradients(&s, &th, FdOptions::default()).unwrap();
     let (mut wd, mut wf) = (0.0f64, 0.0f64);
     for (i, g) in adj.gradients.iter().enumerate() {

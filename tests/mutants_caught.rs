@@ -14,11 +14,11 @@ use common::assert_close;
 use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::integrate::Method;
-use hybridopt::sensitivity::adjoint::adjoint_gradients;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::BouncingBall;
-use hybridopt::systems::switched::SwitchedLinear;
+use hybridopt::systems::BouncingBall;
+use hybridopt::systems::SwitchedLinear;
+use hybridopt::testing::adjoint_gradients;
 use hybridopt::{Dims, HybridSystem, ModelError, Scalar};
 
 /// The bouncing ball with two thrust channels entering differently:
@@ -184,14 +184,14 @@ fn sdirk3_adjoint_step_counts_are_pinned() {
 #[test]
 fn adjoint_history_spans_the_horizon_for_every_objective() {
     let sys = BouncingBall;
-    let obj = hybridopt::systems::bouncing_ball::shipped_objective();
+    let obj = hybridopt::systems::shipped_objective();
     let mut s = Setup::new(&sys, 0.0, 3.0, None, vec![obj]);
     s.solver.rtol = 1e-10;
     s.solver.atol = 1e-10;
     let p = [9.81, 0.8, 0.1, 1.0, 0.0];
     let traj = s.simulate(&p).unwrap();
     let (g, _) = adjoint_gradients(&s, &traj, &p).unwrap();
-    let (gh, hist) = hybridopt::sensitivity::adjoint::adjoint_with_history(&s, &traj, &p).unwrap();
+    let (gh, hist) = hybridopt::testing::adjoint_with_history(&s, &traj, &p).unwrap();
     assert_eq!(gh, g, "gradients of the recording pass");
     assert_eq!(hist.len(), 1, "one history per objective");
     let h = &hist[0];

@@ -4,16 +4,16 @@
 //! first period doubling, and the compass gait's mechanics (energy over a swing, the
 //! impact's angular momenta) and gait.
 
-use hybridopt::periodic::map::{fd_monodromy, return_value, section_basis, MapOptions, Stencil};
-use hybridopt::periodic::newton::{solve, FixedPoint, JacobianSource, NewtonOptions};
-use hybridopt::periodic::reference::*;
-use hybridopt::periodic::second::monodromy_derivative;
-use hybridopt::periodic::section::Section;
-use hybridopt::periodic::sensitivity::{orbit_sensitivities, RadiusDerivative};
-use hybridopt::periodic::stability::{spectrum, Stability};
 use hybridopt::periodic::PeriodicError;
-use hybridopt::systems::compass_gait::CompassGait;
-use hybridopt::systems::simplest_walker::SimplestWalker;
+use hybridopt::periodic::Section;
+use hybridopt::periodic::{orbit_sensitivities, RadiusDerivative};
+use hybridopt::periodic::{spectrum, Stability};
+use hybridopt::systems::CompassGait;
+use hybridopt::systems::SimplestWalker;
+use hybridopt::testing::monodromy_derivative;
+use hybridopt::testing::walker::*;
+use hybridopt::testing::{fd_monodromy, return_value, section_basis, MapOptions, Stencil};
+use hybridopt::testing::{solve, FixedPoint, JacobianSource, NewtonOptions};
 use hybridopt::HybridSystem;
 use nalgebra::DVector;
 
@@ -230,8 +230,8 @@ fn orbit_sensitivities_equal_central_differences_of_the_periodic_solve() {
 
 #[test]
 fn continuation_finds_the_first_period_doubling() {
-    use hybridopt::periodic::continuation::{continue_orbit, BifurcationKind, Range};
-    use hybridopt::periodic::spec::PeriodicSpec;
+    use hybridopt::periodic::PeriodicSpec;
+    use hybridopt::periodic::{continue_orbit, BifurcationKind, Range};
     let pr = hybridopt::problem::Problem::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/problems/simplest_walker.toml"
@@ -487,9 +487,9 @@ fn compass_gait_gait_is_found_and_stable() {
 
 #[test]
 fn gait_objectives_have_exact_gradients() {
-    use hybridopt::periodic::objective::ObjectiveSpec;
-    use hybridopt::periodic::orbit::solve_orbit;
-    use hybridopt::periodic::spec::PeriodicSpec;
+    use hybridopt::periodic::solve_orbit;
+    use hybridopt::periodic::ObjectiveSpec;
+    use hybridopt::periodic::PeriodicSpec;
     let pr = hybridopt::problem::Problem::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/problems/simplest_walker.toml"
@@ -537,7 +537,7 @@ fn gait_objectives_have_exact_gradients() {
 
 #[test]
 fn spectral_radius_of_two_distinct_equal_moduli_is_a_reported_kink() {
-    use hybridopt::periodic::stability::radius_kink;
+    use hybridopt::periodic::radius_kink;
     use nalgebra::Complex;
     let c = |re: f64, im: f64| Complex::new(re, im);
     // a complex-conjugate pair shares its modulus by symmetry: smooth

@@ -7,19 +7,19 @@
 //! period-2 count; the compass gait on a stance-angle hyperplane; and the
 //! `[periodic] hyperplane` key's typed errors.
 
-use hybridopt::periodic::hyperplane::{Crossing, Hyperplane};
-use hybridopt::periodic::map::{
+use hybridopt::periodic::PeriodicError;
+use hybridopt::periodic::PeriodicSpec;
+use hybridopt::periodic::{orbit_sensitivities, OrbitSensitivities};
+use hybridopt::periodic::{spectrum_on, Spectrum};
+use hybridopt::periodic::{Crossing, Hyperplane};
+use hybridopt::periodic::{Section, SectionKind};
+use hybridopt::systems::SimplestWalker;
+use hybridopt::testing::monodromy_derivative;
+use hybridopt::testing::walker::*;
+use hybridopt::testing::{
     cycle_table, fd_monodromy, return_value, section_basis, MapOptions, Stencil,
 };
-use hybridopt::periodic::newton::{solve, FixedPoint, JacobianSource, NewtonOptions};
-use hybridopt::periodic::reference::*;
-use hybridopt::periodic::second::monodromy_derivative;
-use hybridopt::periodic::section::{Section, SectionKind};
-use hybridopt::periodic::sensitivity::{orbit_sensitivities, OrbitSensitivities};
-use hybridopt::periodic::spec::PeriodicSpec;
-use hybridopt::periodic::stability::{spectrum_on, Spectrum};
-use hybridopt::periodic::PeriodicError;
-use hybridopt::systems::simplest_walker::SimplestWalker;
+use hybridopt::testing::{solve, FixedPoint, JacobianSource, NewtonOptions};
 use hybridopt::HybridSystem;
 use nalgebra::{Complex, DVector};
 
@@ -369,7 +369,7 @@ const MIDSTANCE: &str = include_str!("../problems/simplest_walker_midstance.toml
 
 #[test]
 fn the_midstance_problem_is_the_walker_problem_seen_at_mid_stance() {
-    use hybridopt::periodic::orbit::{solve_orbit, OrbitReport};
+    use hybridopt::periodic::{solve_orbit, OrbitReport};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let (pm, pw) = (
         hybridopt::problem::Problem::load(&root.join("problems/simplest_walker_midstance.toml"))
@@ -492,7 +492,7 @@ fn specs() -> (hybridopt::problem::Problem, PeriodicSpec, PeriodicSpec) {
 
 #[test]
 fn continuation_on_mid_stance_finds_the_same_period_doubling() {
-    use hybridopt::periodic::continuation::{continue_orbit, BifurcationKind, Range};
+    use hybridopt::periodic::{continue_orbit, BifurcationKind, Range};
     let (pm, sm, sw) = specs();
     let range = Range::parse("gamma=0.013:0.017:5", &pm.dims).unwrap();
     let p0 = walker_params(0.013);
@@ -523,8 +523,8 @@ fn continuation_on_mid_stance_finds_the_same_period_doubling() {
 
 #[test]
 fn gait_objectives_on_mid_stance_have_exact_gradients() {
-    use hybridopt::periodic::objective::ObjectiveSpec;
-    use hybridopt::periodic::orbit::solve_orbit;
+    use hybridopt::periodic::solve_orbit;
+    use hybridopt::periodic::ObjectiveSpec;
     let (pm, sm, sw) = specs();
     for os in [
         ObjectiveSpec::SpectralRadius,
@@ -567,7 +567,7 @@ fn compass_gait_on_a_stance_angle_hyperplane_is_its_after_impact_gait() {
     // (the stance leg through about the slope normal), (θ_ns, θ̇_ns, θ̇_s) free; its impact
     // does not collapse a direction, so the three multipliers are all nonzero on both
     // sections
-    use hybridopt::systems::compass_gait::CompassGait;
+    use hybridopt::systems::CompassGait;
     let opts = walker_options(1e-12);
     let p = CompassGait::default_params();
     let after = Section::after_reset(0, 1, 0, vec![1, 2, 3]);

@@ -494,11 +494,11 @@ fn convergence_figure_of_a_narrow_span_renders() {
 fn seed_figure_marks_fd_at_both_ends() {
     use hybridopt::cost::{Objective, Term};
     use hybridopt::output::artifacts::seed_figure;
-    use hybridopt::sensitivity::adjoint::adjoint_with_history;
-    use hybridopt::sensitivity::fd::fd_gradients;
-    use hybridopt::sensitivity::forward::forward_sensitivity;
+    use hybridopt::sensitivity::fd_gradients;
     use hybridopt::setup::Setup;
-    use hybridopt::systems::bouncing_ball::BouncingBall;
+    use hybridopt::systems::BouncingBall;
+    use hybridopt::testing::adjoint_with_history;
+    use hybridopt::testing::forward_sensitivity;
     let ball = BouncingBall;
     // a running cost alone, ∫ y² dt, so that Z(tf) is the whole dψ/dθ
     let cost = Objective::new(

@@ -279,7 +279,7 @@ fn header(text: &str, n: usize) -> usize {
 /// adjoint gradient, every event) equals the one with the value written out.
 #[test]
 fn an_omitted_parameter_takes_the_system_default() {
-    let defaults = hybridopt::systems::builtin::defaults("bouncing_ball").unwrap();
+    let defaults = hybridopt::systems::defaults("bouncing_ball").unwrap();
     let d = |n: &str| defaults.iter().find(|(k, _)| k == n).unwrap().1;
     let explicit = with(
         &with(

@@ -11,14 +11,14 @@ use crate::common;
 
 use common::{assert_close, loglog_slope};
 use hybridopt::error::ModelError;
-use hybridopt::integrate::smooth::integrate_smooth;
-use hybridopt::integrate::stepper::{try_step, Attempt};
 use hybridopt::integrate::{
     JacobianBlock, Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
 };
-use hybridopt::sensitivity::{evaluate, forward, GradientMethod};
+use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::{shipped_objective, BouncingBall};
+use hybridopt::systems::{shipped_objective, BouncingBall};
+use hybridopt::testing::integrate_smooth;
+use hybridopt::testing::{try_step, Attempt};
 use nalgebra::DMatrix;
 
 /// Tolerances of the fixed-step drivers: only the Newton iteration reads them (it stops
@@ -519,9 +519,9 @@ fn ball_gradients_and_events_with_radau5() {
     let (psi, g_o, taus, impacts) = common::ball::oracle_gradient(&p, 3.0, 0.1, 0.1);
     let s = ball(Method::Radau5);
     let adj = evaluate(&s, &p, GradientMethod::Adjoint).unwrap();
-    let fw = forward::forward_sensitivity(&s, &p).unwrap();
+    let fw = hybridopt::testing::forward_sensitivity(&s, &p).unwrap();
     let fd = evaluate(&s, &p, GradientMethod::Fd).unwrap();
-    let du = hybridopt::sensitivity::dual::dual_gradients(&s, &p).unwrap();
+    let du = hybridopt::testing::dual_gradients(&s, &p).unwrap();
     println!("dual    {:?}", du.gradients[0]);
     println!("stats (adjoint run) {:?}", adj.stats);
     println!("ψ {} oracle {psi}", adj.values[0]);
@@ -595,7 +595,7 @@ fn ball_gradients_and_events_with_radau5() {
 #[test]
 fn checkpointed_adjoint_replays_radau5_steps_exactly() {
     use hybridopt::integrate::Checkpointing;
-    use hybridopt::sensitivity::adjoint::adjoint_gradients;
+    use hybridopt::testing::adjoint_gradients;
     let p = BouncingBall::default_params();
     let mut s = ball(Method::Radau5);
     s.checkpointing = Checkpointing::Never;

@@ -5,7 +5,7 @@
 use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::bouncing_ball::BouncingBall;
+use hybridopt::systems::BouncingBall;
 use hybridopt::Error;
 
 /// g, e, c, y0, v0 of the shipped ball.

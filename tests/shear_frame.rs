@@ -20,10 +20,9 @@ use hybridopt::optimize::optimize;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::hysteretic_oscillator::HystereticOscillator;
-use hybridopt::systems::shear_frame::{
-    GroundMotion, ShearFrame, ShearFrameConfig, STATES_PER_STOREY,
-};
+use hybridopt::systems::HystereticOscillator;
+use hybridopt::systems::{GroundMotion, ShearFrame, ShearFrameConfig};
+use hybridopt::testing::STATES_PER_STOREY;
 use hybridopt::HybridSystem;
 use std::path::Path;
 

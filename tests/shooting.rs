@@ -5,7 +5,8 @@
 
 use hybridopt::optimize::{shooting_point, Closure, GuessTable, NodeSide, ShootingError};
 use hybridopt::prelude::*;
-use hybridopt::systems::bouncing_ball::{oracle, BouncingBall};
+use hybridopt::systems::BouncingBall;
+use hybridopt::testing::ball_oracle;
 use num_dual::Dual64;
 
 const G: f64 = 9.81;
@@ -61,7 +62,7 @@ fn segments(k: usize) -> Shooting {
 /// seeded along one of (e, v0-or-y, v) — the closed-form flights and impact times.
 fn oracle_end(e: Dual64, y: Dual64, v: Dual64, dt: f64) -> (Dual64, Dual64) {
     let p = [Dual64::from(G), e, Dual64::from(0.0), y, v];
-    let (_, _, ye, ve) = oracle::run(&p, dt);
+    let (_, _, ye, ve) = ball_oracle::run(&p, dt);
     (ye, ve)
 }
 

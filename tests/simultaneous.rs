@@ -9,17 +9,16 @@ use common::assert_within;
 
 use hybridopt::cost::{EventGuard, Objective, Term};
 use hybridopt::sensitivity::corner::saltation_for_order;
-use hybridopt::sensitivity::forward::forward_sensitivity;
-use hybridopt::sensitivity::jump::Jump;
 use hybridopt::sensitivity::simultaneous::{
     directional_derivative, directional_derivatives, piece_gradients, simultaneous_events,
     GroupProblem, SimultaneousError, SimultaneousEvent,
 };
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::biped::{
-    Biped, G_TOUCH1, G_TOUCH2, P_BETA, P_BETA_S, P_THETA0, P_X0, P_Y0,
-};
+use hybridopt::systems::Biped;
+use hybridopt::testing::forward_sensitivity;
+use hybridopt::testing::Jump;
+use hybridopt::testing::{G_TOUCH1, G_TOUCH2, P_BETA, P_BETA_S, P_THETA0, P_X0, P_Y0};
 use hybridopt::{Dims, Direction, Error, GuardInfo, HybridSystem, ModelError, Scalar};
 use nalgebra::{DMatrix, DVector};
 
@@ -688,9 +687,9 @@ fn one_surface_with_parameter_and_time_dependent_guards_is_the_ordinary_jump() {
 #[test]
 fn adjoint_piece_gradients_match_the_forward_pieces() {
     use common::assert_close;
-    use hybridopt::sensitivity::adjoint::{adjoint_piece_gradients, PieceOverride};
     use hybridopt::sensitivity::simultaneous::{piece_gradients, simultaneous_events};
-    use hybridopt::systems::biped::{G_LIFT1, G_LIFT2, P_THETADOT0, P_XDOT0};
+    use hybridopt::testing::{adjoint_piece_gradients, PieceOverride};
+    use hybridopt::testing::{G_LIFT1, G_LIFT2, P_THETADOT0, P_XDOT0};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("problems/biped_damping_symmetric.toml");
     let p = hybridopt::problem::Problem::load(&path).unwrap();

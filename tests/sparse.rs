@@ -15,12 +15,12 @@ use crate::common;
 
 use common::chain::chain_problem;
 use common::Rng;
-use hybridopt::integrate::hybrid::Ctx;
 use hybridopt::integrate::LinearAlgebra;
 use hybridopt::model::flow_jacobian;
 use hybridopt::problem::Problem;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
-use hybridopt::systems::shear_frame::STATES_PER_STOREY;
+use hybridopt::testing::Ctx;
+use hybridopt::testing::STATES_PER_STOREY;
 use hybridopt::HybridSystem;
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 
 use hybridopt::integrate::EventOptions;
 use hybridopt::prelude::*;
-use hybridopt::systems::bouncing_ball::BouncingBall;
+use hybridopt::systems::BouncingBall;
 
 /// The ball's third impact at t = 2 s, v0 free (θ = g, e, c, y0, v0).
 fn setup(ball: &BouncingBall) -> Setup<'_, BouncingBall> {

@@ -4,12 +4,12 @@
 use hybridopt::error::Error;
 use hybridopt::integrate::SolverOptions;
 use hybridopt::output::periodic::{optimize_gait_to_folder, periodic_to_folder};
-use hybridopt::periodic::error::NewtonFailure;
+use hybridopt::periodic::NewtonFailure;
 use hybridopt::periodic::PeriodicError;
 use hybridopt::prelude::*;
 use hybridopt::sweep::{multi_start, starts::Range};
-use hybridopt::systems::bouncing_ball::BouncingBall;
-use hybridopt::systems::kind::{BuildError, DaeSettings, SystemSpec};
+use hybridopt::systems::BouncingBall;
+use hybridopt::systems::{BuildError, DaeSettings, SystemSpec};
 use std::path::PathBuf;
 
 /// A scratch folder of its own for each test.

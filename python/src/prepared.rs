@@ -6,7 +6,7 @@
 use hybridopt::error::Error;
 use hybridopt::problem::Problem;
 use hybridopt::setup::Setup;
-use hybridopt::systems::builtin::Builtin;
+use hybridopt::systems::Builtin;
 use self_cell::self_cell;
 use std::sync::Arc;
 

@@ -11,10 +11,10 @@ use hybridopt::output::optimize::{EventSummary, OptimizeSummary};
 use hybridopt::output::simulate::SimulateReport;
 use hybridopt::output::to_value;
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::fd::FdOptions;
+use hybridopt::sensitivity::FdOptions;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
-use hybridopt::systems::builtin::Builtin;
+use hybridopt::systems::Builtin;
 use std::path::Path;
 use std::time::Instant;
 

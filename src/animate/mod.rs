@@ -12,14 +12,14 @@ mod animation;
 mod canvas;
 #[cfg(feature = "plots")]
 mod layout;
-pub mod mechanism;
+pub(crate) mod mechanism;
 mod motion;
-pub mod spec;
+pub(crate) mod spec;
 #[cfg(feature = "plots")]
 mod strobe;
 
 /// The geometry of a system (below the model interface, which names it: [`crate::geometry`]).
-pub use crate::geometry;
+use crate::geometry;
 #[cfg(feature = "plots")]
 pub use animation::{frame_times, write_gif, AnimationOptions, GifInfo, MAX_FRAMES};
 pub use geometry::{Geometry, Pt, SceneItem, Shape, Side};

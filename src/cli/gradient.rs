@@ -9,8 +9,8 @@ use hybridopt::output::gradient::ConstraintGradient;
 use hybridopt::output::gradient::{run_gradient, GradientOptions};
 use hybridopt::output::to_json;
 use hybridopt::problem::Problem;
-use hybridopt::sensitivity::fd::{FdOptions, FdScale};
 use hybridopt::sensitivity::GradientMethod;
+use hybridopt::sensitivity::{FdOptions, FdScale};
 use std::path::PathBuf;
 use std::time::Instant;
 

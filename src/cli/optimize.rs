@@ -11,7 +11,7 @@ use hybridopt::output::periodic::{gait_text, optimize_gait_to_folder};
 use hybridopt::output::to_json;
 use hybridopt::problem::{Problem, SolverKind};
 use hybridopt::setup::Setup;
-use hybridopt::systems::builtin::Builtin;
+use hybridopt::systems::Builtin;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

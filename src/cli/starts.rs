@@ -7,7 +7,7 @@ use hybridopt::output::optimize::MultiStartSummary;
 use hybridopt::problem::Problem;
 use hybridopt::setup::Setup;
 use hybridopt::sweep::{self, run, starts, RunOptions, Shard};
-use hybridopt::systems::builtin::Builtin;
+use hybridopt::systems::Builtin;
 use std::io::IsTerminal;
 
 /// The multi-start flags shared by `sweep --starts` and `optimize --starts`.

@@ -1,15 +1,15 @@
 //! Systems written in the problem file (`[system] kind = "custom"`): named states,
 //! parameters, controls, constants and modes, with per mode the flow, guards (with their
-//! resets) and outputs as expressions. Each expression is parsed once ([`parser`]) into a
-//! flat arena with resolved slots ([`expr`]) and evaluated generically over the scalar,
+//! resets) and outputs as expressions. Each expression is parsed once (`parser`) into a
+//! flat arena with resolved slots (`expr`) and evaluated generically over the scalar,
 //! so every Jacobian stays exact. See docs/guide/custom-systems.md.
 
 mod error;
-pub mod expr;
+pub(crate) mod expr;
 mod lexer;
-pub mod parser;
+pub(crate) mod parser;
 mod reverse;
-pub mod schema;
+pub(crate) mod schema;
 mod system;
 
 pub use error::{CustomError, ExprError};

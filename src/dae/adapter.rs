@@ -68,7 +68,7 @@ impl<S: DaeSystem> Dae<S> {
 
     /// The algebraic states at a state `x = (y, y*)` of `mode`: the real solve (shared by
     /// the flow, outputs and guards at the same point, `cache.rs`), then the correction
-    /// that carries the scalar's derivatives ([`algebraic::correct`]).
+    /// that carries the scalar's derivatives (`algebraic::correct`).
     pub fn algebraic<D: Scalar>(
         &self, mode: usize, t: D, x: &[D], p: &[D],
     ) -> Result<Vec<D>, ModelError> {

@@ -6,13 +6,13 @@
 //! * [`Dae`]: the reduced formulation that makes such a system a [`crate::HybridSystem`]
 //!   (z solved by Newton at every evaluation, exact derivatives by the implicit function
 //!   theorem; memory carried as states constant between transitions).
-//! * [`algebraic`] and [`transition`]: the two Newton solves and their exact derivatives.
+//! * `algebraic` and `transition`: the two Newton solves and their exact derivatives.
 
 mod adapter;
-pub mod algebraic;
+pub(crate) mod algebraic;
 mod cache;
 mod system;
-pub mod transition;
+pub(crate) mod transition;
 mod vjp;
 
 pub use adapter::{Dae, CONSISTENCY_TOL};

@@ -1,16 +1,16 @@
 //! Integrators with dense output, step control and event location; the hybrid loop.
 
 pub(crate) mod dense;
-pub mod hybrid;
+pub(crate) mod hybrid;
 mod lu;
 mod newton;
-pub mod options;
+pub(crate) mod options;
 pub(crate) mod radau;
-pub mod smooth;
+pub(crate) mod smooth;
 mod sparse;
-pub mod stepper;
-pub mod tableau;
-pub mod trajectory;
+pub(crate) mod stepper;
+pub(crate) mod tableau;
+pub(crate) mod trajectory;
 
 pub use dense::DenseStep;
 pub use newton::{Newton, NewtonCounts, JAC_RATE};

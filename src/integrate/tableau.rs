@@ -39,7 +39,9 @@ pub mod dopri5 {
             11.0 / 84.0,
         ],
     ];
-    /// 5th-order weights (equal to the last row of A: FSAL).
+    /// 5th-order weights (equal to the last row of A: FSAL), written for the record: the
+    /// stepper uses A's last row.
+    #[allow(dead_code)]
     pub const B: [f64; 7] = [
         35.0 / 384.0,
         0.0,
@@ -140,6 +142,8 @@ impl Default for Sdirk3 {
 pub struct Radau5 {
     pub c: [f64; 3],
     pub a: [[f64; 3]; 3],
+    /// The weights (A's last row: the method is stiffly accurate), written for the record.
+    #[allow(dead_code)]
     pub b: [f64; 3],
     /// The real eigenvalue of A.
     pub gamma0: f64,

@@ -4,6 +4,17 @@
 use super::dense::DenseStep;
 use crate::model::Scalar;
 
+/// Where the loop is: the mode and the breakpoint interval `[t_lo, t_hi]`.
+///
+/// The integrator's own context: not part of the stable API (the test suite builds one
+/// through [`crate::testing`] to evaluate the augmented system at chosen points).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ctx {
+    pub mode: usize,
+    pub t_lo: f64,
+    pub t_hi: f64,
+}
+
 /// A smooth piece of the trajectory in one mode, `[t_start, t_end]`, inside the breakpoint
 /// interval `[t_lo, t_hi]` (control-grid nodes and other fixed times are breakpoints).
 #[derive(Debug, Clone)]
@@ -47,8 +58,8 @@ impl<D: Scalar> ReplayWindow<D> {
 
 impl<D: Scalar> Segment<D> {
     /// The context of the segment: its mode and breakpoint interval.
-    pub fn ctx(&self) -> crate::integrate::hybrid::Ctx {
-        crate::integrate::hybrid::Ctx {
+    pub fn ctx(&self) -> Ctx {
+        Ctx {
             mode: self.mode,
             t_lo: self.t_lo,
             t_hi: self.t_hi,
@@ -243,10 +254,10 @@ pub struct Trajectory<D = f64> {
 impl<D: Scalar> Trajectory<D> {
     /// The context (mode, breakpoint interval) just before event `i`: the mode the event
     /// left, in the interval of the segment it ended (recorded on the tape).
-    pub fn event_ctx(&self, i: usize) -> crate::integrate::hybrid::Ctx {
+    pub fn event_ctx(&self, i: usize) -> Ctx {
         let e = &self.events[i];
         let seg = &self.segments[e.segment];
-        crate::integrate::hybrid::Ctx {
+        Ctx {
             mode: e.mode_before,
             t_lo: seg.t_lo,
             t_hi: seg.t_hi,

@@ -11,6 +11,7 @@ mod jacobian;
 mod scalar;
 mod vjp;
 
+pub use crate::sparsity::{Colouring, Pattern, PatternError};
 pub use dims::{Dims, Names};
 pub use jacobian::*;
 pub use scalar::*;

@@ -22,7 +22,7 @@ pub enum Formulation {
     /// Penalty formulation, seed 000 (29)–(31) (`"penalty"`).
     Penalty,
     /// Gear–Gupta–Leimkuhler stabilized index-2 form in reduced form (`"index2"`): see
-    /// [`ggl_velocity`] and [`index2_acceleration`]. Uses neither ξ, ω nor α.
+    /// `ggl_velocity` and `index2_acceleration`. Uses neither ξ, ω nor α.
     Index2,
 }
 

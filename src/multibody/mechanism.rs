@@ -221,7 +221,7 @@ impl Mechanism {
     }
 
     /// The generalized applied force `F(q, v, p)`: gravity, springs and dampers
-    /// (see [`forces`]).
+    /// (see `forces`).
     pub fn forces<D: Scalar>(&self, q: &[D], v: &[D], p: &[D]) -> Result<Vec<D>, ModelError> {
         let mut f = vec![D::zero(); self.n];
         let g = self.gravity.value(p)?;

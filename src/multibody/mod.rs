@@ -1,29 +1,29 @@
 //! Planar constrained multibody dynamics in natural coordinates (theory.md §5; seed 000 §3).
 //!
-//! - [`param`]: [`ParamRef`], a mechanism number that is a constant or a design parameter.
-//! - [`bodies`]: points, uniform bars and point masses (mass matrix, gravity loads).
-//! - [`forces`]: springs, dampers, gravity.
-//! - [`constraints`]: distance, point-on-line and point-fixed constraints (`Φ`, `Φ_q`, `Φ̇`,
+//! - `param.rs`: [`ParamRef`], a mechanism number that is a constant or a design parameter.
+//! - `bodies.rs`: points, uniform bars and point masses (mass matrix, gravity loads).
+//! - `forces.rs`: springs, dampers, gravity.
+//! - `constraints.rs`: distance, point-on-line and point-fixed constraints (`Φ`, `Φ_q`, `Φ̇`,
 //!   `(Φ_q v)_q v`).
-//! - [`dynamics`]: the index-1 (Baumgarte) and penalty formulations.
-//! - [`impacts`]: kinematic reversal, inelastic impact with a change of constraints, Newton
+//! - `dynamics.rs`: the index-1 (Baumgarte) and penalty formulations.
+//! - `impacts.rs`: kinematic reversal, inelastic impact with a change of constraints, Newton
 //!   restitution.
-//! - [`mechanism`]: [`Mechanism`], the assembly of all of the above.
-//! - [`system`]: [`MultibodySystem`], a mechanism with modes and events as a hybrid system.
-//! - [`implicit`]: the exact VJP of its flow by implicit differentiation, every formulation.
+//! - `mechanism.rs`: [`Mechanism`], the assembly of all of the above.
+//! - `system.rs`: [`MultibodySystem`], a mechanism with modes and events as a hybrid system.
+//! - `implicit.rs`: the exact VJP of its flow by implicit differentiation, every formulation.
 //!
 //! Everything is generic over [`crate::model::Scalar`], so a model built from these parts
 //! has exact Jacobians (through the linear solves of `crate::linalg`).
 
-pub mod bodies;
-pub mod constraints;
-pub mod dynamics;
-pub mod forces;
-pub mod impacts;
-pub mod implicit;
-pub mod mechanism;
-pub mod param;
-pub mod system;
+pub(crate) mod bodies;
+pub(crate) mod constraints;
+pub(crate) mod dynamics;
+pub(crate) mod forces;
+pub(crate) mod impacts;
+pub(crate) mod implicit;
+pub(crate) mod mechanism;
+pub(crate) mod param;
+pub(crate) mod system;
 
 pub use bodies::{Bar, Point, PointMass};
 pub use constraints::{Constraint, ConstraintEval};

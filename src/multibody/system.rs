@@ -103,7 +103,7 @@ impl<M: MultibodySystem> HybridSystem for M {
         MultibodySystem::initial_state(self, p)
     }
     /// `ẋ = (q̇, a)`, `q̇ = v` except for index 2 (theory.md §5; seed 000 (29)–(32);
-    /// index 2: [`super::dynamics::ggl_velocity`]).
+    /// index 2: `super::dynamics::ggl_velocity`).
     fn flow<D: Scalar>(
         &self, mode: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {

@@ -1,6 +1,6 @@
 //! Every results folder and every report `hybridopt` writes or prints, in one tree: a
 //! reader finds here what each command writes and in which layout, and all of it goes
-//! through one atomic writer ([`atomic`]: [`Staging`] for a whole folder,
+//! through one atomic writer (`atomic`: [`Staging`] for a whole folder,
 //! [`write_through_temp`] for one file). The reports are typed `Serialize` structs, one
 //! source for the CLI and the Python package; their fields are a contract (fields are
 //! added, never renamed or dropped; docs/guide/results.md lists them).
@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `simulate` | [`simulate`] | `simulation.json`, `trajectory.csv`, `trajectory.png`/`.svg` |
 //! | `gradient` | [`gradient`] | `--json`; `--out`: `gradient.json`, `sensitivity.png`/`.svg`, per objective `seed_<objective>` figure, `direct_Z_<objective>.csv`, `adjoint_mu_<objective>.csv` |
-//! | `optimize` | [`optimize`] | `summary.json`, `history.csv`, `trajectory.csv`, `trajectory_initial.csv`, `convergence`/`trajectory`/`controls` figures, `loop_<x>_<y>` ([`loops`]), `strobe.png`/`.svg` |
+//! | `optimize` | [`optimize`] | `summary.json`, `history.csv`, `trajectory.csv`, `trajectory_initial.csv`, `convergence`/`trajectory`/`controls` figures, `loop_<x>_<y>` (`loops`), `strobe.png`/`.svg` |
 //! | `periodic` | [`periodic`] | `orbit.json`, `cycle.csv`, `limit_cycle`, `multipliers`; `--continue`: `continuation.json`/`.csv`/figure; a gait optimization: `summary.json`, `history.csv`, `convergence` |
 //! | `sweep`, `merge` | [`sweep`] | `sweep.json`, `sweep.csv`, `best_trajectory.csv`, `sweep` and `best_trajectory` figures |
 //! | `animate` | [`animate`] | `animation.json`, `animation.gif`, `strobe.png`/`.svg` |
@@ -17,7 +17,7 @@
 //! | `systems` | [`systems`] | the built-in systems' interfaces (printed) |
 //!
 //! [`artifacts`] builds the tables and figures a run's folder holds (trajectory tables,
-//! outputs, convergence, sensitivities); [`run_stats`] is the `"stats"` of a plain run.
+//! outputs, convergence, sensitivities); `run_stats` is the `"stats"` of a plain run.
 //!
 //! Every report is printed through [`to_json`]: keys in alphabetical order, as the
 //! command line has always printed them.
@@ -25,13 +25,13 @@
 #[cfg(feature = "plots")]
 pub mod animate;
 pub mod artifacts;
-pub mod atomic;
+pub(crate) mod atomic;
 pub mod bderiv;
 pub mod gradient;
-pub mod loops;
+pub(crate) mod loops;
 pub mod optimize;
 pub mod periodic;
-pub mod run_stats;
+pub(crate) mod run_stats;
 pub mod simulate;
 pub mod sweep;
 pub mod systems;

@@ -17,8 +17,8 @@
 //! the identity, `Ξ = I`, `f⁺ = f⁻`, and this is `DP = S⁻ + f⁻ τ`.
 
 use super::error::PeriodicError;
-use super::hyperplane::WithSectionGuard;
 use super::section::{Section, SectionKind, StartOnSection};
+use super::section_guard::WithSectionGuard;
 use crate::integrate::{EventOptions, SolverOptions, Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::sensitivity::forward::forward_sensitivity_lean;

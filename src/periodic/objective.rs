@@ -3,17 +3,14 @@
 //!
 //! - `spectral_radius`: `ρ = max |λ|` on the section, `dρ/dp = d|λ₁|/dp`; where two
 //!   distinct multipliers share the largest modulus (or the leading one is not simple) no
-//!   gradient exists, and the evaluation fails with [`PeriodicError::Nonsmooth`] naming
+//!   gradient exists, and the evaluation fails with [`super::PeriodicError::Nonsmooth`] naming
 //!   them (never a silently wrong gradient);
 //! - `period`: `T`, `dT/dp`;
 //! - `speed`: `v = L/T` with `L` an output of the system at the fixed point (the step
 //!   length), `dv/dp = (dL/dp)/T − L (dT/dp)/T²`, `dL/dp = h_x dx*/dp + h_p`;
 //! - `target`: `(x*_i − c)²`, gradient `2 (x*_i − c) dx*_i/dp`.
 
-use super::error::PeriodicError;
-use super::orbit::Orbit;
-use super::sensitivity::RadiusDerivative;
-use crate::model::{Dims, HybridSystem};
+use crate::model::Dims;
 use serde::Deserialize;
 
 /// An objective as written in `[periodic] objective = { kind = … }`.
@@ -64,64 +61,6 @@ impl ObjectiveSpec {
                 })?,
                 value: *value,
             },
-        })
-    }
-}
-
-impl Objective {
-    /// Value and gradient (over the orbit's differentiated parameters) at a solved orbit
-    /// with sensitivities.
-    pub fn evaluate<S: HybridSystem>(
-        &self, sys: &S, mode: usize, p: &[f64], orbit: &Orbit,
-    ) -> Result<(f64, Vec<f64>), PeriodicError> {
-        let s = orbit.sensitivities.as_ref().ok_or_else(|| {
-            PeriodicError::from(crate::error::Error::Internal(
-                "the objective needs the orbit's sensitivities".into(),
-            ))
-        })?;
-        let t = orbit.fixed.ret.period;
-        Ok(match self {
-            Objective::SpectralRadius => match &s.spectral_radius {
-                RadiusDerivative::Smooth { gradient } => {
-                    (orbit.spectrum.spectral_radius, gradient.clone())
-                }
-                RadiusDerivative::Nonsmooth { message } => {
-                    return Err(PeriodicError::Nonsmooth(message.clone()))
-                }
-            },
-            Objective::Period => (t, s.period.clone()),
-            Objective::Speed { output } => {
-                let x = orbit.fixed.x.as_slice();
-                let ny = sys.dims().outputs.len();
-                let j = crate::model::outputs_jacobian(sys, ny, mode, 0.0, x, &[], p).map_err(
-                    |source| crate::error::Error::Model {
-                        t: 0.0,
-                        mode: format!("#{mode}"),
-                        source,
-                    },
-                )?;
-                let l = j.value[*output];
-                let grad = s
-                    .params
-                    .iter()
-                    .enumerate()
-                    .map(|(c, &pj)| {
-                        let dl = j.x.row(*output).dot(&s.fixed_point.column(c).transpose())
-                            + j.p[(*output, pj)];
-                        dl / t - l * s.period[c] / (t * t)
-                    })
-                    .collect();
-                (l / t, grad)
-            }
-            Objective::Target { state, value } => {
-                let d = orbit.fixed.x[*state] - value;
-                (
-                    d * d,
-                    (0..s.params.len())
-                        .map(|c| 2.0 * d * s.fixed_point[(*state, c)])
-                        .collect(),
-                )
-            }
         })
     }
 }

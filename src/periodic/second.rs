@@ -16,11 +16,12 @@
 //! ([`WithSectionGuard`]), so a hyperplane section's crossings are events with `Ξ = I`.
 
 use super::error::PeriodicError;
-use super::hyperplane::WithSectionGuard;
 use super::map::MapOptions;
 use super::section::Section;
+use super::section_guard::WithSectionGuard;
 use crate::error::ModelError;
-use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
+use crate::integrate::hybrid::{simulate_hybrid, GuardRate, HybridRhs};
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Method, NewtonJacobian};
 use crate::model::{Dims, HybridSystem};
 use nalgebra::DMatrix;

@@ -110,7 +110,7 @@ pub fn section_jacobian_on(
 }
 
 /// Multipliers and classification of an orbit on the section `sec` from its `DP`
-/// ([`section_jacobian_on`]).
+/// (`section_jacobian_on`).
 pub fn spectrum_on(
     dp: &DMatrix<f64>, sec: &Section, names: &[String],
 ) -> Result<Spectrum, PeriodicError> {

@@ -15,9 +15,9 @@
 
 use super::located;
 use super::seeds::ObjectiveSeeds;
-use super::simultaneous::SimultaneousError;
+use super::simultaneous::error::SimultaneousError;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::NewtonJacobian;
 use crate::model::{HybridSystem, LANES};
 use crate::setup::Setup;

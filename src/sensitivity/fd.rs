@@ -161,7 +161,7 @@ pub fn fd_gradients_detailed<S: HybridSystem>(
     assemble(setup.objectives.len(), theta.len(), cols, true)
 }
 
-/// [`fd_gradients_with_stats`] with a fixed step given per parameter (`steps[j]` for θ_j)
+/// `fd_gradients_with_stats` with a fixed step given per parameter (`steps[j]` for θ_j)
 /// and the stencil `order` (2 or 4).
 pub fn fd_gradients_with_steps<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[f64], steps: &[f64], order: usize,

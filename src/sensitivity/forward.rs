@@ -7,7 +7,8 @@ use super::jump::Jump;
 use super::seeds::ObjectiveSeeds;
 use super::EventSensitivity;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::{simulate_hybrid_with, Ctx, GuardRate, HybridRhs};
+use crate::integrate::hybrid::{simulate_hybrid_with, GuardRate, HybridRhs};
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Checkpointing, NewtonJacobian, ReplayWindow, Segment, Trajectory};
 use crate::model::HybridSystem;
 #[allow(unused_imports)]

@@ -4,7 +4,7 @@
 
 use super::located;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::setup::{ScalarJac, Setup};

@@ -2,29 +2,32 @@
 //! sensitivities, the continuous adjoint, and the two independent witnesses (central
 //! finite differences and a whole-simulation dual-number run).
 
-pub mod adjoint;
+pub(crate) mod adjoint;
 mod columns;
 pub mod corner;
-pub mod dual;
-pub mod fd;
-pub mod forward;
-pub mod jump;
+pub(crate) mod dual;
+pub(crate) mod fd;
+pub(crate) mod forward;
+pub(crate) mod jump;
 mod options;
-pub mod seeds;
+pub(crate) mod seeds;
 pub mod simultaneous;
-pub mod timing;
+pub(crate) mod timing;
 
 use crate::cost::Term;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::setup::{ScalarJac, Setup};
+pub use fd::{
+    fd_gradients, fd_gradients_with_steps, runs_per_parameter, FdGradients, FdOptions, FdScale,
+};
 use nalgebra::DVector;
 use num_dual::Dual64;
 pub use options::{EvaluateOptions, Witness};
 use std::time::Instant;
-pub use timing::EvalTiming;
+pub use timing::{EvalTiming, TimingReport};
 
 /// How a gradient is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -82,17 +85,17 @@ pub struct Evaluation {
     /// The witnesses' gradients ([`EvaluateOptions::witnesses`]), in the order asked.
     pub witnesses: Vec<Witness>,
     /// `Fd` alone: each entry's error estimate and step, `[objective][parameter]`
-    /// ([`fd::FdGradients`]); `None` for the other methods.
+    /// ([`FdGradients`]); `None` for the other methods.
     pub fd: Option<FdDetails>,
 }
 
 /// The FD method's error estimate and step of every entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FdDetails {
-    /// Each entry's error estimate (see [`fd::FdGradients::error_estimates`]); `None`
+    /// Each entry's error estimate (see [`FdGradients::error_estimates`]); `None`
     /// for the 2nd-order stencil.
     pub error_estimates: Option<Vec<Vec<f64>>>,
-    /// The step of each entry (see [`fd::FdGradients::steps`]).
+    /// The step of each entry (see [`FdGradients::steps`]).
     pub steps: Vec<Vec<f64>>,
 }
 
@@ -176,7 +179,7 @@ pub(crate) fn term_jacobian_from(
 ///
 /// ```
 /// use hybridopt::prelude::*;
-/// use hybridopt::systems::bouncing_ball::BouncingBall;
+/// use hybridopt::systems::BouncingBall;
 ///
 /// // ψ = (t₃ − 2)²: the ball's third impact at t = 2 s; θ = (g, e, c, y0, v0)
 /// let cost = Objective::new("timing", vec![Term::EventTimeSquared {

@@ -12,7 +12,7 @@ use crate::integrate::Stats;
 ///
 /// ```
 /// use hybridopt::prelude::*;
-/// use hybridopt::systems::bouncing_ball::BouncingBall;
+/// use hybridopt::systems::BouncingBall;
 ///
 /// let cost = Objective::new("timing", vec![Term::EventTimeSquared {
 ///     guard: EventGuard::Guard(0), occurrence: 3, target: 2.0, weight: 1.0 }]);
@@ -51,7 +51,7 @@ impl Default for EvaluateOptions {
 
 impl EvaluateOptions {
     /// The method alone: no witness, no extra τ pass, the default FD rule (each entry's
-    /// step chosen on a Richardson ladder, [`super::fd`]).
+    /// step chosen on a Richardson ladder, `super::fd`).
     pub fn new(method: GradientMethod) -> EvaluateOptions {
         EvaluateOptions {
             method,

@@ -5,7 +5,7 @@
 use super::jump::Jump;
 use super::{located, term_jacobian, term_jacobian_from};
 use crate::error::Error;
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::setup::{ScalarJac, Setup};

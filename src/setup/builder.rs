@@ -12,7 +12,7 @@ use crate::model::HybridSystem;
 /// ```
 /// use hybridopt::cost::{Objective, Term};
 /// use hybridopt::setup::Setup;
-/// use hybridopt::systems::bouncing_ball::BouncingBall;
+/// use hybridopt::systems::BouncingBall;
 ///
 /// let ball = BouncingBall;
 /// let height = Term::TerminalSquared { output: 0, target: 0.2, weight: 1.0 };

@@ -40,7 +40,7 @@ use std::sync::Arc;
 ///
 /// ```
 /// use hybridopt::prelude::*;
-/// use hybridopt::systems::bouncing_ball::BouncingBall;
+/// use hybridopt::systems::BouncingBall;
 /// use std::sync::Arc;
 ///
 /// let y_end = Objective::new("y_end", vec![Term::Terminal { output: 0, weight: 1.0 }]);
@@ -227,7 +227,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     ///
     /// ```
     /// use hybridopt::prelude::*;
-    /// use hybridopt::systems::bouncing_ball::BouncingBall;
+    /// use hybridopt::systems::BouncingBall;
     ///
     /// let setup = Setup::builder(&BouncingBall).horizon(0.0, 1.0).build();
     /// // free v0 alone: g, e, c, y0 take the ball's defaults
@@ -237,15 +237,15 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// assert!(setup.resolve_theta(&[ThetaEntry::free("v", 0.5)]).is_err());
     /// ```
     pub fn resolve_theta(
-        &self, entries: &[crate::optimize::ThetaEntry],
-    ) -> Result<Vec<crate::optimize::ThetaEntry>, crate::error::Error> {
+        &self, entries: &[crate::optimize::theta::ThetaEntry],
+    ) -> Result<Vec<crate::optimize::theta::ThetaEntry>, crate::error::Error> {
         let names = self.theta_names();
         let err = |name: &str, problem| crate::error::Error::ThetaName {
             name: name.to_string(),
             problem,
             valid: names.clone(),
         };
-        let mut slots: Vec<Option<crate::optimize::ThetaEntry>> = vec![None; names.len()];
+        let mut slots: Vec<Option<crate::optimize::theta::ThetaEntry>> = vec![None; names.len()];
         for e in entries {
             let j = names
                 .iter()
@@ -265,7 +265,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                     .as_ref()
                     .filter(|_| j < self.np())
                     .and_then(|d| d.get(j).copied())
-                    .map(|v| crate::optimize::ThetaEntry::fixed(&names[j], v))
+                    .map(|v| crate::optimize::theta::ThetaEntry::fixed(&names[j], v))
                     .ok_or_else(|| {
                         err(
                             &names[j],

@@ -10,7 +10,7 @@
 
 use super::Setup;
 use crate::error::ModelError;
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::{JacobianBlock, SparseBlock, Structure};
 use crate::model::{lane_eps, lane_seed, HybridSystem, Lanes, LANES};
 use crate::sparsity::{Colouring, Pattern};

@@ -2,7 +2,7 @@
 
 use super::Setup;
 use crate::cost::EventGuard;
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::model::{HybridSystem, Scalar};
 
 impl<'a, S: HybridSystem> Setup<'a, S> {

@@ -2,7 +2,8 @@
 
 use super::Setup;
 use crate::error::ModelError;
-use crate::integrate::hybrid::{Ctx, GuardRate, HybridRhs};
+use crate::integrate::hybrid::{GuardRate, HybridRhs};
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Checkpointing, NewtonJacobian};
 use crate::model::{Dims, HybridSystem, Scalar};
 

@@ -3,7 +3,7 @@
 use super::Setup;
 use crate::cost::Term;
 use crate::error::ModelError;
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::model::HybridSystem;
 
 /// Reusable buffers of [`Setup::vjp_multi`].

@@ -9,11 +9,11 @@
 
 pub mod grid;
 pub mod merge;
-pub mod named;
+pub(crate) mod named;
 mod progress;
-pub mod record;
+pub(crate) mod record;
 pub mod run;
-pub mod shard;
+pub(crate) mod shard;
 pub mod starts;
 
 pub use grid::Axis;

@@ -225,7 +225,7 @@ pub fn finite(v: f64) -> Option<f64> {
 }
 
 /// The best point: lowest cost among the points that did not fail (nor end infeasible or
-/// violating a constraint by more than [`FEASIBLE`]), the lowest index on a tie.
+/// violating a constraint by more than `FEASIBLE`), the lowest index on a tie.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Best {
     pub index: usize,

@@ -194,25 +194,7 @@ impl Builtin {
     }
 }
 
-/// The default parameter values of the built-in system `kind` (with its default settings),
-/// as (name, value) in parameter order; `None` for `custom` (its defaults are in its file)
-/// or an unknown kind. What `hybridopt systems` prints and what a problem file's omitted
-/// parameter takes.
-pub fn defaults(kind: &str) -> Option<Vec<(String, f64)>> {
-    let system = super::kind::SystemSpec::default_of(kind)?.build().ok()?;
-    Some(system.defaults())
-}
-
 impl Builtin {
-    /// Every built-in system (all kinds but `custom`), each with its default `[system]`
-    /// settings, in the order of [`KINDS`].
-    pub fn catalog() -> Vec<Builtin> {
-        KINDS
-            .iter()
-            .filter_map(|k| super::kind::SystemSpec::default_of(k)?.build().ok())
-            .collect()
-    }
-
     /// The documented default values of the parameters, in parameter order (the values of
     /// [`Builtin::defaults`]); `None` for a custom system, whose parameters are its file's.
     pub fn default_params(&self) -> Option<Vec<f64>> {
@@ -233,34 +215,5 @@ impl Builtin {
             Builtin::ShearFrame(f) => f.default_params(),
             Builtin::Custom(_) => return None,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_builtin_kind_has_a_default_for_every_parameter() {
-        for kind in KINDS.iter().filter(|k| **k != "custom") {
-            let d = defaults(kind).unwrap_or_else(|| panic!("{kind}: no defaults"));
-            let sys = super::super::kind::SystemSpec::default_of(kind)
-                .and_then(|s| s.build().ok())
-                .expect("builds");
-            assert_eq!(sys.kind(), *kind);
-            let names: Vec<String> = d.iter().map(|(n, _)| n.clone()).collect();
-            assert_eq!(names, sys.dims().params, "{kind}");
-            assert!(d.iter().all(|(_, v)| v.is_finite()), "{kind}");
-        }
-        assert_eq!(
-            crate::problem::document::variants::<super::super::kind::SystemSpec>(),
-            &KINDS[..]
-        );
-        assert_eq!(defaults("custom"), None);
-        assert_eq!(defaults("rocket"), None);
-        assert_eq!(
-            defaults("bouncing_ball").unwrap()[0],
-            ("g".to_string(), 9.81)
-        );
     }
 }

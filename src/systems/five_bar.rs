@@ -58,7 +58,7 @@ const P3: usize = 4;
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FiveBarConfig {
-    /// `"index1"` (default), `"penalty"` or `"index2"` (GGL, [`crate::multibody::dynamics::ggl_velocity`]).
+    /// `"index1"` (default), `"penalty"` or `"index2"` (GGL, `crate::multibody::dynamics::ggl_velocity`).
     pub formulation: Formulation,
     /// Baumgarte damping ratio ξ; default 1.0 (reference-models.md §2).
     pub xi: f64,

@@ -7,9 +7,9 @@ use super::bouncing_ball::{BouncingBall, ThrustBall};
 use super::five_bar::FiveBar;
 use super::impact_pendulum::ImpactPendulum;
 use super::locking_pendulum::LockingPendulum;
-use crate::animate::geometry::{Geometry, SceneItem, Shape};
 use crate::animate::mechanism::mechanism_shapes;
 use crate::error::ModelError;
+use crate::geometry::{Geometry, SceneItem, Shape};
 
 /// Fails unless the state has at least `n` entries and the parameters at least `np`.
 fn need(what: &str, x: &[f64], n: usize, p: &[f64], np: usize) -> Result<(), ModelError> {

@@ -65,7 +65,7 @@ const ANCHOR: usize = 3;
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LockingPendulumConfig {
-    /// `"index1"` (default), `"penalty"` or `"index2"` (GGL, [`crate::multibody::dynamics::ggl_velocity`]).
+    /// `"index1"` (default), `"penalty"` or `"index2"` (GGL, `crate::multibody::dynamics::ggl_velocity`).
     pub formulation: Formulation,
     /// Baumgarte damping ratio ξ; default 1.0 (as for the five-bar, reference-models.md §2).
     pub xi: f64,

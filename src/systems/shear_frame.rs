@@ -123,7 +123,7 @@ pub enum GroundMotion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ShearFrameConfig {
-    /// The number of storeys N, 1 ≤ N ≤ [`MAX_STOREYS`]; default 3.
+    /// The number of storeys N, 1 ≤ N ≤ `MAX_STOREYS`; default 3.
     pub storeys: usize,
     /// The ground acceleration's form; default `"pulse"`.
     pub ground_motion: GroundMotion,
@@ -616,8 +616,8 @@ impl crate::animate::Geometry for ShearFrame {
     /// floors as masses (m).
     fn shapes(
         &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], p: &[f64],
-    ) -> Result<Vec<crate::animate::geometry::Shape>, ModelError> {
-        use crate::animate::geometry::Shape;
+    ) -> Result<Vec<crate::geometry::Shape>, ModelError> {
+        use crate::geometry::Shape;
         if x.len() < STATES_PER_STOREY * self.n || p.is_empty() {
             return Err(ModelError::SizeMismatch {
                 what: "shear frame geometry".into(),
@@ -639,7 +639,7 @@ impl crate::animate::Geometry for ShearFrame {
         }
         Ok(shapes)
     }
-    fn scene(&self, _p: &[f64], _x_range: (f64, f64)) -> Vec<crate::animate::geometry::SceneItem> {
-        vec![crate::animate::geometry::SceneItem::Ground { y: 0.0 }]
+    fn scene(&self, _p: &[f64], _x_range: (f64, f64)) -> Vec<crate::geometry::SceneItem> {
+        vec![crate::geometry::SceneItem::Ground { y: 0.0 }]
     }
 }

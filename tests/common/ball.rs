@@ -1,10 +1,10 @@
 //! The ball oracle's derivatives (the semi-analytic oracle of
-//! `hybridopt::systems::bouncing_ball::oracle`, differentiated with dual numbers, one
+//! `hybridopt::testing::ball_oracle`, differentiated with dual numbers, one
 //! parameter direction per run): ψ of the shipped ball problem, its gradient, and the
 //! impact times' derivatives τ_k = dt_k/dθ. Independent of the integrators and of the
 //! jump formula.
 
-use hybridopt::systems::bouncing_ball::oracle;
+use hybridopt::testing::ball_oracle;
 use num_dual::Dual64;
 
 /// `p` seeded along `e_j` (dual numbers).
@@ -22,16 +22,16 @@ pub fn oracle_gradient(
 ) -> (f64, Vec<f64>, Vec<Vec<f64>>, Vec<f64>) {
     let n = p.len();
     let mut g = vec![0.0; n];
-    let (impacts, ..) = oracle::run(p, t_end);
+    let (impacts, ..) = ball_oracle::run(p, t_end);
     let mut taus = vec![vec![0.0; n]; impacts.len()];
     for j in 0..n {
         let pd = seeded(p, j);
-        g[j] = oracle::cost(&pd, t_end, y_target, w_v).eps;
-        let (imp, ..) = oracle::run(&pd, t_end);
+        g[j] = ball_oracle::cost(&pd, t_end, y_target, w_v).eps;
+        let (imp, ..) = ball_oracle::run(&pd, t_end);
         assert_eq!(imp.len(), impacts.len(), "oracle: impact count changed");
         for (k, t) in imp.iter().enumerate() {
             taus[k][j] = t.eps;
         }
     }
-    (oracle::cost(p, t_end, y_target, w_v), g, taus, impacts)
+    (ball_oracle::cost(p, t_end, y_target, w_v), g, taus, impacts)
 }

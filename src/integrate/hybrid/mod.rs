@@ -11,29 +11,15 @@ mod guards;
 mod simulator;
 mod store;
 
-pub use guards::SUBSAMPLES;
-pub use simulator::{Rejection, Simulator, StepOutcome};
+pub use simulator::Simulator;
 
 use super::dense::DenseStep;
 use super::options::{Checkpointing, EventOptions, SolverOptions};
 use super::stepper::{try_step_dense_into, DenseAttempt, NewtonJacobian, OdeRhs};
-use super::trajectory::{ReplayWindow, Stats, Trajectory};
+use super::trajectory::{Ctx, ReplayWindow, Stats, Trajectory};
 use super::Newton;
 use crate::error::{Error, ModelError};
 use crate::model::{Dims, Scalar};
-
-/// Where the loop is: the mode and the breakpoint interval `[t_lo, t_hi]`.
-///
-/// Internal: hidden from the documentation, public only because the augmented system's
-/// Jacobian checks (`tests/jacobians.rs`, `tests/jump_seed.rs`) evaluate it at chosen
-/// points.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Ctx {
-    pub mode: usize,
-    pub t_lo: f64,
-    pub t_hi: f64,
-}
 
 /// The guard rate along the flow and its scale, for the grazing test.
 #[derive(Debug, Clone, Copy)]

@@ -159,22 +159,6 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         }
     }
 
-    /// The current time.
-    pub fn t(&self) -> D {
-        self.t
-    }
-    /// The current state (the integrated vector).
-    pub fn state(&self) -> &[D] {
-        &self.y
-    }
-    /// The current mode.
-    pub fn mode(&self) -> usize {
-        self.mode
-    }
-    /// The events so far (the tape).
-    pub fn events(&self) -> &[EventRecord<D>] {
-        &self.events
-    }
     /// The work so far.
     pub fn stats(&self) -> Stats {
         Stats {

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use hybridopt::prelude::*;
-//! use hybridopt::systems::bouncing_ball::BouncingBall;
+//! use hybridopt::systems::BouncingBall;
 //!
 //! // the smallest throw v0 (min v0²) whose 2nd impact comes at t ≥ 1.5 s (no drag)
 //! let cost = Objective::new("effort", vec![Term::ParameterSquared { index: 4, target: 0.0, weight: 1.0 }]);
@@ -31,7 +31,7 @@
 //! # Ok::<(), hybridopt::Error>(())
 //! ```
 
-mod error;
+pub(crate) mod error;
 pub(super) mod kkt;
 pub(super) mod nlp;
 mod path;

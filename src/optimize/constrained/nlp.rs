@@ -10,7 +10,7 @@ use super::path::{path_rows, PathRow};
 use super::sqp::Problem;
 use crate::constraint::{ConstraintKind, Constraints};
 use crate::error::Error;
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::model::HybridSystem;
 use crate::optimize::ThetaEntry;
 use crate::sensitivity::{evaluate, Evaluation, GradientMethod};

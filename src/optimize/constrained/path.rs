@@ -186,7 +186,7 @@ fn output_at_start<S: HybridSystem>(
         .into_iter()
         .find(|&b| b > t0)
         .unwrap_or(setup.t_end);
-    let ctx = crate::integrate::hybrid::Ctx {
+    let ctx = crate::integrate::trajectory::Ctx {
         mode,
         t_lo: t0,
         t_hi,

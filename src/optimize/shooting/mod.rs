@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use hybridopt::prelude::*;
-//! use hybridopt::systems::bouncing_ball::BouncingBall;
+//! use hybridopt::systems::BouncingBall;
 //!
 //! // the ball's restitution e and throw v0 that keep it nearest y = 0.5 over [0, 2]
 //! // (θ = g, e, c, y0, v0), by 4 shooting segments with the impacts free inside them
@@ -34,7 +34,7 @@
 //! ```
 
 mod anchor;
-mod error;
+pub(crate) mod error;
 mod nlp;
 mod nodes;
 mod segment;

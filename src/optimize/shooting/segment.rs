@@ -16,7 +16,7 @@
 use super::nodes::Node;
 use crate::cost::Objective;
 use crate::error::Error;
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::optimize::constrained::nlp::end_rates;

@@ -1,7 +1,7 @@
 //! `hybridopt animate`: `animation.gif`, `strobe.png`/`.svg` and the report
 //! `animation.json` (also `--json`).
 
-pub mod files;
+pub(crate) mod files;
 
 pub use files::{file_geometry, stage_animation, stage_strobe, Drawing, Run};
 

@@ -1,9 +1,9 @@
 //! `hybridopt gradient --json` (and `gradient.json` of `--out`): the typed report.
-//! [`run`] computes it, [`files`] writes the `--out` folder, [`text`] the terminal report.
+//! `run` computes it, `files` writes the `--out` folder, `text` the terminal report.
 
-pub mod files;
-pub mod run;
-pub mod text;
+pub(crate) mod files;
+pub(crate) mod run;
+pub(crate) mod text;
 
 pub use files::write_gradient_folder;
 pub use run::{run_gradient, GradientOptions, GradientRun};

@@ -3,9 +3,9 @@
 //! picture of the initial and optimized motion for a system that can be drawn — written through
 //! [`Staging`], so that a failure leaves no partial folder and earlier results unchanged.
 
-pub mod summary;
+pub(crate) mod summary;
 
-pub use summary::{EventSummary, MultiStartSummary, OptimizeSummary};
+pub use summary::{summary_thetas, EventSummary, MultiStartSummary, OptimizeSummary};
 
 #[cfg(feature = "plots")]
 use crate::animate::StrobeOptions;

@@ -1,8 +1,8 @@
 //! `hybridopt periodic` (the orbit, its stability and a continuation) and `optimize` on a
 //! `[periodic]` problem (the gait objective): the reports and the results folders.
 
-pub mod figures;
-pub mod files;
+pub(crate) mod figures;
+pub(crate) mod files;
 
 use crate::output::atomic::Staging;
 use crate::periodic::continuation::{self as cont, Bifurcation, Branch};

@@ -1,9 +1,9 @@
 //! What `hybridopt sweep` and `hybridopt merge` print (`--json`): the counts, the best point
-//! and the folder. The files themselves are [`crate::output::sweep::files`]'s.
+//! and the folder. The files themselves are `crate::output::sweep::files`'s.
 
 #[cfg(feature = "plots")]
 mod figure;
-pub mod files;
+pub(crate) mod files;
 #[cfg(feature = "plots")]
 mod heatmap;
 

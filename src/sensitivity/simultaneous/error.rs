@@ -1,8 +1,10 @@
 //! Why the analysis of a simultaneous event (its pieces, its B-derivative, the directional
 //! derivatives and piece gradients through it) cannot be done, by kind.
 
-use super::MAX_GROUP_SIZE;
 use crate::sensitivity::corner::CornerError;
+
+/// Largest group for which the n! crossing orders are enumerated (720 pieces).
+pub const MAX_GROUP_SIZE: usize = 6;
 
 /// A failure of the nonsmooth analysis at simultaneous events
 /// ([`super::SimultaneousEvent`], [`super::directional_derivative`],

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::error::Error;
-use crate::integrate::hybrid::Ctx;
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::sensitivity::corner::{bderivative_value, Corner};

@@ -1,7 +1,7 @@
 //! Sensitivities through *simultaneous* events: a trajectory meets n ≥ 2 guard surfaces at
 //! one instant (a corner; theory.md §7, seed 003). The hybrid loop records such a group as
 //! n events sharing one `group` id, applied in one crossing order; the sequential jumps of
-//! [`super::forward`] and [`super::adjoint`] then give the derivative of *that* piece only.
+//! `super::forward` and `super::adjoint` then give the derivative of *that* piece only.
 //! The flow is piecewise differentiable there: the derivative depends on the order in which a
 //! perturbed trajectory crosses the surfaces. This module exposes what exists instead of a
 //! gradient:
@@ -76,7 +76,7 @@
 //! little at the sizes where piecewise gradients are wanted.
 
 mod directional;
-mod error;
+pub(crate) mod error;
 mod event;
 mod pieces;
 mod plan;
@@ -86,9 +86,6 @@ pub use error::*;
 pub use event::*;
 pub use pieces::*;
 use plan::*;
-
-/// Largest group for which the n! crossing orders are enumerated (720 pieces).
-pub const MAX_GROUP_SIZE: usize = 6;
 
 /// Piece gradients differing by more than this (relative to the largest gradient entry of
 /// the objective) make an evaluation nonsmooth.

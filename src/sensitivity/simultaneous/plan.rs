@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::{simulate_hybrid, Ctx, GuardRate, HybridRhs};
+use crate::integrate::hybrid::{simulate_hybrid, GuardRate, HybridRhs};
+use crate::integrate::trajectory::Ctx;
 use crate::integrate::{NewtonJacobian, Trajectory};
 use crate::model::HybridSystem;
 use crate::sensitivity::columns::{column_flow_rhs, ColumnFlow};

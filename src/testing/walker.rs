@@ -1,9 +1,9 @@
 //! Reference cases shared by the tests and the benchmark: the simplest walker's section,
 //! start states on it, and the published gaits at γ = 0.009.
 
-use super::map::MapOptions;
-use super::section::Section;
 use crate::integrate::{EventOptions, SolverOptions};
+use crate::periodic::map::MapOptions;
+use crate::periodic::section::Section;
 
 /// The walker's slope of the reference case (Garcia et al. 1998).
 pub const GAMMA: f64 = 0.009;
