@@ -4,6 +4,7 @@ pub(crate) mod dense;
 pub(crate) mod hybrid;
 mod lu;
 mod newton;
+mod ode;
 pub(crate) mod options;
 pub(crate) mod radau;
 pub(crate) mod smooth;
@@ -14,7 +15,8 @@ pub(crate) mod trajectory;
 
 pub use dense::DenseStep;
 pub use newton::{Newton, NewtonCounts, JAC_RATE};
+pub use ode::{JacobianBlock, NewtonJacobian, OdeRhs, Tolerances};
 pub use options::{Checkpointing, EventOptions, LinearAlgebra, SolverOptions};
 pub use sparse::{SparseBlock, Structure};
-pub use stepper::{JacobianBlock, Method, NewtonJacobian, OdeRhs, Tolerances};
+pub use stepper::Method;
 pub use trajectory::{EventRecord, ReplayWindow, Segment, Stats, Trajectory};

@@ -22,7 +22,7 @@
 //! follows the records ([`Newton::evaluate_at`], [`Newton::replaying`]).
 
 use super::lu::Factored;
-use super::stepper::{NewtonJacobian, OdeRhs};
+use super::ode::{NewtonJacobian, OdeRhs};
 use crate::error::ModelError;
 use crate::model::Scalar;
 use nalgebra::Complex;

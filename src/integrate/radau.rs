@@ -10,10 +10,10 @@
 use super::dense::DenseStep;
 use super::lu::{Factored, Lu};
 use super::newton::{Factors, Newton, Solve};
-use super::sparse::SparseLu;
-use super::stepper::{
+use super::ode::{
     Attempt, JacobianBlock, NewtonJacobian, OdeRhs, Tolerances, NEWTON_MAX_ITER, NEWTON_TOL,
 };
+use super::sparse::SparseLu;
 use super::tableau::Radau5;
 use crate::error::ModelError;
 use crate::model::Scalar;

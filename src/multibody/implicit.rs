@@ -38,130 +38,16 @@
 use super::constraints::{velocity_hessian_product, Constraint, ConstraintEval};
 use super::dynamics::{
     baumgarte_rhs, ggl_velocity, index2_acceleration, penalty_multipliers, penalty_system,
-    saddle_matrix, Accel, Dynamics, Formulation, PENALTY_MATRIX, SADDLE_MATRIX,
+    saddle_matrix, Accel, Dynamics, PENALTY_MATRIX, SADDLE_MATRIX,
 };
+use super::linearization::{Key, Kind, Linearization, Partials, Primal};
 use super::system::MultibodySystem;
 use crate::error::ModelError;
 use crate::linalg::Lu;
 use crate::model::{lane_seed, Lanes, Scalar, VjpArgs, VjpOut, LANES};
-use std::sync::Mutex;
 
 /// What a singular `R_s` of the index-2 formulation is called in errors.
 const INDEX2_SYSTEM: &str = "index-2 system (Gram and saddle-point matrices) ∂R/∂(η, a, λ)";
-
-/// The last linearization of a mechanism's flow (module docs, "Reuse"). Cloning gives an
-/// empty cache; any two caches compare equal (a cache is not part of a mechanism's value).
-#[derive(Default)]
-pub struct VjpCache(Mutex<Option<Box<Linearization>>>);
-
-impl Clone for VjpCache {
-    fn clone(&self) -> Self {
-        VjpCache::default()
-    }
-}
-
-impl PartialEq for VjpCache {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for VjpCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("VjpCache")
-    }
-}
-
-/// Where the partials are taken: the point, bit for bit, and what else the flow reads.
-#[derive(Debug, Clone, PartialEq)]
-struct Key {
-    mode: usize,
-    t: u64,
-    x: Vec<u64>,
-    p: Vec<u64>,
-    dynamics: Dynamics,
-    /// The mode's constraint set (address and length).
-    cons: (usize, usize),
-}
-
-impl Key {
-    fn of(args: &VjpArgs<'_>, dynamics: &Dynamics, cons: &[Constraint]) -> Key {
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect();
-        Key {
-            mode: args.mode,
-            t: args.t.to_bits(),
-            x: bits(args.x),
-            p: bits(args.p),
-            dynamics: *dynamics,
-            cons: (cons.as_ptr() as usize, cons.len()),
-        }
-    }
-}
-
-/// The formulations' unknowns (module docs).
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    Index1,
-    Penalty,
-    Index2,
-}
-
-impl Kind {
-    fn of(f: Formulation) -> Kind {
-        match f {
-            Formulation::Index1 => Kind::Index1,
-            Formulation::Penalty => Kind::Penalty,
-            Formulation::Index2 => Kind::Index2,
-        }
-    }
-    /// The number of unknowns `s` with n coordinates and m constraint rows.
-    fn unknowns(self, n: usize, m: usize) -> usize {
-        match self {
-            Kind::Index1 => n + m,
-            Kind::Penalty => n,
-            Kind::Index2 => n + 2 * m,
-        }
-    }
-}
-
-/// The real solution at the point: the pieces of `R`, the unknowns, the flow's readings
-/// and (once asked for) the outputs.
-struct Primal {
-    mass: Vec<f64>,
-    force: Vec<f64>,
-    ev: ConstraintEval<f64>,
-    s: Vec<f64>,
-    acc: Accel<f64>,
-    /// `K` factored (index 1, penalty: `R_s = −K`).
-    k_lu: Option<Lu>,
-    y: Option<Vec<f64>>,
-}
-
-/// The explicit partials of `R`, `g`, `h` along all directions `d` of `(s, q, v, p)`, for
-/// the outputs flagged in `wanted`, as their nonzero entries `(row, d, value)` (`g` is
-/// mostly a selection, the weighted outputs are few, `R_z` has structural zeros).
-#[derive(Default)]
-struct Partials {
-    wanted: Vec<bool>,
-    nd: usize,
-    /// Nonzero entries of `∂g/∂(s, z)` and `∂h/∂(s, z)` (rows: g's, then h's).
-    gh: Vec<(usize, usize, f64)>,
-    /// Nonzero entries of `R_z` (`d` counted from the first `z` direction).
-    rz: Vec<(usize, usize, f64)>,
-    /// `R_s` (nk × nk, row-major; index 2 only) and `R_sᵀ` factored.
-    rs: Vec<f64>,
-    rs_t: Option<Lu>,
-}
-
-/// A point's solution and partials (module docs).
-struct Linearization {
-    key: Key,
-    primal: Primal,
-    partials: Option<Partials>,
-    /// Buffers of an earlier point's partials, and the products' scratch.
-    spare: Partials,
-    scratch: Vec<f64>,
-}
 
 /// `v` lifted into [`Lanes`], entry `i` seeded in lane `lane_of(i)`.
 fn lift(v: &[f64], lane_of: impl Fn(usize) -> Option<usize>) -> Vec<Lanes> {

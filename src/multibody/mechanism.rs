@@ -31,7 +31,7 @@ pub struct Mechanism {
     /// Gravitational acceleration g (along −y).
     pub gravity: ParamRef,
     /// The last linearization of the flow, for the VJP hook ([`super::implicit`]).
-    pub(crate) vjp_cache: super::implicit::VjpCache,
+    pub(crate) vjp_cache: super::linearization::VjpCache,
 }
 
 impl Mechanism {

@@ -21,6 +21,7 @@ pub(crate) mod dynamics;
 pub(crate) mod forces;
 pub(crate) mod impacts;
 pub(crate) mod implicit;
+mod linearization;
 pub(crate) mod mechanism;
 pub(crate) mod param;
 pub(crate) mod system;

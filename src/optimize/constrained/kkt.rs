@@ -12,7 +12,7 @@
 //!
 //! and the KKT residual is the largest of the three (absolute values, infinity norms).
 
-use super::nlp::Point;
+use super::point::Point;
 
 /// The parts of the KKT residual.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

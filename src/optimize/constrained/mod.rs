@@ -35,6 +35,8 @@ pub(crate) mod error;
 pub(super) mod kkt;
 pub(super) mod nlp;
 mod path;
+pub(super) mod point;
+pub(super) mod problem;
 mod qp;
 pub(super) mod sqp;
 

@@ -16,7 +16,8 @@
 //! every point's violation through the rows of the next iterate. Values just after an
 //! event (an upward jump of y) are not rows: they are checked in the report's violation.
 
-use super::nlp::{Nlp, RowAt};
+use super::nlp::Nlp;
+use super::point::{PathRow, Point, RowAt};
 use crate::cost::{EventGuard, Objective, Term};
 use crate::error::Error;
 use crate::integrate::Trajectory;
@@ -24,13 +25,6 @@ use crate::model::HybridSystem;
 use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
 use crate::setup::Setup;
 use num_dual::Dual64;
-
-/// One row of a path constraint: where, its value and its gradient over x.
-pub(crate) struct PathRow {
-    pub at: RowAt,
-    pub value: f64,
-    pub grad: Vec<f64>,
-}
 
 /// Whether an extremum is a maximum or a minimum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,101 +52,103 @@ const REFINE: usize = 60;
 /// becomes a row.
 const BAND: f64 = 0.1;
 
-/// The rows of the path constraint on `output` with bounds `(lower, upper)` at the point
-/// evaluated in `ev` (on `setup`, the horizon ending at the point's T).
-pub(crate) fn path_rows<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>, setup: &Setup<'_, S>, ev: &Evaluation, theta: &[f64], output: usize,
-    (lower, upper): (f64, f64),
-) -> Result<Vec<PathRow>, Error> {
-    let dense;
-    let traj = if ev.trajectory.is_dense() {
-        &ev.trajectory
-    } else {
-        dense = setup.simulate(theta)?;
-        &dense
-    };
-    let found = extrema(setup, traj, theta, output)?;
-    let (lo, hi) = found
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |a, e| {
-            (a.0.min(e.value), a.1.max(e.value))
-        });
-    let band = BAND * (hi - lo).max(0.0) + 1e-9;
-    let chosen: Vec<Extremum> = found
-        .into_iter()
-        .filter(|e| match e.side {
-            Side::Max => upper.is_finite() && e.value >= upper - band,
-            Side::Min => lower.is_finite() && e.value <= lower + band,
-        })
-        .collect();
-    let mut rows = Vec::new();
-    // the points with functionals on the whole horizon, in one evaluation
-    let mut terms = Vec::new();
-    for e in &chosen {
-        match e.at {
-            RowAt::BeforeEvent { .. } => terms.push(Term::EventOutput {
-                guard: EventGuard::Any,
-                occurrence: e.event + 1,
-                output,
-                weight: 1.0,
-            }),
-            RowAt::End => terms.push(Term::Terminal {
-                output,
-                weight: 1.0,
-            }),
-            _ => {}
-        }
-    }
-    let whole = if terms.is_empty() {
-        None
-    } else {
-        let objectives = terms
+impl<S: HybridSystem> Nlp<'_, '_, S> {
+    /// The rows of the path constraint on `output` with bounds `(lower, upper)` at the point
+    /// evaluated in `ev` (on `setup`, the horizon ending at the point's T).
+    pub(crate) fn path_rows(
+        &self, setup: &Setup<'_, S>, ev: &Evaluation, theta: &[f64], output: usize,
+        (lower, upper): (f64, f64),
+    ) -> Result<Vec<PathRow>, Error> {
+        let dense;
+        let traj = if ev.trajectory.is_dense() {
+            &ev.trajectory
+        } else {
+            dense = setup.simulate(theta)?;
+            &dense
+        };
+        let found = extrema(setup, traj, theta, output)?;
+        let (lo, hi) = found
             .iter()
-            .map(|t| Objective::new("path", vec![t.clone()]))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |a, e| {
+                (a.0.min(e.value), a.1.max(e.value))
+            });
+        let band = BAND * (hi - lo).max(0.0) + 1e-9;
+        let chosen: Vec<Extremum> = found
+            .into_iter()
+            .filter(|e| match e.side {
+                Side::Max => upper.is_finite() && e.value >= upper - band,
+                Side::Min => lower.is_finite() && e.value <= lower + band,
+            })
             .collect();
-        let s = setup.with_objectives(objectives);
-        let w = evaluate(&s, theta, GradientMethod::Adjoint)?;
-        let dt = match nlp.constraints.free_time {
-            Some(_) => super::nlp::time_derivatives(&s, &w, theta)?,
-            None => vec![],
-        };
-        Some((w, dt))
-    };
-    let mut next_whole = 0;
-    for e in &chosen {
-        let (value, grad) = match e.at {
-            RowAt::Start => (e.value, start_gradient(nlp, setup, theta, output)?),
-            RowAt::Interior { .. } => {
-                let mut s = setup.with_objectives(vec![Objective::new(
-                    "path",
-                    vec![Term::Terminal {
-                        output,
-                        weight: 1.0,
-                    }],
-                )]);
-                s.t_end = e.t;
-                let w = evaluate(&s, theta, GradientMethod::Adjoint)?;
-                (e.value, nlp.restrict(&w.gradients[0]))
+        let mut rows = Vec::new();
+        // the points with functionals on the whole horizon, in one evaluation
+        let mut terms = Vec::new();
+        for e in &chosen {
+            match e.at {
+                RowAt::BeforeEvent { .. } => terms.push(Term::EventOutput {
+                    guard: EventGuard::Any,
+                    occurrence: e.event + 1,
+                    output,
+                    weight: 1.0,
+                }),
+                RowAt::End => terms.push(Term::Terminal {
+                    output,
+                    weight: 1.0,
+                }),
+                _ => {}
             }
-            RowAt::BeforeEvent { .. } | RowAt::End => {
-                let (w, dt) = whole.as_ref().expect("evaluated above");
-                let o = next_whole;
-                next_whole += 1;
-                let mut g = nlp.restrict(&w.gradients[o]);
-                if let (Some(d), Some(last)) = (dt.get(o), g.last_mut()) {
-                    *last = *d;
+        }
+        let whole = if terms.is_empty() {
+            None
+        } else {
+            let objectives = terms
+                .iter()
+                .map(|t| Objective::new("path", vec![t.clone()]))
+                .collect();
+            let s = setup.with_objectives(objectives);
+            let w = evaluate(&s, theta, GradientMethod::Adjoint)?;
+            let dt = match self.constraints.free_time {
+                Some(_) => super::nlp::time_derivatives(&s, &w, theta)?,
+                None => vec![],
+            };
+            Some((w, dt))
+        };
+        let mut next_whole = 0;
+        for e in &chosen {
+            let (value, grad) = match e.at {
+                RowAt::Start => (e.value, start_gradient(self, setup, theta, output)?),
+                RowAt::Interior { .. } => {
+                    let mut s = setup.with_objectives(vec![Objective::new(
+                        "path",
+                        vec![Term::Terminal {
+                            output,
+                            weight: 1.0,
+                        }],
+                    )]);
+                    s.t_end = e.t;
+                    let w = evaluate(&s, theta, GradientMethod::Adjoint)?;
+                    (e.value, self.restrict(&w.gradients[0]))
                 }
-                (w.values[o], g)
-            }
-            RowAt::Whole | RowAt::Continuity { .. } => unreachable!("a path point"),
-        };
-        rows.push(PathRow {
-            at: e.at,
-            value,
-            grad,
-        });
+                RowAt::BeforeEvent { .. } | RowAt::End => {
+                    let (w, dt) = whole.as_ref().expect("evaluated above");
+                    let o = next_whole;
+                    next_whole += 1;
+                    let mut g = self.restrict(&w.gradients[o]);
+                    if let (Some(d), Some(last)) = (dt.get(o), g.last_mut()) {
+                        *last = *d;
+                    }
+                    (w.values[o], g)
+                }
+                RowAt::Whole | RowAt::Continuity { .. } => unreachable!("a path point"),
+            };
+            rows.push(PathRow {
+                at: e.at,
+                value,
+                grad,
+            });
+        }
+        Ok(rows)
     }
-    Ok(rows)
 }
 
 /// `d y(t0)/dx` from the initial state in dual numbers, one pass per optimized entry
@@ -382,7 +378,7 @@ fn golden_max(
 /// maximum against `upper`, the minimum against `lower`): every refined extremum and the
 /// dense samples (8 a step, the values just after events included), for the report.
 pub(crate) fn extreme<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>, p: &super::nlp::Point, output: usize, (lower, upper): (f64, f64),
+    nlp: &Nlp<'_, '_, S>, p: &Point, output: usize, (lower, upper): (f64, f64),
 ) -> f64 {
     let setup = nlp.setup_at(p.t_end);
     let dense;

@@ -15,7 +15,7 @@
 //! ν_j > 0 at an upper bound, < 0 at a lower one).
 
 use super::error::ConstrainedError;
-use super::nlp::Row;
+use super::point::Row;
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{
     DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,

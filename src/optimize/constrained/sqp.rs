@@ -8,7 +8,8 @@
 //! ([`super::kkt`]) is below the tolerance.
 
 use super::kkt::{kkt, Kkt};
-use super::nlp::Point;
+use super::point::Point;
+pub(crate) use super::problem::Problem;
 use super::qp::{dot, Qp, QpStep};
 use crate::error::Error;
 use nalgebra::{DMatrix, DVector};
@@ -25,28 +26,6 @@ const NOISE: f64 = 1e-12;
 const RHO_START: f64 = 1e3;
 const RHO_GROWTH: f64 = 100.0;
 const RHO_MAX: f64 = 1e10;
-
-/// What the iteration needs of a problem: its variables' bounds and start, the evaluation
-/// of the cost and the constraint rows with exact gradients at a point, and the part of
-/// the cost's Hessian known in closed form. Single shooting ([`super::nlp::Nlp`]) and
-/// multiple shooting (`crate::optimize::shooting`) are the two problems.
-pub(crate) trait Problem {
-    /// The variables' lower and upper bounds (closed; infinite where open).
-    fn bounds(&self) -> (&[f64], &[f64]);
-    /// The start point (the iteration clamps it into the bounds).
-    fn x0(&self) -> Vec<f64>;
-    /// f, ∇f and every row at x.
-    fn evaluate(&self, x: &[f64]) -> Result<Point, Error>;
-    /// The cost's Hessian where known in closed form (to start the quasi-Newton
-    /// approximation from), else `None`.
-    fn known_hessian(&self) -> Option<DMatrix<f64>>;
-    /// Why the iteration should stop at an accepted iterate short of convergence for the
-    /// caller to change the problem's discretization (multiple shooting: an event on a
-    /// node), else `None`.
-    fn halt(&self, _p: &Point) -> Option<String> {
-        None
-    }
-}
 
 /// How the iteration ended.
 #[derive(Debug, Clone, PartialEq)]

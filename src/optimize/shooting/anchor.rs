@@ -13,41 +13,16 @@
 //! (the sample is of a segment's own run), the event is now inside a segment, and the SQP
 //! continues from there.
 
-use super::nlp::ShootingNlp;
+use super::nlp::{ShootingNlp, NEAR};
 use super::nodes::{Node, NodeSide};
 use super::segment;
 use crate::error::Error;
 use crate::model::HybridSystem;
 use rayon::prelude::*;
 
-/// An event closer to a node than this fraction of the shorter neighbouring segment is on
-/// it.
-const NEAR: f64 = 0.05;
 /// The moved node lands this fraction of the segment beyond the event (or halfway to the
 /// next event, if that is nearer).
 const BEYOND: f64 = 0.1;
-
-/// The first node with an event of an adjacent segment on it (`events`: each segment's
-/// event times with the horizon ending at `t_end`), as a reason to stop the SQP.
-pub(super) fn event_on_node<S: HybridSystem>(
-    nlp: &ShootingNlp<'_, '_, S>, t_end: f64, events: &[Vec<f64>],
-) -> Option<String> {
-    let k = nlp.k();
-    let end = nlp.span_at(k - 1, t_end).t1;
-    let at = |node: usize| nlp.node_time(node, t_end);
-    for node in 1..k {
-        let t = at(node);
-        let left = t - at(node - 1);
-        let right = if node + 1 < k { at(node + 1) } else { end } - t;
-        let near = NEAR * left.min(right);
-        let before = events[node - 1].last().is_some_and(|&te| t - te < near);
-        let after = events[node].first().is_some_and(|&te| te - t < near);
-        if before != after {
-            return Some(format!("an event on node {node} (t = {t})"));
-        }
-    }
-    None
-}
 
 /// The point x with every node that has an event on it moved across (and `nlp`'s nodes
 /// with it); `None` when no event is on a node. `events` are each segment's event times

@@ -33,6 +33,9 @@ use nalgebra::DMatrix;
 use num_dual::Dual64;
 use rayon::prelude::*;
 
+/// An event closer to a node than this fraction of the shorter neighbouring segment is on
+/// it.
+pub(super) const NEAR: f64 = 0.05;
 /// The problem: the base setup with one objective per functional (the cost, then each
 /// constraint's functional), θ's fixed values and optimized entries, the nodes (their
 /// times and modes are fixed; their states are variables) and x's bounds.
@@ -119,6 +122,26 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
             return self.nodes[k].t;
         }
         self.setup.t0 + self.fraction(k) * (t_end - self.setup.t0)
+    }
+
+    /// The first node with an event of an adjacent segment on it (`events`: each segment's
+    /// event times with the horizon ending at `t_end`), as a reason to stop the SQP.
+    pub fn event_on_node(&self, t_end: f64, events: &[Vec<f64>]) -> Option<String> {
+        let k = self.k();
+        let end = self.span_at(k - 1, t_end).t1;
+        let at = |node: usize| self.node_time(node, t_end);
+        for node in 1..k {
+            let t = at(node);
+            let left = t - at(node - 1);
+            let right = if node + 1 < k { at(node + 1) } else { end } - t;
+            let near = NEAR * left.min(right);
+            let before = events[node - 1].last().is_some_and(|&te| t - te < near);
+            let after = events[node].first().is_some_and(|&te| te - t < near);
+            if before != after {
+                return Some(format!("an event on node {node} (t = {t})"));
+            }
+        }
+        None
     }
 
     /// The horizon's end at x: the free final time, or the fixed one.
@@ -482,7 +505,7 @@ impl<S: HybridSystem> Problem for ShootingNlp<'_, '_, S> {
         self.point(x, runs)
     }
     fn halt(&self, p: &Point) -> Option<String> {
-        super::anchor::event_on_node(self, p.t_end, &p.segment_events)
+        self.event_on_node(p.t_end, &p.segment_events)
     }
 
     fn known_hessian(&self) -> Option<DMatrix<f64>> {
