@@ -144,6 +144,17 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
         None
     }
 
+    /// A free final time T moves every node but the first (`∂t_k/∂T = c_k`): column `it` of
+    /// the functionals' gradients from each segment's time rates ([`segment::TimeRates`]).
+    fn add_time_column(&self, segments: &[SegmentRun], it: usize, grads: &mut [Vec<f64>]) {
+        for (k, seg) in segments.iter().enumerate() {
+            let (a, b) = (self.fraction(k), self.fraction(k + 1));
+            for (i, g) in grads.iter_mut().enumerate() {
+                g[it] += a * seg.rates.value_over_start[i] + b * seg.rates.value_over_end[i];
+            }
+        }
+    }
+
     /// The horizon's end at x: the free final time, or the fixed one.
     pub fn horizon(&self, x: &[f64]) -> f64 {
         match self.free_time {
@@ -339,15 +350,9 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
                 }
             }
         }
-        // a free final time T moves every node but the first: ∂t_k/∂T = c_k
         let at_t = self.free_time.then_some(nf);
         if let Some(it) = at_t {
-            for (k, seg) in segments.iter().enumerate() {
-                let (a, b) = (self.fraction(k), self.fraction(k + 1));
-                for (i, g) in grads.iter_mut().enumerate() {
-                    g[it] += a * seg.rates.value_over_start[i] + b * seg.rates.value_over_end[i];
-                }
-            }
+            self.add_time_column(&segments, it, &mut grads);
         }
         let f = values[0];
         if !f.is_finite() || grads[0].iter().any(|v| !v.is_finite()) {
