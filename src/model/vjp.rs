@@ -67,6 +67,20 @@ pub struct VjpOut<'a> {
     pub y: &'a mut [f64],
 }
 
+impl VjpOut<'_> {
+    /// Entry (j, d) of the product over the directions `d` of `(x, u, p)` (sizes
+    /// `(nx, nu, np)`): into `gx`, `gu` or `gp` by the block `d` falls in.
+    pub(crate) fn set(&mut self, j: usize, d: usize, (nx, nu, np): (usize, usize, usize), s: f64) {
+        if d < nx {
+            self.gx[j * nx + d] = s;
+        } else if d < nx + nu {
+            self.gu[j * nu + d - nx] = s;
+        } else {
+            self.gp[j * np + d - nx - nu] = s;
+        }
+    }
+}
+
 /// ȳ of a dual-pass VJP: given, or computed from the outputs at the point (evaluated here
 /// in `f64` and written to `y`).
 fn output_cotangents<'b, S: HybridSystem + ?Sized>(
@@ -128,7 +142,7 @@ type DualBuffers<'b> = (
 /// The passes of [`vjp_by_scalar_duals`] on reused buffers.
 fn scalar_passes<S: HybridSystem + ?Sized>(
     sys: &S, a: &VjpArgs<'_>, ybar: &[f64], ny: usize, with_y: bool,
-    (xd, ud, pd, f, y): DualBuffers<'_>, out: VjpOut<'_>,
+    (xd, ud, pd, f, y): DualBuffers<'_>, mut out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
     let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
     let lift = |dst: &mut Vec<Dual64>, v: &[f64]| {
@@ -176,13 +190,7 @@ fn scalar_passes<S: HybridSystem + ?Sized>(
                     .map(|(b, yv)| b * yv.eps)
                     .sum::<f64>();
             }
-            if d < nx {
-                out.gx[j * nx + d] = s;
-            } else if d < nx + nu {
-                out.gu[j * nu + d - nx] = s;
-            } else {
-                out.gp[j * np + d - nx - nu] = s;
-            }
+            out.set(j, d, (nx, nu, np), s);
         }
     }
     Ok(())
@@ -194,7 +202,7 @@ fn scalar_passes<S: HybridSystem + ?Sized>(
 /// and every cotangent's entries `λ_j·f_i + ȳ_j·h_i` at once, so k cotangents cost the
 /// same passes as one.
 pub fn vjp_by_dual_passes<S: HybridSystem + ?Sized>(
-    sys: &S, a: VjpArgs<'_>, out: VjpOut<'_>,
+    sys: &S, a: VjpArgs<'_>, mut out: VjpOut<'_>,
 ) -> Result<(), ModelError> {
     let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
     let with_y = a.ybar.is_some();
@@ -232,13 +240,7 @@ pub fn vjp_by_dual_passes<S: HybridSystem + ?Sized>(
                         s += b * lane_eps(yv, l);
                     }
                 }
-                if d < nx {
-                    out.gx[j * nx + d] = s;
-                } else if d < nx + nu {
-                    out.gu[j * nu + d - nx] = s;
-                } else {
-                    out.gp[j * np + d - nx - nu] = s;
-                }
+                out.set(j, d, (nx, nu, np), s);
             }
         }
     }
