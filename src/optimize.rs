@@ -59,7 +59,9 @@ pub use history::HistoryRow;
 use history::Rows;
 pub use kink::{min_norm_in_hull, KinkReport};
 use runs::{Ending, Runs, Solved};
-pub use settings::{parse_gradient_method, KinkPolicy, OptimizerSettings, SolverKind};
+pub use settings::{
+    parse_gradient_method, Globalization, KinkPolicy, OptimizerSettings, SolverKind,
+};
 pub use shooting::{
     optimize_shooting, segment_trajectories, shooting_point, Closure, ClosureReport, Guess,
     GuessTable, Node, NodeReport, NodeSide, NodeTimes, Shooting, ShootingError, ShootingEvaluator,

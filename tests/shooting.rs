@@ -697,3 +697,110 @@ fn free_final_time_with_a_closing_is_a_typed_error() {
     );
     assert!(e.to_string().contains("free final time"), "{e}");
 }
+
+/// A shipped problem's text with `[optimizer] globalization = "trust_region"` and, where
+/// given, `[shooting] segments = K`.
+fn with_trust_region(file: &str, segments: Option<usize>) -> Problem {
+    let path = std::path::Path::new(file);
+    let mut text = std::fs::read_to_string(path).unwrap();
+    assert!(
+        text.contains("[optimizer]\n"),
+        "{file} has an [optimizer] table"
+    );
+    if !text.contains("globalization") {
+        text = text.replace(
+            "[optimizer]\n",
+            "[optimizer]\nglobalization = \"trust_region\"\n",
+        );
+    }
+    if let Some(k) = segments {
+        text = match text.find("segments = ") {
+            Some(at) => {
+                let end = at + text[at..].find('\n').unwrap();
+                format!("{}segments = {k}{}", &text[..at], &text[end..])
+            }
+            None => format!("{text}\n[shooting]\nsegments = {k}\n"),
+        };
+    }
+    Problem::parse(&text, path).unwrap()
+}
+
+/// The trust region solves by multiple shooting what the line search does not:
+/// `five_bar_stiffness` with 3 segments (the line search ends after 100 iterations at
+/// ψ = 8.7e-3) reaches single shooting's optimum (L-BFGS, no constraints), and the
+/// actuated compass gait's periodic walk with 3 segments (the line search's QP fails,
+/// `DualInfeasible`) reaches the shipped 2-segment optimum (KKT 1e-8) at KKT 1e-5,
+/// periodic to 1e-10.
+#[test]
+fn trust_region_solves_what_the_line_search_does_not() {
+    let run = |p: &Problem| {
+        let setup = p.setup().unwrap();
+        p.optimize(&setup, &p.theta, None).unwrap()
+    };
+    let single = run(&problem_file("problems/five_bar_stiffness.toml"));
+    let multi = run(&with_trust_region(
+        "problems/five_bar_stiffness.toml",
+        Some(3),
+    ));
+    assert!(single.converged() && multi.converged(), "{single}\n{multi}");
+    let rel = (single.final_cost - multi.final_cost).abs() / single.final_cost;
+    let dtheta = single
+        .theta_final
+        .iter()
+        .zip(&multi.theta_final)
+        .map(|(a, b)| (a - b).abs() / a.abs().max(1.0))
+        .fold(0.0, f64::max);
+    let gap = multi.shooting.as_ref().unwrap().max_defect;
+    eprintln!(
+        "five_bar_stiffness: L-BFGS ψ {:.12e}, 3 segments ψ {:.12e} ({} it), relative {rel:.1e}, θ {dtheta:.1e}, gap {gap:.1e}",
+        single.final_cost, multi.final_cost, multi.iterations
+    );
+    assert!(rel <= 1e-8 && dtheta <= 1e-5 && gap <= 1e-9);
+
+    let two = run(&problem_file("problems/compass_gait_periodic_walk.toml"));
+    // at 3 segments the stationarity stalls near 2e-5 (the multipliers are in the
+    // thousands), so this run stops at the tolerance the line search was shipped with
+    let mut three = with_trust_region("problems/compass_gait_periodic_walk.toml", Some(3));
+    three.optimizer.tol_kkt = 1e-5;
+    let three = run(&three);
+    assert!(two.converged() && three.converged(), "{two}\n{three}");
+    let rel = (two.final_cost - three.final_cost).abs() / two.final_cost;
+    let closure = |r: &OptimizeResult| {
+        let s = r.shooting.as_ref().unwrap();
+        (s.closure.as_ref().unwrap().residual, s.max_defect)
+    };
+    eprintln!(
+        "periodic walk: 2 segments ψ {:.12e} ({} it), 3 segments ψ {:.12e} ({} it), relative {rel:.1e}, closure {:?} {:?}",
+        two.final_cost,
+        two.iterations,
+        three.final_cost,
+        three.iterations,
+        closure(&two),
+        closure(&three)
+    );
+    assert!(rel <= 1e-8);
+    for r in [&two, &three] {
+        let (residual, gap) = closure(r);
+        assert!(residual <= 1e-10 && gap <= 1e-9, "{residual} {gap}");
+    }
+}
+
+/// `globalization` takes `line_search` or `trust_region`; anything else is an error that
+/// names the key and the valid values.
+#[test]
+fn an_unknown_globalization_is_an_error() {
+    let path = std::path::Path::new("problems/thrust_constrained.toml");
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("[optimizer]\n", "[optimizer]\nglobalization = \"filter\"\n");
+    let e = Problem::parse(&text, path).unwrap_err().to_string();
+    assert!(
+        e.contains("globalization") && e.contains("line_search") && e.contains("trust_region"),
+        "{e}"
+    );
+}
+
+fn problem_file(file: &str) -> Problem {
+    let path = std::path::Path::new(file);
+    Problem::parse(&std::fs::read_to_string(path).unwrap(), path).unwrap()
+}

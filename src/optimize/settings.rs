@@ -43,6 +43,21 @@ pub enum KinkPolicy {
     Stop,
 }
 
+/// How the constrained solver (SQP) makes each step acceptable
+/// (docs/constrained.md, "The solver").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Globalization {
+    /// Backtracking along the QP's step on the l1 merit function (Armijo). The default.
+    #[default]
+    LineSearch,
+    /// The QP restricted to a box `‖d‖∞ ≤ Δ` whose radius follows the ratio of the merit
+    /// function's actual to predicted reduction (Fletcher's Sl1QP): the QP stays bounded
+    /// whatever the quasi-Newton matrix, and steps stay where the linearization holds.
+    /// For multiple shooting from far-off guesses and for walkers.
+    TrustRegion,
+}
+
 /// Parses a gradient method name (`adjoint`, `direct`, `fd`, `dual`).
 pub fn parse_gradient_method(s: &str) -> Option<GradientMethod> {
     parse_name(s)
@@ -79,6 +94,8 @@ pub struct OptimizerSettings {
     /// The constrained solver stops when the KKT residual (stationarity, feasibility and
     /// complementarity, absolute) is below this. Default 1e-8.
     pub tol_kkt: f64,
+    /// The constrained solver's globalization. Default: a line search.
+    pub globalization: Globalization,
 }
 
 impl Default for OptimizerSettings {
@@ -93,6 +110,7 @@ impl Default for OptimizerSettings {
             first_step: 0.5,
             at_kink: KinkPolicy::Descent,
             tol_kkt: 1e-8,
+            globalization: Globalization::LineSearch,
         }
     }
 }

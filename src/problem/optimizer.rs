@@ -35,5 +35,6 @@ pub(super) fn settings(os: &OptimizerSpec, doc: &Document<'_>) -> Result<Optimiz
         first_step: os.first_step.unwrap_or(d.first_step),
         at_kink: os.at_kink.unwrap_or(d.at_kink),
         tol_kkt: os.tol_kkt.unwrap_or(d.tol_kkt),
+        globalization: os.globalization.unwrap_or(d.globalization),
     })
 }

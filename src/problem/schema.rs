@@ -5,7 +5,7 @@
 
 use crate::control::Basis;
 use crate::integrate::Method;
-use crate::optimize::{KinkPolicy, SolverKind};
+use crate::optimize::{Globalization, KinkPolicy, SolverKind};
 use crate::sensitivity::GradientMethod;
 pub use crate::systems::kind::SystemSpec;
 use serde::Deserialize;
@@ -453,6 +453,8 @@ pub struct OptimizerSpec {
     pub at_kink: Option<KinkPolicy>,
     /// The constrained solver's KKT tolerance.
     pub tol_kkt: Option<f64>,
+    /// The constrained solver's globalization (`line_search`, `trust_region`).
+    pub globalization: Option<Globalization>,
 }
 
 /// `[plot]`.

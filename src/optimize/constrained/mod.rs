@@ -31,14 +31,17 @@
 //! # Ok::<(), hybridopt::Error>(())
 //! ```
 
+mod bfgs;
 pub(crate) mod error;
 pub(super) mod kkt;
+mod line_search;
 pub(super) mod nlp;
 mod path;
 pub(super) mod point;
 pub(super) mod problem;
 mod qp;
 pub(super) mod sqp;
+mod trust_region;
 
 pub use error::ConstrainedError;
 pub use kkt::Kkt;
@@ -115,7 +118,13 @@ pub fn optimize_constrained<S: HybridSystem>(
     // entries by name, in θ's order; left-out parameters at the system's defaults
     let theta = &setup.resolve_theta(theta)?;
     let nlp = Nlp::new(setup, theta, constraints, settings.gradient)?;
-    let run = sqp(&nlp, settings.max_iters, settings.tol_kkt, progress)?;
+    let run = sqp(
+        &nlp,
+        settings.max_iters,
+        settings.tol_kkt,
+        settings.globalization,
+        progress,
+    )?;
     let report = report(
         &run.point,
         &run.lambda,

@@ -1,31 +1,38 @@
 //! The SQP iteration (docs/constrained.md, "The solver"; Nocedal & Wright, *Numerical
 //! Optimization*, 2nd ed., Algorithm 18.3): at each iterate the elastic QP subproblem
-//! ([`super::qp`]) gives the step d and the multipliers; the l1 merit function
-//! `φ(x; μ) = f(x) + μ Σ_r viol_r(x)` with `μ ≥ 1.1 ‖λ‖∞` accepts a step by Armijo
-//! backtracking (a second-order correction first, against the Maratos effect, §18.3);
-//! the Hessian of the Lagrangian is approximated by damped BFGS (Powell's damping,
-//! Procedure 18.2, scaled after the first step, eq. 6.20). It stops when the KKT residual
-//! ([`super::kkt`]) is below the tolerance.
+//! ([`super::qp`]) gives the step d and the multipliers, and a globalization
+//! ([`Globalization`]) makes the step acceptable on the l1 merit function
+//! `φ(x; μ) = f(x) + μ Σ_r viol_r(x)`: Armijo backtracking ([`super::line_search`]) or a
+//! trust region on the QP ([`super::trust_region`]), each with a second-order correction
+//! against the Maratos effect (§18.3). The Hessian of the Lagrangian is approximated by
+//! damped BFGS ([`super::bfgs`]). It stops when the KKT residual ([`super::kkt`]) is below
+//! the tolerance.
 
+use super::bfgs::update_bfgs;
+use super::error::ConstrainedError;
 use super::kkt::{kkt, Kkt};
+use super::line_search::line_search;
 use super::point::Point;
 pub(crate) use super::problem::Problem;
-use super::qp::{dot, Qp, QpStep};
+use super::qp::{Qp, QpStep};
 use crate::error::Error;
+use crate::optimize::Globalization;
 use nalgebra::{DMatrix, DVector};
 use std::sync::Arc;
 
-/// Armijo's sufficient-decrease constant.
-const ARMIJO: f64 = 1e-4;
-/// The smallest step fraction the line search tries.
-const MIN_ALPHA: f64 = 1e-10;
 /// The merit function's round-off allowance, relative to |φ| (the simulation's values
 /// carry the integrator's error, ~1e-12 relative at tight tolerances).
-const NOISE: f64 = 1e-12;
+pub(super) const NOISE: f64 = 1e-12;
 /// The elastic penalty's start (times max(1, ‖∇f‖∞)), growth and ceiling.
 const RHO_START: f64 = 1e3;
 const RHO_GROWTH: f64 = 100.0;
-const RHO_MAX: f64 = 1e10;
+pub(super) const RHO_MAX: f64 = 1e10;
+/// The fraction of the attainable reduction of the linearized violation a trust-region
+/// step must achieve (the steering rule's ε₁).
+const STEER: f64 = 0.1;
+/// The trust region's first radius and its largest, times `max(1, ‖x₀‖∞)`: wide enough
+/// that the first step is the plain QP's wherever that step is bounded.
+const RADIUS_START: f64 = 1e3;
 
 /// How the iteration ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +42,7 @@ pub(crate) enum SqpEnd {
     /// point with the least violation is returned.
     Infeasible,
     MaxIterations,
-    /// The line search found no acceptable step.
+    /// No acceptable step was found (line search or trust region).
     Stalled(String),
     /// The problem asked to stop ([`Problem::halt`]) at this iterate.
     Halted(String),
@@ -69,7 +76,7 @@ pub(crate) struct SqpRun {
 
 /// Runs the SQP from x0 (clamped into the bounds).
 pub(crate) fn sqp(
-    nlp: &impl Problem, max_iters: u64, tol: f64,
+    nlp: &impl Problem, max_iters: u64, tol: f64, globalization: Globalization,
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<SqpRun, Error> {
     let (lower, upper) = nlp.bounds();
@@ -82,45 +89,14 @@ pub(crate) fn sqp(
     let mut evaluations = 1;
     let mut p = nlp.evaluate(&x0)?;
     let initial = p.clone();
-    let n = lower.len();
-    // start from the cost's known curvature (the effort term's), else the identity scaled
-    // after the first step
-    let (mut b, mut scaled) = match nlp.known_hessian() {
-        Some(h) => (h, true),
-        None => {
-            // a first step of the variables' own size: B₀ = ‖∇f‖∞ / max(1, ‖x‖∞) I
-            let sigma = inf_norm(&p.g) / inf_norm(&p.x).max(1.0);
-            let sigma = if sigma > 0.0 && sigma.is_finite() {
-                sigma
-            } else {
-                1.0
-            };
-            (DMatrix::<f64>::identity(n, n) * sigma, false)
-        }
-    };
-    let mut mu = 0.0f64;
-    let mut rho = RHO_START * inf_norm(&p.g).max(1.0);
+    let mut state = State::start(nlp, &p, globalization);
     let mut history = Vec::new();
     let mut last_step = 0.0;
     let mut iteration = 0u64;
     loop {
-        let step = match elastic_step(&b, &p, lower, upper, &mut rho) {
-            Ok(step) => step,
-            // a quasi-Newton matrix the QP solver cannot work with (ill-conditioned after
-            // many updates): once more from its diagonal's mean times the identity
-            Err(_) if iteration > 0 => {
-                let mean = b.diagonal().iter().map(|v| v.abs()).sum::<f64>() / n as f64;
-                b = DMatrix::identity(n, n)
-                    * if mean > 0.0 && mean.is_finite() {
-                        mean
-                    } else {
-                        1.0
-                    };
-                elastic_step(&b, &p, lower, upper, &mut rho)?
-            }
-            Err(e) => return Err(e),
-        };
-        let k = kkt(&p, &step.lambda, lower, upper);
+        let step = state.step(&p, lower, upper, iteration)?;
+        let lambda = state.multipliers(&p, &step, lower, upper);
+        let k = kkt(&p, &lambda, lower, upper);
         history.push(Iterate {
             iteration,
             f: p.f,
@@ -133,7 +109,7 @@ pub(crate) fn sqp(
         let end = |end: SqpEnd, p: Point, evaluations: usize, history: Vec<Iterate>| SqpRun {
             end,
             initial: initial.clone(),
-            lambda: step.lambda.clone(),
+            lambda: lambda.clone(),
             point: p,
             kkt: k,
             iterations: iteration,
@@ -145,8 +121,9 @@ pub(crate) fn sqp(
         }
         let dnorm = inf_norm(&step.d);
         let tiny = dnorm <= 1e-12 * (1.0 + inf_norm(&p.x));
-        let infeasible = step.elastic > elastic_tol(&p) && p.max_violation() > elastic_tol(&p);
-        if infeasible && rho >= RHO_MAX && tiny {
+        let elastic = step.elastic > elastic_tol(&p);
+        let infeasible = elastic && p.max_violation() > elastic_tol(&p);
+        if infeasible && state.rho >= RHO_MAX && tiny {
             return Ok(end(SqpEnd::Infeasible, p, evaluations, history));
         }
         if iteration >= max_iters {
@@ -155,23 +132,52 @@ pub(crate) fn sqp(
         if let Some(why) = nlp.halt(&p) {
             return Ok(end(SqpEnd::Halted(why), p, evaluations, history));
         }
-        // Powell's rule: at least 1.1‖λ‖∞, and otherwise halfway down towards it
-        let need = 1.1 * inf_norm(&step.lambda) + 1e-8;
-        mu = if mu < need { need } else { 0.5 * (mu + need) };
-        let accepted = match line_search(nlp, &p, &step, mu, &mut evaluations)? {
+        // Powell's rule: at least 1.1‖λ‖∞, and otherwise halfway down towards it (in the
+        // trust region, not while the slacks are in use: λ are then the elastic penalty's
+        // and μ follows the QP's ρ)
+        if globalization == Globalization::LineSearch || !elastic {
+            let need = 1.1 * inf_norm(&lambda) + 1e-8;
+            state.mu = if state.mu < need {
+                need
+            } else {
+                0.5 * (state.mu + need)
+            };
+        }
+        let accepted = match globalization {
+            Globalization::LineSearch => {
+                state.lambda = step.lambda.clone();
+                line_search(nlp, &p, &step, state.mu, &mut evaluations)?
+            }
+            Globalization::TrustRegion => {
+                state.trust_region(nlp, &p, step, iteration, (lower, upper), &mut evaluations)?
+            }
+        };
+        let accepted = match accepted {
             Some(q) => q,
-            None if infeasible && rho >= RHO_MAX => {
+            None if infeasible && state.rho >= RHO_MAX => {
                 return Ok(end(SqpEnd::Infeasible, p, evaluations, history));
             }
             None => {
+                let why = match globalization {
+                    Globalization::LineSearch => "the line search found no acceptable step",
+                    Globalization::TrustRegion => {
+                        "the trust region shrank to its minimum without an acceptable step"
+                    }
+                };
                 let why = format!(
-                    "the line search found no acceptable step (‖d‖∞ = {dnorm:.3e}, KKT residual {:.3e})",
+                    "{why} (‖d‖∞ = {dnorm:.3e}, KKT residual {:.3e})",
                     k.residual()
                 );
                 return Ok(end(SqpEnd::Stalled(why), p, evaluations, history));
             }
         };
-        update_bfgs(&mut b, &mut scaled, &p, &accepted, &step.lambda);
+        update_bfgs(
+            &mut state.b,
+            &mut state.scaled,
+            &p,
+            &accepted,
+            &state.lambda,
+        );
         last_step = accepted
             .x
             .iter()
@@ -187,82 +193,196 @@ pub(crate) fn sqp(
     }
 }
 
-/// The QP step, with the elastic penalty raised until the slacks vanish or it reaches its
-/// ceiling (then the step minimizes the linearized violation).
+/// What the iteration carries from one iterate to the next.
+pub(super) struct State {
+    pub globalization: Globalization,
+    /// The Hessian approximation, and whether it has been scaled by the first step.
+    pub b: DMatrix<f64>,
+    pub scaled: bool,
+    /// The QP's elastic penalty: each step's start (the trust region starts every step
+    /// from the first; the line search keeps what the last step needed), and the last
+    /// step's.
+    pub rho_base: f64,
+    pub rho: f64,
+    /// The merit function's penalty μ.
+    pub mu: f64,
+    /// The trust region's radius Δ (infinity norm) and its ceiling; infinite for the line
+    /// search.
+    pub radius: f64,
+    pub radius_max: f64,
+    /// The multipliers of the step taken (for the BFGS update).
+    pub lambda: Vec<f64>,
+}
+
+impl State {
+    fn start(nlp: &impl Problem, p: &Point, globalization: Globalization) -> State {
+        let n = p.x.len();
+        // start from the cost's known curvature (the effort term's), else the identity
+        // scaled after the first step
+        let (b, scaled) = match nlp.known_hessian() {
+            Some(h) => (h, true),
+            None => {
+                // a first step of the variables' own size: B₀ = ‖∇f‖∞ / max(1, ‖x‖∞) I
+                let sigma = inf_norm(&p.g) / inf_norm(&p.x).max(1.0);
+                let sigma = if sigma > 0.0 && sigma.is_finite() {
+                    sigma
+                } else {
+                    1.0
+                };
+                (DMatrix::<f64>::identity(n, n) * sigma, false)
+            }
+        };
+        let radius = match globalization {
+            Globalization::LineSearch => f64::INFINITY,
+            Globalization::TrustRegion => RADIUS_START * inf_norm(&p.x).max(1.0),
+        };
+        let rho = RHO_START * inf_norm(&p.g).max(1.0);
+        State {
+            globalization,
+            b,
+            scaled,
+            rho_base: rho,
+            rho,
+            mu: 0.0,
+            radius,
+            radius_max: radius,
+            lambda: Vec::new(),
+        }
+    }
+
+    /// The QP step (within the trust region); a quasi-Newton matrix the QP solver cannot
+    /// work with (ill-conditioned after many updates) is replaced, after the first
+    /// iteration, by its diagonal's mean times the identity.
+    pub fn step(
+        &mut self, p: &Point, lower: &[f64], upper: &[f64], iteration: u64,
+    ) -> Result<QpStep, Error> {
+        let (base, steer) = match self.globalization {
+            Globalization::LineSearch => (self.rho, false),
+            Globalization::TrustRegion => (self.rho_base, true),
+        };
+        let region = (self.radius, steer);
+        let solved = match elastic_step(&self.b, p, lower, upper, region, base) {
+            Ok(solved) => solved,
+            Err(_) if iteration > 0 => {
+                let n = p.x.len();
+                let mean = self.b.diagonal().iter().map(|v| v.abs()).sum::<f64>() / n as f64;
+                self.b = DMatrix::identity(n, n)
+                    * if mean > 0.0 && mean.is_finite() {
+                        mean
+                    } else {
+                        1.0
+                    };
+                elastic_step(&self.b, p, lower, upper, region, base)?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.rho = solved.1;
+        Ok(solved.0)
+    }
+
+    /// The multipliers for the KKT test at `p`: the step's, unless the trust region
+    /// bounds the step (its own multipliers then carry part of the stationarity), when
+    /// they are the QP's without the region where that QP can be solved.
+    fn multipliers(&self, p: &Point, step: &QpStep, lower: &[f64], upper: &[f64]) -> Vec<f64> {
+        if inf_norm(&step.d) < 0.99 * self.radius || self.radius >= self.radius_max {
+            return step.lambda.clone();
+        }
+        match elastic_step(
+            &self.b,
+            p,
+            lower,
+            upper,
+            (self.radius_max, true),
+            self.rho_base,
+        ) {
+            Ok((free, _)) => free.lambda,
+            Err(_) => step.lambda.clone(),
+        }
+    }
+}
+
+/// The QP step within `‖d‖∞ ≤ radius`, and the elastic penalty it was solved with. The
+/// penalty starts at `rho_base` and, where the slacks are needed, grows (×100, up to
+/// `RHO_MAX`) until they vanish. With `steer` (the trust region, where the region itself
+/// may keep the linearized constraints out of reach) it grows only until the step
+/// achieves the fraction `STEER` of the largest reduction of the linearized violation the
+/// region allows (Byrd, Nocedal & Waltz, "Steering exact penalty methods for nonlinear
+/// programming", 2008); where no step reduces it, the step at the ceiling is returned.
 fn elastic_step(
-    b: &DMatrix<f64>, p: &Point, lower: &[f64], upper: &[f64], rho: &mut f64,
-) -> Result<QpStep, Error> {
-    loop {
-        let qp = Qp {
+    b: &DMatrix<f64>, p: &Point, lower: &[f64], upper: &[f64], (radius, steer): (f64, bool),
+    rho_base: f64,
+) -> Result<(QpStep, f64), ConstrainedError> {
+    let solve = |rho: f64| {
+        Qp {
             b,
             g: &p.g,
             rows: &p.rows,
-            dl: lower.iter().zip(&p.x).map(|(l, x)| l - x).collect(),
-            du: upper.iter().zip(&p.x).map(|(u, x)| u - x).collect(),
-            rho: *rho,
-        };
-        let step = qp.solve()?;
-        if step.elastic <= elastic_tol(p) || *rho >= RHO_MAX {
-            return Ok(step);
+            dl: lower
+                .iter()
+                .zip(&p.x)
+                .map(|(l, x)| (l - x).max(-radius))
+                .collect(),
+            du: upper
+                .iter()
+                .zip(&p.x)
+                .map(|(u, x)| (u - x).min(radius))
+                .collect(),
+            rho,
         }
-        *rho = (*rho * RHO_GROWTH).min(RHO_MAX);
+        .solve()
+    };
+    let tol = elastic_tol(p);
+    let mut rho = rho_base.min(RHO_MAX);
+    let mut step = solve(rho)?;
+    if step.elastic <= tol || rho >= RHO_MAX {
+        return Ok((step, rho));
+    }
+    let viol = p.total_violation();
+    let least = if steer { Some(solve(RHO_MAX)?) } else { None };
+    if let Some(least) = &least {
+        if viol - least.linear_violation <= tol {
+            return Ok((least.clone(), RHO_MAX));
+        }
+    }
+    loop {
+        let enough = match &least {
+            Some(least) if least.elastic > tol => {
+                viol - step.linear_violation >= STEER * (viol - least.linear_violation)
+            }
+            _ => step.elastic <= tol,
+        };
+        if enough {
+            return Ok((step, rho));
+        }
+        rho = (rho * RHO_GROWTH).min(RHO_MAX);
+        step = match (&least, rho >= RHO_MAX) {
+            (Some(least), true) => least.clone(),
+            _ => solve(rho)?,
+        };
+        if rho >= RHO_MAX {
+            return Ok((step, rho));
+        }
     }
 }
 
 /// The slack (or violation) below which the linearized constraints count as met: the QP
 /// solver's accuracy relative to the rows' values.
-fn elastic_tol(p: &Point) -> f64 {
+pub(super) fn elastic_tol(p: &Point) -> f64 {
     1e-9 * (1.0 + p.rows.iter().map(|r| r.value.abs()).fold(0.0, f64::max))
 }
 
 /// The l1 merit function `f + μ Σ viol`.
-fn merit(p: &Point, mu: f64) -> f64 {
+pub(super) fn merit(p: &Point, mu: f64) -> f64 {
     p.f + mu * p.total_violation()
 }
 
-/// Armijo backtracking on the l1 merit function along d, with one second-order correction
-/// after a rejected full step. Trial points that leave the cost's domain (an event the
-/// constraints need disappears) halve the step. `None` when no step is acceptable.
-fn line_search(
-    nlp: &impl Problem, p: &Point, step: &QpStep, mu: f64, evaluations: &mut usize,
-) -> Result<Option<Point>, Error> {
-    let phi0 = merit(p, mu);
-    let slope = dot(&p.g, &step.d) - mu * (p.total_violation() - step.linear_violation);
-    let noise = NOISE * phi0.abs().max(1.0);
-    let mut alpha = 1.0;
-    while alpha >= MIN_ALPHA {
-        let x = snap(nlp, &p.x, &step.d, alpha, &step.nu);
-        let trial = match nlp.evaluate(&x) {
-            Ok(t) => t,
-            Err(e) if e.is_domain_error() => {
-                *evaluations += 1;
-                alpha *= 0.5;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        *evaluations += 1;
-        if merit(&trial, mu) <= phi0 + ARMIJO * alpha * slope.min(0.0) + noise {
-            return Ok(Some(trial));
-        }
-        if alpha == 1.0 {
-            if let Some(x) = second_order_correction(nlp, p, &trial, step) {
-                if let Ok(t) = nlp.evaluate(&x) {
-                    *evaluations += 1;
-                    if merit(&t, mu) <= phi0 + ARMIJO * slope.min(0.0) + noise {
-                        return Ok(Some(t));
-                    }
-                }
-            }
-        }
-        alpha *= 0.5;
-    }
-    Ok(None)
+pub(super) fn inf_norm(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |a, x| a.max(x.abs()))
 }
 
 /// `x + α d` inside the bounds; a variable that the QP puts at a bound (its multiplier has
 /// the bound's sign) and that lands within round-off of it is placed on it exactly.
-fn snap(nlp: &impl Problem, x: &[f64], d: &[f64], alpha: f64, nu: &[f64]) -> Vec<f64> {
+pub(super) fn snap(nlp: &impl Problem, x: &[f64], d: &[f64], alpha: f64, nu: &[f64]) -> Vec<f64> {
     x.iter()
         .zip(d)
         .enumerate()
@@ -288,7 +408,7 @@ fn snap(nlp: &impl Problem, x: &[f64], d: &[f64], alpha: f64, nu: &[f64]) -> Vec
 /// `d̂ = −J_Aᵀ (J_A J_Aᵀ)⁻¹ r_A`, with `r_A` the residuals at x + d of the rows that bind
 /// (equalities, and inequalities with a multiplier or violated there), `J_A` their
 /// gradients at x. Rows are matched between the two points by their labels.
-fn second_order_correction(
+pub(super) fn second_order_correction(
     nlp: &impl Problem, p: &Point, trial: &Point, step: &QpStep,
 ) -> Option<Vec<f64>> {
     let mut grads = Vec::new();
@@ -321,71 +441,4 @@ fn second_order_correction(
     let dc = -(j.transpose() * y);
     let d: Vec<f64> = step.d.iter().zip(dc.iter()).map(|(a, b)| a + b).collect();
     Some(snap(nlp, &p.x, &d, 1.0, &step.nu))
-}
-
-/// Damped BFGS on the Hessian of the augmented Lagrangian (Nocedal & Wright Procedure
-/// 18.2 and §18.3): `s = x⁺ − x`, `y = ∇L(x⁺, λ) − ∇L(x, λ)` over the rows present at both
-/// points. Where `sᵀy < 0.2 sᵀBs` (the Lagrangian's curvature along s is small or
-/// negative), `y += ρ_A Σ_r ∇c_r(x⁺) (c_r(x⁺) − c_r(x))` over the binding rows — the
-/// gradient change of `½ρ_A‖c‖²`, which leaves the QP's step in the constraints' tangent
-/// space unchanged — with ρ_A the smallest value that restores `sᵀy = 0.2 sᵀBs`; Powell's
-/// damping `r = θy + (1 − θ)Bs` covers what remains. `B ← B − Bs sᵀB/sᵀBs + r rᵀ/sᵀr`.
-/// Before the first update B = (yᵀy/sᵀy) I.
-fn update_bfgs(b: &mut DMatrix<f64>, scaled: &mut bool, p: &Point, q: &Point, lambda: &[f64]) {
-    let n = p.x.len();
-    let s = DVector::from_fn(n, |j, _| q.x[j] - p.x[j]);
-    let mut y = DVector::from_fn(n, |j, _| q.g[j] - p.g[j]);
-    let mut w = DVector::zeros(n);
-    for (i, row) in p.rows.iter().enumerate() {
-        let Some(r) = q.rows.iter().find(|r| r.label == row.label) else {
-            continue;
-        };
-        for j in 0..n {
-            y[j] += lambda[i] * (r.grad[j] - row.grad[j]);
-        }
-        if row.is_equality() || lambda[i] != 0.0 {
-            let dc = r.value - row.value;
-            for j in 0..n {
-                w[j] += r.grad[j] * dc;
-            }
-        }
-    }
-    let ss = s.dot(&s);
-    if !(ss > 0.0) || !y.iter().all(|v| v.is_finite()) {
-        return;
-    }
-    if !*scaled {
-        let sy = s.dot(&y);
-        if sy > 0.0 {
-            *b = DMatrix::identity(n, n) * (y.dot(&y) / sy);
-            *scaled = true;
-        }
-    }
-    let bs = &*b * &s;
-    let sbs = s.dot(&bs);
-    if !(sbs > 0.0) {
-        return;
-    }
-    let sy = s.dot(&y);
-    let sw = s.dot(&w);
-    if sy < 0.2 * sbs && sw > 0.0 && w.iter().all(|v| v.is_finite()) {
-        y += &w * ((0.2 * sbs - sy) / sw);
-    }
-    let sy = s.dot(&y);
-    let r = if sy >= 0.2 * sbs {
-        y
-    } else {
-        let th = 0.8 * sbs / (sbs - sy);
-        &y * th + &bs * (1.0 - th)
-    };
-    let sr = s.dot(&r);
-    if !(sr > 0.0) {
-        return;
-    }
-    *b -= &bs * bs.transpose() / sbs;
-    *b += &r * r.transpose() / sr;
-}
-
-fn inf_norm(v: &[f64]) -> f64 {
-    v.iter().fold(0.0, |a, x| a.max(x.abs()))
 }

@@ -513,6 +513,7 @@ fn solve<S: HybridSystem>(
         &*nlp,
         settings.max_iters,
         settings.tol_kkt,
+        settings.globalization,
         progress.clone(),
     )?;
     let mut restarts = Vec::new();
@@ -557,7 +558,13 @@ fn solve<S: HybridSystem>(
         };
         let Some(x) = next else { break };
         nlp.start_x = x;
-        let again = sqp(&*nlp, budget, settings.tol_kkt, progress.clone())?;
+        let again = sqp(
+            &*nlp,
+            budget,
+            settings.tol_kkt,
+            settings.globalization,
+            progress.clone(),
+        )?;
         run = merge_runs(run, again);
     }
     Ok((run, restarts))
