@@ -94,7 +94,7 @@ pub(crate) fn sqp(
     let mut last_step = 0.0;
     let mut iteration = 0u64;
     loop {
-        let step = state.step(&p, lower, upper, iteration)?;
+        let step = state.solvable_step(&p, (lower, upper), iteration)?;
         let lambda = state.multipliers(&p, &step, lower, upper);
         let k = kkt(&p, &lambda, lower, upper);
         history.push(Iterate {
@@ -253,7 +253,7 @@ impl State {
     /// The QP step (within the trust region); a quasi-Newton matrix the QP solver cannot
     /// work with (ill-conditioned after many updates) is replaced, after the first
     /// iteration, by its diagonal's mean times the identity.
-    pub fn step(
+    pub(super) fn step(
         &mut self, p: &Point, lower: &[f64], upper: &[f64], iteration: u64,
     ) -> Result<QpStep, Error> {
         let (base, steer) = match self.globalization {

@@ -9,6 +9,7 @@ use super::problem::Problem;
 use super::qp::{dot, QpStep};
 use super::sqp::{elastic_tol, inf_norm, merit, second_order_correction, snap, State, NOISE};
 use crate::error::Error;
+use crate::optimize::Globalization;
 use nalgebra::DVector;
 
 /// A step is taken when `ared ≥ ACCEPT · pred`; the radius grows by `GROW` when the ratio
@@ -105,7 +106,27 @@ impl State {
             if self.radius < floor {
                 return Ok(None);
             }
-            step = self.step(p, lower, upper, iteration)?;
+            step = self.solvable_step(p, (lower, upper), iteration)?;
+        }
+    }
+
+    /// The QP step; in the trust region, a QP the solver cannot finish (Clarabel's
+    /// `InsufficientProgress`, `DualInfeasible` on a nearly singular B) is solved again in
+    /// a region a quarter the size, down to the minimum radius.
+    pub fn solvable_step(
+        &mut self, p: &Point, (lower, upper): (&[f64], &[f64]), iteration: u64,
+    ) -> Result<QpStep, Error> {
+        let floor = RADIUS_MIN * (1.0 + inf_norm(&p.x));
+        loop {
+            match self.step(p, lower, upper, iteration) {
+                Err(Error::Constrained(_))
+                    if self.globalization == Globalization::TrustRegion
+                        && SHRINK * self.radius >= floor =>
+                {
+                    self.radius *= SHRINK;
+                }
+                other => return other,
+            }
         }
     }
 }
