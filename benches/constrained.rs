@@ -132,7 +132,7 @@ fn from_peer_start(variant: &str) -> Option<(f64, f64, f64)> {
 fn augmented_lagrangian(rho: f64, max_outer: usize) -> (f64, f64, usize, usize, f64) {
     let p = Problem::load(Path::new("problems/thrust_constrained.toml")).expect("problem");
     let base = p.setup().expect("setup");
-    let effort = base.objectives[0].terms.clone();
+    let effort = base.objectives()[0].terms.clone();
     let mut lam = [0.0f64; 2];
     let mut theta = p.theta.clone();
     let settings = OptimizerSettings {

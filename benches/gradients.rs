@@ -366,9 +366,7 @@ fn integrators(reps: usize) -> String {
             None,
             vec![hybridopt::systems::shipped_objective()],
         );
-        s.solver.method = method;
-        s.solver.rtol = 1e-8;
-        s.solver.atol = 1e-8;
+        s = s.to_builder().method(method).tolerances(1e-8, 1e-8).build();
         let theta = BouncingBall::default_params();
         let st = s.simulate(&theta).expect("ball forward run").stats;
         let t = best_time(reps, || {
@@ -505,9 +503,7 @@ fn work_precision(quick: bool) -> Vec<WpRow> {
                 None,
                 vec![hybridopt::systems::shipped_objective()],
             );
-            s.solver.method = method;
-            s.solver.rtol = tol;
-            s.solver.atol = tol;
+            s = s.to_builder().method(method).tolerances(tol, tol).build();
             let Ok(ev) = evaluate(&s, &theta, GradientMethod::Adjoint) else {
                 println!(
                     "  {:8} {:>7.0e}   (failed)",
@@ -628,8 +624,7 @@ fn main() {
         None,
         vec![hybridopt::systems::shipped_objective()],
     );
-    s.solver.rtol = 1e-8;
-    s.solver.atol = 1e-8;
+    s = s.to_builder().tolerances(1e-8, 1e-8).build();
     let theta = BouncingBall::default_params();
     println!("== bouncing ball with drag, rtol = atol = 1e-8 ==");
     let mut md_ball = String::new();
@@ -731,8 +726,7 @@ fn main() {
         let mut obj = hybridopt::systems::shipped_objective().terms;
         obj.push(Term::Effort { weight: 0.01 });
         let mut s = Setup::new(&tb, 0.0, 3.0, grid, vec![Objective::new("psi", obj)]);
-        s.solver.rtol = 1e-8;
-        s.solver.atol = 1e-8;
+        s = s.to_builder().tolerances(1e-8, 1e-8).build();
         let mut theta = BouncingBall::default_params();
         theta.extend((0..k).map(|i| 0.5 * ((i as f64) * 0.7).sin()));
         let reps: usize = if k > 100 { reps_few } else { reps_many };

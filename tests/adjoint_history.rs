@@ -25,8 +25,7 @@ fn int_y2() -> Objective {
 
 fn setup(t0: f64, t1: f64) -> Setup<'static, BouncingBall> {
     let mut s = Setup::new(&BouncingBall, t0, t1, None, vec![int_y2()]);
-    s.solver.rtol = 1e-12;
-    s.solver.atol = 1e-12;
+    s = s.to_builder().tolerances(1e-12, 1e-12).build();
     s
 }
 

@@ -10,8 +10,7 @@ use num_dual::Dual64;
 fn setup(sys: &BouncingBall, tol: f64) -> Setup<'_, BouncingBall> {
     let obj = hybridopt::systems::shipped_objective();
     let mut s = Setup::new(sys, 0.0, 3.0, None, vec![obj]);
-    s.solver.rtol = tol;
-    s.solver.atol = tol;
+    s = s.to_builder().tolerances(tol, tol).build();
     s
 }
 

@@ -22,8 +22,7 @@ const T_END: f64 = 0.5;
 
 fn setup(sys: &Biped, objectives: Vec<Objective>) -> Setup<'_, Biped> {
     let mut s = Setup::new(sys, 0.0, T_END, None, objectives);
-    s.solver.rtol = 1e-11;
-    s.solver.atol = 1e-11;
+    s = s.to_builder().tolerances(1e-11, 1e-11).build();
     s
 }
 

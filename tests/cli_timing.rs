@@ -175,8 +175,7 @@ fn no_tau_omits_tau_and_keeps_every_other_field() {
 fn ball_setup(sys: &BouncingBall, tol: f64) -> Setup<'_, BouncingBall> {
     let obj = hybridopt::systems::shipped_objective();
     let mut s = Setup::new(sys, 0.0, 3.0, None, vec![obj]);
-    s.solver.rtol = tol;
-    s.solver.atol = tol;
+    s = s.to_builder().tolerances(tol, tol).build();
     s
 }
 

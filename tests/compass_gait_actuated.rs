@@ -23,8 +23,7 @@ fn output(name: &str) -> usize {
 }
 
 fn tight<S: HybridSystem>(s: &mut Setup<'_, S>, tol: f64) {
-    s.solver.rtol = tol;
-    s.solver.atol = tol;
+    *s = s.to_builder().tolerances(tol, tol).build();
 }
 
 /// A piecewise-linear hip torque on [0, t1] with `intervals` intervals.

@@ -38,7 +38,7 @@ fn dae_vjp_hook_equals_the_dual_passes() {
         let p = &th[..setup.np()];
         let sys = setup.sys();
         let traj = setup.simulate(&th).unwrap();
-        let (nx, np, no) = (setup.nx(), p.len(), setup.dims.outputs.len());
+        let (nx, np, no) = (setup.nx(), p.len(), setup.dims().outputs.len());
         let samples = traj.samples(0);
         let stride = (samples.len() / 12).max(1);
         for (t, si, x) in samples.into_iter().step_by(stride) {

@@ -200,15 +200,17 @@ fn vector_adjoint_equals_one_adjoint_per_objective() {
     let prob = five_bar_seed();
     let setup = prob.setup().unwrap();
     let theta = prob.theta_values();
-    assert_eq!(setup.objectives.len(), 3);
+    assert_eq!(setup.objectives().len(), 3);
     // (1) the step sequences pinned (every step h_max, error control too loose to reject),
     // forward and backward: the one-objective runs (which carry only their own quadrature)
     // then integrate the same x(t) on the same steps, and each column sees the arithmetic
     // of a separate pass — so they agree to round-off: the bookkeeping of k columns is exact
     let mut pinned = setup.clone();
-    pinned.solver.rtol = 1e6;
-    pinned.solver.atol = 1e6;
-    pinned.solver.h_max = 2e-3;
+    let mut solver = pinned.solver();
+    solver.rtol = 1e6;
+    solver.atol = 1e6;
+    solver.h_max = 2e-3;
+    pinned = pinned.to_builder().solver(solver).build();
     let traj = pinned.simulate(&theta).unwrap();
     let (all, st_all) = hybridopt::testing::adjoint_gradients(&pinned, &traj, &theta).unwrap();
     let mut worst: f64 = 0.0;
@@ -260,8 +262,7 @@ fn long_horizon_adjoint_matches_direct_over_hundreds_of_events() {
         ],
     );
     let mut s = Setup::new(&ball, 0.0, 33.0, None, vec![obj]);
-    s.solver.rtol = 1e-10;
-    s.solver.atol = 1e-12;
+    s = s.to_builder().tolerances(1e-10, 1e-12).build();
     let theta = [9.81, 1.0, 0.0, 0.01, 0.0];
     let a = evaluate(&s, &theta, GradientMethod::Adjoint).unwrap();
     let d = evaluate(&s, &theta, GradientMethod::Direct).unwrap();
@@ -286,7 +287,10 @@ fn the_compact_report_run_gives_the_same_adjoint_history() {
     let mut setup = prob.setup().unwrap();
     let theta = prob.theta_values();
     let compact = setup.simulate_compact(&theta).unwrap();
-    setup.checkpointing = Checkpointing::Never;
+    setup = setup
+        .to_builder()
+        .checkpointing(Checkpointing::Never)
+        .build();
     let dense = setup.simulate_for_adjoint(&theta).unwrap();
     assert!(dense.is_dense() && !compact.is_dense());
     assert_eq!(compact.stats, dense.stats, "the same forward run");
@@ -309,7 +313,10 @@ fn checkpointed_adjoint_equals_the_adjoint_on_kept_dense_output() {
     let prob = five_bar_seed();
     let mut setup = prob.setup().unwrap();
     let theta = prob.theta_values();
-    setup.checkpointing = Checkpointing::Never;
+    setup = setup
+        .to_builder()
+        .checkpointing(Checkpointing::Never)
+        .build();
     let dense = setup.simulate_for_adjoint(&theta).unwrap();
     assert!(dense.is_dense());
     let (g_dense, st_dense) =
@@ -324,7 +331,7 @@ fn checkpointed_adjoint_equals_the_adjoint_on_kept_dense_output() {
             every: 16,
         },
     ] {
-        setup.checkpointing = keep;
+        setup = setup.to_builder().checkpointing(keep).build();
         let traj = setup.simulate_for_adjoint(&theta).unwrap();
         assert!(!traj.is_dense(), "{keep:?} compacted nothing");
         assert_eq!(

@@ -402,9 +402,13 @@ fn stop_after_ends_at_the_chosen_event() {
         }],
     );
     let mut s = ball_setup(10.0, obj);
-    s.solver.rtol = 1e-12;
-    s.solver.atol = 1e-12;
-    s.events.stop_after = Some((0, 2));
+    let mut events = s.events();
+    events.stop_after = Some((0, 2));
+    s = s
+        .to_builder()
+        .tolerances(1e-12, 1e-12)
+        .events(events)
+        .build();
     let p: [f64; 5] = [9.81, 0.8, 0.0, 1.0, 0.5];
     let (g, e, y0, v0) = (p[0], p[1], p[3], p[4]);
     let u1 = (v0 * v0 + 2.0 * g * y0).sqrt();
@@ -504,9 +508,11 @@ fn sdirk3_through_impacts_matches_the_oracle() {
     let p = BouncingBall::default_params();
     let (psi, g, taus, impacts) = common::ball::oracle_gradient(&p, 3.0, 0.1, 0.1);
     let mut s = ball_setup(3.0, shipped_objective());
-    s.solver.method = Method::Sdirk3;
-    s.solver.rtol = 1e-10;
-    s.solver.atol = 1e-10;
+    s = s
+        .to_builder()
+        .method(Method::Sdirk3)
+        .tolerances(1e-10, 1e-10)
+        .build();
     let adj = evaluate(&s, &p, Adjoint).unwrap();
     let fw = hybridopt::testing::forward_sensitivity(&s, &p).unwrap();
     assert_eq!(impacts.len(), 7);

@@ -22,8 +22,7 @@ const EXACT: [GradientMethod; 3] = [Adjoint, Direct, Dual];
 const ALL: [GradientMethod; 4] = [Adjoint, Direct, Dual, Fd];
 
 fn tight<S: HybridSystem>(s: &mut Setup<'_, S>, tol: f64) {
-    s.solver.rtol = tol;
-    s.solver.atol = tol;
+    *s = s.to_builder().tolerances(tol, tol).build();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -385,7 +384,7 @@ fn terminal_event_time_and_its_derivative() {
                 ),
             ];
             let mut s = Setup::new(&sys, 0.0, 10.0, None, objectives);
-            s.solver.method = method;
+            s = s.to_builder().method(method).build();
             let traj = s.simulate(&[q]).unwrap();
             assert_eq!(traj.events.len(), 1);
             let e = &traj.events[0];
@@ -508,7 +507,7 @@ fn event_within_an_ulp_of_a_breakpoint() {
     );
     for bp in offsets(0.6) {
         let mut s = Setup::new(&sys, 0.0, 1.0, None, vec![obj.clone()]);
-        s.extra_breakpoints = vec![bp];
+        s = s.to_builder().breakpoint(bp).build();
         let traj = s.simulate(&[0.6]).unwrap();
         assert_eq!(traj.events.len(), 1, "breakpoint {bp:e}: events");
         for (m, v, g) in gradients_by(&s, &[0.6], &ALL) {
@@ -538,7 +537,7 @@ fn event_within_an_ulp_of_a_breakpoint() {
     let mut worst = 0.0f64;
     for bp in offsets(t1) {
         let mut s = s0.clone();
-        s.extra_breakpoints = vec![bp];
+        s = s.to_builder().breakpoint(bp).build();
         let traj = s.simulate(&p).unwrap();
         assert_eq!(traj.events.len(), n_events, "bp {bp}: event count");
         // structural: measured 0 (2026-12-02); 1e-14 is round-off
@@ -895,7 +894,9 @@ fn zeno_ball_is_a_typed_error() {
     let p = [9.81, 0.5, 0.0, 100.0, 0.0];
     let t_zeno = 3.0 * first_impact(p[0], p[3], p[4]);
     let mut s = Setup::new(&sys, 0.0, 60.0, None, vec![ball_objective()]);
-    s.events.max_events = 20;
+    let mut events = s.events();
+    events.max_events = 20;
+    s = s.to_builder().events(events).build();
     for what in ["simulate", "direct", "adjoint"] {
         let r = match what {
             "simulate" => s.simulate(&p).map(|_| ()),
@@ -1005,10 +1006,12 @@ fn event_location_accuracy() {
     ] {
         let mut s = Setup::new(&BouncingBall, 0.0, 50.0, None, no_objectives());
         tight(&mut s, 1e-12);
-        s.events.max_events = 1;
+        let mut events = s.events();
+        events.max_events = 1;
+        s = s.to_builder().events(events).build();
         let t1 = first_impact(g, y0, v0);
         // a horizon just past the first impact
-        s.t_end = t1 * 1.5;
+        s = s.to_builder().horizon(s.t0(), t1 * 1.5).build();
         let traj = s.simulate(&[g, 0.8, 0.0, y0, v0]).unwrap();
         let r = (traj.events[0].t - t1).abs() / t1;
         worst = worst.max(r);

@@ -64,7 +64,7 @@ fn seed_costs_adjoint_direct_fd_agree() {
     let fd = fd_gradients(&s, &th, FdOptions::default()).unwrap();
     let names = s.theta_names();
     let mut worst = (0.0f64, 0.0f64);
-    for (i, obj) in s.objectives.iter().enumerate() {
+    for (i, obj) in s.objectives().iter().enumerate() {
         for j in 0..th.len() {
             let (a, d, f) = (adj.gradients[i][j], dir.gradients[i][j], fd[i][j]);
             worst.0 = worst.0.max(rel(d, a));

@@ -22,8 +22,7 @@ use hybridopt::HybridSystem;
 const FLOOR: f64 = 1e-3;
 
 fn tight<S: HybridSystem>(s: &mut Setup<'_, S>, tol: f64) {
-    s.solver.rtol = tol;
-    s.solver.atol = tol;
+    *s = s.to_builder().tolerances(tol, tol).build();
 }
 
 /// Runs `methods`, checks the values agree, every exact pair to `exact_tol` and FD against
@@ -126,7 +125,7 @@ fn switched_linear_mode_switch_without_reset() {
 fn switched_linear_with_sdirk3() {
     let sys = SwitchedLinear;
     let mut s = switched_setup(&sys);
-    s.solver.method = Method::Sdirk3;
+    s = s.to_builder().method(Method::Sdirk3).build();
     let p = SwitchedLinear::default_params();
     check(
         "switched/SDIRK3",

@@ -382,7 +382,7 @@ fn check_setup<S: HybridSystem>(sys: &S, p: &[f64], x: &[f64], effort_row: usize
             &fd_jac(&g_th, &theta),
         );
 
-        let ny = setup.dims.outputs.len();
+        let ny = setup.dims().outputs.len();
         let oj = setup.output_jacobian(&ctx, t, &xx, &theta).unwrap();
         let outs = |t: f64, x: &[f64], th: &[f64]| {
             let u = setup.controls_at(&ctx, t, th);

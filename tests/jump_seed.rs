@@ -144,8 +144,8 @@ fn points(setup: &Setup<'_, ImpactPendulum>, p: &[f64]) -> Vec<(Ctx, f64, Vec<f6
         .collect();
     let ctx = Ctx {
         mode: 0,
-        t_lo: setup.t0,
-        t_hi: setup.t_end,
+        t_lo: setup.t0(),
+        t_hi: setup.t_end(),
     };
     pts.push((ctx, 2.7, vec![p[5], 1.9, 0.3, -0.8]));
     pts.push((ctx, 0.35, vec![p[5], -0.6, 1.1, 0.2]));

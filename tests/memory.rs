@@ -489,7 +489,7 @@ fn hysteretic_design_converges_with_both_solvers() {
 fn loops_are_read_from_the_plot_table_and_checked() {
     let p = problem("steel_identify");
     let s = p.setup().unwrap();
-    let o = &s.dims.outputs;
+    let o = &s.dims().outputs;
     let (x, y) = p.plot_loops[0];
     assert_eq!((o[x].as_str(), o[y].as_str()), ("eps", "sigma"));
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/steel_identify.toml");

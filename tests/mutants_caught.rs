@@ -106,8 +106,7 @@ fn two_channels_three_objectives(basis: Basis, tol: f64) {
     );
     let effort = Objective::new("effort", vec![Term::Effort { weight: 1.0 }]);
     let mut s = Setup::new(&sys, 0.0, 2.0, Some(grid), vec![mixed, velocity, effort]);
-    s.solver.rtol = 1e-10;
-    s.solver.atol = 1e-10;
+    s = s.to_builder().tolerances(1e-10, 1e-10).build();
     let mut theta = vec![9.81, 0.8, 0.1, 1.0, 0.0];
     theta.extend((0..s.nc()).map(|k| 1.5 * (0.7 * k as f64 + 0.3).sin()));
     let traj = s.simulate(&theta).unwrap();
@@ -162,9 +161,11 @@ fn sdirk3_adjoint_step_counts_are_pinned() {
         }],
     );
     let mut s = Setup::new(&sys, 0.0, 6.0, None, vec![obj]);
-    s.solver.rtol = 1e-10;
-    s.solver.atol = 1e-10;
-    s.solver.method = Method::Sdirk3;
+    s = s
+        .to_builder()
+        .method(Method::Sdirk3)
+        .tolerances(1e-10, 1e-10)
+        .build();
     let p = SwitchedLinear::default_params();
     let traj = s.simulate(&p).unwrap();
     let (_, st) = adjoint_gradients(&s, &traj, &p).unwrap();
@@ -186,8 +187,7 @@ fn adjoint_history_spans_the_horizon_for_every_objective() {
     let sys = BouncingBall;
     let obj = hybridopt::systems::shipped_objective();
     let mut s = Setup::new(&sys, 0.0, 3.0, None, vec![obj]);
-    s.solver.rtol = 1e-10;
-    s.solver.atol = 1e-10;
+    s = s.to_builder().tolerances(1e-10, 1e-10).build();
     let p = [9.81, 0.8, 0.1, 1.0, 0.0];
     let traj = s.simulate(&p).unwrap();
     let (g, _) = adjoint_gradients(&s, &traj, &p).unwrap();

@@ -510,8 +510,7 @@ fn seed_figure_marks_fd_at_both_ends() {
         }],
     );
     let mut setup = Setup::new(&ball, 0.0, 3.0, None, vec![cost]);
-    setup.solver.rtol = 1e-10;
-    setup.solver.atol = 1e-12;
+    setup = setup.to_builder().tolerances(1e-10, 1e-12).build();
     let theta = BouncingBall::default_params();
     let fw = forward_sensitivity(&setup, &theta).unwrap();
     let traj = setup.simulate_for_adjoint(&theta).unwrap();

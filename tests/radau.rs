@@ -505,9 +505,11 @@ fn index2_pendulum_order_is_five_against_the_angle_ode() {
 
 fn ball(method: Method) -> Setup<'static, BouncingBall> {
     let mut s = Setup::new(&BouncingBall, 0.0, 3.0, None, vec![shipped_objective()]);
-    s.solver.method = method;
-    s.solver.rtol = 1e-10;
-    s.solver.atol = 1e-10;
+    s = s
+        .to_builder()
+        .method(method)
+        .tolerances(1e-10, 1e-10)
+        .build();
     s
 }
 
@@ -598,10 +600,13 @@ fn checkpointed_adjoint_replays_radau5_steps_exactly() {
     use hybridopt::testing::adjoint_gradients;
     let p = BouncingBall::default_params();
     let mut s = ball(Method::Radau5);
-    s.checkpointing = Checkpointing::Never;
+    s = s.to_builder().checkpointing(Checkpointing::Never).build();
     let dense = s.simulate_for_adjoint(&p).unwrap();
     let (g_dense, st_dense) = adjoint_gradients(&s, &dense, &p).unwrap();
-    s.checkpointing = Checkpointing::Every(7);
+    s = s
+        .to_builder()
+        .checkpointing(Checkpointing::Every(7))
+        .build();
     let traj = s.simulate_for_adjoint(&p).unwrap();
     assert!(!traj.is_dense());
     assert_eq!(traj.stats, dense.stats, "the forward run is the same run");
@@ -781,9 +786,11 @@ fn hybrid_index1_dae_gradients_with_radau5() {
     let p = [0.7, 0.5, 0.3];
     let run = |method: Method| {
         let mut s = Setup::new(&sys, 0.0, 6.0, None, vec![obj.clone()]);
-        s.solver.method = method;
-        s.solver.rtol = 1e-10;
-        s.solver.atol = 1e-10;
+        s = s
+            .to_builder()
+            .method(method)
+            .tolerances(1e-10, 1e-10)
+            .build();
         let adj = evaluate(&s, &p, GradientMethod::Adjoint).unwrap();
         let dir = evaluate(&s, &p, GradientMethod::Direct).unwrap();
         let fd = evaluate(&s, &p, GradientMethod::Fd).unwrap();

@@ -329,7 +329,7 @@ fn node_at_an_event_takes_the_state_after_it() {
 fn infeasible_start_from_a_csv_table() {
     let setup = ball_setup_with(false);
     let theta = ball_theta(0.8, 0.5);
-    let dims = setup.dims.clone();
+    let dims = setup.dims().clone();
     let mut csv = String::from("t,y,v\n");
     for i in 0..=20 {
         let t = 0.1 * i as f64;
@@ -381,7 +381,7 @@ fn infeasible_start_from_a_csv_table() {
 fn bad_inputs_are_typed_errors() {
     let setup = ball_setup();
     let theta = ball_theta(0.8, 0.5);
-    let dims = setup.dims.clone();
+    let dims = setup.dims().clone();
     let run = |s: &Shooting| {
         optimize_shooting(
             &setup,
@@ -425,7 +425,9 @@ fn bad_inputs_are_typed_errors() {
     });
     assert!(matches!(e, Error::Shooting(ShootingError::Nodes(_))), "{e}");
     let mut stopping = ball_setup();
-    stopping.events.stop_after = Some((0, 2));
+    let mut events = stopping.events();
+    events.stop_after = Some((0, 2));
+    stopping = stopping.to_builder().events(events).build();
     let e = optimize_shooting(
         &stopping,
         &theta,

@@ -55,8 +55,7 @@ fn objectives() -> Vec<Objective> {
 
 fn setup(sys: &Biped) -> Setup<'_, Biped> {
     let mut s = Setup::new(sys, 0.0, T_END, None, objectives());
-    s.solver.rtol = 1e-12;
-    s.solver.atol = 1e-12;
+    s = s.to_builder().tolerances(1e-12, 1e-12).build();
     s
 }
 
@@ -558,8 +557,7 @@ fn parameter_and_time_dependent_guards_enter_the_corner() {
         ],
     );
     let mut s = Setup::new(&sys, 0.0, 2.0, None, vec![obj]);
-    s.solver.rtol = 1e-12;
-    s.solver.atol = 1e-12;
+    s = s.to_builder().tolerances(1e-12, 1e-12).build();
     let th = vec![0.0, 0.0, -1.0, -1.0, 1.0];
     let tr = s.simulate(&th).unwrap();
     let groups = simultaneous_events(&s, &tr, &th).unwrap();
@@ -695,8 +693,7 @@ fn adjoint_piece_gradients_match_the_forward_pieces() {
     let p = hybridopt::problem::Problem::load(&path).unwrap();
     let mut s = p.setup().unwrap();
     // tighter than the problem's 1e-9, so that the difference quotients resolve ~1e-9
-    s.solver.rtol = 1e-12;
-    s.solver.atol = 1e-12;
+    s = s.to_builder().tolerances(1e-12, 1e-12).build();
     let th = p.theta_values();
     assert_eq!(th.len(), 9, "the biped's nine parameters");
     let traj = s.simulate(&th).unwrap();

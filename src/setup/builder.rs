@@ -4,7 +4,7 @@
 use super::{Setup, SystemRef};
 use crate::control::ControlGrid;
 use crate::cost::Objective;
-use crate::integrate::{Checkpointing, EventOptions, SolverOptions};
+use crate::integrate::{Checkpointing, EventOptions, Method, SolverOptions};
 use crate::model::HybridSystem;
 
 /// Builds a [`Setup`] step by step (see [`Setup::builder`]).
@@ -21,8 +21,8 @@ use crate::model::HybridSystem;
 ///     .objective(Objective::new("height", vec![height]))
 ///     .tolerances(1e-10, 1e-12)
 ///     .build();
-/// assert_eq!(setup.t_end, 1.3);
-/// assert_eq!(setup.solver.rtol, 1e-10);
+/// assert_eq!(setup.t_end(), 1.3);
+/// assert_eq!(setup.solver().rtol, 1e-10);
 /// ```
 pub struct SetupBuilder<'a, S: HybridSystem> {
     sys: SystemRef<'a, S>,
@@ -48,6 +48,21 @@ impl<'a, S: HybridSystem> SetupBuilder<'a, S> {
             solver: SolverOptions::default(),
             events: EventOptions::default(),
             checkpointing: Checkpointing::default(),
+        }
+    }
+
+    /// A builder holding `setup`'s system and every setting (see [`Setup::to_builder`]).
+    pub(super) fn from_setup(setup: &Setup<'a, S>) -> Self {
+        SetupBuilder {
+            sys: setup.sys.clone(),
+            t0: setup.t0,
+            t_end: setup.t_end,
+            controls: setup.controls.clone(),
+            objectives: setup.objectives.clone(),
+            extra_breakpoints: setup.extra_breakpoints.clone(),
+            solver: setup.solver,
+            events: setup.events,
+            checkpointing: setup.checkpointing,
         }
     }
 
@@ -87,6 +102,12 @@ impl<'a, S: HybridSystem> SetupBuilder<'a, S> {
         self
     }
 
+    /// The integration method, keeping the other solver settings.
+    pub fn method(mut self, method: Method) -> Self {
+        self.solver.method = method;
+        self
+    }
+
     /// The event settings (Zeno limit, grazing threshold, stop after an occurrence).
     pub fn events(mut self, events: EventOptions) -> Self {
         self.events = events;
@@ -99,6 +120,7 @@ impl<'a, S: HybridSystem> SetupBuilder<'a, S> {
         self
     }
 
+    /// The setup.
     pub fn build(self) -> Setup<'a, S> {
         let mut s = Setup::with_system(
             self.sys,

@@ -61,18 +61,18 @@ pub struct Setup<'a, S: HybridSystem> {
     /// The system, borrowed or shared (it dereferences to `S`).
     pub sys: SystemRef<'a, S>,
     /// The system's names ([`HybridSystem::dims`]), queried once when the setup is made.
-    pub dims: Dims,
-    pub t0: f64,
-    pub t_end: f64,
-    pub controls: Option<ControlGrid>,
-    pub objectives: Vec<Objective>,
+    pub(crate) dims: Dims,
+    pub(crate) t0: f64,
+    pub(crate) t_end: f64,
+    pub(crate) controls: Option<ControlGrid>,
+    pub(crate) objectives: Vec<Objective>,
     /// Fixed times where the integration restarts (besides control nodes and the event
     /// times of tracking references, which are added automatically).
-    pub extra_breakpoints: Vec<f64>,
-    pub solver: SolverOptions,
-    pub events: EventOptions,
+    pub(crate) extra_breakpoints: Vec<f64>,
+    pub(crate) solver: SolverOptions,
+    pub(crate) events: EventOptions,
     /// What the adjoint's forward run keeps of its dense output.
-    pub checkpointing: Checkpointing,
+    pub(crate) checkpointing: Checkpointing,
     /// (objective, term) of each quadrature state z_j.
     running: Vec<(usize, usize)>,
     /// The sparse Newton structures of the modes with a declared flow pattern.
@@ -142,6 +142,67 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// does not pay for the others' quadratures and adjoint passes).
     pub fn only_objective(&self, i: usize) -> Setup<'a, S> {
         self.with_objectives(vec![self.objectives[i].clone()])
+    }
+
+    /// A builder holding this setup's system and every setting, to build a changed copy:
+    /// a setup is never changed in place, since its quadrature states and sparse Newton
+    /// structures follow from its objectives and system.
+    ///
+    /// ```
+    /// use hybridopt::prelude::*;
+    /// use hybridopt::systems::BouncingBall;
+    ///
+    /// let coarse = Setup::builder(&BouncingBall).horizon(0.0, 2.0).build();
+    /// let fine = coarse.to_builder().tolerances(1e-11, 1e-12).build();
+    /// assert_eq!((fine.t_end(), fine.solver().rtol), (2.0, 1e-11));
+    /// ```
+    pub fn to_builder(&self) -> SetupBuilder<'a, S> {
+        SetupBuilder::from_setup(self)
+    }
+
+    /// The system's names ([`HybridSystem::dims`]).
+    pub fn dims(&self) -> &Dims {
+        &self.dims
+    }
+
+    /// The horizon's start.
+    pub fn t0(&self) -> f64 {
+        self.t0
+    }
+
+    /// The horizon's end.
+    pub fn t_end(&self) -> f64 {
+        self.t_end
+    }
+
+    /// The control grid, if any.
+    pub fn controls(&self) -> Option<&ControlGrid> {
+        self.controls.as_ref()
+    }
+
+    /// The objectives (a vector ψ has several).
+    pub fn objectives(&self) -> &[Objective] {
+        &self.objectives
+    }
+
+    /// The fixed restart times given besides the automatic ones.
+    pub fn extra_breakpoints(&self) -> &[f64] {
+        &self.extra_breakpoints
+    }
+
+    /// The integrator's settings.
+    pub fn solver(&self) -> SolverOptions {
+        self.solver
+    }
+
+    /// The event settings.
+    pub fn events(&self) -> EventOptions {
+        self.events
+    }
+
+    /// What the adjoint's forward run keeps of its dense output.
+    pub fn checkpointing(&self) -> Checkpointing {
+        self.checkpointing
     }
 
     /// A copy with `objectives` in place of its own (everything else the same).
