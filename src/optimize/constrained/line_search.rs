@@ -2,10 +2,10 @@
 //! Optimization*, 2nd ed., Algorithm 18.3): Armijo backtracking on the l1 merit function
 //! along the QP's step.
 
+use super::merit::{merit, second_order_correction, snap, NOISE};
 use super::point::Point;
 use super::problem::Problem;
 use super::qp::{dot, QpStep};
-use super::sqp::{merit, second_order_correction, snap, NOISE};
 use crate::error::Error;
 
 /// Armijo's sufficient-decrease constant.

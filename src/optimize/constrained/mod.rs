@@ -35,6 +35,7 @@ mod bfgs;
 pub(crate) mod error;
 pub(super) mod kkt;
 mod line_search;
+mod merit;
 pub(super) mod nlp;
 mod path;
 pub(super) mod point;

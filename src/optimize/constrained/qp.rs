@@ -236,3 +236,8 @@ fn upper_triangle(bm: &DMatrix<f64>, nv: usize) -> CscMatrix<f64> {
     }
     CscMatrix::new(nv, nv, colptr, rowval, nzval)
 }
+
+/// The infinity norm `max_j |v_j|`.
+pub(crate) fn inf_norm(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |a, x| a.max(x.abs()))
+}

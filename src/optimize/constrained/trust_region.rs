@@ -4,10 +4,11 @@
 //! `‖d‖∞ ≤ Δ`, a step is taken when the merit function's actual reduction is a fraction of
 //! the reduction the QP model predicts, and the ratio of the two sets the next Δ.
 
+use super::merit::{merit, second_order_correction, snap, NOISE};
 use super::point::Point;
 use super::problem::Problem;
-use super::qp::{dot, QpStep};
-use super::sqp::{elastic_tol, inf_norm, merit, second_order_correction, snap, State, NOISE};
+use super::qp::{dot, inf_norm, QpStep};
+use super::sqp::{elastic_tol, State};
 use crate::error::Error;
 use crate::optimize::Globalization;
 use nalgebra::DVector;
