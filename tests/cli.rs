@@ -321,6 +321,7 @@ fn shooting_problem_optimizes(p: &Path, stem: &str) {
         out.to_str().unwrap(),
     ]));
     assert_eq!(s["converged"], true, "{ps}: {}", s["termination"]);
+    assert_eq!(s["globalization"], globalization(p), "{ps}");
     let sh = &s["shooting"];
     let gap = sh["max_defect"].as_f64().unwrap();
     assert!(gap <= 1e-9, "{ps}: continuity gap {gap:e}");
@@ -375,6 +376,16 @@ fn shooting_problem_optimizes(p: &Path, stem: &str) {
     expect_failure(&["optimize", ps, "--starts", "2"], "--starts");
 }
 
+/// The SQP's globalization `summary.json` must report for the problem file `p`.
+fn globalization(p: &Path) -> &'static str {
+    let text = std::fs::read_to_string(p).unwrap();
+    if text.contains("globalization = \"trust_region\"") {
+        "trust_region"
+    } else {
+        "line_search"
+    }
+}
+
 /// A constrained problem: the SQP converges (KKT residual and violation ≤ 1e-8), writes
 /// its results, and `--solver` (the unconstrained solvers' flag) is refused.
 fn constrained_problem_optimizes(p: &Path, stem: &str) {
@@ -389,6 +400,7 @@ fn constrained_problem_optimizes(p: &Path, stem: &str) {
         out.to_str().unwrap(),
     ]));
     assert_eq!(s["solver"], "sqp", "{ps}");
+    assert_eq!(s["globalization"], globalization(p), "{ps}");
     assert_eq!(s["converged"], true, "{ps}: {}", s["termination"]);
     let kkt = s["kkt_residual"].as_f64().unwrap();
     let viol = s["max_violation"].as_f64().unwrap();

@@ -5,7 +5,7 @@
 
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
-use crate::optimize::{ConstraintReport, KinkReport, OptimizeResult, Outcome};
+use crate::optimize::{ConstraintReport, Globalization, KinkReport, OptimizeResult, Outcome};
 use crate::problem::Problem;
 use crate::setup::Setup;
 use crate::sweep::{starts::Range, MultiStart, PointOutcome};
@@ -77,6 +77,10 @@ pub struct OptimizeSummary {
     /// A constrained problem: the KKT residual at the final point.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kkt_residual: Option<f64>,
+    /// A constrained problem: how the SQP accepted its steps (`line_search`,
+    /// `trust_region`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub globalization: Option<Globalization>,
     /// A constrained problem: the largest constraint violation at the final point.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_violation: Option<f64>,
@@ -166,6 +170,7 @@ impl OptimizeSummary {
             multi_start: None,
             constraints: c.map(|c| c.constraints.clone()),
             kkt_residual: c.map(|c| c.kkt_residual),
+            globalization: c.map(|_| p.optimizer.globalization),
             max_violation: c.map(|c| c.max_violation),
             t_end_initial: c.and_then(|c| c.t_end_initial),
             t_end_final: c.and_then(|c| c.t_end_final),
