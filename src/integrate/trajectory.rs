@@ -194,10 +194,14 @@ impl Segment<f64> {
 /// One event: the instant, which guard, the modes, and the state on both sides.
 #[derive(Debug, Clone)]
 pub struct EventRecord<D> {
+    /// The event time t_e.
     pub t: D,
+    /// The guard that fired (index into the system's guard table).
     pub guard: usize,
+    /// The mode before the reset and the mode after it.
     pub mode_before: usize,
     pub mode_after: usize,
+    /// X⁻ = X(t_e⁻), the state on the guard, and X⁺ = R(X⁻), the state after the reset.
     pub y_minus: Vec<D>,
     pub y_plus: Vec<D>,
     /// f⁻ = F_m(t_e, X⁻): the slope at the end of the step cut at the event.
