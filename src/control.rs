@@ -65,6 +65,25 @@ impl ControlGrid {
             })
             .collect()
     }
+    /// Each coefficient's Greville abscissa, the centre of its basis function's support,
+    /// clamped into `[t0, t1]`: the interval midpoints (piecewise constant), the nodes τ_k
+    /// (piecewise linear), τ_{k−1} (cubic B-spline, whose φ_k spans τ_{k−3} … τ_{k+1}).
+    /// Setting `c_k = v(t*_k)` is Schoenberg's variation-diminishing approximation of a
+    /// function v (de Boor, *A Practical Guide to Splines*, 2001, ch. XI): it reproduces
+    /// straight lines exactly, and, piecewise linear, any v that is linear between the
+    /// grid's nodes (a previous run's control on the same grid).
+    pub fn greville(&self) -> Vec<f64> {
+        let h = (self.t1 - self.t0) / self.intervals as f64;
+        let at = |x: f64| (self.t0 + h * x).clamp(self.t0, self.t1);
+        let nodes = self.nodes();
+        (0..self.n_coef())
+            .map(|k| match self.basis {
+                Basis::PiecewiseConstant => at(k as f64 + 0.5),
+                Basis::PiecewiseLinear => nodes[k],
+                Basis::CubicBspline => at(k as f64 - 1.0),
+            })
+            .collect()
+    }
     /// The interval containing time t (the last one for t ≥ t1).
     pub fn interval_of(&self, t: f64) -> usize {
         let s = (t - self.t0) / (self.t1 - self.t0) * self.intervals as f64;

@@ -73,6 +73,7 @@ pub mod setup;
 pub(crate) mod sparsity;
 pub mod sweep;
 pub mod systems;
+pub(crate) mod table;
 pub mod testing;
 
 pub use prelude::*;

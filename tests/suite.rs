@@ -17,6 +17,7 @@ mod cli_paths;
 mod cli_timing;
 mod compass_gait_actuated;
 mod constrained;
+mod control_guess;
 mod custom;
 mod dae;
 mod dae_acceptance;

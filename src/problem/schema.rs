@@ -141,6 +141,9 @@ pub struct ControlSpec {
     pub intervals: usize,
     #[serde(default)]
     pub channels: BTreeMap<String, ChannelSpec>,
+    /// A CSV table (`t` and a column per channel it sets) whose values start the
+    /// coefficients in place of the channels' `initial`.
+    pub guess: Option<String>,
 }
 
 /// `[controls.channels.NAME]`.

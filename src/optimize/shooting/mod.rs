@@ -83,7 +83,8 @@ pub enum Guess {
 pub struct GuessTable {
     /// The file it came from (for messages).
     pub file: String,
-    /// Times, non-decreasing (a time given twice marks an event: before, then after).
+    /// Times, non-decreasing (a time given twice with different rows marks an event: before,
+    /// then after; with equal rows, a breakpoint).
     pub t: Vec<f64>,
     /// Each row's mode, if the table gives them (else the system's start mode).
     pub mode: Option<Vec<usize>>,

@@ -186,25 +186,17 @@ impl GuessTable {
             }
             .into()
         };
-        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-        let header: Vec<&str> = lines
-            .next()
-            .ok_or_else(|| bad("the file is empty".into()))?
-            .split(',')
-            .map(str::trim)
-            .collect();
-        let col = |name: &str| header.iter().position(|h| *h == name);
-        let tc = col("t").ok_or_else(|| bad("no column `t`".into()))?;
+        let csv = crate::table::Table::parse(text).map_err(bad)?;
         let mut sc = Vec::new();
         for s in &dims.states {
-            sc.push(col(s).ok_or_else(|| {
+            sc.push(csv.column(s).ok_or_else(|| {
                 bad(format!(
                     "no column `{s}`; the system's states are {}",
                     dims.states.join(", ")
                 ))
             })?);
         }
-        let mc = col("mode");
+        let mc = csv.column("mode");
         if mc.is_none() && dims.modes.len() > 1 {
             return Err(bad(format!(
                 "no column `mode`: the system has {} modes ({}), so each row must say which",
@@ -214,46 +206,27 @@ impl GuessTable {
         }
         let mut table = GuessTable {
             file: file.to_string(),
-            t: Vec::new(),
+            t: csv.t.clone(),
             mode: mc.map(|_| Vec::new()),
             states: Vec::new(),
         };
-        for (r, line) in lines.enumerate() {
-            let row = r + 2;
-            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-            let num = |c: usize, what: &str| -> Result<f64, Error> {
-                let cell = cells.get(c).copied().unwrap_or("");
-                cell.parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite())
-                    .ok_or_else(|| {
-                        bad(format!(
-                            "line {row}, column `{what}`: {cell:?} is not a finite number"
-                        ))
-                    })
-            };
-            let t = num(tc, "t")?;
-            if table.t.last().is_some_and(|&p| t < p) {
-                return Err(bad(format!(
-                    "line {row}: t = {t} goes back in time; the rows must be in time order"
-                )));
-            }
-            table.t.push(t);
+        for r in 0..csv.len() {
             table.states.push(
                 sc.iter()
                     .zip(&dims.states)
-                    .map(|(&c, s)| num(c, s))
+                    .map(|(&c, s)| csv.number(r, c, s).map_err(bad))
                     .collect::<Result<_, _>>()?,
             );
             if let (Some(c), Some(modes)) = (mc, table.mode.as_mut()) {
-                let cell = cells.get(c).copied().unwrap_or("");
+                let cell = csv.cell(r, c);
                 let m = match cell.parse::<f64>() {
                     Ok(v) if v >= 0.0 && v.fract() == 0.0 && (v as usize) < dims.modes.len() => {
                         v as usize
                     }
                     _ => dims.modes.iter().position(|m| m == cell).ok_or_else(|| {
                         bad(format!(
-                            "line {row}, column `mode`: {cell:?} is neither a mode index below {} nor a mode name ({})",
+                            "line {}, column `mode`: {cell:?} is neither a mode index below {} nor a mode name ({})",
+                            csv.line(r),
                             dims.modes.len(),
                             dims.modes.join(", ")
                         ))
@@ -281,7 +254,13 @@ impl GuessTable {
         }
         let i = self.t.partition_point(|&ti| ti <= t).saturating_sub(1);
         let mode_of = |i: usize| self.mode.as_ref().map_or(mode0, |m| m[i]);
-        let at_event = i > 0 && self.t[i] == t && self.t[i - 1] == t;
+        // a time given twice with different rows is an event; with equal rows it is a
+        // breakpoint of the run that wrote the table (a `trajectory.csv` repeats the row at
+        // every control-grid node and shooting node)
+        let at_event = i > 0
+            && self.t[i] == t
+            && self.t[i - 1] == t
+            && (self.states[i] != self.states[i - 1] || mode_of(i) != mode_of(i - 1));
         let state = if self.t[i] == t || i + 1 == self.t.len() {
             self.states[i].clone()
         } else {
