@@ -164,6 +164,17 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
     for p in problems {
         let ps = p.to_str().unwrap();
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        if single_shooting_fails_at_start(&stem) {
+            // its start θ walks one step only, so a single run cannot evaluate the
+            // constraints: `gradient` must say which firing is missing (tests/shooting.rs
+            // witnesses the multiple-shooting Jacobian at this start)
+            expect_failure(
+                &["gradient", ps, "--json"],
+                "occurrence 2 of guard 'heel_strike'",
+            );
+            shooting_problem_optimizes(&p, &stem);
+            continue;
+        }
         let want = expect(&stem);
         // gradient --method all: adjoint, direct and dual agree; FD to FD accuracy
         let g = json(&run(&["gradient", ps, "--method", "all", "--json"]));
@@ -353,6 +364,18 @@ fn shooting_problem_optimizes(p: &Path, stem: &str) {
         );
         return;
     }
+    let violation = s["max_violation"].as_f64().unwrap_or(0.0);
+    assert!(
+        violation <= 1e-9,
+        "{ps}: constraint violation {violation:e}"
+    );
+    if single_shooting_fails_at_start(stem) {
+        expect_failure(
+            &["optimize", ps, "--single-shooting", "--quiet"],
+            "fired 1 time(s)",
+        );
+        return;
+    }
     let single_out = tmpdir(&format!("{stem}-ss"));
     let single = json(&run(&[
         "optimize",
@@ -374,6 +397,13 @@ fn shooting_problem_optimizes(p: &Path, stem: &str) {
     );
     expect_failure(&["optimize", ps, "--solver", "lbfgs"], "--solver");
     expect_failure(&["optimize", ps, "--starts", "2"], "--starts");
+}
+
+/// Shipped problems whose start θ single shooting cannot evaluate: the four-step walk
+/// (the gait's torques from another start strike once in 3.2 s; its constraints need the
+/// second to fourth heel strikes).
+fn single_shooting_fails_at_start(stem: &str) -> bool {
+    stem == "compass_gait_four_steps"
 }
 
 /// The SQP's globalization `summary.json` must report for the problem file `p`.

@@ -120,7 +120,7 @@ fn a_previous_runs_torque_is_reproduced_on_the_same_grid() {
     let mut worst: f64 = 0.0;
     for (k, &c) in hip.iter().enumerate() {
         // 15 intervals a step of 0.75 s; the walk's t = 3.2 is 4 intervals into step 5
-        let want = gait(k % 15).max(-40.0 + 80e-9).min(40.0 - 80e-9);
+        let want = gait(k % 15).clamp(-40.0 + 80e-9, 40.0 - 80e-9);
         worst = worst.max((c - want).abs());
     }
     eprintln!("four-step torque vs the gait's coefficients: worst {worst:.1e}");
