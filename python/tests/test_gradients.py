@@ -26,6 +26,12 @@ def test_gradient_equals_cli_for_every_problem(cli, problems, method):
     for f in files:
         p = hybridopt.Problem.from_file(f)
         g = p.gradient(method=method, tau=True)
+        if f.stem == "compass_gait_four_steps":
+            # its start θ walks one step only: the cost's gradient exists, but the CLI's
+            # `gradient` also evaluates the constraints on the later heel strikes and
+            # refuses (tests/cli.rs checks the message)
+            assert len(g.events) == 1 and g.cost > 0, f.name
+            continue
         want = cli.json("gradient", f, "--method", method, "--tau")
         assert g.cost == want["cost"], f.name
         assert g.as_dict() == want["gradient"], f.name
