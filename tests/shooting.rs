@@ -1,5 +1,6 @@
 //! Multiple shooting: the continuity rows and the cost against the ball's closed-form
-//! oracle (dual numbers) and central differences, a segment crossing impacts, a node
+//! oracle (dual numbers) and central differences (also on the free-final-time problem
+//! and the four-step walk), a segment crossing impacts, a node
 //! placed exactly at an event time (the state and mode after it), an infeasible start
 //! from a CSV table, the same optimum as single shooting, and the typed errors.
 
@@ -805,4 +806,69 @@ fn an_unknown_globalization_is_an_error() {
 fn problem_file(file: &str) -> Problem {
     let path = std::path::Path::new(file);
     Problem::parse(&std::fs::read_to_string(path).unwrap(), path).unwrap()
+}
+
+/// The four-step walk (`compass_gait_four_steps.toml`: 9 nodes, 64 hip-torque
+/// coefficients, heel strikes inside 4 of the 10 segments, the strike-time and
+/// step-length constraints) at its start, every gap open: the cost and every row's
+/// gradient equal central differences over every variable (torques, node states), the
+/// segments crossing impacts included.
+#[test]
+fn four_step_walk_jacobian_equals_fd() {
+    let p = problem_file("problems/compass_gait_four_steps.toml");
+    let setup = p.setup().unwrap();
+    let shooting = p.shooting.as_ref().unwrap();
+    let evaluator =
+        hybridopt::optimize::ShootingEvaluator::new(&setup, &p.theta, &p.constraints, shooting)
+            .unwrap();
+    let at = |x: Option<&[f64]>| evaluator.point(x).unwrap();
+    let start = at(None);
+    let x = start.values.clone();
+    let gap = start
+        .rows
+        .iter()
+        .filter(|r| r.name.starts_with("continuity"))
+        .map(|r| r.value.abs())
+        .fold(0.0, f64::max);
+    assert!(gap > 0.1, "the gaps are open: {gap}");
+    let (mut worst, mut worst_at) = (0.0_f64, String::new());
+    for j in 0..x.len() {
+        // the fourth-order central stencil (f(−2h) − 8f(−h) + 8f(h) − f(2h)) / 12h: the
+        // simulations' noise (rtol = atol = 1e-10) grows as 1/h, so h is large (1e-4)
+        // and the truncation must then be O(h⁴) (the second-order stencil errs by 1e-7
+        // at h = 1e-6 from the noise and by 1e-7 at 1e-4 from the h² term)
+        let h = 1e-4 * x[j].abs().max(1.0);
+        let point = |k: f64| {
+            let mut y = x.clone();
+            y[j] += k * h;
+            at(Some(&y))
+        };
+        let (m2, m1, p1, p2) = (point(-2.0), point(-1.0), point(1.0), point(2.0));
+        let stencil = |v: &dyn Fn(&hybridopt::optimize::ConstrainedPoint) -> f64| {
+            (v(&m2) - 8.0 * v(&m1) + 8.0 * v(&p1) - v(&p2)) / (12.0 * h)
+        };
+        let fd = stencil(&|q| q.cost);
+        let scale = start
+            .cost_gradient
+            .iter()
+            .fold(1.0_f64, |m, v| m.max(v.abs()));
+        let err = (fd - start.cost_gradient[j]).abs() / scale;
+        if err > worst {
+            (worst, worst_at) = (err, format!("cost over {}", start.variables[j]));
+        }
+        for (r, row) in start.rows.iter().enumerate() {
+            let fd = stencil(&|q| q.rows[r].value);
+            let scale = row.gradient.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+            let err = (fd - row.gradient[j]).abs() / scale;
+            if err > worst {
+                (worst, worst_at) = (err, format!("{} over {}", row.name, start.variables[j]));
+            }
+        }
+    }
+    eprintln!(
+        "four-step walk: {} variables, {} rows, gap {gap:.2}, worst relative |exact − FD| {worst:.1e} ({worst_at})",
+        x.len(),
+        start.rows.len()
+    );
+    assert!(worst <= 1e-7, "{worst_at}: {worst:.1e}");
 }
