@@ -14,10 +14,14 @@ use crate::optimize::Globalization;
 use nalgebra::DVector;
 
 /// A step is taken when `ared ≥ ACCEPT · pred`; the radius grows by `GROW` when the ratio
-/// exceeds `GOOD` at the region's edge and shrinks to `SHRINK ‖d‖∞` when it is below
-/// `POOR` (Nocedal & Wright Algorithm 4.1's scheme; the thresholds are the permissive
-/// end of its ranges, because the merit function of a hybrid system bends at every
-/// event).
+/// exceeds `GOOD` at the region's edge and shrinks by `SHRINK` when it is below `POOR`
+/// (Nocedal & Wright Algorithm 4.1's scheme; the thresholds are the permissive end of its
+/// ranges, because the merit function of a hybrid system bends at every event). A
+/// rejected step shrinks the region to `SHRINK ‖d‖∞`, so that the next QP step differs;
+/// a poor step that is taken shrinks the radius, not the step: an interior step (a
+/// quasi-Newton step shorter than the region) would otherwise collapse the region to a
+/// fraction of itself, and the four-step walk's region then stayed too small to ever
+/// close its gaps (it ended infeasible after 48 iterations).
 const ACCEPT: f64 = 1e-4;
 const POOR: f64 = 0.25;
 const GOOD: f64 = 0.75;
@@ -95,7 +99,7 @@ impl State {
             }
             if let Some((ratio, q)) = accepted {
                 if ratio < POOR {
-                    self.radius = SHRINK * dnorm;
+                    self.radius *= SHRINK;
                 } else if ratio > GOOD && dnorm >= 0.99 * self.radius {
                     self.radius = (GROW * self.radius).min(self.radius_max);
                 }
