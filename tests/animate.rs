@@ -3,6 +3,7 @@
 //! surfaces are met at the events, the GIF decodes with the expected frames and size, and a
 //! system without geometry gets a clear error and no files.
 
+use crate::common;
 use hybridopt::animate::{
     frame_times, mass_positions, write_gif, AnimationOptions, Motion, OutputGeometry, Shape,
     StrobeOptions,
@@ -28,10 +29,7 @@ fn problem(name: &str) -> Problem {
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hybridopt-anim-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("anim", tag, true)
 }
 
 fn dist(a: [f64; 2], b: [f64; 2]) -> f64 {

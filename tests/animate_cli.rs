@@ -2,6 +2,7 @@
 //! mechanical problem animates (small frames), the results appear atomically, and bad
 //! input gets a clear message, a non-zero exit and no results folder.
 
+use crate::common;
 use hybridopt::systems::SwitchedLinear;
 use hybridopt::HybridSystem;
 use std::path::{Path, PathBuf};
@@ -16,10 +17,7 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hybridopt-animcli-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("animcli", tag, true)
 }
 
 fn problem(name: &str) -> String {

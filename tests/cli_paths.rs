@@ -19,10 +19,7 @@ fn bin() -> Command {
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hybridopt-paths-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("paths", tag, true)
 }
 
 fn problem(name: &str) -> PathBuf {

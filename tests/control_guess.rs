@@ -3,18 +3,13 @@
 //! against a previous run's coefficients (reproduced exactly on the same grid), against
 //! the fit's linear precision on every basis, and its errors.
 
+use crate::common;
 use hybridopt::control::{Basis, ControlGrid};
 use hybridopt::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "hybridopt-control-guess-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("control-guess", name, true)
 }
 
 /// The thrust problem (one control channel `thrust`) on `basis` with 10 intervals over its

@@ -5,14 +5,12 @@
 //! results folder. A transition whose Newton iteration fails has no built-in system to
 //! reach it from a problem file; `tests/dae.rs` checks its typed error through the library.
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hybridopt-dae-cli-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("dae-cli", tag, true)
 }
 
 fn shipped(name: &str) -> PathBuf {

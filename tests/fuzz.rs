@@ -665,10 +665,7 @@ fn bin() -> std::process::Command {
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hybridopt-fuzz-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("fuzz", tag, true)
 }
 
 fn problem_path(name: &str) -> PathBuf {

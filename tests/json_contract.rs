@@ -3,6 +3,7 @@
 //! `multi_start`), `periodic --json`, `animation.json`, `sweep --json` and `systems --json`. A field may be
 //! added (then added here and in docs/guide/results.md), never renamed or dropped.
 
+use crate::common;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -17,9 +18,7 @@ fn problem(name: &str) -> String {
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hybridopt-contract-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::scratch("contract", tag, false)
 }
 
 fn run_json(args: &[&str]) -> Value {

@@ -2,6 +2,7 @@
 //! (the JSON contract of issue 12 and the results folder), a continuation, and bad input
 //! (a clear message naming the key, non-zero exit, no results folder).
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -14,9 +15,7 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hybridopt-periodic-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::scratch("periodic", tag, false)
 }
 
 fn json(out: &Output) -> serde_json::Value {

@@ -1,5 +1,6 @@
 //! Figures (PNG/SVG with embedded fonts) and atomic results folders.
 
+use crate::common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -9,13 +10,7 @@ use ndarray::Array2;
 
 /// A fresh, empty folder under the system temp dir, unique to this process and test.
 fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "hybridopt-test-plot-report-{}-{test}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("plot-report", test, true)
 }
 
 /// Names of all entries (files, folders, hidden ones included) in `dir`.

@@ -8,6 +8,19 @@ pub mod chain;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::HybridSystem;
+use std::path::PathBuf;
+
+/// A scratch folder for one test, `<temp>/hybridopt-<module>-<pid>-<tag>`, emptied of what
+/// an earlier run left; created when `create` (else left for the command under test to
+/// make).
+pub fn scratch(module: &str, tag: &str, create: bool) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hybridopt-{module}-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    if create {
+        std::fs::create_dir_all(&d).unwrap();
+    }
+    d
+}
 
 /// splitmix64: a tiny deterministic PRNG (fixed seeds give fixed "random" data).
 pub struct Rng(pub u64);
