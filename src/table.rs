@@ -14,7 +14,7 @@ pub(crate) struct Table<'a> {
 
 impl<'a> Table<'a> {
     /// Parses the text: a header line, then rows; blank lines are skipped. Needs a column
-    /// `t` in non-decreasing order and at least two rows.
+    /// `t` in non-decreasing order and at least one row (how many more, the caller says).
     pub fn parse(text: &'a str) -> Result<Table<'a>, String> {
         let mut lines = text
             .lines()
@@ -49,6 +49,9 @@ impl<'a> Table<'a> {
                 ));
             }
             table.t.push(t);
+        }
+        if table.t.is_empty() {
+            return Err("no rows below the header".into());
         }
         Ok(table)
     }
@@ -94,15 +97,24 @@ impl<'a> Table<'a> {
     }
 }
 
-/// The value at `t` of the piecewise-linear function through `(ts[i], vs[i])` (`ts`
-/// non-decreasing, `t` inside its span): linear interpolation between the rows around
-/// `t`; at a time two rows share (an event), the later row.
-pub(crate) fn interpolate(ts: &[f64], vs: &[f64], t: f64) -> f64 {
+/// The rows around `t` in the non-decreasing times `ts` (`t` inside their span): the row
+/// `i` with `ts[i] ≤ t` (at a time two rows share, an event, the later one) and the weight
+/// `w = (t − ts[i]) / (ts[i+1] − ts[i])` of the next row, 0 at a row's own time and at the
+/// last row. Linear interpolation is `v_i + w (v_{i+1} − v_i)`.
+pub(crate) fn bracket(ts: &[f64], t: f64) -> (usize, f64) {
     let i = ts.partition_point(|&ti| ti <= t).saturating_sub(1);
     if ts[i] == t || i + 1 == ts.len() {
-        vs[i]
+        (i, 0.0)
     } else {
-        let w = (t - ts[i]) / (ts[i + 1] - ts[i]);
-        vs[i] + w * (vs[i + 1] - vs[i])
+        (i, (t - ts[i]) / (ts[i + 1] - ts[i]))
+    }
+}
+
+/// The value at `t` of the piecewise-linear function through `(ts[i], vs[i])`
+/// ([`bracket`]).
+pub(crate) fn interpolate(ts: &[f64], vs: &[f64], t: f64) -> f64 {
+    match bracket(ts, t) {
+        (i, w) if w == 0.0 => vs[i],
+        (i, w) => vs[i] + w * (vs[i + 1] - vs[i]),
     }
 }

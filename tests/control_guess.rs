@@ -140,6 +140,8 @@ fn a_bad_control_guess_is_an_error_naming_the_file() {
         ("t,thrust\n0,1\n10,600\n", "is above the upper bound 50"),
         ("t,thrust\n5,1\n0,1\n", "goes back in time"),
         ("thrust\n1\n", "no column `t`"),
+        // a header alone (this panicked before the table checked its rows)
+        ("t,thrust\n", "no rows below the header"),
     ];
     for (table, needle) in cases {
         let e = thrust_with_guess("piecewise_linear", table, &dir)

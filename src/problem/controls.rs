@@ -87,7 +87,8 @@ fn guess(
 ) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let table = Table::parse(&text)?;
-    let (first, last) = (table.t[0], *table.t.last().ok_or("no rows")?);
+    // `Table::parse` guarantees a row
+    let (first, last) = (table.t[0], table.t[table.len() - 1]);
     if table.len() < 2 || first > grid.t0 || last < grid.t1 {
         return Err(format!(
             "its rows span [{first}, {last}], which must cover the control grid's [{}, {}]",

@@ -252,7 +252,7 @@ impl GuessTable {
             }
             .into());
         }
-        let i = self.t.partition_point(|&ti| ti <= t).saturating_sub(1);
+        let (i, w) = crate::table::bracket(&self.t, t);
         let mode_of = |i: usize| self.mode.as_ref().map_or(mode0, |m| m[i]);
         // a time given twice with different rows is an event; with equal rows it is a
         // breakpoint of the run that wrote the table (a `trajectory.csv` repeats the row at
@@ -261,10 +261,9 @@ impl GuessTable {
             && self.t[i] == t
             && self.t[i - 1] == t
             && (self.states[i] != self.states[i - 1] || mode_of(i) != mode_of(i - 1));
-        let state = if self.t[i] == t || i + 1 == self.t.len() {
+        let state = if w == 0.0 {
             self.states[i].clone()
         } else {
-            let w = (t - self.t[i]) / (self.t[i + 1] - self.t[i]);
             self.states[i]
                 .iter()
                 .zip(&self.states[i + 1])
