@@ -113,8 +113,10 @@ pub(crate) fn bracket(ts: &[f64], t: f64) -> (usize, f64) {
 /// The value at `t` of the piecewise-linear function through `(ts[i], vs[i])`
 /// ([`bracket`]).
 pub(crate) fn interpolate(ts: &[f64], vs: &[f64], t: f64) -> f64 {
-    match bracket(ts, t) {
-        (i, w) if w == 0.0 => vs[i],
-        (i, w) => vs[i] + w * (vs[i + 1] - vs[i]),
+    let (i, w) = bracket(ts, t);
+    if w == 0.0 {
+        vs[i]
+    } else {
+        vs[i] + w * (vs[i + 1] - vs[i])
     }
 }
