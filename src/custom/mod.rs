@@ -8,6 +8,7 @@ mod error;
 pub(crate) mod expr;
 mod lexer;
 pub(crate) mod parser;
+mod program;
 mod reverse;
 pub(crate) mod schema;
 mod system;

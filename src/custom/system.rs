@@ -6,6 +6,7 @@
 use super::error::CustomError;
 use super::expr::{Env, Expr, Node};
 use super::parser::{function_names, parse, Scope};
+use super::program::Program;
 use super::reverse::{Point, Sinks};
 use super::schema::{GuardSpec, ModeSpec, SystemSpec};
 use crate::error::ModelError;
@@ -37,6 +38,10 @@ pub struct CustomSystem {
     flows: Vec<Vec<Expr>>,
     /// Per mode, per output.
     outputs: Vec<Vec<Expr>>,
+    /// Per mode, the flow and the outputs as one program each (what `flow` and `outputs`
+    /// evaluate; the arenas above serve the reverse sweeps and the pattern).
+    flow_code: Vec<Program>,
+    output_code: Vec<Program>,
     initial: Vec<Expr>,
     initial_mode: usize,
     /// `[system] defaults`, in the order of the parameters.
@@ -212,6 +217,8 @@ impl CustomSystem {
             resets: Vec::new(),
             flows: Vec::new(),
             outputs: Vec::new(),
+            flow_code: Vec::new(),
+            output_code: Vec::new(),
         };
         for (m, mode) in spec.modes.iter().enumerate() {
             sys.add_mode(m, mode, spec, &scopes)?;
@@ -301,6 +308,10 @@ impl CustomSystem {
                 compile(&k, src, &scopes.full)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let dims = (spec.states.len(), spec.controls.len(), spec.parameters.len());
+        let program = |exprs: &[Expr]| Program::new(exprs, dims.0, dims.1, dims.2);
+        self.flow_code.push(program(&self.flows[m]));
+        self.output_code.push(program(&outs));
         self.outputs.push(outs);
         for g in &mode.guards {
             self.add_guard(m, &key, g, spec, scopes)?;
@@ -460,10 +471,7 @@ impl HybridSystem for CustomSystem {
     fn flow<D: Scalar>(
         &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
-        let env = Env { t, x, u, p };
-        for (d, e) in dx.iter_mut().zip(&self.flows[mode]) {
-            *d = e.eval(&env);
-        }
+        self.flow_code[mode].eval(&Env { t, x, u, p }, dx);
         Ok(())
     }
     #[inline]
@@ -488,10 +496,7 @@ impl HybridSystem for CustomSystem {
     fn outputs<D: Scalar>(
         &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
-        let env = Env { t, x, u, p };
-        for (o, e) in out.iter_mut().zip(&self.outputs[mode]) {
-            *o = e.eval(&env);
-        }
+        self.output_code[mode].eval(&Env { t, x, u, p }, out);
         Ok(())
     }
 }

@@ -192,6 +192,21 @@ impl RadauFactors<'_> {
 /// convergence within [`NEWTON_MAX_ITER`], or on non-finite values. Returns the stage
 /// increments Z (stage i at i·n) with θ (0 after a single iteration), and the number of
 /// iterations.
+/// The RMS norm of a stage vector of length 3n, entry k = s·n + i (stage s, component i,
+/// given by `v(k, i)`) weighted by `1/sc[i]`, summed in the order of k.
+#[inline(always)]
+fn stage_rms(sc: &[f64], v: impl Fn(usize, usize) -> f64) -> f64 {
+    let n = sc.len();
+    let mut s = 0.0;
+    for st in 0..3 {
+        for (i, &w) in sc.iter().enumerate() {
+            let r = v(st * n + i, i) / w;
+            s += r * r;
+        }
+    }
+    (s / (3 * n).max(1) as f64).sqrt()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
     rhs: &R, tab: &Radau5, lu: &RadauFactors<'_>, t: D, y: &[D], h: D, tol: &Tolerances,
@@ -209,11 +224,6 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         .iter()
         .map(|v| tol.atol + tol.rtol * v.eps_part().abs())
         .collect();
-    let rms_on = |sc: &[f64], v: &dyn Fn(usize) -> f64| -> f64 {
-        let s: f64 = (0..3 * n).map(|k| (v(k) / sc[k % n]).powi(2)).sum();
-        (s / (3 * n).max(1) as f64).sqrt()
-    };
-    let rms = |v: &dyn Fn(usize) -> f64| rms_on(&scale, v);
     let hinv = 1.0 / h.re();
     let mut z = vec![D::zero(); 3 * n];
     let mut w = vec![D::zero(); 3 * n];
@@ -262,12 +272,12 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
             w[2 * n + i] += d2;
         }
         let iterations = it + 1;
-        let nrm_re = rms(&|k| dz[k].re());
+        let nrm_re = stage_rms(&scale, |k, _| dz[k].re());
         // a dual run's derivative parts must converge too, on their own scale: judged on
         // the real parts alone, a derivative much larger than its value (the rectifier's
         // ∂/∂r, 1/r = 100) kept Newton's O(NEWTON_TOL) error relative to the value
         let nrm_d = if D::NDERIV > 0 {
-            rms_on(&scale_d, &|k| dz[k].eps_part())
+            stage_rms(&scale_d, |k, _| dz[k].eps_part())
         } else {
             0.0
         };
@@ -275,11 +285,11 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         if !nrm.is_finite() {
             return Ok((Solve::Failed, iterations));
         }
-        let floor = 10.0 * f64::EPSILON * rms(&|k| y[k % n].re().abs() + z[k].re().abs());
+        let floor = 10.0 * f64::EPSILON * stage_rms(&scale, |k, i| y[i].re().abs() + z[k].re().abs());
         let floor_d = if D::NDERIV > 0 {
             10.0 * f64::EPSILON
-                * rms_on(&scale_d, &|k| {
-                    y[k % n].eps_part().abs() + z[k].eps_part().abs()
+                * stage_rms(&scale_d, |k, i| {
+                    y[i].eps_part().abs() + z[k].eps_part().abs()
                 })
         } else {
             0.0

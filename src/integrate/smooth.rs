@@ -112,7 +112,7 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                 }
                 stats.steps += 1;
                 newton.advance();
-                let fac = ctrl.accept(err);
+                let fac = ctrl.accept(err, hs);
                 std::mem::swap(&mut y, &mut y1);
                 std::mem::swap(&mut f0, &mut f1);
                 if let Some(o) = observe.as_mut() {

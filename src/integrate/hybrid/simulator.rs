@@ -388,7 +388,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             t1: self.t + plan.hd,
             y1,
             f1,
-            fac: open.ctrl.accept(err),
+            fac: open.ctrl.accept(err, plan.hd.re()),
             h_used: plan.hd.re(),
             dense,
         };
