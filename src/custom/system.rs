@@ -308,7 +308,11 @@ impl CustomSystem {
                 compile(&k, src, &scopes.full)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let dims = (spec.states.len(), spec.controls.len(), spec.parameters.len());
+        let dims = (
+            spec.states.len(),
+            spec.controls.len(),
+            spec.parameters.len(),
+        );
         let program = |exprs: &[Expr]| Program::new(exprs, dims.0, dims.1, dims.2);
         self.flow_code.push(program(&self.flows[m]));
         self.output_code.push(program(&outs));

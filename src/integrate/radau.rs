@@ -285,7 +285,8 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         if !nrm.is_finite() {
             return Ok((Solve::Failed, iterations));
         }
-        let floor = 10.0 * f64::EPSILON * stage_rms(&scale, |k, i| y[i].re().abs() + z[k].re().abs());
+        let floor =
+            10.0 * f64::EPSILON * stage_rms(&scale, |k, i| y[i].re().abs() + z[k].re().abs());
         let floor_d = if D::NDERIV > 0 {
             10.0 * f64::EPSILON
                 * stage_rms(&scale_d, |k, i| {
