@@ -128,7 +128,9 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
     ///
     /// - directional derivatives (when k ≤ n_x + n_u + n_p): F in vector duals at
     ///   `X + Σ_l ε_l S_{c_l}`, `θ + Σ_l ε_l D_{c_l}`, as many columns per pass as the dual
-    ///   type carries (1, 2, 4, or [`LANES`] per pass when k is larger). `F_X` is never
+    ///   type carries (1, 2, 4, 6, 8, or [`LANES`] per pass when k is larger: a pass costs
+    ///   its lanes whether they carry a column or not, so 6 columns in 6 lanes cost 0.61×
+    ///   a 10-lane pass on the 256-state chain, `benches/scaling.rs`). `F_X` is never
     ///   formed: a pass costs one evaluation of F in vector duals whatever n is, so a step
     ///   costs O(k) evaluations of F, not O(n);
     /// - the Jacobian (when k > n_x + n_u + n_p, e.g. a few states and a thousand control
@@ -147,6 +149,8 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
             1 => self.columns_by::<1>(ctx, t, y, dy),
             2 => self.columns_by::<2>(ctx, t, y, dy),
             3 | 4 => self.columns_by::<4>(ctx, t, y, dy),
+            5 | 6 => self.columns_by::<6>(ctx, t, y, dy),
+            7 | 8 => self.columns_by::<8>(ctx, t, y, dy),
             _ => self.columns_by::<LANES>(ctx, t, y, dy),
         }
     }
