@@ -82,7 +82,7 @@ impl Program {
     }
 
     /// Every expression's value at `env`, into `out` (one per expression).
-    #[inline]
+    #[inline(always)]
     pub fn eval<D: Scalar>(&self, env: &Env<'_, D>, out: &mut [D]) {
         match self {
             Program::Each(exprs) => {
