@@ -64,12 +64,12 @@ pub struct Straight {
     len: usize,
 }
 
-/// Register files up to this length live on the stack (a pendulum, a five-bar); larger
-/// ones are allocated once per evaluation.
+/// Register files up to this length live on the stack; larger ones are allocated once per
+/// evaluation.
 const STACK_REGISTERS: usize = 64;
 
-/// The smaller stack tier (a ball: 11 registers), less to zero on every evaluation — in
-/// dual numbers too, where a register is 11 `f64`.
+/// The smaller stack tier, less to zero on every evaluation — in dual numbers too, where a
+/// register is up to 11 `f64`.
 const SMALL_REGISTERS: usize = 16;
 
 impl Program {

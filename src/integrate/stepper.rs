@@ -556,3 +556,37 @@ pub fn initial_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     };
     Ok((100.0 * h0).min(h1).min(h_max))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The implicit methods' predictive factor (RADAU5's (IV.8.25)) against the formula,
+    /// on a rising error where the prediction is the smaller term, and DOPRI5's PI factor.
+    #[test]
+    fn predictive_controller_follows_its_formula() {
+        let q = Method::Radau5.error_order() as f64;
+        let mut c = Controller::new(Method::Radau5, 4);
+        // first accepted step: the elementary term alone
+        let f1 = c.accept(0.1, 0.01);
+        assert_eq!(f1, (0.9 * 0.1f64.powf(-1.0 / q)).clamp(0.2, 5.0));
+        // rising error: min(0.9 err^(−1/q), 0.9 (h/h_prev) err_prev^(1/q) / err^(2/q))
+        let (h, err) = (0.01, 0.5f64);
+        let own = 0.9 * err.powf(-1.0 / q);
+        let pred = 0.9 * (h / 0.01) * 0.1f64.powf(1.0 / q) / err.powf(2.0 / q);
+        assert!(pred < own, "the prediction is the active term here");
+        assert_eq!(c.accept(err, h), pred.clamp(0.2, 5.0));
+        // err_prev is floored at 10⁻² (RADAU5's ERRACC)
+        let mut c = Controller::new(Method::Sdirk3, 4);
+        let q3 = Method::Sdirk3.error_order() as f64;
+        c.accept(1e-6, 0.01);
+        let want = (0.9 * 0.3f64.powf(-1.0 / q3))
+            .min(0.9 * 1e-2f64.powf(1.0 / q3) / 0.3f64.powf(2.0 / q3));
+        assert_eq!(c.accept(0.3, 0.01), want.clamp(0.2, 5.0));
+        // DOPRI5 keeps the PI controller (no memory of h)
+        let mut d = Controller::new(Method::Dopri5, 4);
+        let qd = Method::Dopri5.error_order() as f64;
+        let pi = 0.9 * 0.5f64.powf(-0.7 / qd) * 1e-4f64.powf(0.4 / qd);
+        assert_eq!(d.accept(0.5, 0.01), pi.clamp(0.2, 5.0));
+    }
+}
