@@ -30,13 +30,13 @@ struct Piece {
     result: Id,
 }
 
-/// A compiled list of expressions (see the module doc): a straight-line program, or for
-/// a short list the expressions themselves, evaluated one by one.
+/// A list of expressions with its compiled form (see the module doc): the expressions
+/// themselves (their arenas serve the reverse sweeps and the Jacobian pattern too), and
+/// from [`STRAIGHT_MIN`] of them on the straight-line program that evaluates them.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Program {
-    /// Fewer than [`STRAIGHT_MIN`] expressions.
-    Each(Vec<Expr>),
-    Straight(Straight),
+pub struct Program {
+    exprs: Vec<Expr>,
+    straight: Option<Straight>,
 }
 
 /// Lists of at least this many expressions are compiled into one straight-line program.
@@ -49,7 +49,7 @@ pub const STRAIGHT_MIN: usize = 8;
 
 /// The straight-line program (see the module doc).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Straight {
+struct Straight {
     nx: usize,
     nu: usize,
     np: usize,
@@ -74,23 +74,26 @@ const SMALL_REGISTERS: usize = 16;
 
 impl Program {
     /// Compiles `exprs`, each over inputs of `nx` states, `nu` controls and `np` parameters.
-    pub fn new(exprs: &[Expr], nx: usize, nu: usize, np: usize) -> Program {
-        if exprs.len() < STRAIGHT_MIN {
-            return Program::Each(exprs.to_vec());
-        }
-        Program::Straight(Straight::new(exprs, nx, nu, np))
+    pub fn new(exprs: Vec<Expr>, nx: usize, nu: usize, np: usize) -> Program {
+        let straight = (exprs.len() >= STRAIGHT_MIN).then(|| Straight::new(&exprs, nx, nu, np));
+        Program { exprs, straight }
+    }
+
+    /// The expressions, in order.
+    pub fn exprs(&self) -> &[Expr] {
+        &self.exprs
     }
 
     /// Every expression's value at `env`, into `out` (one per expression).
     #[inline(always)]
     pub fn eval<D: Scalar>(&self, env: &Env<'_, D>, out: &mut [D]) {
-        match self {
-            Program::Each(exprs) => {
-                for (o, e) in out.iter_mut().zip(exprs) {
+        match &self.straight {
+            Some(p) => p.eval(env, out),
+            None => {
+                for (o, e) in out.iter_mut().zip(&self.exprs) {
                     *o = e.eval(env);
                 }
             }
-            Program::Straight(p) => p.eval(env, out),
         }
     }
 }
@@ -243,11 +246,8 @@ mod tests {
     #[test]
     fn program_equals_expressions_bit_for_bit() {
         let ex = exprs();
-        let prog = Program::new(&ex, 3, 1, 2);
-        assert!(
-            matches!(prog, Program::Straight(_)),
-            "nine expressions compile"
-        );
+        let prog = Program::new(ex.clone(), 3, 1, 2);
+        assert!(prog.straight.is_some(), "nine expressions compile");
         let bits = |a: f64, b: f64| a.to_bits() == b.to_bits();
         for x in [[0.7, 0.3, 2.0], [-0.4, 1.5, 0.1], [0.2, 0.2, -3.0]] {
             let (u, p) = ([1.3], [50.0, 0.25]);
@@ -272,8 +272,8 @@ mod tests {
             });
         }
         // a short list stays expression by expression, with the same values
-        let short = Program::new(&ex[..2], 3, 1, 2);
-        assert!(matches!(short, Program::Each(_)));
+        let short = Program::new(ex[..2].to_vec(), 3, 1, 2);
+        assert!(short.straight.is_none());
         let (x, u, p) = ([0.7, 0.3, 2.0], [1.3], [50.0, 0.25]);
         same_as_each(
             &short,

@@ -34,14 +34,10 @@ pub struct CustomSystem {
     guard_mode: Vec<usize>,
     guard_expr: Vec<Expr>,
     resets: Vec<Reset>,
-    /// Per mode, per state.
-    flows: Vec<Vec<Expr>>,
-    /// Per mode, per output.
-    outputs: Vec<Vec<Expr>>,
-    /// Per mode, the flow and the outputs as one program each (what `flow` and `outputs`
-    /// evaluate; the arenas above serve the reverse sweeps and the pattern).
-    flow_code: Vec<Program>,
-    output_code: Vec<Program>,
+    /// Per mode, the flow (one expression per state) and its program.
+    flows: Vec<Program>,
+    /// Per mode, the outputs (one expression per output) and their program.
+    outputs: Vec<Program>,
     initial: Vec<Expr>,
     initial_mode: usize,
     /// `[system] defaults`, in the order of the parameters.
@@ -217,8 +213,6 @@ impl CustomSystem {
             resets: Vec::new(),
             flows: Vec::new(),
             outputs: Vec::new(),
-            flow_code: Vec::new(),
-            output_code: Vec::new(),
         };
         for (m, mode) in spec.modes.iter().enumerate() {
             sys.add_mode(m, mode, spec, &scopes)?;
@@ -285,12 +279,12 @@ impl CustomSystem {
         &mut self, m: usize, mode: &ModeSpec, spec: &SystemSpec, scopes: &Scopes,
     ) -> Result<(), CustomError> {
         let key = format!("[system] modes \"{}\"", mode.name);
-        self.flows.push(per_state(
+        let flow = per_state(
             &format!("{key}: flow"),
             &mode.flow,
             &spec.states,
             &scopes.full,
-        )?);
+        )?;
         check_keys(
             &format!("{key}: outputs"),
             &mode.outputs,
@@ -308,15 +302,13 @@ impl CustomSystem {
                 compile(&k, src, &scopes.full)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let dims = (
+        let (nx, nu, np) = (
             spec.states.len(),
             spec.controls.len(),
             spec.parameters.len(),
         );
-        let program = |exprs: &[Expr]| Program::new(exprs, dims.0, dims.1, dims.2);
-        self.flow_code.push(program(&self.flows[m]));
-        self.output_code.push(program(&outs));
-        self.outputs.push(outs);
+        self.flows.push(Program::new(flow, nx, nu, np));
+        self.outputs.push(Program::new(outs, nx, nu, np));
         for g in &mode.guards {
             self.add_guard(m, &key, g, spec, scopes)?;
         }
@@ -419,14 +411,21 @@ impl HybridSystem for CustomSystem {
             out.gx.fill(0.0);
             out.gu.fill(0.0);
             out.gp.fill(0.0);
-            Self::accumulate(&self.flows[a.mode], a.lam, a.k, at, &mut s, &mut out);
+            Self::accumulate(self.flows[a.mode].exprs(), a.lam, a.k, at, &mut s, &mut out);
             if let OutputCotangent::At(_) = a.ybar {
                 self.outputs(a.mode, a.t, a.x, a.u, a.p, out.y)?;
             }
             let mut buf = std::mem::take(&mut s.ybar);
             let ybar = a.ybar.resolve(out.y, a.k, &mut buf);
             if !ybar.is_empty() {
-                Self::accumulate(&self.outputs[a.mode], ybar, a.k, at, &mut s, &mut out);
+                Self::accumulate(
+                    self.outputs[a.mode].exprs(),
+                    ybar,
+                    a.k,
+                    at,
+                    &mut s,
+                    &mut out,
+                );
             }
             s.ybar = buf;
             Ok(())
@@ -453,7 +452,11 @@ impl HybridSystem for CustomSystem {
     }
     /// The states each flow expression of the mode names (docs/guide/custom-systems.md).
     fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
-        let reads: Vec<Vec<usize>> = self.flows[mode].iter().map(|e| e.states_read()).collect();
+        let reads: Vec<Vec<usize>> = self.flows[mode]
+            .exprs()
+            .iter()
+            .map(|e| e.states_read())
+            .collect();
         crate::sparsity::Pattern::from_rows(self.states.len(), &reads).ok()
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
@@ -475,7 +478,7 @@ impl HybridSystem for CustomSystem {
     fn flow<D: Scalar>(
         &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
-        self.flow_code[mode].eval(&Env { t, x, u, p }, dx);
+        self.flows[mode].eval(&Env { t, x, u, p }, dx);
         Ok(())
     }
     #[inline]
@@ -500,7 +503,7 @@ impl HybridSystem for CustomSystem {
     fn outputs<D: Scalar>(
         &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
-        self.output_code[mode].eval(&Env { t, x, u, p }, out);
+        self.outputs[mode].eval(&Env { t, x, u, p }, out);
         Ok(())
     }
 }
