@@ -14,7 +14,9 @@ mod cli;
     after_help = "Integrators (a problem file's [simulation] method): \"dopri5\" (default; \
                   Dormand–Prince 5(4), explicit), \"sdirk3\" (L-stable SDIRK 3(2), stiff \
                   problems), \"radau5\" (Radau IIA of order 5, L-stable and stiffly \
-                  accurate: stiff problems at tight tolerances, DAEs in reduced form)."
+                  accurate: stiff problems at tight tolerances, DAEs in reduced form), \
+                  \"bdf\" (variable-order BDF/NDF 1–5: large stiff systems at moderate \
+                  tolerances, one matrix and about one right-hand side a step)."
 )]
 struct Cli {
     #[command(subcommand)]

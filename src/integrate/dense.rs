@@ -8,6 +8,7 @@
 //! polynomial is stored in it too ([`DenseStep::collocation`]): one representation, and
 //! evaluation, event location and replay are the same code for every method.
 
+use super::bdf::BdfHistory;
 use crate::model::Scalar;
 
 /// One accepted step `[t0, t0 + h]` and its interpolant (h may be negative: backward runs).
@@ -21,6 +22,9 @@ pub struct DenseStep<D> {
     dim: usize,
     /// r1..r5, each `dim` long, concatenated.
     coef: Vec<D>,
+    /// A multistep method's history at the step's start (`None` for the one-step methods
+    /// and for a BDF run's first step): what a replay of the step starts from.
+    history: Option<Box<BdfHistory<D>>>,
 }
 
 impl<D: Scalar> DenseStep<D> {
@@ -62,6 +66,7 @@ impl<D: Scalar> DenseStep<D> {
             fresh_jacobian: false,
             dim: n,
             coef,
+            history: None,
         }
     }
 
@@ -99,7 +104,47 @@ impl<D: Scalar> DenseStep<D> {
             fresh_jacobian: false,
             dim: n,
             coef,
+            history: None,
         }
+    }
+
+    /// The interpolant with given end values and the rest of its coefficients by
+    /// component (`rest(i) = [r3, r4, r5]`): a multistep method's polynomial written in
+    /// this form ([`crate::integrate::bdf`]).
+    pub(crate) fn quartic(t0: D, h: D, y0: &[D], y1: &[D], rest: impl Fn(usize) -> [D; 3]) -> Self {
+        let n = y0.len();
+        let mut coef = vec![D::zero(); 5 * n];
+        coef[..n].copy_from_slice(y0);
+        for i in 0..n {
+            let [r3, r4, r5] = rest(i);
+            coef[n + i] = y1[i] - y0[i];
+            coef[2 * n + i] = r3;
+            coef[3 * n + i] = r4;
+            coef[4 * n + i] = r5;
+        }
+        DenseStep {
+            t0,
+            h,
+            fresh_jacobian: false,
+            dim: n,
+            coef,
+            history: None,
+        }
+    }
+
+    /// A multistep method's history at the step's start (see the field).
+    pub(crate) fn history(&self) -> Option<&BdfHistory<D>> {
+        self.history.as_deref()
+    }
+
+    pub(crate) fn set_history(&mut self, history: Option<Box<BdfHistory<D>>>) {
+        self.history = history;
+    }
+
+    /// Bytes held by the interpolant and a multistep history (the memory budget).
+    pub(crate) fn bytes(&self) -> usize {
+        (self.coef.len() + 2) * std::mem::size_of::<D>()
+            + self.history.as_ref().map_or(0, |h| h.bytes())
     }
 
     pub fn dim(&self) -> usize {
@@ -192,6 +237,7 @@ impl<D: Scalar> DenseStep<D> {
             fresh_jacobian: self.fresh_jacobian,
             dim: self.dim,
             coef: self.coef.iter().map(|v| v.re()).collect(),
+            history: None,
         }
     }
 }
@@ -210,6 +256,7 @@ impl<D: Scalar> DenseStep<D> {
             fresh_jacobian: self.fresh_jacobian,
             dim: m,
             coef,
+            history: None,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Integrators with dense output, step control and event location; the hybrid loop.
 
+pub(crate) mod bdf;
 pub(crate) mod dense;
 pub(crate) mod hybrid;
 mod lu;
@@ -13,6 +14,7 @@ pub(crate) mod stepper;
 pub(crate) mod tableau;
 pub(crate) mod trajectory;
 
+pub use bdf::BdfHistory;
 pub use dense::DenseStep;
 pub use newton::{Newton, NewtonCounts, JAC_RATE};
 pub use ode::{JacobianBlock, NewtonJacobian, OdeRhs, Tolerances};

@@ -2,6 +2,7 @@
 //! its block form, the error tolerances and their norm, the Newton limits, and the outcome
 //! of trying a step (below the steppers: stepper.rs, radau.rs and newton.rs all read it).
 
+use super::bdf::BdfHistory;
 use super::dense::DenseStep;
 use super::sparse::SparseBlock;
 use crate::error::ModelError;
@@ -116,6 +117,9 @@ pub enum Attempt<D> {
         err: f64,
         dense: DenseStep<D>,
         evals: usize,
+        /// A multistep method's history after the step (to keep if the step is accepted);
+        /// `None` for the one-step methods.
+        history: Option<Box<BdfHistory<D>>>,
     },
     /// The implicit stage equations did not converge: retry with a smaller step.
     NewtonFailed { evals: usize },

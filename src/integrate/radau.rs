@@ -429,6 +429,7 @@ pub fn radau5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
         err,
         dense,
         evals,
+        history: None,
     })
 }
 

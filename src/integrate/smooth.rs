@@ -63,6 +63,8 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
     let mut y1 = vec![D::zero(); n];
     let mut f1 = vec![D::zero(); n];
     let mut newton = Newton::new();
+    // a multistep method's history (from the segment's start)
+    let mut history = None;
     let steps = || loop {
         h = h.min(sopt.h_max);
         let remaining = (tb - t).abs();
@@ -84,7 +86,7 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
             &f0,
             D::from(hs),
             &tol,
-            (&mut y1, &mut f1, &mut newton),
+            (&mut y1, &mut f1, &mut newton, history.as_deref()),
         )
         .map_err(|e| SmoothError::Model { t, source: e })?;
         match att {
@@ -96,7 +98,11 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                     return Err(SmoothError::Underflow { t, h });
                 }
             }
-            StepInPlace::Done { err, evals } => {
+            StepInPlace::Done {
+                err,
+                evals,
+                history: after,
+            } => {
                 stats.rhs_evals += evals;
                 let finite = y1.iter().all(|v| v.re().is_finite());
                 if !(err <= 1.0) || !finite {
@@ -104,7 +110,11 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                     if !finite && hs.abs() <= h_min {
                         return Err(SmoothError::NonFinite { t });
                     }
-                    h = hs.abs() * ctrl.reject(err);
+                    h = hs.abs()
+                        * match &after {
+                            Some(a) => a.retry_factor(),
+                            None => ctrl.reject(err),
+                        };
                     if hs.abs() <= h_min {
                         return Err(SmoothError::Underflow { t, h: hs.abs() });
                     }
@@ -112,7 +122,11 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                 }
                 stats.steps += 1;
                 newton.advance();
-                let fac = ctrl.accept(err, hs);
+                let fac = match &after {
+                    Some(a) => a.factor(),
+                    None => ctrl.accept(err, hs),
+                };
+                history = after;
                 std::mem::swap(&mut y, &mut y1);
                 std::mem::swap(&mut f0, &mut f1);
                 if let Some(o) = observe.as_mut() {

@@ -3,6 +3,7 @@
 //! numbers; step-size decisions use real parts only, so a dual run takes exactly the steps
 //! of the `f64` run.
 
+pub use super::bdf::BdfHistory;
 use super::dense::DenseStep;
 use super::lu::{Factored, Lu};
 use super::newton::{Factors, Newton, Solve};
@@ -30,6 +31,11 @@ pub enum Method {
     /// the filtered embedded error estimate of order 3 and the collocation polynomial as
     /// dense output. Stiff problems at tight tolerances, and DAEs in reduced form.
     Radau5,
+    /// The variable-order BDFs of orders 1–5 as Shampine & Reichelt's NDFs (MATLAB's
+    /// ode15s; docs/theory.md §8, "BDF"): one Newton matrix `I − cJ` and, once converged,
+    /// one right-hand side per step. Large stiff systems (its steps cost a fraction of
+    /// Radau IIA's); restarted at order 1 after every event and breakpoint.
+    Bdf,
 }
 
 impl Method {
@@ -39,27 +45,43 @@ impl Method {
             Method::Dopri5 => dopri5::EMBEDDED_ORDER + 1,
             Method::Sdirk3 => Sdirk3::EMBEDDED_ORDER + 1,
             Method::Radau5 => Radau5::EMBEDDED_ORDER + 1,
+            // the order-1 start (the BDF chooses its own step sizes)
+            Method::Bdf => 2,
         }
     }
+    /// The order (a BDF run's starting order: it varies from 1 to 5).
     pub fn order(self) -> usize {
         match self {
             Method::Dopri5 => dopri5::ORDER,
             Method::Sdirk3 => Sdirk3::ORDER,
             Method::Radau5 => Radau5::ORDER,
+            Method::Bdf => 1,
         }
     }
 }
 
 /// Tries one step of `method` from `(t, y)` with slope `f0 = F(t, y)` and step `h`. The
-/// implicit methods use and update the run's [`Newton`] state (DOPRI5 ignores it).
+/// implicit methods use and update the run's [`Newton`] state (DOPRI5 ignores it); a BDF
+/// step here is the first of a run (the loop passes its history to `try_step_from`).
 #[allow(clippy::too_many_arguments)]
 pub fn try_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     method: Method, rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances, newton: &mut Newton,
+) -> Result<Attempt<D>, ModelError> {
+    try_step_from(method, rhs, t, y, f0, h, tol, (newton, None))
+}
+
+/// [`try_step`] with a multistep method's history (`None`: the first step of a run; the
+/// one-step methods ignore it).
+#[allow(clippy::too_many_arguments)]
+pub fn try_step_from<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    method: Method, rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances,
+    (newton, history): (&mut Newton, Option<&BdfHistory<D>>),
 ) -> Result<Attempt<D>, ModelError> {
     match method {
         Method::Dopri5 => dopri5_step(rhs, t, y, f0, h, tol),
         Method::Sdirk3 => sdirk3_step(rhs, t, y, f0, h, tol, newton),
         Method::Radau5 => super::radau::radau5_step(rhs, t, y, f0, h, tol, newton),
+        Method::Bdf => super::bdf::bdf_step(rhs, t, y, f0, h, tol, newton, history),
     }
 }
 
@@ -86,6 +108,7 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
         err,
         dense,
         evals: 6,
+        history: None,
     })
 }
 
@@ -178,24 +201,26 @@ fn dopri5_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
 /// The result of [`try_step_dense_into`]: the step's end value and slope are in the
 /// caller's buffers.
 pub enum DenseAttempt<D> {
-    /// The step was computed; `err` is its weighted error norm (accept when ≤ 1).
+    /// The step was computed; `err` is its weighted error norm (accept when ≤ 1);
+    /// `history` a multistep method's history after it.
     Done {
         err: f64,
         dense: DenseStep<D>,
         evals: usize,
+        history: Option<Box<BdfHistory<D>>>,
     },
     /// The implicit stage equations did not converge: retry with a smaller step.
     NewtonFailed { evals: usize },
 }
 
-/// [`try_step`] with the end value and slope written into `y1`, `f1` (length n), for the
-/// backward pass's replay of checkpointed steps, which swaps them in: DOPRI5 then
+/// [`try_step_from`] with the end value and slope written into `y1`, `f1` (length n), for
+/// the backward pass's replay of checkpointed steps, which swaps them in: DOPRI5 then
 /// allocates only the interpolant it keeps (the same arithmetic as [`try_step`], so the
 /// replayed interpolants are bit-identical to the forward run's).
 #[allow(clippy::too_many_arguments)]
 pub fn try_step_dense_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
     method: Method, rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances,
-    (y1, f1, newton): (&mut [D], &mut [D], &mut Newton),
+    (y1, f1, newton, from): (&mut [D], &mut [D], &mut Newton, Option<&BdfHistory<D>>),
 ) -> Result<DenseAttempt<D>, ModelError> {
     if method == Method::Dopri5 {
         let (err, dense) = dopri5_dense_into(rhs, t, y, f0, h, tol, y1, f1)?;
@@ -203,51 +228,79 @@ pub fn try_step_dense_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
             err,
             dense,
             evals: 6,
+            history: None,
         });
     }
-    Ok(match try_step(method, rhs, t, y, f0, h, tol, newton)? {
-        Attempt::Done {
-            y1: a,
-            f1: b,
-            err,
-            dense,
-            evals,
-        } => {
-            y1.copy_from_slice(&a);
-            f1.copy_from_slice(&b);
-            DenseAttempt::Done { err, dense, evals }
-        }
-        Attempt::NewtonFailed { evals } => DenseAttempt::NewtonFailed { evals },
-    })
+    Ok(
+        match try_step_from(method, rhs, t, y, f0, h, tol, (newton, from))? {
+            Attempt::Done {
+                y1: a,
+                f1: b,
+                err,
+                dense,
+                evals,
+                history,
+            } => {
+                y1.copy_from_slice(&a);
+                f1.copy_from_slice(&b);
+                DenseAttempt::Done {
+                    err,
+                    dense,
+                    evals,
+                    history,
+                }
+            }
+            Attempt::NewtonFailed { evals } => DenseAttempt::NewtonFailed { evals },
+        },
+    )
 }
 
 /// The result of [`try_step_into`]: a step computed in place (no interpolant).
-pub enum StepInPlace {
-    /// `y1`, `f1` hold the step's end; `err` is its weighted error norm.
-    Done { err: f64, evals: usize },
+pub enum StepInPlace<D> {
+    /// `y1`, `f1` hold the step's end; `err` is its weighted error norm; `history` a
+    /// multistep method's history after it.
+    Done {
+        err: f64,
+        evals: usize,
+        history: Option<Box<BdfHistory<D>>>,
+    },
     /// The implicit stage equations did not converge: retry with a smaller step.
     NewtonFailed { evals: usize },
 }
 
-/// [`try_step`] for callers that need no dense output (the adjoint's backward pass): the
-/// end value and slope are written into `y1`, `f1` (length n), and DOPRI5 neither builds
-/// an interpolant nor allocates (its stages on the stack for small systems).
+/// [`try_step_from`] for callers that need no dense output (the adjoint's backward pass):
+/// the end value and slope are written into `y1`, `f1` (length n), and DOPRI5 neither
+/// builds an interpolant nor allocates (its stages on the stack for small systems).
 #[allow(clippy::too_many_arguments)]
 pub fn try_step_into<D: Scalar, R: OdeRhs<D> + ?Sized>(
     method: Method, rhs: &R, t: D, y: &[D], f0: &[D], h: D, tol: &Tolerances,
-    (y1, f1, newton): (&mut [D], &mut [D], &mut Newton),
-) -> Result<StepInPlace, ModelError> {
+    step: (&mut [D], &mut [D], &mut Newton, Option<&BdfHistory<D>>),
+) -> Result<StepInPlace<D>, ModelError> {
     if method == Method::Dopri5 {
+        let (y1, f1) = (step.0, step.1);
         let err = with_stages(y.len(), |k| {
             let err = dopri5_stages(rhs, t, y, f0, h, tol, k, y1)?;
             f1.copy_from_slice(&k[6 * y.len()..]);
             Ok(err)
         })?;
-        return Ok(StepInPlace::Done { err, evals: 6 });
+        return Ok(StepInPlace::Done {
+            err,
+            evals: 6,
+            history: None,
+        });
     }
     Ok(
-        match try_step_dense_into(method, rhs, t, y, f0, h, tol, (y1, f1, newton))? {
-            DenseAttempt::Done { err, evals, .. } => StepInPlace::Done { err, evals },
+        match try_step_dense_into(method, rhs, t, y, f0, h, tol, step)? {
+            DenseAttempt::Done {
+                err,
+                evals,
+                history,
+                ..
+            } => StepInPlace::Done {
+                err,
+                evals,
+                history,
+            },
             DenseAttempt::NewtonFailed { evals } => StepInPlace::NewtonFailed { evals },
         },
     )
@@ -289,31 +342,14 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     let hr = h.re();
     let yr: Vec<f64> = y.iter().map(|v| v.re()).collect();
     let mut evals = 0;
-    // `I − hγ J`, sparse in real runs when J is
-    let build = |j: &NewtonJacobian| {
-        let hg = hr * m.gamma;
-        let (lu, scale) = match &j.block {
-            // I − hγ J = hγ (1/(hγ) I − J): the bracket is factored, the solution scaled
-            JacobianBlock::Sparse(s) if D::REAL => (
-                Factored::Sparse(Box::new(SparseLu::<f64>::factor(s, 1.0 / hg)?)),
-                1.0 / hg,
-            ),
-            b => {
-                let b = b.to_dense();
-                let k = b.nrows();
-                let mat = DMatrix::<f64>::identity(k, k) - &*b * hg;
-                (Factored::Dense(Lu::of(&mat)?), 1.0)
-            }
-        };
-        Some(Factors::Sdirk {
-            lu,
-            copies: j.copies,
-            scale,
-        })
-    };
-    let solved = newton.step(rhs, (t.re(), &yr), hr, build, |f| {
-        sdirk3_stages(rhs, &m, f, (t, y, h), tol, &mut evals)
-    })?;
+    let hg = hr * m.gamma;
+    let solved = newton.step(
+        rhs,
+        (t.re(), &yr),
+        hr,
+        |j| shifted_factors(j, hg, D::REAL),
+        |f| sdirk3_stages(rhs, &m, f, (t, y, h), tol, &mut evals),
+    )?;
     // stiffly accurate: y1 is the last stage value
     let Some((ks, y1)) = solved else {
         return Ok(Attempt::NewtonFailed { evals });
@@ -346,23 +382,53 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
         err,
         dense,
         evals,
+        history: None,
     })
 }
 
-/// Applies `blockdiag((I − hγJ)⁻¹, …, I)` to `r` in place.
-fn sdirk_solve<D: Scalar>(f: &Factors, r: &mut [D]) {
+/// The factored iteration matrix `I − c J` of SDIRK3 (c = hγ) and the BDFs (c = h/α_k),
+/// block by block: a sparse block (in real runs) factored as `1/c I − J` with its
+/// solutions scaled by 1/c, a dense one as it is.
+pub(super) fn shifted_factors(j: &NewtonJacobian, c: f64, sparse: bool) -> Option<Factors> {
+    let (lu, scale) = match &j.block {
+        JacobianBlock::Sparse(s) if sparse => (
+            Factored::Sparse(Box::new(SparseLu::<f64>::factor(s, 1.0 / c)?)),
+            1.0 / c,
+        ),
+        b => {
+            let b = b.to_dense();
+            let k = b.nrows();
+            let mat = DMatrix::<f64>::identity(k, k) - &*b * c;
+            (Factored::Dense(Lu::of(&mat)?), 1.0)
+        }
+    };
+    Some(Factors::Sdirk {
+        lu,
+        copies: j.copies,
+        scale,
+    })
+}
+
+/// Applies `blockdiag((I − cJ)⁻¹, …, I)` of [`shifted_factors`] to `r` in place (`x` a
+/// scratch of the block's size or more).
+pub(super) fn shifted_solve<D: Scalar>(f: &Factors, r: &mut [D], x: &mut [D]) {
     let Factors::Sdirk { lu, copies, scale } = f else {
-        unreachable!("SDIRK3's factors are built by `sdirk3_step`")
+        unreachable!("shifted factors are built by `shifted_factors`")
     };
     let k = lu.dim();
-    let mut x = vec![D::zero(); k];
     for c in 0..*copies {
         let block = &mut r[c * k..(c + 1) * k];
-        lu.solve(block, &mut x);
+        lu.solve(block, &mut x[..k]);
         if *scale != 1.0 {
             block.iter_mut().for_each(|v| *v *= *scale);
         }
     }
+}
+
+/// [`shifted_solve`] with its own scratch.
+fn sdirk_solve<D: Scalar>(f: &Factors, r: &mut [D]) {
+    let mut x = vec![D::zero(); r.len()];
+    shifted_solve(f, r, &mut x);
 }
 
 /// The three stages of an SDIRK3 step, each by simplified Newton from the previous stage
@@ -474,6 +540,8 @@ pub fn hold_min_dim(method: Method) -> usize {
         Method::Dopri5 => usize::MAX,
         Method::Radau5 => 32,
         Method::Sdirk3 => 128,
+        // the BDFs keep their step size for k + 1 steps by construction
+        Method::Bdf => usize::MAX,
     }
 }
 

@@ -1,6 +1,7 @@
 //! What a simulation returns: segments of dense output between boundaries (events and
 //! breakpoints), and the event records — the tape the adjoint replays.
 
+use super::bdf::BdfHistory;
 use super::dense::DenseStep;
 use crate::model::Scalar;
 
@@ -47,6 +48,9 @@ pub struct ReplayWindow<D> {
     /// Where the Jacobian in force at the window's first step was evaluated, when that was
     /// before the window (`(t, y)`; an implicit method's replay evaluates it there first).
     pub jacobian_at: Option<(D, Vec<D>)>,
+    /// A multistep method's history at the window's start (`None` for the one-step
+    /// methods and for a window that starts its segment).
+    pub history: Option<Box<BdfHistory<D>>>,
 }
 
 impl<D: Scalar> ReplayWindow<D> {
@@ -73,10 +77,7 @@ impl<D: Scalar> Segment<D> {
 
     /// Bytes held by the interpolants (for the memory budget).
     pub fn dense_bytes(&self) -> usize {
-        self.steps
-            .iter()
-            .map(|s| (5 * s.dim() + 2) * std::mem::size_of::<D>())
-            .sum()
+        self.steps.iter().map(|s| s.bytes()).sum()
     }
 
     /// Moves the first `count` dense steps into a replay window. `jac` is where the
@@ -102,6 +103,7 @@ impl<D: Scalar> Segment<D> {
             h: self.steps.iter().map(|s| s.h).collect(),
             fresh_jacobian: self.steps.iter().map(|s| s.fresh_jacobian).collect(),
             jacobian_at,
+            history: self.steps[0].history().cloned().map(Box::new),
         });
         self.steps = rest;
     }

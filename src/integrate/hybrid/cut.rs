@@ -4,7 +4,7 @@
 use super::{with_real_parts, Bound, Ctx, HybridRhs};
 use crate::error::ModelError;
 use crate::integrate::dense::DenseStep;
-use crate::integrate::stepper::{try_step, Attempt, Method, Tolerances};
+use crate::integrate::stepper::{try_step_from, Attempt, BdfHistory, Method, Tolerances};
 use crate::integrate::trajectory::Stats;
 use crate::integrate::Newton;
 use crate::model::Scalar;
@@ -35,12 +35,12 @@ pub(super) struct StepStart<'a, D> {
 /// (the guard on a true step's end, not on the interpolant). The iteration runs in the
 /// scalar type, so for dual numbers t_e carries the exact derivative of the discrete
 /// root. If no cut step can be taken, the interpolant at θ* stands in (`full` is the
-/// accepted step whose interpolant that is).
+/// accepted step whose interpolant that is; `history` a multistep method's history at `t`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
     method: Method, rhs: &Bound<'_, D, H>, ctx: &Ctx, k: usize, start: StepStart<'_, D>,
     (th_star, h_used): (f64, f64), tol: &Tolerances, full: DenseStep<D>,
-    (stats, newton): (&mut Stats, &mut Newton),
+    (stats, newton, history): (&mut Stats, &mut Newton, Option<&BdfHistory<D>>),
 ) -> Result<Cut<D>, ModelError> {
     let StepStart { t, y, f0 } = start;
     let sys = rhs.h;
@@ -53,15 +53,20 @@ pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
         }
         let Attempt::Done {
             y1,
-            f1,
+            mut f1,
             dense,
             evals,
             ..
-        } = try_step(method, rhs, t, y, f0, he, tol, newton)?
+        } = try_step_from(method, rhs, t, y, f0, he, tol, (newton, history))?
         else {
             break;
         };
         stats.rhs_evals += evals;
+        if method == Method::Bdf {
+            // the BDF's f1 is its corrector's: f⁻ exactly
+            sys.rhs(ctx, t + he, &y1, &mut f1)?;
+            stats.rhs_evals += 1;
+        }
         let g = sys.guard(ctx, k, t + he, &y1);
         let rate = with_real_parts(&y1, &f1, |yr, fr| {
             sys.guard_slope(ctx, k, (t + he).re(), yr, fr)

@@ -110,14 +110,22 @@ pub fn replay_window<H: HybridRhs<f64> + ?Sized>(
     if let Some((tj, yj)) = &w.jacobian_at {
         newton.evaluate_at(&rhs, *tj, yj)?;
     }
+    // a multistep method's history: from the window's start, then each step's
+    let mut history = w.history.clone();
     for ((&t, &h), &fresh) in w.t0.iter().zip(&w.h).zip(&w.fresh_jacobian) {
         newton.replaying(fresh);
-        let step = (&mut y1[..], &mut f1[..], &mut newton);
+        let step = (&mut y1[..], &mut f1[..], &mut newton, history.as_deref());
         match try_step_dense_into(sopt.method, &rhs, t, &y, &f0, h, &tol, step)? {
-            DenseAttempt::Done { dense, evals, .. } => {
+            DenseAttempt::Done {
+                dense,
+                evals,
+                history: after,
+                ..
+            } => {
                 stats.rhs_evals += evals;
                 stats.steps += 1;
                 out.push(dense);
+                history = after;
                 std::mem::swap(&mut y, &mut y1);
                 std::mem::swap(&mut f0, &mut f1);
             }

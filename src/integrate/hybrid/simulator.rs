@@ -15,7 +15,9 @@ use super::{finite, with_real_parts, Bound, Ctx, HybridRhs};
 use crate::error::{Error, ModelError};
 use crate::integrate::dense::DenseStep;
 use crate::integrate::options::{Checkpointing, EventOptions, SolverOptions};
-use crate::integrate::stepper::{initial_step, try_step, Attempt, Controller, Tolerances};
+use crate::integrate::stepper::{
+    initial_step, try_step_from, Attempt, BdfHistory, Controller, Tolerances,
+};
 use crate::integrate::trajectory::{EventRecord, Segment, Stats, Trajectory};
 use crate::integrate::Newton;
 use crate::model::Scalar;
@@ -67,6 +69,8 @@ struct Open<D> {
     /// The last attempt was rejected for non-finite values (so that running out of step
     /// size is reported as what caused it).
     rejected_non_finite: bool,
+    /// A multistep method's history (`None` at the segment's start: it restarts there).
+    history: Option<Box<BdfHistory<D>>>,
 }
 
 /// The next attempt: its length (as the scalar: the last step of an interval reaches the
@@ -86,6 +90,8 @@ struct StepEnd<D> {
     /// The step's length and the controller's factor for the next one.
     h_used: f64,
     fac: f64,
+    /// A multistep method's history after the step.
+    history: Option<Box<BdfHistory<D>>>,
 }
 
 /// The hybrid loop over the breakpoint intervals of `[t0, t_end]`, one step at a time.
@@ -308,6 +314,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             h,
             ctrl: Controller::new(self.sopt.method, self.sys.dim()),
             rejected_non_finite: false,
+            history: None,
         })
     }
 
@@ -351,7 +358,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             });
         }
         let rhs = Bound::new(self.sys, open.ctx);
-        let attempt = try_step(
+        let attempt = try_step_from(
             self.sopt.method,
             &rhs,
             self.t,
@@ -359,19 +366,20 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             &open.f0,
             plan.hd,
             &self.tol,
-            &mut self.newton,
+            (&mut self.newton, open.history.as_deref()),
         )
         .map_err(self.model_error(self.t.re(), self.mode))?;
-        let (y1, f1, err, dense) = match attempt {
+        let (y1, f1, err, dense, history) = match attempt {
             Attempt::Done {
                 y1,
                 f1,
                 err,
                 dense,
                 evals,
+                history,
             } => {
                 self.stats.rhs_evals += evals;
-                (y1, f1, err, dense)
+                (y1, f1, err, dense, history)
             }
             Attempt::NewtonFailed { evals } => {
                 self.stats.rhs_evals += evals;
@@ -380,7 +388,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         };
         if !(err <= 1.0) || !finite(&y1) {
             let non_finite = !err.is_finite() || !finite(&y1);
-            return self.reject_error(open, &plan, err, non_finite);
+            let retry = history.map(|h| h.retry_factor());
+            return self.reject_error(open, &plan, (err, retry), non_finite);
         }
         open.rejected_non_finite = false;
         self.stats.steps += 1;
@@ -388,9 +397,13 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             t1: self.t + plan.hd,
             y1,
             f1,
-            fac: open.ctrl.accept(err, plan.hd.re()),
+            fac: match &history {
+                Some(h) => h.factor(),
+                None => open.ctrl.accept(err, plan.hd.re()),
+            },
             h_used: plan.hd.re(),
             dense,
+            history,
         };
         self.saved_watches.clone_from(&self.watches);
         let scan = scan_guards(
@@ -426,13 +439,15 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         Ok(self.rejected(plan, Rejection::NewtonFailed))
     }
 
+    /// A step that failed the error test (`retry`: a multistep method's own factor).
     fn reject_error(
-        &mut self, mut open: Open<D>, plan: &StepPlan<D>, err: f64, non_finite: bool,
+        &mut self, mut open: Open<D>, plan: &StepPlan<D>, (err, retry): (f64, Option<f64>),
+        non_finite: bool,
     ) -> Result<StepOutcome, Error> {
         self.stats.rejected += 1;
         open.rejected_non_finite = non_finite;
         let h = plan.hd.re();
-        open.h = h * open.ctrl.reject(err);
+        open.h = h * retry.unwrap_or_else(|| open.ctrl.reject(err));
         if h <= plan.h_min {
             return Err(if non_finite {
                 self.non_finite(self.t.re(), self.mode, every_step_non_finite())
@@ -484,13 +499,17 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
 
     /// An accepted step with no crossing: keep its interpolant and move on; the last step
     /// of an interval closes the segment at the breakpoint.
-    fn accept(&mut self, mut open: Open<D>, end: StepEnd<D>, last: bool) -> StepOutcome {
+    fn accept(&mut self, mut open: Open<D>, mut end: StepEnd<D>, last: bool) -> StepOutcome {
+        // a multistep method's history at the step's start goes with its interpolant
+        // (what a replay of the step starts from)
+        end.dense.set_history(open.history.take());
         open.seg.steps.push(end.dense);
         self.newton.advance();
         self.store.after_step(&mut open.seg);
         self.t = end.t1;
         self.y = end.y1;
         open.f0 = end.f1;
+        open.history = end.history;
         open.h = end.h_used * end.fac;
         if last {
             self.t = D::from(open.ctx.t_hi);
@@ -531,7 +550,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             (th_star, end.h_used),
             &self.tol,
             end.dense,
-            (&mut self.stats, &mut self.newton),
+            (&mut self.stats, &mut self.newton, open.history.as_deref()),
         )
         .map_err(|e| Error::Model {
             t: t.re(),
@@ -539,7 +558,9 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             source: e,
         })?;
         let te = t + cut.he;
-        open.seg.steps.push(cut.dense);
+        let mut dense = cut.dense;
+        dense.set_history(open.history.take());
+        open.seg.steps.push(dense);
         open.seg.t_end = te;
         self.store.push(open.seg);
         self.check_grazing(&open.ctx, &group, te.re(), &cut.y, &cut.f)?;

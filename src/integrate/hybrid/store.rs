@@ -43,8 +43,7 @@ impl<D: Scalar> Store<D> {
     pub(super) fn after_step(&mut self, seg: &mut Segment<D>) {
         if let Checkpointing::Budget { budget_bytes, .. } = self.policy {
             if !self.compacting {
-                self.bytes +=
-                    seg.steps.last().map_or(0, |s| 5 * s.dim() + 2) * std::mem::size_of::<D>();
+                self.bytes += seg.steps.last().map_or(0, |s| s.bytes());
                 // past the budget, the open segment and every later one are compacted;
                 // what was kept stays kept (compacting it would only add replay: the
                 // budget is already spent)
