@@ -391,3 +391,68 @@ fn sdirk3_is_l_stable() {
     let (y1, ..) = one_step(Method::Dopri5, &Decay(-1e8), 0.0, &[1.0], 1.0);
     assert!(y1[0].abs() > 1.0);
 }
+
+/// The BDF's adaptive runs: the global error follows the tolerance on the oscillator
+/// (decreasing with it, log-log slope near 1), and on the stiff problem it is accurate in
+/// a number of steps independent of the stiffness (|λ| = 10⁶), like SDIRK3 and unlike
+/// DOPRI5.
+#[test]
+fn bdf_follows_the_tolerance_and_handles_stiffness() {
+    let t_end = 10.0;
+    let rtols = [1e-4, 1e-6, 1e-8, 1e-10];
+    let mut errs = Vec::new();
+    for &rtol in &rtols {
+        let (y, stats) = adaptive(
+            Method::Bdf,
+            rtol,
+            &Oscillator,
+            &Oscillator::exact(0.0),
+            t_end,
+        );
+        let ex = Oscillator::exact(t_end);
+        let err = (y[0] - ex[0]).abs().max((y[1] - ex[1]).abs() / OMEGA);
+        println!(
+            "BDF rtol {rtol:e}: error {err:e} ({:.1} rtol), steps {}, rejected {}, Newton {:?}",
+            err / rtol,
+            stats.steps,
+            stats.rejected,
+            stats.newton
+        );
+        assert!(
+            err <= BDF_GLOBAL * rtol,
+            "BDF: error {err:e} at rtol {rtol:e}"
+        );
+        errs.push(err);
+    }
+    for w in errs.windows(2) {
+        assert!(
+            w[1] < w[0],
+            "BDF: error does not decrease with rtol: {errs:?}"
+        );
+    }
+    let slope = loglog_slope(&rtols, &errs);
+    println!("BDF: error vs rtol slope {slope:.3}");
+    assert!((0.75..=1.25).contains(&slope), "BDF: error ∝ rtol^{slope}");
+
+    let y0 = [2.0, 1.0];
+    let (yb, sb) = adaptive(Method::Bdf, 1e-6, &Stiff, &y0, 1.0);
+    let ex = [1f64.cos() + (LAMBDA).exp(), (-1f64).exp()];
+    let eb = (yb[0] - ex[0]).abs().max((yb[1] - ex[1]).abs());
+    println!(
+        "stiff: BDF {} steps ({} rejected), error {eb:e}",
+        sb.steps, sb.rejected
+    );
+    // measured 2.2e-6 in 100 steps at rtol 1e-6 (2026-12-05; DOPRI5 needs ~3·10⁵):
+    // margins 4.6× and 5×
+    assert!(eb <= 1e-5, "BDF stiff error {eb:e}");
+    assert!(
+        sb.steps <= 500,
+        "BDF: {} steps on the stiff problem",
+        sb.steps
+    );
+}
+
+/// The BDF's global error over the oscillator's 10 s, in units of rtol, at most: measured
+/// 129, 94, 170, 197 at rtol 1e-4 … 1e-10 (2026-12-05; scipy's BDF on the same problem:
+/// 32, 63, 179, 394 — a BDF's phase error on an oscillator), margin 2.5×.
+const BDF_GLOBAL: f64 = 500.0;

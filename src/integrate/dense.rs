@@ -28,6 +28,18 @@ pub struct DenseStep<D> {
 }
 
 impl<D: Scalar> DenseStep<D> {
+    /// The interpolant with its coefficient rows r1…r5 (each `dim` long) given.
+    fn with_coef(t0: D, h: D, dim: usize, coef: Vec<D>) -> Self {
+        DenseStep {
+            t0,
+            h,
+            fresh_jacobian: false,
+            dim,
+            coef,
+            history: None,
+        }
+    }
+
     /// Builds the interpolant from the step's end values, slopes and the 5th coefficient.
     /// `r5 = None` gives the cubic Hermite interpolant.
     pub fn new(t0: D, h: D, y0: &[D], y1: &[D], f0: &[D], f1: &[D], r5: Option<&[D]>) -> Self {
@@ -60,14 +72,7 @@ impl<D: Scalar> DenseStep<D> {
             r4[i] = d - h * f1[i] - c3;
             r5v[i] = r5(i);
         }
-        DenseStep {
-            t0,
-            h,
-            fresh_jacobian: false,
-            dim: n,
-            coef,
-            history: None,
-        }
+        Self::with_coef(t0, h, n, coef)
     }
 
     /// The collocation polynomial of a 3-stage collocation method with nodes
@@ -98,14 +103,7 @@ impl<D: Scalar> DenseStep<D> {
         coef.extend((0..n).map(|i| q(i).0 - r4(i) * c1));
         coef.extend((0..n).map(r4));
         coef.extend((0..n).map(|_| D::zero()));
-        DenseStep {
-            t0,
-            h,
-            fresh_jacobian: false,
-            dim: n,
-            coef,
-            history: None,
-        }
+        Self::with_coef(t0, h, n, coef)
     }
 
     /// The interpolant with given end values and the rest of its coefficients by
@@ -122,14 +120,7 @@ impl<D: Scalar> DenseStep<D> {
             coef[3 * n + i] = r4;
             coef[4 * n + i] = r5;
         }
-        DenseStep {
-            t0,
-            h,
-            fresh_jacobian: false,
-            dim: n,
-            coef,
-            history: None,
-        }
+        Self::with_coef(t0, h, n, coef)
     }
 
     /// A multistep method's history at the step's start (see the field).
@@ -231,14 +222,10 @@ impl<D: Scalar> DenseStep<D> {
 
     /// Real parts of this step (for root finding on the real trajectory).
     pub fn real(&self) -> DenseStep<f64> {
-        DenseStep {
-            t0: self.t0.re(),
-            h: self.h.re(),
-            fresh_jacobian: self.fresh_jacobian,
-            dim: self.dim,
-            coef: self.coef.iter().map(|v| v.re()).collect(),
-            history: None,
-        }
+        let coef = self.coef.iter().map(|v| v.re()).collect();
+        let mut step = DenseStep::with_coef(self.t0.re(), self.h.re(), self.dim, coef);
+        step.fresh_jacobian = self.fresh_jacobian;
+        step
     }
 }
 
@@ -250,13 +237,8 @@ impl<D: Scalar> DenseStep<D> {
         for r in 0..5 {
             coef.extend_from_slice(&self.coef[r * n..r * n + m]);
         }
-        DenseStep {
-            t0: self.t0,
-            h: self.h,
-            fresh_jacobian: self.fresh_jacobian,
-            dim: m,
-            coef,
-            history: None,
-        }
+        let mut step = DenseStep::with_coef(self.t0, self.h, m, coef);
+        step.fresh_jacobian = self.fresh_jacobian;
+        step
     }
 }

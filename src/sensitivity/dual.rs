@@ -3,8 +3,8 @@
 //! derivative of the discretised solution (the step sequence is that of the `f64` run;
 //! event times carry their derivative through one Newton correction on the interpolant),
 //! a derivative independent of the sensitivity equations and the jump formula.
-//! DOPRI5 and Radau5 (whose simplified Newton iterates the dual parts with the real
-//! matrix, so they converge with the real parts); not SDIRK3.
+//! DOPRI5, Radau5 and the BDF (whose simplified Newton iterates the dual parts with the
+//! real matrix, and judges their convergence as well as the values'); not SDIRK3.
 
 use crate::error::Error;
 use crate::integrate::{Method, Stats};
@@ -29,8 +29,8 @@ pub fn dual_gradients<S: HybridSystem>(
 ) -> Result<DualResult, Error> {
     if setup.solver.method == Method::Sdirk3 {
         return Err(Error::Unsupported {
-            what: "the dual witness runs DOPRI5 and Radau5 only".into(),
-            instead: "method = \"dopri5\" or \"radau5\"".into(),
+            what: "the dual witness runs DOPRI5, Radau5 and the BDF only".into(),
+            instead: "method = \"dopri5\", \"radau5\" or \"bdf\"".into(),
         });
     }
     let nth = theta.len();
