@@ -357,7 +357,7 @@ fn integrators(reps: usize) -> String {
         "  {:8} {:>7} {:>9} {:>10} {:>12}",
         "method", "steps", "rejected", "rhs evals", "forward [s]"
     );
-    for method in [Method::Dopri5, Method::Sdirk3, Method::Radau5] {
+    for method in [Method::Dopri5, Method::Sdirk3, Method::Radau5, Method::Bdf] {
         let ball = BouncingBall;
         let mut s = Setup::new(
             &ball,
@@ -493,7 +493,7 @@ fn work_precision(quick: bool) -> Vec<WpRow> {
         "  {:8} {:>7} {:>7} {:>7} {:>12} {:>12}",
         "method", "tol", "steps", "back", "rel. error", "adjoint [s]"
     );
-    for method in [Method::Dopri5, Method::Sdirk3, Method::Radau5] {
+    for method in [Method::Dopri5, Method::Sdirk3, Method::Radau5, Method::Bdf] {
         for e in 3..=12 {
             let tol = 10f64.powi(-e);
             let mut s = Setup::new(
@@ -550,7 +550,7 @@ fn work_precision(quick: bool) -> Vec<WpRow> {
 /// forward and backward steps, the gradient's relative error and the adjoint's best time.
 fn work_precision_markdown(rows: &[WpRow], quick: bool) -> String {
     use hybridopt::integrate::Method;
-    let methods = [Method::Dopri5, Method::Sdirk3, Method::Radau5];
+    let methods = [Method::Dopri5, Method::Sdirk3, Method::Radau5, Method::Bdf];
     let mut md = format!(
         "The adjoint gradient's relative error ‖g − g*‖₂ / ‖g*‖₂ against the exact gradient \
          g* and its best time (of as many runs as fit in about {} ms, 3 to 401), at \

@@ -125,6 +125,22 @@ pub enum Attempt<D> {
     NewtonFailed { evals: usize },
 }
 
+impl<D> Attempt<D> {
+    /// A computed step of a one-step method (no history to carry).
+    pub(super) fn done(
+        y1: Vec<D>, f1: Vec<D>, err: f64, dense: DenseStep<D>, evals: usize,
+    ) -> Self {
+        Attempt::Done {
+            y1,
+            f1,
+            err,
+            dense,
+            evals,
+            history: None,
+        }
+    }
+}
+
 /// Newton iteration limit per stage; convergence is declared when the weighted norm of
 /// the update is below `NEWTON_TOL` (tight, so that derivatives through the stages are
 /// accurate: Hairer & Wanner II, §IV.8 use κ·tol with κ ≈ 0.01–0.1; we are stricter).

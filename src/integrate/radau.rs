@@ -423,14 +423,7 @@ pub fn radau5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     }
     let mut dense = DenseStep::collocation(t, h, y, &z, [tab.c[0], tab.c[1]]);
     dense.fresh_jacobian = newton.fresh();
-    Ok(Attempt::Done {
-        y1,
-        f1,
-        err,
-        dense,
-        evals,
-        history: None,
-    })
+    Ok(Attempt::done(y1, f1, err, dense, evals))
 }
 
 #[cfg(test)]

@@ -102,14 +102,7 @@ fn dopri5_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     };
     let (y1, f1) = ends.split_at_mut(n);
     let (err, dense) = dopri5_dense_into(rhs, t, y, f0, h, tol, y1, f1)?;
-    Ok(Attempt::Done {
-        y1: y1.to_vec(),
-        f1: f1.to_vec(),
-        err,
-        dense,
-        evals: 6,
-        history: None,
-    })
+    Ok(Attempt::done(y1.to_vec(), f1.to_vec(), err, dense, 6))
 }
 
 /// Largest system whose DOPRI5 stages live on the stack.
@@ -376,14 +369,7 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     let err = tol.norm(&er, &y[..md], &y1[..md]);
     let mut dense = DenseStep::new(t, h, y, &y1, f0, &f1, None);
     dense.fresh_jacobian = newton.fresh();
-    Ok(Attempt::Done {
-        y1,
-        f1,
-        err,
-        dense,
-        evals,
-        history: None,
-    })
+    Ok(Attempt::done(y1, f1, err, dense, evals))
 }
 
 /// The factored iteration matrix `I − c J` of SDIRK3 (c = hγ) and the BDFs (c = h/α_k),
