@@ -161,10 +161,10 @@ fn switched_linear_with_bdf() {
         &s,
         &p,
         &[Adjoint, Direct, Dual, Fd],
-        // measured 9.1e-8 (direct vs adjoint) and 7.7e-8 (fd vs direct) (2026-12-05):
-        // the BDF's global error at rtol 1e-10, margins 11× and 13×
+        // measured 5.9e-8 (direct vs adjoint) and 6.2e-8 (fd vs direct) (2026-12-05):
+        // the BDF's global error at rtol 1e-10, margins 17× and 16×
         (1e-6, 1e-6),
-        // the direct method's own steps: measured 1.4e-8 relative, margin 7×
+        // the direct method's own steps: measured 2.1e-8 relative, margin 4.7×
         1e-7,
     );
 }

@@ -16,7 +16,7 @@ use crate::error::{Error, ModelError};
 use crate::integrate::dense::DenseStep;
 use crate::integrate::options::{Checkpointing, EventOptions, SolverOptions};
 use crate::integrate::stepper::{
-    initial_step, try_step_from, Attempt, BdfHistory, Controller, Tolerances,
+    initial_step, try_step_from, Attempt, BdfHistory, Controller, Method, Tolerances,
 };
 use crate::integrate::trajectory::{EventRecord, Segment, Stats, Trajectory};
 use crate::integrate::Newton;
@@ -289,9 +289,12 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 }
             });
         }
+        // a multistep method restarts at order 1: its first step is chosen afresh rather
+        // than inherited from the previous segment's high-order steps
+        let restart = self.sopt.method == Method::Bdf;
         let h = match self.h_next {
-            Some(h) => h,
-            None => {
+            Some(h) if !restart => h,
+            _ => {
                 let rhs = Bound::new(self.sys, ctx);
                 let (method, h_max) = (self.sopt.method, self.sopt.h_max);
                 initial_step(&rhs, method, t, &self.y, &f0, &self.tol, 1.0, h_max)
