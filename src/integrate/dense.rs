@@ -123,9 +123,9 @@ impl<D: Scalar> DenseStep<D> {
         Self::with_coef(t0, h, n, coef)
     }
 
-    /// A multistep method's history at the step's start (see the field).
-    pub(crate) fn history(&self) -> Option<&BdfHistory<D>> {
-        self.history.as_deref()
+    /// Moves the history out (a step compacted into a replay window: the window keeps it).
+    pub(crate) fn take_history(&mut self) -> Option<Box<BdfHistory<D>>> {
+        self.history.take()
     }
 
     pub(crate) fn set_history(&mut self, history: Option<Box<BdfHistory<D>>>) {

@@ -49,6 +49,14 @@ impl Method {
             Method::Bdf => 2,
         }
     }
+    /// A multistep method: its history restarts at order 1 at every segment start (so the
+    /// first step is chosen afresh, not inherited), and the slope a step returns is its
+    /// corrector's, `F(t1, y1)` only to the Newton tolerance (a step cut at an event
+    /// evaluates F for an exact f⁻).
+    pub fn is_multistep(self) -> bool {
+        self == Method::Bdf
+    }
+
     /// The order (a BDF run's starting order: it varies from 1 to 5).
     pub fn order(self) -> usize {
         match self {

@@ -103,7 +103,8 @@ impl<D: Scalar> Segment<D> {
             h: self.steps.iter().map(|s| s.h).collect(),
             fresh_jacobian: self.steps.iter().map(|s| s.fresh_jacobian).collect(),
             jacobian_at,
-            history: self.steps[0].history().cloned().map(Box::new),
+            // the steps are dropped below: the window takes the first one's history
+            history: self.steps[0].take_history(),
         });
         self.steps = rest;
     }

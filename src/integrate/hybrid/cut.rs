@@ -62,8 +62,8 @@ pub(super) fn cut_step<D: Scalar, H: HybridRhs<D> + ?Sized>(
             break;
         };
         stats.rhs_evals += evals;
-        if method == Method::Bdf {
-            // the BDF's f1 is its corrector's: f⁻ exactly
+        if method.is_multistep() {
+            // a multistep step's f1 is its corrector's: f⁻ exactly
             sys.rhs(ctx, t + he, &y1, &mut f1)?;
             stats.rhs_evals += 1;
         }

@@ -16,7 +16,7 @@ use crate::error::{Error, ModelError};
 use crate::integrate::dense::DenseStep;
 use crate::integrate::options::{Checkpointing, EventOptions, SolverOptions};
 use crate::integrate::stepper::{
-    initial_step, try_step_from, Attempt, BdfHistory, Controller, Method, Tolerances,
+    initial_step, try_step_from, Attempt, BdfHistory, Controller, Tolerances,
 };
 use crate::integrate::trajectory::{EventRecord, Segment, Stats, Trajectory};
 use crate::integrate::Newton;
@@ -291,7 +291,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         }
         // a multistep method restarts at order 1: its first step is chosen afresh rather
         // than inherited from the previous segment's high-order steps
-        let restart = self.sopt.method == Method::Bdf;
+        let restart = self.sopt.method.is_multistep();
         let h = match self.h_next {
             Some(h) if !restart => h,
             _ => {
