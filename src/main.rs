@@ -77,6 +77,25 @@ extern "C" fn on_sigint(_signal: libc::c_int) {
     }
 }
 
+/// glibc's allocator tuned for a process that integrates: freed memory at the top of the
+/// heap is kept up to 64 MiB (`M_TRIM_THRESHOLD`, 128 kB by default), and blocks up to
+/// 32 MiB come from the heap instead of their own mapping (`M_MMAP_THRESHOLD`, which
+/// glibc otherwise adapts from 128 kB up). An integrator's steps allocate and free their
+/// stage vectors (a 1,024-state Radau step ~200 kB), and with the defaults the process
+/// page-faults the same memory back step after step. Measured on the 1,024-state chain
+/// (`hybridopt gradient … --json --repeat 5`): radau5's forward run 0.115 → 0.095 s, the
+/// BDF adjoint gradient 0.104 → 0.086 s; on the 256-state chain DOPRI5's forward
+/// 0.0090 → 0.0066 s. Peak resident memory is unchanged within 0.5 MB. Other allocators
+/// keep their own policy.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+    }
+}
+
 /// The exit code of an interrupted run (128 + SIGINT, as shells report it).
 const EXIT_INTERRUPTED: i32 = 130;
 
@@ -91,6 +110,7 @@ fn main() {
         let handler: extern "C" fn(libc::c_int) = on_sigint;
         libc::signal(libc::SIGINT, handler as libc::sighandler_t);
     }
+    tune_allocator();
     let cli = Cli::parse();
     if let Err(e) = cli.command.run() {
         let interrupted = e
