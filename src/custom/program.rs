@@ -14,7 +14,9 @@
 //! [`Expr::eval`], hence the same bits in `f64` and in dual numbers. Both branches of
 //! `if`, `&&` and `||` are computed and the result selects, which gives the value of the
 //! lazy walk (an unselected branch never reaches the result). Short lists (a ball's two
-//! states) stay expression by expression ([`STRAIGHT_MIN`]). Measured on the oscillator
+//! states) stay expression by expression ([`STRAIGHT_MIN`]). Vector duals (the direct
+//! method's columns, colored Jacobians, vector VJPs) run the same instructions lane by
+//! lane on plain arrays (`Straight::run_lanes`), with num-dual's bits. Measured on the oscillator
 //! chain of `benches/scaling.rs`: see docs/benchmarks.md, "Scaling".
 
 use super::expr::{Env, Expr, Id, Node};
@@ -166,7 +168,9 @@ impl Straight {
 
     #[inline]
     fn eval<D: Scalar>(&self, env: &Env<'_, D>, out: &mut [D]) {
-        if self.len <= SMALL_REGISTERS {
+        if D::LANES > 0 {
+            self.run_lanes(env, out)
+        } else if self.len <= SMALL_REGISTERS {
             with_stack::<SMALL_REGISTERS, D, ()>(self.len, |r| self.run(env, r, out))
         } else {
             with_stack::<STACK_REGISTERS, D, ()>(self.len, |r| self.run(env, r, out))
@@ -194,6 +198,141 @@ impl Straight {
                 .get(piece.result as usize)
                 .copied()
                 .unwrap_or(D::from(f64::NAN));
+        }
+    }
+
+    /// [`Self::run`] for vector duals ([`Scalar::LANES`] derivative lanes), lane by lane on
+    /// plain arrays: a register is a value, a flag for "has a derivative part" and its
+    /// lanes. Addition, subtraction, negation, multiplication and division are written out
+    /// as num-dual computes them — `(a b)' = a' b + b' a`, `(a / b)' = ((a' b − b' a) i) i`
+    /// with `i = 1/b` and the value `a i`, a missing derivative part (num-dual's `None`,
+    /// a constant) contributing no term rather than a zero — hence the same bits as
+    /// [`Self::run`] on the dual numbers themselves (test
+    /// `lanes_give_the_bits_of_the_dual_numbers`); the other instructions (functions,
+    /// powers, comparisons, `if`) go through the dual number. The lanes of a register are
+    /// contiguous, and a pass costs no `Option` match per lane: on the 256-state chain the
+    /// DOPRI5 direct gradient (6 lanes) went from 0.075 s to 0.048 s (docs/benchmarks.md,
+    /// "Scaling").
+    fn run_lanes<D: Scalar>(&self, env: &Env<'_, D>, out: &mut [D]) {
+        let nl = D::LANES;
+        let (nx, nu, np) = (self.nx, self.nu, self.np);
+        let mut re = Vec::with_capacity(self.len);
+        let mut has = Vec::with_capacity(self.len);
+        let mut eps = vec![0.0; self.len * nl];
+        let inputs = std::iter::once(&env.t)
+            .chain(&env.x[..nx])
+            .chain(&env.u[..nu])
+            .chain(&env.p[..np]);
+        for (k, v) in inputs.enumerate() {
+            re.push(v.re());
+            has.push(v.lanes_into(&mut eps[k * nl..(k + 1) * nl]));
+        }
+        re.extend_from_slice(&self.consts);
+        has.resize(re.len(), false);
+        re.resize(self.len, 0.0);
+        has.resize(self.len, false);
+        let mut start = 0;
+        for (o, piece) in out.iter_mut().zip(&self.pieces) {
+            let end = piece.end as usize;
+            for (i, &op) in self.code[start..end].iter().enumerate() {
+                let dst = self.temps + i;
+                let (lo, hi) = eps.split_at_mut(dst * nl);
+                let e = &mut hi[..nl];
+                let lanes = |k: Id| &lo[k as usize * nl..(k as usize + 1) * nl];
+                let (value, with) = match op {
+                    Node::Neg(a) => {
+                        let a = a as usize;
+                        if has[a] {
+                            for (e, x) in e.iter_mut().zip(lanes(a as Id)) {
+                                *e = -x;
+                            }
+                        }
+                        (-re[a], has[a])
+                    }
+                    Node::Add(a, b) | Node::Sub(a, b) => {
+                        let sub = matches!(op, Node::Sub(..));
+                        let (ra, rb) = (re[a as usize], re[b as usize]);
+                        let (ha, hb) = (has[a as usize], has[b as usize]);
+                        match (ha, hb) {
+                            (true, true) => {
+                                for ((e, x), y) in e.iter_mut().zip(lanes(a)).zip(lanes(b)) {
+                                    *e = if sub { x - y } else { x + y };
+                                }
+                            }
+                            (true, false) => e.copy_from_slice(lanes(a)),
+                            (false, true) => {
+                                for (e, y) in e.iter_mut().zip(lanes(b)) {
+                                    *e = if sub { -y } else { *y };
+                                }
+                            }
+                            (false, false) => {}
+                        }
+                        (if sub { ra - rb } else { ra + rb }, ha || hb)
+                    }
+                    Node::Mul(a, b) => {
+                        let (ra, rb) = (re[a as usize], re[b as usize]);
+                        let (ha, hb) = (has[a as usize], has[b as usize]);
+                        match (ha, hb) {
+                            (true, true) => {
+                                for ((e, x), y) in e.iter_mut().zip(lanes(a)).zip(lanes(b)) {
+                                    *e = x * rb + y * ra;
+                                }
+                            }
+                            (true, false) => {
+                                for (e, x) in e.iter_mut().zip(lanes(a)) {
+                                    *e = x * rb;
+                                }
+                            }
+                            (false, true) => {
+                                for (e, y) in e.iter_mut().zip(lanes(b)) {
+                                    *e = y * ra;
+                                }
+                            }
+                            (false, false) => {}
+                        }
+                        (ra * rb, ha || hb)
+                    }
+                    Node::Div(a, b) => {
+                        let (ra, rb) = (re[a as usize], re[b as usize]);
+                        let (ha, hb) = (has[a as usize], has[b as usize]);
+                        let inv = rb.recip();
+                        match (ha, hb) {
+                            (true, true) => {
+                                for ((e, x), y) in e.iter_mut().zip(lanes(a)).zip(lanes(b)) {
+                                    *e = (x * rb - y * ra) * inv * inv;
+                                }
+                            }
+                            (true, false) => {
+                                for (e, x) in e.iter_mut().zip(lanes(a)) {
+                                    *e = x * rb * inv * inv;
+                                }
+                            }
+                            (false, true) => {
+                                for (e, y) in e.iter_mut().zip(lanes(b)) {
+                                    *e = -(y * ra) * inv * inv;
+                                }
+                            }
+                            (false, false) => {}
+                        }
+                        (ra * inv, ha || hb)
+                    }
+                    other => {
+                        let v = Expr::apply(other, &|k: Id| {
+                            let k = k as usize;
+                            D::from_lanes(re[k], has[k].then(|| &lo[k * nl..(k + 1) * nl]))
+                        });
+                        (v.re(), v.lanes_into(e))
+                    }
+                };
+                re[dst] = value;
+                has[dst] = with;
+            }
+            start = end;
+            let k = piece.result as usize;
+            *o = match re.get(k) {
+                Some(&v) => D::from_lanes(v, has[k].then(|| &eps[k * nl..(k + 1) * nl])),
+                None => D::from(f64::NAN),
+            };
         }
     }
 }
@@ -286,5 +425,82 @@ mod tests {
             },
             bits,
         );
+    }
+
+    /// The lane-wise evaluation of vector duals gives num-dual's own bits: values, every
+    /// lane, and which registers have no derivative part at all (constants, an unseeded
+    /// parameter), with operands of every kind on both sides of each operation and lanes of
+    /// both signs of zero.
+    #[test]
+    fn lanes_give_the_bits_of_the_dual_numbers() {
+        use num_dual::DualSVec64;
+        type V = DualSVec64<3>;
+        let scope = Scope::new()
+            .with("t", Node::Time)
+            .with("a", Node::State(0))
+            .with("b", Node::State(1))
+            .with("c", Node::State(2))
+            .with("u", Node::Control(0))
+            .with("k", Node::Param(0))
+            .with("m", Node::Param(1));
+        let mut ex = exprs();
+        for extra in [
+            "k/a",
+            "a/k",
+            "b/m",
+            "(a + 0.37*b)/m",
+            "0.7/b",
+            "1.3/(a*k)",
+            "2/b",
+            "a/b",
+            "k/m",
+            "-k",
+            "-(a*b)",
+            "k - a",
+            "2 - a",
+            "a - 2",
+            "m + 3*k",
+            "(a - a)*m",
+            "u*u/(k + 1)",
+            "sqrt(a*a + 1)/m",
+        ] {
+            ex.push(parse(extra, &scope).unwrap());
+        }
+        let prog = Program::new(ex.clone(), 3, 1, 2);
+        let same = |a: V, b: V| {
+            a.re.to_bits() == b.re.to_bits()
+                && match (&a.eps.0, &b.eps.0) {
+                    (Some(x), Some(y)) => x
+                        .iter()
+                        .zip(y.iter())
+                        .all(|(p, q)| p.to_bits() == q.to_bits()),
+                    (None, None) => true,
+                    _ => false,
+                }
+        };
+        let seeded = |v: f64, l: [f64; 3]| V::from_lanes(v, Some(&l));
+        for x in [
+            [0.7, 0.3, 2.0],
+            [-0.4, 1.5, 0.1],
+            [0.2, -0.0, -3.0],
+            [0.913, 0.377, 1.71],
+            [-1.93, 0.611, 0.29],
+        ] {
+            let xd = [
+                seeded(x[0], [1.0, 0.0, -0.0]),
+                seeded(x[1], [-0.0, 2.5, 0.0]),
+                V::from_lanes(x[2], None),
+            ];
+            let ud = [seeded(1.3, [0.0, 0.0, 1.0])];
+            // k seeded, m a constant
+            let pd = [seeded(50.0, [-0.0, 1.0, 0.5]), V::from_lanes(0.3, None)];
+            let env = Env {
+                t: V::from_lanes(0.6, None),
+                x: &xd,
+                u: &ud,
+                p: &pd,
+            };
+            same_as_each(&prog, &ex, &env, same);
+        }
     }
 }

@@ -24,6 +24,23 @@ pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {
     fn real_slice_mut(_y: &mut [Self]) -> Option<&mut [f64]> {
         None
     }
+    /// The derivative lanes of a vector dual ([`num_dual::DualSVec64`]), 0 for the other
+    /// scalars: a custom system's program evaluates vector duals lane by lane on plain
+    /// arrays ([`crate::custom`]), which [`Self::lanes_into`] and [`Self::from_lanes`]
+    /// convert from and to.
+    const LANES: usize = 0;
+    /// A vector dual's lanes copied into `eps` (length [`Self::LANES`]); `false` when it has
+    /// no derivative part (num-dual's `None`: a constant). Unused for other scalars.
+    #[inline]
+    fn lanes_into(&self, _eps: &mut [f64]) -> bool {
+        false
+    }
+    /// The vector dual with value `re` and lanes `eps` (`None`: no derivative part); for
+    /// other scalars the constant `re`.
+    #[inline]
+    fn from_lanes(re: f64, _eps: Option<&[f64]>) -> Self {
+        Self::from(re)
+    }
 }
 impl Scalar for f64 {
     const REAL: bool = true;
@@ -59,7 +76,24 @@ pub type Lanes = num_dual::DualSVec64<LANES>;
 /// (Chosen for the five-bar; lane count does not change any result.)
 pub const LANES: usize = 10;
 
-impl<const N: usize> Scalar for num_dual::DualSVec64<N> {}
+impl<const N: usize> Scalar for num_dual::DualSVec64<N> {
+    const LANES: usize = N;
+    #[inline]
+    fn lanes_into(&self, eps: &mut [f64]) -> bool {
+        match &self.eps.0 {
+            Some(m) => {
+                eps.copy_from_slice(m.as_slice());
+                true
+            }
+            None => false,
+        }
+    }
+    #[inline]
+    fn from_lanes(re: f64, eps: Option<&[f64]>) -> Self {
+        let eps = eps.map(nalgebra::SVector::<f64, N>::from_column_slice);
+        num_dual::DualVec::new(re, num_dual::Derivative::new(eps))
+    }
+}
 
 /// Up to this many input directions the default VJP takes one scalar-dual pass per
 /// direction, beyond it vector-dual passes. Measured (2026-12-02, one VJP): the ball (7
