@@ -193,18 +193,29 @@ impl RadauFactors<'_> {
 /// increments Z (stage i at i·n) with θ (0 after a single iteration), and the number of
 /// iterations.
 /// The RMS norm of a stage vector of length 3n, entry k = s·n + i (stage s, component i,
-/// given by `v(k, i)`) weighted by `1/sc[i]`, summed in the order of k.
+/// given by `v(k, i)`) weighted by `inv[i]` (the reciprocal scale), summed in four
+/// interleaved partial sums (one running sum is the Newton loop's longest dependency
+/// chain).
 #[inline(always)]
-fn stage_rms(sc: &[f64], v: impl Fn(usize, usize) -> f64) -> f64 {
-    let n = sc.len();
-    let mut s = 0.0;
+fn stage_rms(inv: &[f64], v: impl Fn(usize, usize) -> f64) -> f64 {
+    let n = inv.len();
+    let mut acc = [0.0; 4];
     for st in 0..3 {
-        for (i, &w) in sc.iter().enumerate() {
-            let r = v(st * n + i, i) / w;
-            s += r * r;
+        let base = st * n;
+        let mut i = 0;
+        while i + 4 <= n {
+            for (l, a) in acc.iter_mut().enumerate() {
+                let r = v(base + i + l, i + l) * inv[i + l];
+                *a += r * r;
+            }
+            i += 4;
+        }
+        for (l, k) in (i..n).enumerate() {
+            let r = v(base + k, k) * inv[k];
+            acc[l] += r * r;
         }
     }
-    (s / (3 * n).max(1) as f64).sqrt()
+    (((acc[0] + acc[1]) + (acc[2] + acc[3])) / (3 * n).max(1) as f64).sqrt()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -215,14 +226,14 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
     let e = Eigenbasis::get();
     let (ti, tm) = (&e.t_inv, &e.t);
     let n = y.len();
-    let scale: Vec<f64> = y
+    let inv_scale: Vec<f64> = y
         .iter()
-        .map(|v| tol.atol + tol.rtol * v.re().abs())
+        .map(|v| 1.0 / (tol.atol + tol.rtol * v.re().abs()))
         .collect();
     // a dual run's derivative parts on their own scale (as `derivative_error`)
-    let scale_d: Vec<f64> = y
+    let inv_scale_d: Vec<f64> = y
         .iter()
-        .map(|v| tol.atol + tol.rtol * v.eps_part().abs())
+        .map(|v| 1.0 / (tol.atol + tol.rtol * v.eps_part().abs()))
         .collect();
     let hinv = 1.0 / h.re();
     let mut z = vec![D::zero(); 3 * n];
@@ -272,12 +283,12 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
             w[2 * n + i] += d2;
         }
         let iterations = it + 1;
-        let nrm_re = stage_rms(&scale, |k, _| dz[k].re());
+        let nrm_re = stage_rms(&inv_scale, |k, _| dz[k].re());
         // a dual run's derivative parts must converge too, on their own scale: judged on
         // the real parts alone, a derivative much larger than its value (the rectifier's
         // ∂/∂r, 1/r = 100) kept Newton's O(NEWTON_TOL) error relative to the value
         let nrm_d = if D::NDERIV > 0 {
-            stage_rms(&scale_d, |k, _| dz[k].eps_part())
+            stage_rms(&inv_scale_d, |k, _| dz[k].eps_part())
         } else {
             0.0
         };
@@ -285,23 +296,27 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         if !nrm.is_finite() {
             return Ok((Solve::Failed, iterations));
         }
-        let floor =
-            10.0 * f64::EPSILON * stage_rms(&scale, |k, i| y[i].re().abs() + z[k].re().abs());
-        let floor_d = if D::NDERIV > 0 {
-            10.0 * f64::EPSILON
-                * stage_rms(&scale_d, |k, i| {
-                    y[i].eps_part().abs() + z[k].eps_part().abs()
-                })
-        } else {
-            0.0
-        };
         let theta = nrm / last;
         let eta = if it > 0 && theta < 1.0 {
             theta / (1.0 - theta)
         } else {
             1.0
         };
-        let small = nrm_re <= NEWTON_TOL.max(floor) && nrm_d <= NEWTON_TOL.max(floor_d);
+        // the round-off floors, computed only where they decide (above NEWTON_TOL)
+        let small_re = nrm_re <= NEWTON_TOL
+            || nrm_re
+                <= 10.0
+                    * f64::EPSILON
+                    * stage_rms(&inv_scale, |k, i| y[i].re().abs() + z[k].re().abs());
+        let small_d = nrm_d <= NEWTON_TOL
+            || D::NDERIV > 0
+                && nrm_d
+                    <= 10.0
+                        * f64::EPSILON
+                        * stage_rms(&inv_scale_d, |k, i| {
+                            y[i].eps_part().abs() + z[k].eps_part().abs()
+                        });
+        let small = small_re && small_d;
         if small || eta * nrm <= NEWTON_TOL {
             let rate = if it > 0 { theta } else { 0.0 };
             return Ok((Solve::Converged(z, rate), iterations));
