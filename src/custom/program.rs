@@ -239,88 +239,48 @@ impl Straight {
                 let (lo, hi) = eps.split_at_mut(dst * nl);
                 let e = &mut hi[..nl];
                 let lanes = |k: Id| &lo[k as usize * nl..(k as usize + 1) * nl];
+                // an operand's lanes, None without a derivative part
+                let opt = |k: Id| has[k as usize].then(|| lanes(k));
                 let (value, with) = match op {
-                    Node::Neg(a) => {
-                        let a = a as usize;
-                        if has[a] {
-                            for (e, x) in e.iter_mut().zip(lanes(a as Id)) {
-                                *e = -x;
-                            }
-                        }
-                        (-re[a], has[a])
-                    }
-                    Node::Add(a, b) | Node::Sub(a, b) => {
-                        let sub = matches!(op, Node::Sub(..));
-                        let (ra, rb) = (re[a as usize], re[b as usize]);
-                        let (ha, hb) = (has[a as usize], has[b as usize]);
-                        match (ha, hb) {
-                            (true, true) => {
-                                for ((e, x), y) in e.iter_mut().zip(lanes(a)).zip(lanes(b)) {
-                                    *e = if sub { x - y } else { x + y };
-                                }
-                            }
-                            (true, false) => e.copy_from_slice(lanes(a)),
-                            (false, true) => {
-                                for (e, y) in e.iter_mut().zip(lanes(b)) {
-                                    *e = if sub { -y } else { *y };
-                                }
-                            }
-                            (false, false) => {}
-                        }
-                        (if sub { ra - rb } else { ra + rb }, ha || hb)
-                    }
+                    Node::Neg(a) => (
+                        -re[a as usize],
+                        lane_op(e, opt(a), None, |x, _| -x, |x| -x, |y| -y),
+                    ),
+                    Node::Add(a, b) => (
+                        re[a as usize] + re[b as usize],
+                        lane_op(e, opt(a), opt(b), |x, y| x + y, |x| x, |y| y),
+                    ),
+                    Node::Sub(a, b) => (
+                        re[a as usize] - re[b as usize],
+                        lane_op(e, opt(a), opt(b), |x, y| x - y, |x| x, |y| -y),
+                    ),
                     Node::Mul(a, b) => {
                         let (ra, rb) = (re[a as usize], re[b as usize]);
-                        let (ha, hb) = (has[a as usize], has[b as usize]);
-                        match (ha, hb) {
-                            (true, true) => {
-                                for ((e, x), y) in e.iter_mut().zip(lanes(a)).zip(lanes(b)) {
-                                    *e = x * rb + y * ra;
-                                }
-                            }
-                            (true, false) => {
-                                for (e, x) in e.iter_mut().zip(lanes(a)) {
-                                    *e = x * rb;
-                                }
-                            }
-                            (false, true) => {
-                                for (e, y) in e.iter_mut().zip(lanes(b)) {
-                                    *e = y * ra;
-                                }
-                            }
-                            (false, false) => {}
-                        }
-                        (ra * rb, ha || hb)
+                        let with = lane_op(
+                            e,
+                            opt(a),
+                            opt(b),
+                            |x, y| x * rb + y * ra,
+                            |x| x * rb,
+                            |y| y * ra,
+                        );
+                        (ra * rb, with)
                     }
                     Node::Div(a, b) => {
                         let (ra, rb) = (re[a as usize], re[b as usize]);
-                        let (ha, hb) = (has[a as usize], has[b as usize]);
                         let inv = rb.recip();
-                        match (ha, hb) {
-                            (true, true) => {
-                                for ((e, x), y) in e.iter_mut().zip(lanes(a)).zip(lanes(b)) {
-                                    *e = (x * rb - y * ra) * inv * inv;
-                                }
-                            }
-                            (true, false) => {
-                                for (e, x) in e.iter_mut().zip(lanes(a)) {
-                                    *e = x * rb * inv * inv;
-                                }
-                            }
-                            (false, true) => {
-                                for (e, y) in e.iter_mut().zip(lanes(b)) {
-                                    *e = -(y * ra) * inv * inv;
-                                }
-                            }
-                            (false, false) => {}
-                        }
-                        (ra * inv, ha || hb)
+                        let with = lane_op(
+                            e,
+                            opt(a),
+                            opt(b),
+                            |x, y| (x * rb - y * ra) * inv * inv,
+                            |x| x * rb * inv * inv,
+                            |y| -(y * ra) * inv * inv,
+                        );
+                        (ra * inv, with)
                     }
                     other => {
-                        let v = Expr::apply(other, &|k: Id| {
-                            let k = k as usize;
-                            D::from_lanes(re[k], has[k].then(|| &lo[k * nl..(k + 1) * nl]))
-                        });
+                        let v = Expr::apply(other, &|k: Id| D::from_lanes(re[k as usize], opt(k)));
                         (v.re(), v.lanes_into(e))
                     }
                 };
@@ -337,23 +297,57 @@ impl Straight {
     }
 }
 
+/// The lanes `e` of an operation's result from its operands' lanes (`None`: no derivative
+/// part), as num-dual forms them: `both` where both operands have a derivative part,
+/// `left` or `right` where only one has (no zero term added); `false` where neither has.
+#[inline(always)]
+fn lane_op(
+    e: &mut [f64], a: Option<&[f64]>, b: Option<&[f64]>, both: impl Fn(f64, f64) -> f64,
+    left: impl Fn(f64) -> f64, right: impl Fn(f64) -> f64,
+) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            for ((e, x), y) in e.iter_mut().zip(a).zip(b) {
+                *e = both(*x, *y);
+            }
+        }
+        (Some(a), None) => {
+            for (e, x) in e.iter_mut().zip(a) {
+                *e = left(*x);
+            }
+        }
+        (None, Some(b)) => {
+            for (e, y) in e.iter_mut().zip(b) {
+                *e = right(*y);
+            }
+        }
+        (None, None) => return false,
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::custom::parser::{parse, Scope};
     use num_dual::Dual64;
 
-    /// Expressions over t, three states, a control and two parameters, with shared numbers,
-    /// leaves, both branches of `if`, `&&`, `||`, functions and powers.
-    fn exprs() -> Vec<Expr> {
-        let scope = Scope::new()
+    /// t, three states a, b, c, a control u and two parameters k, m.
+    fn scope() -> Scope {
+        Scope::new()
             .with("t", Node::Time)
             .with("a", Node::State(0))
             .with("b", Node::State(1))
             .with("c", Node::State(2))
             .with("u", Node::Control(0))
             .with("k", Node::Param(0))
-            .with("m", Node::Param(1));
+            .with("m", Node::Param(1))
+    }
+
+    /// Expressions over t, three states, a control and two parameters, with shared numbers,
+    /// leaves, both branches of `if`, `&&`, `||`, functions and powers.
+    fn exprs() -> Vec<Expr> {
+        let scope = scope();
         [
             "b",
             "-k*a - m*(2*a - b - c) - 0.5*b",
@@ -435,14 +429,7 @@ mod tests {
     fn lanes_give_the_bits_of_the_dual_numbers() {
         use num_dual::DualSVec64;
         type V = DualSVec64<3>;
-        let scope = Scope::new()
-            .with("t", Node::Time)
-            .with("a", Node::State(0))
-            .with("b", Node::State(1))
-            .with("c", Node::State(2))
-            .with("u", Node::Control(0))
-            .with("k", Node::Param(0))
-            .with("m", Node::Param(1));
+        let scope = scope();
         let mut ex = exprs();
         for extra in [
             "k/a",
