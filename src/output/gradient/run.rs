@@ -55,6 +55,22 @@ pub struct Nonsmooth {
     pub one_sided: Vec<(f64, f64)>,
 }
 
+/// Where the events' τ = dt_e/dθ came from.
+#[derive(Debug, Clone, Copy)]
+pub struct TauOrigin {
+    pub from: TauSource,
+    /// The wall time of the direct pass run for τ alone ([`TauSource::DirectPass`]).
+    pub pass_s: Option<f64>,
+}
+
+/// The plain simulation's median time: from a method's timed runs when one measured it,
+/// else from `repeat` runs of `simulate` (`from` names which).
+#[derive(Debug, Clone)]
+pub struct PlainTiming {
+    pub median_s: f64,
+    pub from: String,
+}
+
 /// Everything `hybridopt gradient` computed at θ.
 pub struct GradientRun {
     /// The untimed plain run (warm-up; its stats and events are the report's).
@@ -63,13 +79,10 @@ pub struct GradientRun {
     pub runs: Vec<MethodRun>,
     /// The direct pass run for τ or for the figures, outside the timings.
     pub forward: Option<ForwardResult>,
-    /// Its wall time, when it was run for τ.
-    pub tau_s: Option<f64>,
-    /// Where τ came from (None without τ).
-    pub tau_from: Option<TauSource>,
+    /// Where τ came from (`None` without τ).
+    pub tau: Option<TauOrigin>,
     /// The plain simulation's median time and where it was measured.
-    pub forward_s: f64,
-    pub forward_from: String,
+    pub plain: PlainTiming,
     /// The simultaneous events at θ.
     pub groups: Vec<SimultaneousEvent>,
     pub nonsmooth: Option<Nonsmooth>,
@@ -91,7 +104,7 @@ pub fn run_gradient<S: HybridSystem>(
     }
     let trajectory = setup.simulate_compact(theta)?;
     let runs = timed_runs(setup, theta, &opts.methods, opts.repeat, opts.fd)?;
-    let (forward_s, forward_from) = forward_timing(setup, theta, &runs, opts.repeat)?;
+    let plain = plain_timing(setup, theta, &runs, opts.repeat)?;
     let from_run = runs
         .iter()
         .filter(|_| opts.tau)
@@ -110,12 +123,16 @@ pub fn run_gradient<S: HybridSystem>(
     } else {
         (None, None)
     };
-    let (tau_from, tau_s) = match from_run {
-        _ if !opts.tau => (None, None),
-        Some(GradientMethod::Dual) => (Some(TauSource::Dual), None),
-        Some(_) => (Some(TauSource::Direct), None),
-        None if need_pass => (Some(TauSource::DirectPass), pass_s),
-        None => (None, None),
+    let origin = |from| TauOrigin { from, pass_s: None };
+    let tau = match from_run {
+        _ if !opts.tau => None,
+        Some(GradientMethod::Dual) => Some(origin(TauSource::Dual)),
+        Some(_) => Some(origin(TauSource::Direct)),
+        None if need_pass => Some(TauOrigin {
+            from: TauSource::DirectPass,
+            pass_s,
+        }),
+        None => None,
     };
     let groups = simultaneous::simultaneous_events(setup, &trajectory, theta)?;
     let nonsmooth = if groups.is_empty() {
@@ -127,10 +144,8 @@ pub fn run_gradient<S: HybridSystem>(
         trajectory,
         runs,
         forward,
-        tau_s,
-        tau_from,
-        forward_s,
-        forward_from,
+        tau,
+        plain,
         groups,
         nonsmooth,
         repeat: opts.repeat,
@@ -169,13 +184,14 @@ fn timed_runs<S: HybridSystem>(
 /// `forward_s` and where it was measured: the plain simulation that starts each timed run
 /// of the first method that has one (adjoint, fd, dual); a separate loop of plain
 /// simulations for `direct` alone.
-fn forward_timing<S: HybridSystem>(
+fn plain_timing<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[f64], runs: &[MethodRun], repeat: usize,
-) -> Result<(f64, String), Error> {
+) -> Result<PlainTiming, Error> {
     if let Some(f) = runs.iter().find_map(|r| {
-        r.samples
-            .forward_median()
-            .map(|f| (f, r.method.name().to_string()))
+        r.samples.forward_median().map(|median_s| PlainTiming {
+            median_s,
+            from: r.method.name().to_string(),
+        })
     }) {
         return Ok(f);
     }
@@ -185,7 +201,10 @@ fn forward_timing<S: HybridSystem>(
         setup.simulate(theta)?;
         tf.push(t0.elapsed().as_secs_f64());
     }
-    Ok((median(&tf).unwrap_or(0.0), "simulate".to_string()))
+    Ok(PlainTiming {
+        median_s: median(&tf).unwrap_or(0.0),
+        from: "simulate".to_string(),
+    })
 }
 
 /// Whether ψ is nonsmooth at θ (the crossing orders' gradients) and the one-sided
@@ -223,7 +242,7 @@ impl GradientRun {
 
     /// The events with τ, when τ was computed.
     pub fn tau_events(&self) -> Option<&[EventSensitivity]> {
-        match self.tau_from? {
+        match self.tau?.from {
             TauSource::DirectPass => self.forward.as_ref().map(|f| f.events.as_slice()),
             _ => self.runs.iter().find_map(|r| r.evaluation.tau.as_deref()),
         }
@@ -250,7 +269,7 @@ impl GradientRun {
             })
             .collect();
         let timing = TimingReport {
-            forward_s: self.forward_s,
+            forward_s: self.plain.median_s,
             gradient_s: self.main().samples.total_median().unwrap_or(0.0),
             methods: self
                 .runs
@@ -261,8 +280,8 @@ impl GradientRun {
                 })
                 .collect(),
             repeat: self.repeat,
-            forward_from: self.forward_from.clone(),
-            tau_s: self.tau_s,
+            forward_from: self.plain.from.clone(),
+            tau_s: self.tau.and_then(|t| t.pass_s),
             wall_s: started.elapsed().as_secs_f64(),
         };
         let ns = self.nonsmooth.as_ref();
@@ -301,7 +320,7 @@ impl GradientRun {
                 .iter()
                 .map(|r| (r.method.name().to_string(), r.evaluation.stats))
                 .collect(),
-            tau_from: self.tau_from,
+            tau_from: self.tau.map(|t| t.from),
             tolerances: Tolerances {
                 rtol: setup.solver.rtol,
                 atol: setup.solver.atol,
