@@ -89,8 +89,8 @@ pub fn impacts<S: HybridSystem>(sys: &S, mech: &Mechanism) -> Vec<(f64, f64, f64
     traj.events
         .iter()
         .map(|ev| {
-            let before = energy(mech, &ev.y_minus, &p);
-            let after = energy(mech, &ev.y_plus, &p);
+            let before = energy(mech, &ev.before.y, &p);
+            let after = energy(mech, &ev.after.y, &p);
             (ev.t, before, after)
         })
         .collect()

@@ -99,7 +99,7 @@ fn five_bar_shapes_are_the_trajectory_positions() {
         assert_eq!(m.events()[k].guard, "ground");
         let before = mass_positions(&m.shapes_at_event(k).unwrap())[1];
         let after = mass_positions(&m.shapes_at(e.t).unwrap())[1];
-        assert!(dist(before, [e.y_minus[2], e.y_minus[3]]) <= SAME);
+        assert!(dist(before, [e.before.y[2], e.before.y[3]]) <= SAME);
         assert!(
             dist(after, before) <= SAME,
             "event {k}: {after:?} vs {before:?}"
@@ -126,8 +126,8 @@ fn biped_feet_touch_the_curve_at_their_events() {
     for (k, e) in traj.events.iter().enumerate() {
         let masses = mass_positions(&m.shapes_at_event(k).unwrap());
         assert_eq!(masses.len(), 3, "body and two feet");
-        assert!(dist(masses[0], [e.y_minus[0], e.y_minus[1]]) <= SAME);
-        let feet = biped.foot_positions(&e.y_minus[..3]);
+        assert!(dist(masses[0], [e.before.y[0], e.before.y[1]]) <= SAME);
+        let feet = biped.foot_positions(&e.before.y[..3]);
         let foot = e.guard / 2; // guards touch1, lift1, touch2, lift2
         assert!(touches.contains(&m.events()[k].guard.as_str()));
         for j in 0..2 {
@@ -145,7 +145,7 @@ fn biped_feet_touch_the_curve_at_their_events() {
             .count();
         assert_eq!(
             springs,
-            (e.mode_after as u32).count_ones() as usize,
+            (e.after.mode as u32).count_ones() as usize,
             "event {k}"
         );
     }
@@ -161,7 +161,7 @@ fn locking_pendulum_tip_meets_the_stop_line() {
     assert_eq!(traj.events.len(), 1);
     let e = &traj.events[0];
     let tip = mass_positions(&m.shapes_at_event(0).unwrap())[1];
-    assert!(dist(tip, [e.y_minus[2], e.y_minus[3]]) <= SAME);
+    assert!(dist(tip, [e.before.y[2], e.before.y[3]]) <= SAME);
     // on the line at the lock and, sliding along it, at the end (measured 0 and 0: the
     // line constraint y2 = y_stop is linear, so the index-1 solve keeps it exactly)
     assert!((tip[1] + 1.6).abs() <= 1e-12, "tip at the lock: {tip:?}");

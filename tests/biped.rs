@@ -63,7 +63,7 @@ fn symmetric_drop_has_one_simultaneous_touchdown() {
     assert_eq!(e0.group, e1.group);
     assert_eq!((e0.guard, e1.guard), (G_TOUCH1, G_TOUCH2));
     assert_eq!(
-        (e0.mode_before, e0.mode_after, e1.mode_after),
+        (e0.before.mode, e0.after.mode, e1.after.mode),
         (MODE_NONE, MODE_FOOT1, MODE_BOTH)
     );
     let t_td = touchdown_time(&sys);
@@ -73,7 +73,7 @@ fn symmetric_drop_has_one_simultaneous_touchdown() {
     // measured 2.8e-17 (2026-12-02; was 1e-9), margin 36×
     assert_within(
         "touchdown height",
-        (e0.y_minus[1] - sys.symmetric_touchdown_height()).abs(),
+        (e0.before.y[1] - sys.symmetric_touchdown_height()).abs(),
         1e-15,
     );
     assert_eq!(tr.mode_final, MODE_BOTH);
@@ -95,7 +95,7 @@ fn asymmetric_drop_has_ordered_touchdowns() {
     // tilted counter-clockwise: foot 2 (left) is lower and touches first
     let (e0, e1) = (&tr.events[0], &tr.events[1]);
     assert_eq!((e0.guard, e1.guard), (G_TOUCH2, G_TOUCH1));
-    assert_eq!((e0.mode_after, e1.mode_after), (MODE_FOOT2, MODE_BOTH));
+    assert_eq!((e0.after.mode, e1.after.mode), (MODE_FOOT2, MODE_BOTH));
     assert_ne!(e0.group, e1.group);
     // not a tolerance: a lower bound separating ordered touchdowns from simultaneous ones
     // (the simultaneous check below uses its own 1e-10)

@@ -194,8 +194,8 @@ fn energy_balance(case: &str, s: &Setup<'_, ActuatedCompassGait>, theta: &[f64])
     );
     for ev in &traj.events {
         let (before, after) = (
-            ActuatedCompassGait::energy(p, &ev.y_minus[..5]),
-            ActuatedCompassGait::energy(p, &ev.y_plus[..5]),
+            ActuatedCompassGait::energy(p, &ev.before.y[..5]),
+            ActuatedCompassGait::energy(p, &ev.after.y[..5]),
         );
         assert!(
             after < before,
@@ -203,7 +203,7 @@ fn energy_balance(case: &str, s: &Setup<'_, ActuatedCompassGait>, theta: &[f64])
         );
         // the hip does not move at a strike: progress is continuous
         let prog = |y: &[f64]| y[4] + ActuatedCompassGait::hip_x(p, y);
-        assert!((prog(&ev.y_minus) - prog(&ev.y_plus)).abs() < 1e-12);
+        assert!((prog(&ev.before.y) - prog(&ev.after.y)).abs() < 1e-12);
     }
 }
 
@@ -276,8 +276,8 @@ fn zero_torque_is_the_passive_compass_gait() {
         for (a, b) in traj.events.iter().zip(&reference.events) {
             worst = worst.max((a.t - b.t).abs());
             for k in 0..4 {
-                worst = worst.max((a.y_minus[k] - b.y_minus[k]).abs());
-                worst = worst.max((a.y_plus[k] - b.y_plus[k]).abs());
+                worst = worst.max((a.before.y[k] - b.before.y[k]).abs());
+                worst = worst.max((a.after.y[k] - b.after.y[k]).abs());
             }
         }
         for k in 0..4 {
@@ -327,10 +327,10 @@ fn the_start_is_charted_on_the_heel_strike_section() {
     println!(
         "default start, u = −1: first heel strike at t = {:.4}, step length {:.4}",
         first.t,
-        ActuatedCompassGait::step_length(&p, &first.y_minus)
+        ActuatedCompassGait::step_length(&p, &first.before.y)
     );
     assert!(first.t > 0.1, "heel strike at {}", first.t);
-    assert!(ActuatedCompassGait::step_length(&p, &first.y_minus) > 0.1);
+    assert!(ActuatedCompassGait::step_length(&p, &first.before.y) > 0.1);
 }
 
 /// ψ over two steps: (progress(T) − target)² plus (step length at the first strike −

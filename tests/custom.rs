@@ -157,10 +157,10 @@ fn thermostat_switches_at_its_thresholds() {
             19.0
         };
         assert!(
-            (e.y_minus[0] - want).abs() < 1e-9,
+            (e.before.y[0] - want).abs() < 1e-9,
             "T at {} = {}",
             e.t,
-            e.y_minus[0]
+            e.before.y[0]
         );
     }
 }

@@ -56,7 +56,7 @@ fn rectifier_switches_on_the_algebraic_current_and_matches_the_oracle() {
     assert_eq!(switches.len(), 10, "oracle switches");
     for (i, (e, t)) in traj.events.iter().zip(&switches).enumerate() {
         let (before, after) = if i % 2 == 0 { (ON, OFF) } else { (OFF, ON) };
-        assert_eq!((e.mode_before, e.mode_after), (before, after), "event {i}");
+        assert_eq!((e.before.mode, e.after.mode), (before, after), "event {i}");
         assert!(
             (e.t - t).abs() <= 1e-8,
             "event {i}: t = {} vs oracle {t}",

@@ -88,8 +88,8 @@ fn index2_adjoint_transfer_equals_the_seed_formula_on_an_impact() {
     let ny = 4;
     let n = setup.n();
     assert_eq!(n, ny + 2, "four states and two quadratures");
-    let before = blocks(&dae, ev.t, &ev.y_minus[..ny], &p);
-    let after = blocks(&dae, ev.t, &ev.y_plus[..ny], &p);
+    let before = blocks(&dae, ev.t, &ev.before.y[..ny], &p);
+    let after = blocks(&dae, ev.t, &ev.after.y[..ny], &p);
     // the seed's β: τ = α + β s⁻ with τ = −(h_y s⁻ + h_p)/ḣ
     let beta = -jump.guard.x.rows(0, ny) / jump.gdot;
     let alpha = -&jump.guard.theta / jump.gdot;

@@ -409,7 +409,7 @@ fn tape_jumps_equal_jumps_rebuilt_from_the_model() {
                 &ctx,
                 e.guard,
                 e.t,
-                &e.y_minus[..n],
+                &e.before.y[..n],
                 &theta,
                 e.terminal,
             )

@@ -450,7 +450,7 @@ fn sawtooth_terminal_value_and_derivative() {
             let tj = (j + 1) as f64 * p;
             // measured 2.2e-16 (2026-12-02; was 1e-13), margin 23×
             assert_within(&format!("p = {p}: reset {j} time"), (e.t - tj).abs(), 5e-15);
-            assert!(e.y_plus[0] == 0.0);
+            assert!(e.after.y[0] == 0.0);
         }
         for (m, v, g) in gradients_by(&s, &[p], &ALL) {
             // measured 2.5e-16 (2026-12-02; was 1e-12), margin 20×

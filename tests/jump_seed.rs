@@ -139,7 +139,7 @@ fn points(setup: &Setup<'_, ImpactPendulum>, p: &[f64]) -> Vec<(Ctx, f64, Vec<f6
     let mut pts: Vec<(Ctx, f64, Vec<f64>)> = (0..3)
         .map(|i| {
             let e = &traj.events[i];
-            (traj.event_ctx(i), e.t, e.y_minus.clone())
+            (traj.event_ctx(i), e.t, e.before.y.clone())
         })
         .collect();
     let ctx = Ctx {

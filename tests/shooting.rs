@@ -307,7 +307,7 @@ fn node_at_an_event_takes_the_state_after_it() {
             guard: "ground".into()
         }
     );
-    let v_minus = traj.events[0].y_minus[1];
+    let v_minus = traj.events[0].before.y[1];
     assert!(v_minus < 0.0);
     assert!(
         (node.state_initial[1] + 0.8 * v_minus).abs() <= 1e-12

@@ -407,8 +407,8 @@ fn corner_pieces_equal_the_products_of_jumps_and_b_reduces_to_the_jump_for_one_s
     let fr = forward_sensitivity(&s, &th).unwrap();
     let e = &fr.trajectory.events[0];
     let ctx = fr.trajectory.event_ctx(0);
-    let xm = &e.y_minus[..n];
-    let sm = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
+    let xm = &e.before.y[..n];
+    let sm = DMatrix::from_column_slice(n, nth, &e.before.y[n..]);
     let one = SimultaneousEvent::new(&s, &ctx, e.t, &[e.guard], xm, &th).unwrap();
     // a guard given twice, an order that is not a permutation: errors of their own kinds
     let twice = SimultaneousEvent::new(&s, &ctx, e.t, &[e.guard, e.guard], xm, &th).unwrap_err();
@@ -652,8 +652,8 @@ fn one_surface_with_parameter_and_time_dependent_guards_is_the_ordinary_jump() {
     assert_eq!(fr.trajectory.events.len(), 2);
     for (i, e) in fr.trajectory.events.iter().enumerate() {
         let ctx = fr.trajectory.event_ctx(i);
-        let xm = &e.y_minus[..n];
-        let sm = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
+        let xm = &e.before.y[..n];
+        let sm = DMatrix::from_column_slice(n, nth, &e.before.y[n..]);
         let one = SimultaneousEvent::new(&s, &ctx, e.t, &[e.guard], xm, &th).unwrap();
         let jump = Jump::at(&s, &ctx, e.guard, e.t, xm, &th, false).unwrap();
         assert!(jump.guard.theta.amax() > 0.0);

@@ -21,4 +21,4 @@ pub use ode::{JacobianBlock, NewtonJacobian, OdeRhs, Tolerances};
 pub use options::{Checkpointing, EventOptions, LinearAlgebra, SolverOptions};
 pub use sparse::{SparseBlock, Structure};
 pub use stepper::Method;
-pub use trajectory::{EventRecord, ReplayWindow, Segment, Stats, Trajectory};
+pub use trajectory::{EventRecord, EventSide, ReplayWindow, Segment, Stats, Trajectory};

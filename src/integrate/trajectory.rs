@@ -194,24 +194,39 @@ impl Segment<f64> {
     }
 }
 
-/// One event: the instant, which guard, the modes, and the state on both sides.
+/// One side of an event: the mode, the state and the slope there.
+#[derive(Debug, Clone)]
+pub struct EventSide<D> {
+    pub mode: usize,
+    /// X⁻ = X(t_e⁻), the state on the guard; or X⁺ = R(X⁻), the state after the reset.
+    pub y: Vec<D>,
+    /// f⁻ = F_m(t_e, X⁻): the slope at the end of the step cut at the event; or
+    /// f⁺ = F_{m'}(t_e, X⁺) in the event's breakpoint interval, zero after a terminal
+    /// event (the state freezes). f⁺ starts the next segment, so it costs nothing extra.
+    pub f: Vec<D>,
+}
+
+impl<D: Clone> EventSide<D> {
+    /// The side with its state and slope cut to their first `n` entries.
+    pub fn cut(&self, n: usize) -> Self {
+        EventSide {
+            mode: self.mode,
+            y: self.y[..n].to_vec(),
+            f: self.f[..n].to_vec(),
+        }
+    }
+}
+
+/// One event: the instant, which guard, and the mode, state and slope on both sides.
 #[derive(Debug, Clone)]
 pub struct EventRecord<D> {
     /// The event time t_e.
     pub t: D,
     /// The guard that fired (index into the system's guard table).
     pub guard: usize,
-    /// The mode before the reset and the mode after it.
-    pub mode_before: usize,
-    pub mode_after: usize,
-    /// X⁻ = X(t_e⁻), the state on the guard, and X⁺ = R(X⁻), the state after the reset.
-    pub y_minus: Vec<D>,
-    pub y_plus: Vec<D>,
-    /// f⁻ = F_m(t_e, X⁻): the slope at the end of the step cut at the event.
-    pub f_minus: Vec<D>,
-    /// f⁺ = F_{m'}(t_e, X⁺) in the event's breakpoint interval; zero after a terminal
-    /// event (the state freezes). It starts the next segment, so it costs nothing extra.
-    pub f_plus: Vec<D>,
+    /// Before the event (mode m, X⁻, f⁻) and after the reset (m', X⁺, f⁺).
+    pub before: EventSide<D>,
+    pub after: EventSide<D>,
     /// Index of the segment that ends at this event.
     pub segment: usize,
     /// Events with the same group id happened at one instant (a simultaneous event).
@@ -265,7 +280,7 @@ impl<D: Scalar> Trajectory<D> {
         let e = &self.events[i];
         let seg = &self.segments[e.segment];
         Ctx {
-            mode: e.mode_before,
+            mode: e.before.mode,
             t_lo: seg.t_lo,
             t_hi: seg.t_hi,
         }

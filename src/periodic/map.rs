@@ -172,14 +172,14 @@ pub fn return_map_with<S: HybridSystem>(
     let e = &traj.events[last];
     let ctx = traj.event_ctx(last);
     let jump =
-        Jump::at(&setup, &ctx, k, e.t, &e.y_minus[..n], &theta, false).map_err(|source| {
+        Jump::at(&setup, &ctx, k, e.t, &e.before.y[..n], &theta, false).map_err(|source| {
             crate::error::Error::Model {
                 t: e.t,
                 mode: setup.dims.mode_name(ctx.mode),
                 source,
             }
         })?;
-    let s_minus = DMatrix::from_column_slice(n, np + n, &e.y_minus[n..]);
+    let s_minus = DMatrix::from_column_slice(n, np + n, &e.before.y[n..]);
     let tau = jump.tau(&s_minus);
     let full = jump.forward(&s_minus) + &jump.f_plus * tau.transpose();
     Ok(Return {
@@ -221,10 +221,10 @@ pub fn return_value<S: HybridSystem>(
     let last = returned(&traj, (k, sec), opts, setup.dims.guard_name(k), x)?;
     let e = &traj.events[last];
     let (_, xp) = setup
-        .reset(e.mode_before, k, e.t, &e.y_minus, &theta)
+        .reset(e.before.mode, k, e.t, &e.before.y, &theta)
         .map_err(|source| crate::error::Error::Model {
             t: e.t,
-            mode: setup.dims.mode_name(e.mode_before),
+            mode: setup.dims.mode_name(e.before.mode),
             source,
         })?;
     let period = e.t - setup.t0;

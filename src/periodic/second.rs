@@ -256,19 +256,19 @@ pub fn monodromy_derivative<S: HybridSystem>(
         }
     };
     let j = var
-        .jump(e.mode_before, k, e.t, &e.y_minus[..n])
+        .jump(e.before.mode, k, e.t, &e.before.y[..n])
         .map_err(|source| crate::error::Error::Model {
             t: e.t.re,
-            mode: var.dims.mode_name(e.mode_before),
+            mode: var.dims.mode_name(e.before.mode),
             source,
         })?;
     // DP = Ξ S⁻ + f⁺ τ, τ = −g_x S⁻/ġ
-    let xs = apply(&j.xi, &e.y_minus, n);
+    let xs = apply(&j.xi, &e.before.y, n);
     let mut m = DMatrix::zeros(n, n);
     let mut dm = DMatrix::zeros(n, n);
     for c in 0..n {
         let tau: Dual64 = -(0..n)
-            .map(|i| j.gx_over_gdot[i] * e.y_minus[n + c * n + i])
+            .map(|i| j.gx_over_gdot[i] * e.before.y[n + c * n + i])
             .sum::<Dual64>();
         for i in 0..n {
             let v = xs[c * n + i] + j.f_plus[i] * tau;

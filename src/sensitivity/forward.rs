@@ -94,10 +94,8 @@ impl ForwardResult {
                 .events
                 .iter()
                 .map(|e| crate::integrate::EventRecord {
-                    y_minus: cut(&e.y_minus),
-                    y_plus: cut(&e.y_plus),
-                    f_minus: cut(&e.f_minus),
-                    f_plus: cut(&e.f_plus),
+                    before: e.before.cut(n),
+                    after: e.after.cut(n),
                     ..e.clone()
                 })
                 .collect(),
@@ -170,7 +168,7 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
     let s_minus: Vec<DMatrix<f64>> = traj
         .events
         .iter()
-        .map(|e| DMatrix::from_column_slice(n, nth, &e.y_minus[n..]))
+        .map(|e| DMatrix::from_column_slice(n, nth, &e.before.y[n..]))
         .collect();
     let events = traj
         .events
@@ -179,8 +177,8 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
         .map(|(e, (jump, s))| EventSensitivity {
             t: e.t,
             guard: e.guard,
-            mode_before: e.mode_before,
-            mode_after: e.mode_after,
+            mode_before: e.before.mode,
+            mode_after: e.after.mode,
             group: e.group,
             tau: jump.tau(s).as_slice().to_vec(),
         })

@@ -72,11 +72,11 @@ impl Jump {
             ctx: &ctx,
             k: e.guard,
             t: e.t,
-            x_minus: &e.y_minus[..n],
+            x_minus: &e.before.y[..n],
             terminal: e.terminal,
         };
-        let f_minus = DVector::from_column_slice(&e.f_minus[..n]);
-        let f_plus = DVector::from_column_slice(&e.f_plus[..n]);
+        let f_minus = DVector::from_column_slice(&e.before.f[..n]);
+        let f_plus = DVector::from_column_slice(&e.after.f[..n]);
         Self::with_slopes(setup, &at, theta, f_minus, Some(f_plus))
     }
 
@@ -90,7 +90,7 @@ impl Jump {
                 Jump::from_record(setup, traj, i, theta).map_err(located(
                     setup,
                     traj.events[i].t,
-                    traj.events[i].mode_before,
+                    traj.events[i].before.mode,
                 ))
             })
             .collect()

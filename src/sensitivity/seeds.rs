@@ -65,7 +65,7 @@ impl ObjectiveSeeds {
                             let e = &traj.events[i];
                             let ctx = traj.event_ctx(i);
                             let tj =
-                                term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, true)?;
+                                term_jacobian(setup, term, &ctx, e.t, &e.before.y, theta, true)?;
                             seeds.add_event(i, oi, jump(i)?.borrow().event_cost(&tj));
                         }
                         None => {
@@ -82,7 +82,7 @@ impl ObjectiveSeeds {
                 if let Some((guard, occ)) = term.event() {
                     let (i, ctx) = setup.find_event(traj, guard, occ)?;
                     let e = &traj.events[i];
-                    let tj = term_jacobian(setup, term, &ctx, e.t, &e.y_minus, theta, false)?;
+                    let tj = term_jacobian(setup, term, &ctx, e.t, &e.before.y, theta, false)?;
                     seeds.add_event(i, oi, jump(i)?.borrow().event_cost(&tj));
                 }
             }

@@ -18,7 +18,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         // evaluated at that event, x⁻, like event terms)
         let term_ev = traj.events.last().filter(|e| e.terminal);
         let (tf, yf_state, mode_f) = match term_ev {
-            Some(e) => (e.t, e.y_minus.clone(), e.mode_before),
+            Some(e) => (e.t, e.before.y.clone(), e.before.mode),
             None => (traj.t_final, traj.y_final.clone(), traj.mode_final),
         };
         let last_seg = traj.segments.last();
@@ -61,16 +61,16 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                     let mut y = vec![D::zero(); ny];
                     self.sys
                         .outputs(
-                            e.mode_before,
+                            e.before.mode,
                             e.t,
-                            &e.y_minus[..nx],
+                            &e.before.y[..nx],
                             &u,
                             &theta[..self.np()],
                             &mut y,
                         )
                         .map_err(|er| crate::error::Error::Model {
                             t: e.t.re(),
-                            mode: self.dims.mode_name(e.mode_before),
+                            mode: self.dims.mode_name(e.before.mode),
                             source: er,
                         })?;
                     v += term.event_value(e.t, &y);
@@ -98,7 +98,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                         .find(|s| s.end_events.contains(&i))
                         .or(traj.segments.last());
                     let ctx = Ctx {
-                        mode: e.mode_before,
+                        mode: e.before.mode,
                         t_lo: seg.map_or(self.t0, |s| s.t_lo),
                         t_hi: seg.map_or(self.t_end, |s| s.t_hi),
                     };

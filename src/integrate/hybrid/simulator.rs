@@ -18,7 +18,7 @@ use crate::integrate::options::{Checkpointing, EventOptions, SolverOptions};
 use crate::integrate::stepper::{
     initial_step, try_step_from, Attempt, BdfHistory, Controller, Tolerances,
 };
-use crate::integrate::trajectory::{EventRecord, Segment, Stats, Trajectory};
+use crate::integrate::trajectory::{EventRecord, EventSide, Segment, Stats, Trajectory};
 use crate::integrate::Newton;
 use crate::model::Scalar;
 
@@ -641,12 +641,16 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             self.events.push(EventRecord {
                 t: te,
                 guard: k,
-                mode_before: mode,
-                mode_after,
-                y_minus: std::mem::take(&mut y),
-                y_plus: y_plus.clone(),
-                f_minus: std::mem::take(&mut f),
-                f_plus: f_plus.clone(),
+                before: EventSide {
+                    mode,
+                    y: std::mem::take(&mut y),
+                    f: std::mem::take(&mut f),
+                },
+                after: EventSide {
+                    mode: mode_after,
+                    y: y_plus.clone(),
+                    f: f_plus.clone(),
+                },
                 segment,
                 group: self.group_id,
                 terminal,

@@ -109,8 +109,8 @@ pub(super) fn initial_nodes<S: HybridSystem>(
                     // instant, when several fire together)
                     Some(e) => Node {
                         t,
-                        mode: e.mode_after,
-                        state: e.y_plus[..base.nx()].to_vec(),
+                        mode: e.after.mode,
+                        state: e.after.y[..base.nx()].to_vec(),
                         side: NodeSide::AfterEvent {
                             guard: base.dims.guard_name(e.guard),
                         },

@@ -167,14 +167,14 @@ pub(super) fn run<S: HybridSystem>(
             let e = &traj.events[last];
             let ctx = traj.event_ctx(last);
             let jump =
-                Jump::at(&setup, &ctx, g, e.t, &e.y_minus[..n], &th, false).map_err(|source| {
+                Jump::at(&setup, &ctx, g, e.t, &e.before.y[..n], &th, false).map_err(|source| {
                     Error::Model {
                         t: e.t,
                         mode: setup.dims.mode_name(ctx.mode),
                         source,
                     }
                 })?;
-            let s_minus = DMatrix::from_column_slice(n, nth, &e.y_minus[n..]);
+            let s_minus = DMatrix::from_column_slice(n, nth, &e.before.y[n..]);
             let tau = jump.tau(&s_minus);
             let full = jump.forward(&s_minus) + &jump.f_plus * tau.transpose();
             (

@@ -37,9 +37,9 @@ pub fn write_orbit<S: HybridSystem>(
             let plus = if e.terminal {
                 orbit.fixed.ret.x_next.iter().copied().collect()
             } else {
-                e.y_plus[..n].to_vec()
+                e.after.y[..n].to_vec()
             };
-            (e.y_minus[..n].to_vec(), plus)
+            (e.before.y[..n].to_vec(), plus)
         })
         .collect();
     let states = dims.states;

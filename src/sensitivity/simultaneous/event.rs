@@ -457,7 +457,7 @@ pub fn simultaneous_events<S: HybridSystem>(
             let ctx = traj.event_ctx(i);
             let guards: Vec<usize> = evs.iter().map(|e| e.guard).collect();
             let mut ev =
-                SimultaneousEvent::new(setup, &ctx, evs[0].t, &guards, &evs[0].y_minus, theta)?;
+                SimultaneousEvent::new(setup, &ctx, evs[0].t, &guards, &evs[0].before.y, theta)?;
             ev.group = Some(g);
             ev.events = (i..j).collect();
             out.push(ev);

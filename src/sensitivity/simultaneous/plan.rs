@@ -48,7 +48,7 @@ impl Plan {
             .map(|e| PlanEvent {
                 t: e.t,
                 guard: e.guard,
-                mode_before: e.mode_before,
+                mode_before: e.before.mode,
                 multi: None,
             })
             .collect();
@@ -284,7 +284,7 @@ pub(super) fn run_columns<S: HybridSystem>(
     }
     let derivatives = rhs
         .flow
-        .derivatives(&seeds, &s_f, |i| rhs.columns_of(&traj.events[i].y_minus));
+        .derivatives(&seeds, &s_f, |i| rhs.columns_of(&traj.events[i].before.y));
     Ok(ColumnRun {
         values,
         derivatives,
