@@ -55,6 +55,20 @@ impl Default for Dynamics {
 }
 
 impl Dynamics {
+    /// The formulation with its coefficients, checked by [`Self::validate`].
+    pub fn new(
+        formulation: Formulation, xi: f64, omega: f64, alpha: f64,
+    ) -> Result<Self, ModelError> {
+        let dynamics = Dynamics {
+            formulation,
+            xi,
+            omega,
+            alpha,
+        };
+        dynamics.validate()?;
+        Ok(dynamics)
+    }
+
     /// Checks that ξ, ω ≥ 0 and (for the penalty formulation) α > 0, all finite.
     pub fn validate(&self) -> Result<(), ModelError> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
