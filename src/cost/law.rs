@@ -13,7 +13,8 @@ pub(super) enum Law {
 }
 
 impl Law {
-    /// `w·v`, or `w·(v − target)²` evaluated as `d·d·w` with `d = v − target`.
+    /// `w·v`, or `w·(v − target)²` evaluated as `d·d·w` with `d = v − target` (the
+    /// terms of theory.md §1).
     pub fn value<D: Scalar>(self, v: D) -> D {
         match self {
             Law::Plain { weight } => v * weight,

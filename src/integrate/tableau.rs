@@ -39,8 +39,8 @@ pub mod dopri5 {
             11.0 / 84.0,
         ],
     ];
-    /// 5th-order weights: the last row of A with `b₇ = 0` (FSAL, so they are taken from A
-    /// rather than written twice), for the record: the stepper uses A's last row.
+    /// 5th-order weights, for the record (the stepper uses A's last row): A's last row with
+    /// `b₇ = 0` (FSAL), taken from A so that the two cannot disagree.
     #[allow(dead_code)]
     pub const B: [f64; 7] = {
         let b = A[6];

@@ -145,7 +145,7 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
     let (m0, y0) = rhs.initial()?;
     let traj = setup.run_hybrid(&rhs, y0, m0, keep)?;
     // event reports (τ) from the jumps the run applied, one per event of the tape
-    // (every event of the tape went through `SensRhs::event`, which kept its jump)
+    // (every event of the tape went through `SensRhs::cross_event`, which kept its jump)
     let jumps = rhs.jumps.into_inner();
     if jumps.len() != traj.events.len() {
         return Err(Error::Internal(format!(
