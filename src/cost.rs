@@ -4,7 +4,9 @@
 //! [`Objective`]s, each a sum of terms.
 
 mod event_guard;
+mod law;
 pub use event_guard::EventGuard;
+use law::Law;
 
 use crate::integrate::Trajectory;
 use crate::model::Scalar;
@@ -120,18 +122,44 @@ impl Term {
         }
     }
 
+    /// The term's law on its one quantity against a constant target: `w·v` for the
+    /// plain kinds, `w·(v − target)²` for the squared ones; `None` for `Track` (its
+    /// target moves with the reference), `Effort` (every control) and `FinalTime` (no
+    /// quantity of the run).
+    fn law(&self) -> Option<Law> {
+        match *self {
+            Term::Integral { weight, .. }
+            | Term::Terminal { weight, .. }
+            | Term::EventTime { weight, .. }
+            | Term::EventOutput { weight, .. }
+            | Term::Parameter { weight, .. } => Some(Law::Plain { weight }),
+            Term::IntegralSquared { target, weight, .. }
+            | Term::TerminalSquared { target, weight, .. }
+            | Term::EventTimeSquared { target, weight, .. }
+            | Term::ParameterSquared { target, weight, .. }
+            | Term::EventOutputSquared { target, weight, .. } => {
+                Some(Law::Squared { target, weight })
+            }
+            Term::Track { .. } | Term::Effort { .. } | Term::FinalTime { .. } => None,
+        }
+    }
+
+    /// [`Law::value`] of the term's law at its quantity `v` (0 for a term without one).
+    fn weigh<D: Scalar>(&self, v: D) -> D {
+        self.law().map_or(D::zero(), |law| law.value(v))
+    }
+
+    /// [`Law::slope`] of the term's law at its quantity `v` (0 for a term without one).
+    fn weigh_slope(&self, v: f64) -> f64 {
+        self.law().map_or(0.0, |law| law.slope(v))
+    }
+
     /// The integrand `L` from the outputs `y`, controls `u` and, for tracking, `y_ref`.
     #[inline]
     pub fn running<D: Scalar>(&self, y: &[D], u: &[D], y_ref: D) -> D {
         match *self {
-            Term::Integral { output, weight } => y[output] * weight,
-            Term::IntegralSquared {
-                output,
-                target,
-                weight,
-            } => {
-                let d = y[output] - target;
-                d * d * weight
+            Term::Integral { output, .. } | Term::IntegralSquared { output, .. } => {
+                self.weigh(y[output])
             }
             Term::Track { output, weight, .. } => {
                 let d = y[output] - y_ref;
@@ -158,12 +186,9 @@ impl Term {
         mut du: impl FnMut(usize, f64),
     ) {
         match *self {
-            Term::Integral { output, weight } => dy(output, weight),
-            Term::IntegralSquared {
-                output,
-                target,
-                weight,
-            } => dy(output, 2.0 * weight * (y[output] - target)),
+            Term::Integral { output, .. } | Term::IntegralSquared { output, .. } => {
+                dy(output, self.weigh_slope(y[output]))
+            }
             Term::Track { output, weight, .. } => dy(output, 2.0 * weight * (y[output] - y_ref)),
             Term::Effort { weight } => {
                 for (i, &v) in u.iter().enumerate() {
@@ -177,14 +202,8 @@ impl Term {
     /// The terminal value `Φ` from the outputs at tf.
     pub fn terminal<D: Scalar>(&self, y: &[D]) -> D {
         match *self {
-            Term::Terminal { output, weight } => y[output] * weight,
-            Term::TerminalSquared {
-                output,
-                target,
-                weight,
-            } => {
-                let d = y[output] - target;
-                d * d * weight
+            Term::Terminal { output, .. } | Term::TerminalSquared { output, .. } => {
+                self.weigh(y[output])
             }
             _ => D::zero(),
         }
@@ -193,14 +212,8 @@ impl Term {
     /// The value of a parameter term (0 for other kinds).
     pub fn parameter_value<D: Scalar>(&self, theta: &[D]) -> D {
         match *self {
-            Term::Parameter { index, weight } => theta[index] * weight,
-            Term::ParameterSquared {
-                index,
-                target,
-                weight,
-            } => {
-                let d = theta[index] - target;
-                d * d * weight
+            Term::Parameter { index, .. } | Term::ParameterSquared { index, .. } => {
+                self.weigh(theta[index])
             }
             _ => D::zero(),
         }
@@ -209,12 +222,9 @@ impl Term {
     /// Adds the gradient of a parameter term to `g`.
     pub fn add_parameter_gradient(&self, theta: &[f64], g: &mut [f64]) {
         match *self {
-            Term::ParameterSquared {
-                index,
-                target,
-                weight,
-            } => g[index] += 2.0 * weight * (theta[index] - target),
-            Term::Parameter { index, weight } => g[index] += weight,
+            Term::Parameter { index, .. } | Term::ParameterSquared { index, .. } => {
+                g[index] += self.weigh_slope(theta[index])
+            }
             _ => {}
         }
     }
@@ -230,21 +240,10 @@ impl Term {
     /// The event value `E` from the event time and the outputs just before it.
     pub fn event_value<D: Scalar>(&self, t: D, y: &[D]) -> D {
         match *self {
-            Term::EventTime { weight, .. } => t * weight,
-            Term::EventTimeSquared { target, weight, .. } => {
-                let d = t - target;
-                d * d * weight
+            Term::EventTime { .. } | Term::EventTimeSquared { .. } => self.weigh(t),
+            Term::EventOutput { output, .. } | Term::EventOutputSquared { output, .. } => {
+                self.weigh(y[output])
             }
-            Term::EventOutputSquared {
-                output,
-                target,
-                weight,
-                ..
-            } => {
-                let d = y[output] - target;
-                d * d * weight
-            }
-            Term::EventOutput { output, weight, .. } => y[output] * weight,
             _ => D::zero(),
         }
     }

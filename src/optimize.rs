@@ -70,7 +70,7 @@ pub use shooting::{
 pub use theta::{ThetaEntry, Transform};
 
 /// How an optimization ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The solver's convergence test held (gradient or cost-change tolerance).

@@ -231,38 +231,16 @@ impl Expr {
         }
     }
 
+    /// A node's value by the recursive walk: an inner node by [`Expr::apply`] over its
+    /// operands' values (the same operations as the one-pass evaluators).
     fn node<D: Scalar>(&self, id: Id, env: &Env<'_, D>) -> D {
         match self.nodes[id as usize] {
-            Node::Num(v) => D::from(v),
-            Node::Time => env.t,
-            Node::State(i) => env.x[i as usize],
-            Node::Control(i) => env.u[i as usize],
-            Node::Param(i) => env.p[i as usize],
-            Node::Neg(a) => -self.operand(a, env),
-            Node::Add(a, b) => self.operand(a, env) + self.operand(b, env),
-            Node::Sub(a, b) => self.operand(a, env) - self.operand(b, env),
-            Node::Mul(a, b) => self.operand(a, env) * self.operand(b, env),
-            Node::Div(a, b) => self.operand(a, env) / self.operand(b, env),
-            Node::PowI(a, n) => powi(self.operand(a, env), n),
-            Node::PowF(a, r) => powf(self.operand(a, env), r),
-            Node::Call1(f, a) => call1(f, self.operand(a, env)),
-            Node::Call2(f, a, b) => call2(f, self.operand(a, env), self.operand(b, env)),
-            Node::Cmp(c, a, b) => truth(compare(
-                c,
-                self.operand(a, env).re(),
-                self.operand(b, env).re(),
-            )),
-            Node::And(a, b) => logic(
-                self.operand(a, env).re(),
-                || self.operand(b, env).re(),
-                true,
-            ),
-            Node::Or(a, b) => logic(
-                self.operand(a, env).re(),
-                || self.operand(b, env).re(),
-                false,
-            ),
-            Node::Not(a) => not(self.operand(a, env).re()),
+            // a leaf (only ever the root here: children go through `operand`, which reads
+            // the leaves and calls back only for the other nodes)
+            Node::Num(_) | Node::Time | Node::State(_) | Node::Control(_) | Node::Param(_) => {
+                self.operand(id, env)
+            }
+            // `if` evaluates the chosen branch only
             Node::If(c, a, b) => {
                 let cv = self.operand(c, env).re();
                 if cv.is_nan() {
@@ -273,6 +251,7 @@ impl Expr {
                     self.operand(b, env)
                 }
             }
+            other => Self::apply(other, &|k: Id| self.operand(k, env)),
         }
     }
 }

@@ -39,18 +39,13 @@ pub mod dopri5 {
             11.0 / 84.0,
         ],
     ];
-    /// 5th-order weights (equal to the last row of A: FSAL), written for the record: the
-    /// stepper uses A's last row.
+    /// 5th-order weights, for the record (the stepper uses A's last row): A's last row with
+    /// `b₇ = 0` (FSAL), taken from A so that the two cannot disagree.
     #[allow(dead_code)]
-    pub const B: [f64; 7] = [
-        35.0 / 384.0,
-        0.0,
-        500.0 / 1113.0,
-        125.0 / 192.0,
-        -2187.0 / 6784.0,
-        11.0 / 84.0,
-        0.0,
-    ];
+    pub const B: [f64; 7] = {
+        let b = A[6];
+        [b[0], b[1], b[2], b[3], b[4], b[5], 0.0]
+    };
     /// b − b̂: the difference to the embedded 4th-order weights.
     pub const E: [f64; 7] = [
         71.0 / 57600.0,

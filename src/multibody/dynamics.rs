@@ -55,6 +55,20 @@ impl Default for Dynamics {
 }
 
 impl Dynamics {
+    /// The formulation with its coefficients, checked by [`Self::validate`].
+    pub fn new(
+        formulation: Formulation, xi: f64, omega: f64, alpha: f64,
+    ) -> Result<Self, ModelError> {
+        let dynamics = Dynamics {
+            formulation,
+            xi,
+            omega,
+            alpha,
+        };
+        dynamics.validate()?;
+        Ok(dynamics)
+    }
+
     /// Checks that ξ, ω ≥ 0 and (for the penalty formulation) α > 0, all finite.
     pub fn validate(&self) -> Result<(), ModelError> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
@@ -148,16 +162,7 @@ pub fn baumgarte_rhs<D: Scalar>(cons: &ConstraintEval<D>, xi: f64, omega: f64) -
 pub fn index1_acceleration<D: Scalar>(
     mass: &[D], force: &[D], cons: &ConstraintEval<D>, xi: f64, omega: f64,
 ) -> Result<(Vec<D>, Vec<D>), ModelError> {
-    let (n, m) = (cons.n, cons.m);
-    let mut rhs = force.to_vec();
-    rhs.extend(baumgarte_rhs(cons, xi, omega));
-    let sol = solve(
-        n + m,
-        &saddle_matrix(mass, &cons.jac, n, m),
-        &rhs,
-        SADDLE_MATRIX,
-    )?;
-    Ok((sol[..n].to_vec(), sol[n..].to_vec()))
+    saddle_solve(mass, force, cons, baumgarte_rhs(cons, xi, omega))
 }
 
 /// Penalty formulation (theory.md §5; seed 000 (29)–(31)): with `P = Φ̇_q v + 2ξωΦ̇ + ω²Φ`
@@ -246,9 +251,24 @@ pub fn ggl_velocity<D: Scalar>(
 pub fn index2_acceleration<D: Scalar>(
     mass: &[D], force: &[D], cons: &ConstraintEval<D>, hess_qdot: &[D],
 ) -> Result<(Vec<D>, Vec<D>), ModelError> {
+    saddle_solve(mass, force, cons, hess_qdot.iter().map(|&h| -h))
+}
+
+/// Solves the saddle-point system of index 1 and index 2 (seed 000 (32)),
+///
+/// ```text
+/// [ M    Φ_qᵀ ] [ a ]   [ F ]
+/// [ Φ_q  0    ] [ μ ] = [ C ]
+/// ```
+///
+/// for `(a, μ)`, with `force` = F (n) and `c` = C (m), the constraint rows' right-hand
+/// side. Fails with [`ModelError::Singular`] if the matrix is singular.
+fn saddle_solve<D: Scalar>(
+    mass: &[D], force: &[D], cons: &ConstraintEval<D>, c: impl IntoIterator<Item = D>,
+) -> Result<(Vec<D>, Vec<D>), ModelError> {
     let (n, m) = (cons.n, cons.m);
     let mut rhs = force.to_vec();
-    rhs.extend(hess_qdot.iter().map(|&h| -h));
+    rhs.extend(c);
     let sol = solve(
         n + m,
         &saddle_matrix(mass, &cons.jac, n, m),

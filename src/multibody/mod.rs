@@ -33,4 +33,4 @@ pub use forces::{Damper, Spring};
 pub use impacts::{dependent_velocities, inelastic_impact, kinematic_reversal, newton_restitution};
 pub use mechanism::Mechanism;
 pub use param::ParamRef;
-pub use system::MultibodySystem;
+pub use system::{mechanism_state, rest_state, MultibodySystem};

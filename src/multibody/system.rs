@@ -11,7 +11,23 @@ use super::dynamics::{Accel, Dynamics};
 pub use super::implicit::mechanism_vjp;
 use super::mechanism::Mechanism;
 use crate::error::ModelError;
-use crate::model::{Dims, HybridSystem, Scalar, VjpArgs, VjpOut};
+use crate::model::{c, Dims, HybridSystem, Scalar, VjpArgs, VjpOut};
+
+/// The state `x = (q, v)` of coordinates `q` and velocities `v`.
+pub fn mechanism_state<D: Scalar>(q: &[D], v: Vec<D>) -> Vec<D> {
+    let mut x = q.to_vec();
+    x.extend(v);
+    x
+}
+
+/// The state `x = (q0, 0)`: at rest at the coordinates `q0`.
+pub fn rest_state<D: Scalar>(q0: &[f64]) -> Vec<D> {
+    let mut x = vec![D::zero(); 2 * q0.len()];
+    for (i, &v) in q0.iter().enumerate() {
+        x[i] = c(v);
+    }
+    x
+}
 
 /// A planar mechanism with modes, events and outputs. Every type that implements it is a
 /// [`HybridSystem`] whose flow is `ẋ = (v, a(q, v, p))` with `a` from the mechanism under

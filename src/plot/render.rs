@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
-use plotters::element::DashedPathElement;
+use plotters::element::{DashedPathElement, DynElement, IntoDynElement};
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
@@ -611,30 +611,17 @@ where
     for s in &pp.series {
         let color = s.color;
         let anno = match s.style {
-            LineKind::Solid => {
+            kind @ (LineKind::Solid | LineKind::Dashed) => {
+                let dashed = kind == LineKind::Dashed;
                 let style = color.stroke_width(2);
                 draw_singles(&mut chart, s)?;
                 let anno = chart.draw_series(
                     s.runs
                         .iter()
                         .filter(|r| r.len() > 1)
-                        .map(move |r| PathElement::new(r.clone(), style)),
+                        .map(move |r| line_path(dashed, r.clone(), style)),
                 )?;
-                anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
-                anno
-            }
-            LineKind::Dashed => {
-                let style = color.stroke_width(2);
-                draw_singles(&mut chart, s)?;
-                let anno = chart.draw_series(
-                    s.runs
-                        .iter()
-                        .filter(|r| r.len() > 1)
-                        .map(move |r| DashedPathElement::new(r.clone(), 8, 5, style)),
-                )?;
-                anno.legend(move |(x, y)| {
-                    DashedPathElement::new(vec![(x, y), (x + 24, y)], 8, 5, style)
-                });
+                anno.legend(move |(x, y)| line_path(dashed, vec![(x, y), (x + 24, y)], style));
                 anno
             }
             LineKind::Points => {
@@ -670,6 +657,20 @@ where
             .draw()?;
     }
     Ok(())
+}
+
+/// A line series' path through `points`: solid, or dashed (8 px dashes, 5 px gaps); the
+/// same for the plotted runs (data coordinates) and the legend's sample (pixels).
+fn line_path<'a, DB, C>(dashed: bool, points: Vec<C>, style: ShapeStyle) -> DynElement<'a, DB, C>
+where
+    DB: DrawingBackend,
+    C: Clone + 'a,
+{
+    if dashed {
+        DashedPathElement::new(points, 8, 5, style).into_dyn()
+    } else {
+        PathElement::new(points, style).into_dyn()
+    }
 }
 
 /// Isolated points of a line series (runs of length one) are drawn as small dots so they

@@ -251,28 +251,44 @@ fn seeded<const L: usize>(v: f64, d: impl Fn(usize) -> f64, lanes: usize) -> Dua
     DualSVec64::<L>::new(v, num_dual::Derivative::some(eps))
 }
 
-/// The [`HybridRhs`](crate::integrate::hybrid::HybridRhs) methods of a column pass that
-/// derefs to a [`ColumnFlow`]: guards on the leading X, the flow and its Newton Jacobian.
-/// Only the event (how the columns jump) differs between passes.
+/// The [`HybridRhs`](crate::integrate::hybrid::HybridRhs) implementation of a column pass
+/// `$pass<'s, 'a, S>` whose `flow` field is its [`ColumnFlow`] (which it derefs to): guards
+/// on the leading X, the flow and its Newton Jacobian. Only the event (how the columns
+/// jump) differs between passes: the pass's own `cross_event`, with the arguments of
+/// `HybridRhs::event`. A macro, as each pass is its own type.
 macro_rules! column_flow_rhs {
-    () => {
-        fn dims(&self) -> &crate::model::Dims {
-            &self.setup.dims
+    ($pass:ident) => {
+        impl<'s, 'a, S: HybridSystem> std::ops::Deref for $pass<'s, 'a, S> {
+            type Target = crate::sensitivity::columns::ColumnFlow<'s, 'a, S>;
+            fn deref(&self) -> &Self::Target {
+                &self.flow
+            }
         }
-        fn guard_active(&self, mode: usize, k: usize) -> bool {
-            self.setup.sys().guard_active(mode, k)
-        }
-        guards_on_leading_state!();
-        fn dim(&self) -> usize {
-            self.flow.dim()
-        }
-        fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-            self.flow.rhs(ctx, t, y, dy)
-        }
-        fn newton_jacobian(
-            &self, ctx: &Ctx, t: f64, y: &[f64],
-        ) -> Result<NewtonJacobian, ModelError> {
-            self.flow.newton_jacobian(ctx, t, y)
+
+        impl<S: HybridSystem> HybridRhs<f64> for $pass<'_, '_, S> {
+            fn dims(&self) -> &crate::model::Dims {
+                &self.setup.dims
+            }
+            fn guard_active(&self, mode: usize, k: usize) -> bool {
+                self.setup.sys().guard_active(mode, k)
+            }
+            guards_on_leading_state!();
+            fn dim(&self) -> usize {
+                self.flow.dim()
+            }
+            fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
+                self.flow.rhs(ctx, t, y, dy)
+            }
+            fn newton_jacobian(
+                &self, ctx: &Ctx, t: f64, y: &[f64],
+            ) -> Result<NewtonJacobian, ModelError> {
+                self.flow.newton_jacobian(ctx, t, y)
+            }
+            fn event(
+                &self, ctx: &Ctx, k: usize, t: f64, y: &[f64], terminal: bool,
+            ) -> Result<(usize, Vec<f64>), ModelError> {
+                self.cross_event(ctx, k, t, y, terminal)
+            }
         }
     };
 }

@@ -7,7 +7,7 @@ use super::jump::Jump;
 use super::seeds::ObjectiveSeeds;
 use super::EventSensitivity;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::{simulate_hybrid_with, GuardRate, HybridRhs};
+use crate::integrate::hybrid::{GuardRate, HybridRhs};
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Checkpointing, NewtonJacobian, ReplayWindow, Segment, Trajectory};
 use crate::model::HybridSystem;
@@ -24,16 +24,11 @@ struct SensRhs<'s, 'a, S: HybridSystem> {
     jumps: RefCell<Vec<Jump>>,
 }
 
-impl<'s, 'a, S: HybridSystem> std::ops::Deref for SensRhs<'s, 'a, S> {
-    type Target = ColumnFlow<'s, 'a, S>;
-    fn deref(&self) -> &Self::Target {
-        &self.flow
-    }
-}
+column_flow_rhs!(SensRhs);
 
-impl<S: HybridSystem> HybridRhs<f64> for SensRhs<'_, '_, S> {
-    column_flow_rhs!();
-    fn event(
+impl<S: HybridSystem> SensRhs<'_, '_, S> {
+    /// The event: X's jump and `S⁺ = Ξ S⁻ + Ξ_θ` (the jump kept for τ and the seeds).
+    fn cross_event(
         &self, ctx: &Ctx, k: usize, t: f64, y: &[f64], terminal: bool,
     ) -> Result<(usize, Vec<f64>), ModelError> {
         let n = self.setup.n();
@@ -146,17 +141,9 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
         jumps: RefCell::new(Vec::new()),
     };
     let (m0, y0) = rhs.initial()?;
-    let traj = simulate_hybrid_with(
-        &rhs,
-        y0,
-        m0,
-        &setup.breakpoints(),
-        &setup.solver,
-        &setup.events,
-        keep,
-    )?;
+    let traj = setup.run_hybrid(&rhs, y0, m0, keep)?;
     // event reports (τ) from the jumps the run applied, one per event of the tape
-    // (every event of the tape went through `SensRhs::event`, which kept its jump)
+    // (every event of the tape went through `SensRhs::cross_event`, which kept its jump)
     let jumps = rhs.jumps.into_inner();
     if jumps.len() != traj.events.len() {
         return Err(Error::Internal(format!(

@@ -131,11 +131,19 @@ impl<S: HybridSystem> Setup<'_, S> {
                 mode: "initial".into(),
                 source: e,
             })?;
-        let plain = Plain::new(self, theta);
+        self.run_hybrid(&Plain::new(self, theta), x0, m0, keep)
+    }
+
+    /// Integrates `rhs` (the plain system, or X with what a pass carries beside it) from
+    /// `(mode0, y0)` over this setup's breakpoints with its solver and event options,
+    /// keeping `keep` ([`crate::integrate::hybrid::simulate_hybrid_with`]).
+    pub(crate) fn run_hybrid<D: Scalar, H: HybridRhs<D> + ?Sized>(
+        &self, rhs: &H, y0: Vec<D>, mode0: usize, keep: Checkpointing,
+    ) -> Result<crate::integrate::Trajectory<D>, crate::error::Error> {
         crate::integrate::hybrid::simulate_hybrid_with(
-            &plain,
-            x0,
-            m0,
+            rhs,
+            y0,
+            mode0,
             &self.breakpoints(),
             &self.solver,
             &self.events,

@@ -34,53 +34,33 @@ impl Plan {
     }
 }
 
-/// How one point ended.
+/// How one point ended. In `sweep.json` a start's outcome is the optimizer's own
+/// ([`Outcome`], by the same names), beside `evaluated` and `failed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PointOutcome {
     /// A grid point: cost and gradient computed.
     Evaluated,
-    /// A start: the optimizer's convergence test held.
-    Converged,
-    /// A start: the iteration budget ran out.
-    MaxIterations,
-    /// A start: the line search could not make progress.
-    Stalled,
-    /// A start: already stationary.
-    StationaryStart,
-    /// A start: stopped at a kink.
-    Kink,
-    /// A start of a constrained problem: the constraints cannot be met (least violation
-    /// reached).
-    Infeasible,
     /// The evaluation or optimization failed; see the record's `error`.
     Failed,
+    /// A start: how its optimization ended.
+    #[serde(untagged)]
+    Optimized(Outcome),
 }
 
 impl From<Outcome> for PointOutcome {
     fn from(o: Outcome) -> Self {
-        match o {
-            Outcome::Converged => PointOutcome::Converged,
-            Outcome::MaxIterations => PointOutcome::MaxIterations,
-            Outcome::Stalled => PointOutcome::Stalled,
-            Outcome::StationaryStart => PointOutcome::StationaryStart,
-            Outcome::Kink => PointOutcome::Kink,
-            Outcome::Infeasible => PointOutcome::Infeasible,
-        }
+        PointOutcome::Optimized(o)
     }
 }
 
 impl PointOutcome {
+    /// The name `sweep.json` gives it (`evaluated`, `failed`, or the [`Outcome`]'s name).
     pub fn name(self) -> &'static str {
         match self {
             PointOutcome::Evaluated => "evaluated",
-            PointOutcome::Converged => "converged",
-            PointOutcome::MaxIterations => "max_iterations",
-            PointOutcome::Stalled => "stalled",
-            PointOutcome::StationaryStart => "stationary_start",
-            PointOutcome::Kink => "kink",
-            PointOutcome::Infeasible => "infeasible",
             PointOutcome::Failed => "failed",
+            PointOutcome::Optimized(o) => o.name(),
         }
     }
 }
@@ -285,7 +265,10 @@ impl SweepFile {
             .count();
         let best = points
             .iter()
-            .filter(|p| p.outcome != PointOutcome::Failed && p.outcome != PointOutcome::Infeasible)
+            .filter(|p| {
+                p.outcome != PointOutcome::Failed
+                    && p.outcome != PointOutcome::Optimized(Outcome::Infeasible)
+            })
             .filter(|p| p.max_violation.is_none_or(|v| v <= FEASIBLE))
             .filter_map(|p| p.cost.map(|c| (p.index, c)))
             .fold(None, |acc: Option<(usize, f64)>, (i, c)| match acc {
@@ -357,16 +340,35 @@ mod tests {
         }
     }
 
+    /// A start's outcome is written by the optimizer's own name and read back as it.
+    #[test]
+    fn point_outcomes_round_trip_by_name() {
+        let all = [
+            PointOutcome::Evaluated,
+            PointOutcome::Failed,
+            Outcome::Converged.into(),
+            Outcome::MaxIterations.into(),
+            Outcome::StationaryStart.into(),
+            Outcome::Infeasible.into(),
+        ];
+        for o in all {
+            let json = serde_json::to_string(&o).unwrap();
+            assert_eq!(json, format!("\"{}\"", o.name()));
+            assert_eq!(serde_json::from_str::<PointOutcome>(&json).unwrap(), o);
+        }
+        assert!(serde_json::from_str::<PointOutcome>("\"finished\"").is_err());
+    }
+
     /// A constrained start that ends infeasible, or violating a constraint by more than
     /// FEASIBLE, is never the best, whatever its cost.
     #[test]
     fn best_skips_infeasible_starts() {
-        let mut violating = rec(1, Some(0.5), PointOutcome::MaxIterations);
+        let mut violating = rec(1, Some(0.5), Outcome::MaxIterations.into());
         violating.max_violation = Some(1e-3);
-        let mut feasible = rec(2, Some(3.0), PointOutcome::Converged);
+        let mut feasible = rec(2, Some(3.0), Outcome::Converged.into());
         feasible.max_violation = Some(1e-12);
         let pts = [
-            rec(0, Some(0.1), PointOutcome::Infeasible),
+            rec(0, Some(0.1), Outcome::Infeasible.into()),
             violating,
             feasible,
         ];

@@ -17,7 +17,8 @@ use crate::error::ModelError;
 use crate::model::{c, Dims, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;
 use crate::multibody::{
-    kinematic_reversal, Accel, Dynamics, Formulation, Mechanism, MultibodySystem, ParamRef,
+    kinematic_reversal, mechanism_state, rest_state, Accel, Dynamics, Formulation, Mechanism,
+    MultibodySystem, ParamRef,
 };
 
 /// Parameter names, in the order of `p`.
@@ -107,13 +108,7 @@ fn dist(a: [f64; 2], b: [f64; 2]) -> f64 {
 impl FiveBar {
     /// Builds the mechanism of reference-models.md §2; fails on an invalid configuration.
     pub fn new(config: FiveBarConfig) -> Result<Self, ModelError> {
-        let dynamics = Dynamics {
-            formulation: config.formulation,
-            xi: config.xi,
-            omega: config.omega,
-            alpha: config.alpha,
-        };
-        dynamics.validate()?;
+        let dynamics = Dynamics::new(config.formulation, config.xi, config.omega, config.alpha)?;
         let y2 = INITIAL_POINTS[1][1];
         if !(config.ground.is_finite() && config.ground < y2) {
             return Err(ModelError::ParameterOutOfRange {
@@ -219,11 +214,7 @@ impl MultibodySystem for FiveBar {
     /// At rest at the initial points of reference-models.md §2 (which satisfy Φ = 0 exactly
     /// since the bar lengths are taken from them).
     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
-        let mut x = vec![D::zero(); 12];
-        for (i, &v) in FiveBar::initial_positions().iter().enumerate() {
-            x[i] = c(v);
-        }
-        Ok(x)
+        Ok(rest_state(&FiveBar::initial_positions()))
     }
 
     /// `g = y2 − ground`.
@@ -240,9 +231,7 @@ impl MultibodySystem for FiveBar {
         let (q, v) = x.split_at(6);
         let ev = self.mech.evaluate(&self.mech.constraints, q, v, p)?;
         let vp = kinematic_reversal(&ev.jac, ev.m, v, &[2, 3], &[D::one(), -D::one()])?;
-        let mut xp = q.to_vec();
-        xp.extend(vp);
-        Ok((mode, xp))
+        Ok((mode, mechanism_state(q, vp)))
     }
 
     fn outputs_with<D: Scalar>(

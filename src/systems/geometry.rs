@@ -34,27 +34,24 @@ fn ball_shapes(x: &[f64]) -> Result<Vec<Shape>, ModelError> {
     }])
 }
 
-impl Geometry for BouncingBall {
-    fn shapes(
-        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], _p: &[f64],
-    ) -> Result<Vec<Shape>, ModelError> {
-        ball_shapes(x)
-    }
-    fn scene(&self, _p: &[f64], _x_range: (f64, f64)) -> Vec<SceneItem> {
-        vec![SceneItem::Ground { y: 0.0 }]
-    }
+/// The one geometry of the ball models (state `(y, v)`): the ball of [`ball_shapes`] over
+/// the ground `y = 0`. A macro, as the same trait impl is written for each model type.
+macro_rules! ball_geometry {
+    ($($ball:ty),+) => {$(
+        impl Geometry for $ball {
+            fn shapes(
+                &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], _p: &[f64],
+            ) -> Result<Vec<Shape>, ModelError> {
+                ball_shapes(x)
+            }
+            fn scene(&self, _p: &[f64], _x_range: (f64, f64)) -> Vec<SceneItem> {
+                vec![SceneItem::Ground { y: 0.0 }]
+            }
+        }
+    )+};
 }
 
-impl Geometry for ThrustBall {
-    fn shapes(
-        &self, _mode: usize, _t: f64, x: &[f64], _u: &[f64], _p: &[f64],
-    ) -> Result<Vec<Shape>, ModelError> {
-        ball_shapes(x)
-    }
-    fn scene(&self, _p: &[f64], _x_range: (f64, f64)) -> Vec<SceneItem> {
-        vec![SceneItem::Ground { y: 0.0 }]
-    }
-}
+ball_geometry!(BouncingBall, ThrustBall);
 
 /// Radius at which the impact pendulum's bob is drawn (the model has only g/l).
 const PENDULUM_LENGTH: f64 = 1.0;

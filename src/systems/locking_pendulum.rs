@@ -23,8 +23,8 @@ use crate::error::ModelError;
 use crate::model::{c, Dims, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;
 use crate::multibody::{
-    inelastic_impact, Accel, Constraint, Dynamics, Formulation, Mechanism, MultibodySystem,
-    ParamRef,
+    inelastic_impact, mechanism_state, rest_state, Accel, Constraint, Dynamics, Formulation,
+    Mechanism, MultibodySystem, ParamRef,
 };
 
 /// Parameter names, in the order of `p`.
@@ -129,13 +129,7 @@ impl Default for LockingPendulum {
 impl LockingPendulum {
     /// Builds the model; fails on an invalid configuration.
     pub fn new(config: LockingPendulumConfig) -> Result<Self, ModelError> {
-        let dynamics = Dynamics {
-            formulation: config.formulation,
-            xi: config.xi,
-            omega: config.omega,
-            alpha: config.alpha,
-        };
-        dynamics.validate()?;
+        let dynamics = Dynamics::new(config.formulation, config.xi, config.omega, config.alpha)?;
         let cf = &config;
         if !(cf.l1 > 0.0 && cf.l2 > 0.0 && cf.l1.is_finite() && cf.l2.is_finite()) {
             return Err(ModelError::ParameterOutOfRange {
@@ -290,11 +284,7 @@ impl MultibodySystem for LockingPendulum {
 
     /// At rest in the configured angles (consistent: the bar lengths hold exactly).
     fn initial_state<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
-        let mut x = vec![D::zero(); 8];
-        for (i, &v) in self.q0.iter().enumerate() {
-            x[i] = c(v);
-        }
-        Ok(x)
+        Ok(rest_state(&self.q0))
     }
 
     /// `g = y2 − y_stop`.
@@ -315,9 +305,7 @@ impl MultibodySystem for LockingPendulum {
         let mass = self.mech.mass_matrix(p)?;
         let ev = self.mech.evaluate(&self.sliding, q, v, p)?;
         let (vp, _dmu) = inelastic_impact(&mass, &ev.jac, ev.m, v, None)?;
-        let mut xp = q.to_vec();
-        xp.extend(vp);
-        Ok((MODE_SLIDING, xp))
+        Ok((MODE_SLIDING, mechanism_state(q, vp)))
     }
 
     fn outputs_with<D: Scalar>(

@@ -353,15 +353,22 @@ impl ShearFrame {
         })
     }
 
-    /// Storey i's drift, drift rate and restoring force (storeys from 0), checked.
-    fn storey<D: Scalar>(&self, i: usize, x: &[D], p: &[D]) -> Result<(D, D, D), ModelError> {
+    /// Storey i's drift and drift rate (storeys from 0): `d_i = x_i − x_{i−1}`,
+    /// `w_i = v_i − v_{i−1}` (module doc), with the ground's `x_{−1} = v_{−1} = 0`.
+    fn drift<D: Scalar>(i: usize, x: &[D]) -> (D, D) {
         let at = Self::state_index(i);
-        let (d, w) = if i == 0 {
+        if i == 0 {
             (x[at + X], x[at + V])
         } else {
             let below = at - STATES_PER_STOREY;
             (x[at + X] - x[below + X], x[at + V] - x[below + V])
-        };
+        }
+    }
+
+    /// Storey i's drift, drift rate and restoring force (storeys from 0), checked.
+    fn storey<D: Scalar>(&self, i: usize, x: &[D], p: &[D]) -> Result<(D, D, D), ModelError> {
+        let at = Self::state_index(i);
+        let (d, w) = Self::drift(i, x);
         let (s, fr, fy) = (x[at + S], x[at + FR], p[self.yield_index(i)]);
         self.check_branch(i, s.re(), fr.re(), fy.re())?;
         let f = branch(s, d - x[at + DR], fr, p[K0], fy, p[B]);
@@ -518,12 +525,7 @@ impl HybridSystem for ShearFrame {
         let mut br = Vec::with_capacity(n);
         for i in 0..n {
             let at = Self::state_index(i);
-            let (di, wi) = if i == 0 {
-                (x[at + X], x[at + V])
-            } else {
-                let below = at - STATES_PER_STOREY;
-                (x[at + X] - x[below + X], x[at + V] - x[below + V])
-            };
+            let (di, wi) = Self::drift(i, x);
             let (s, fr, fy) = (x[at + S], x[at + FR], p[self.yield_index(i)]);
             self.check_branch(i, s, fr, fy)?;
             let b = Branch::at(s, di - x[at + DR], fr, p[K0], fy, p[B]);

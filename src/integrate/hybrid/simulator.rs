@@ -372,22 +372,17 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             (&mut self.newton, open.history.as_deref()),
         )
         .map_err(self.model_error(self.t.re(), self.mode))?;
-        let (y1, f1, err, dense, history) = match attempt {
-            Attempt::Done {
-                y1,
-                f1,
-                err,
-                dense,
-                evals,
-                history,
-            } => {
-                self.stats.rhs_evals += evals;
-                (y1, f1, err, dense, history)
-            }
-            Attempt::NewtonFailed { evals } => {
-                self.stats.rhs_evals += evals;
-                return self.reject_newton(open, &plan);
-            }
+        self.stats.rhs_evals += attempt.evals();
+        let Attempt::Done {
+            y1,
+            f1,
+            err,
+            dense,
+            history,
+            ..
+        } = attempt
+        else {
+            return self.reject_newton(open, &plan);
         };
         if !(err <= 1.0) || !finite(&y1) {
             let non_finite = !err.is_finite() || !finite(&y1);

@@ -54,7 +54,7 @@ use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::sensitivity::GradientMethod;
 use crate::setup::Setup;
-use nlp::{Nlp, Point};
+use nlp::{Nlp, Point, Row};
 use sqp::{sqp, SqpEnd};
 use std::sync::Arc;
 use std::time::Instant;
@@ -293,6 +293,35 @@ pub struct ConstrainedPoint {
     pub method: GradientMethod,
 }
 
+impl ConstrainedPoint {
+    /// The report of the SQP's point `p` at `values`: its cost and rows, each row named by
+    /// `name` and its infinite limits left open (`None`).
+    pub(crate) fn at(
+        variables: Vec<String>, values: Vec<f64>, p: &Point, method: GradientMethod,
+        name: impl Fn(&Row) -> String,
+    ) -> Self {
+        let open = |v: f64| v.is_finite().then_some(v);
+        ConstrainedPoint {
+            variables,
+            values,
+            cost: p.f,
+            cost_gradient: p.g.clone(),
+            rows: p
+                .rows
+                .iter()
+                .map(|r| ConstraintRow {
+                    name: name(r),
+                    value: r.value,
+                    lower: open(r.lower),
+                    upper: open(r.upper),
+                    gradient: r.grad.clone(),
+                })
+                .collect(),
+            method,
+        }
+    }
+}
+
 /// The cost (objective 0 of `setup`) and every constraint row with exact gradients at the
 /// entries' values of `theta` (and the free final time's value), in one engine evaluation
 /// (one forward run and one vector-adjoint or direct pass; a path constraint adds one
@@ -310,23 +339,7 @@ pub fn constrained_point<S: HybridSystem>(
     if constraints.free_time.is_some() {
         variables.push("t_end".into());
     }
-    let open = |v: f64| v.is_finite().then_some(v);
-    Ok(ConstrainedPoint {
-        variables,
-        values: x,
-        cost: p.f,
-        cost_gradient: p.g.clone(),
-        rows: p
-            .rows
-            .iter()
-            .map(|r| ConstraintRow {
-                name: constraints.list[r.label.constraint].name.clone(),
-                value: r.value,
-                lower: open(r.lower),
-                upper: open(r.upper),
-                gradient: r.grad.clone(),
-            })
-            .collect(),
-        method: nlp.method,
-    })
+    Ok(ConstrainedPoint::at(variables, x, &p, nlp.method, |r| {
+        constraints.list[r.label.constraint].name.clone()
+    }))
 }

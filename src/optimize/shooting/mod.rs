@@ -46,7 +46,7 @@ pub use nodes::{Node, NodeSide};
 use super::constrained::nlp::RowAt;
 use super::constrained::nlp::{free_bounds, functionals};
 use super::constrained::sqp::{self, sqp, Problem, SqpEnd};
-use super::constrained::{finish, report, ConstrainedPoint, ConstrainedReport, ConstraintRow};
+use super::constrained::{finish, report, ConstrainedPoint, ConstrainedReport};
 use super::{OptimizeResult, OptimizerSettings, ThetaEntry};
 use crate::constraint::{ConstraintKind, Constraints};
 use crate::error::Error;
@@ -426,30 +426,18 @@ impl<'s, 'a, S: HybridSystem> ShootingEvaluator<'s, 'a, S> {
         };
         let p = Problem::evaluate(nlp, &x)?;
         let dims = &nlp.setup.dims;
-        let open = |v: f64| v.is_finite().then_some(v);
-        Ok(ConstrainedPoint {
-            variables: self.variables(),
-            values: x,
-            cost: p.f,
-            cost_gradient: p.g.clone(),
-            rows: p
-                .rows
-                .iter()
-                .map(|r| ConstraintRow {
-                    name: match r.label.at {
-                        RowAt::Continuity { node, state } => {
-                            format!("continuity[{node}].{}", dims.states[state])
-                        }
-                        _ => nlp.constraints.list[r.label.constraint].name.clone(),
-                    },
-                    value: r.value,
-                    lower: open(r.lower),
-                    upper: open(r.upper),
-                    gradient: r.grad.clone(),
-                })
-                .collect(),
-            method: GradientMethod::Direct,
-        })
+        Ok(ConstrainedPoint::at(
+            self.variables(),
+            x,
+            &p,
+            GradientMethod::Direct,
+            |r| match r.label.at {
+                RowAt::Continuity { node, state } => {
+                    format!("continuity[{node}].{}", dims.states[state])
+                }
+                _ => nlp.constraints.list[r.label.constraint].name.clone(),
+            },
+        ))
     }
 }
 

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::error::{Error, ModelError};
-use crate::integrate::hybrid::{simulate_hybrid, GuardRate, HybridRhs};
+use crate::integrate::hybrid::{GuardRate, HybridRhs};
 use crate::integrate::trajectory::Ctx;
-use crate::integrate::{NewtonJacobian, Trajectory};
+use crate::integrate::{Checkpointing, NewtonJacobian, Trajectory};
 use crate::model::HybridSystem;
 use crate::sensitivity::columns::{column_flow_rhs, ColumnFlow};
 use crate::sensitivity::jump::Jump;
@@ -81,6 +81,8 @@ pub(super) struct ColumnRhs<'s, 'a, S: HybridSystem> {
     failure: RefCell<Option<Error>>,
 }
 
+column_flow_rhs!(ColumnRhs);
+
 impl<S: HybridSystem> ColumnRhs<'_, '_, S> {
     /// Keeps `e` for [`run_columns`] and stops the hybrid loop (its message only stands in
     /// for it there).
@@ -90,18 +92,9 @@ impl<S: HybridSystem> ColumnRhs<'_, '_, S> {
         *self.failure.borrow_mut() = Some(e);
         stand_in
     }
-}
 
-impl<'s, 'a, S: HybridSystem> std::ops::Deref for ColumnRhs<'s, 'a, S> {
-    type Target = ColumnFlow<'s, 'a, S>;
-    fn deref(&self) -> &Self::Target {
-        &self.flow
-    }
-}
-
-impl<S: HybridSystem> HybridRhs<f64> for ColumnRhs<'_, '_, S> {
-    column_flow_rhs!();
-    fn event(
+    /// The event: checked against the plan, then each column across it by its rule.
+    fn cross_event(
         &self, ctx: &Ctx, k: usize, t: f64, y: &[f64], terminal: bool,
     ) -> Result<(usize, Vec<f64>), ModelError> {
         let n = self.setup.n();
@@ -241,15 +234,9 @@ pub(super) fn run_columns<S: HybridSystem>(
         seen: RefCell::new(vec![0; groups.len()]),
         failure: RefCell::new(None),
     };
-    let traj = simulate_hybrid(
-        &rhs,
-        y0,
-        m0,
-        &setup.breakpoints(),
-        &setup.solver,
-        &setup.events,
-    )
-    .map_err(|e| rhs.failure.take().unwrap_or(e))?;
+    let traj = setup
+        .run_hybrid(&rhs, y0, m0, Checkpointing::Never)
+        .map_err(|e| rhs.failure.take().unwrap_or(e))?;
     if rhs.next.get() != rhs.plan.events.len() {
         return Err(SimultaneousError::Diverged {
             divergence: Box::new(Divergence::Count {
