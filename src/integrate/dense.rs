@@ -8,7 +8,7 @@
 //! polynomial is stored in it too ([`DenseStep::collocation`]): one representation, and
 //! evaluation, event location and replay are the same code for every method.
 
-use super::bdf::BdfHistory;
+use super::bdf::history::BdfHistory;
 use crate::model::Scalar;
 
 /// One accepted step `[t0, t0 + h]` and its interpolant (h may be negative: backward runs).

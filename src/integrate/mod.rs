@@ -14,7 +14,7 @@ pub(crate) mod stepper;
 pub(crate) mod tableau;
 pub(crate) mod trajectory;
 
-pub use bdf::BdfHistory;
+pub use bdf::history::BdfHistory;
 pub use dense::DenseStep;
 pub use newton::{Newton, NewtonCounts, JAC_RATE};
 pub use ode::{JacobianBlock, NewtonJacobian, OdeRhs, Tolerances};

@@ -21,11 +21,12 @@
 //! ([`crate::integrate::ReplayWindow::jacobian_at`]); a replay evaluates J there and
 //! follows the records ([`Newton::evaluate_at`], [`Newton::replaying`]).
 
-use super::lu::Factored;
-use super::ode::{NewtonJacobian, OdeRhs};
+use super::lu::{Factored, Lu};
+use super::ode::{JacobianBlock, NewtonJacobian, OdeRhs};
+use super::sparse::SparseLu;
 use crate::error::ModelError;
 use crate::model::Scalar;
-use nalgebra::Complex;
+use nalgebra::{Complex, DMatrix};
 
 /// RADAU5's `THET`: J is evaluated again after a step whose Newton contraction rate
 /// exceeded it. Hairer & Wanner's default, 0.001.
@@ -222,5 +223,44 @@ impl Newton {
     /// The factors in hand (for the error estimate after a converged iteration).
     pub(crate) fn factors(&self) -> Option<&Factors> {
         self.factors.as_ref().map(|(_, f)| f)
+    }
+}
+
+/// The factored iteration matrix `I − c J` of SDIRK3 (c = hγ) and the BDFs (c = h/α_k),
+/// block by block: a sparse block (in real runs) factored as `1/c I − J` with its
+/// solutions scaled by 1/c, a dense one as it is.
+pub(super) fn shifted_factors(j: &NewtonJacobian, c: f64, sparse: bool) -> Option<Factors> {
+    let (lu, scale) = match &j.block {
+        JacobianBlock::Sparse(s) if sparse => (
+            Factored::Sparse(Box::new(SparseLu::<f64>::factor(s, 1.0 / c)?)),
+            1.0 / c,
+        ),
+        b => {
+            let b = b.to_dense();
+            let k = b.nrows();
+            let mat = DMatrix::<f64>::identity(k, k) - &*b * c;
+            (Factored::Dense(Lu::of(&mat)?), 1.0)
+        }
+    };
+    Some(Factors::Sdirk {
+        lu,
+        copies: j.copies,
+        scale,
+    })
+}
+
+/// Applies `blockdiag((I − cJ)⁻¹, …, I)` of [`shifted_factors`] to `r` in place (`x` a
+/// scratch of the block's size or more).
+pub(super) fn shifted_solve<D: Scalar>(f: &Factors, r: &mut [D], x: &mut [D]) {
+    let Factors::Sdirk { lu, copies, scale } = f else {
+        unreachable!("shifted factors are built by `shifted_factors`")
+    };
+    let k = lu.dim();
+    for c in 0..*copies {
+        let block = &mut r[c * k..(c + 1) * k];
+        lu.solve(block, &mut x[..k]);
+        if *scale != 1.0 {
+            block.iter_mut().for_each(|v| *v *= *scale);
+        }
     }
 }

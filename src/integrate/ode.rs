@@ -2,7 +2,7 @@
 //! its block form, the error tolerances and their norm, the Newton limits, and the outcome
 //! of trying a step (below the steppers: stepper.rs, radau.rs and newton.rs all read it).
 
-use super::bdf::BdfHistory;
+use super::bdf::history::BdfHistory;
 use super::dense::DenseStep;
 use super::sparse::SparseBlock;
 use crate::error::ModelError;

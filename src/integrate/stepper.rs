@@ -3,18 +3,15 @@
 //! numbers; step-size decisions use real parts only, so a dual run takes exactly the steps
 //! of the `f64` run.
 
-pub use super::bdf::BdfHistory;
+pub use super::bdf::history::BdfHistory;
 use super::dense::DenseStep;
-use super::lu::{Factored, Lu};
-use super::newton::{Factors, Newton, Solve};
-pub use super::ode::{Attempt, JacobianBlock, NewtonJacobian, OdeRhs, Tolerances};
+use super::newton::{shifted_factors, shifted_solve, Factors, Newton, Solve};
+pub use super::ode::{Attempt, NewtonJacobian, OdeRhs, Tolerances};
 pub(super) use super::ode::{NEWTON_MAX_ITER, NEWTON_TOL};
-use super::sparse::SparseLu;
 use super::tableau::{dopri5, Radau5, Sdirk3};
 use crate::error::ModelError;
 use crate::model::Scalar;
 use crate::scratch::with_stack;
-use nalgebra::DMatrix;
 
 /// The integration methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
@@ -378,45 +375,6 @@ fn sdirk3_step<D: Scalar, R: OdeRhs<D> + ?Sized>(
     let mut dense = DenseStep::new(t, h, y, &y1, f0, &f1, None);
     dense.fresh_jacobian = newton.fresh();
     Ok(Attempt::done(y1, f1, err, dense, evals))
-}
-
-/// The factored iteration matrix `I − c J` of SDIRK3 (c = hγ) and the BDFs (c = h/α_k),
-/// block by block: a sparse block (in real runs) factored as `1/c I − J` with its
-/// solutions scaled by 1/c, a dense one as it is.
-pub(super) fn shifted_factors(j: &NewtonJacobian, c: f64, sparse: bool) -> Option<Factors> {
-    let (lu, scale) = match &j.block {
-        JacobianBlock::Sparse(s) if sparse => (
-            Factored::Sparse(Box::new(SparseLu::<f64>::factor(s, 1.0 / c)?)),
-            1.0 / c,
-        ),
-        b => {
-            let b = b.to_dense();
-            let k = b.nrows();
-            let mat = DMatrix::<f64>::identity(k, k) - &*b * c;
-            (Factored::Dense(Lu::of(&mat)?), 1.0)
-        }
-    };
-    Some(Factors::Sdirk {
-        lu,
-        copies: j.copies,
-        scale,
-    })
-}
-
-/// Applies `blockdiag((I − cJ)⁻¹, …, I)` of [`shifted_factors`] to `r` in place (`x` a
-/// scratch of the block's size or more).
-pub(super) fn shifted_solve<D: Scalar>(f: &Factors, r: &mut [D], x: &mut [D]) {
-    let Factors::Sdirk { lu, copies, scale } = f else {
-        unreachable!("shifted factors are built by `shifted_factors`")
-    };
-    let k = lu.dim();
-    for c in 0..*copies {
-        let block = &mut r[c * k..(c + 1) * k];
-        lu.solve(block, &mut x[..k]);
-        if *scale != 1.0 {
-            block.iter_mut().for_each(|v| *v *= *scale);
-        }
-    }
 }
 
 /// [`shifted_solve`] with its own scratch.

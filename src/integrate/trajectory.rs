@@ -1,7 +1,7 @@
 //! What a simulation returns: segments of dense output between boundaries (events and
 //! breakpoints), and the event records — the tape the adjoint replays.
 
-use super::bdf::BdfHistory;
+use super::bdf::history::BdfHistory;
 use super::dense::DenseStep;
 use crate::model::Scalar;
 

@@ -11,238 +11,25 @@
 //! step; the simulator then moves the history the step started from into its dense step,
 //! so a checkpointed window replays its steps bit for bit.
 
+mod coefficients;
+pub(super) mod history;
+
 use super::dense::DenseStep;
-use super::newton::{Factors, Newton, Solve};
+use super::newton::{shifted_factors, shifted_solve, Factors, Newton, Solve};
 use super::ode::{Attempt, OdeRhs, Tolerances, NEWTON_MAX_ITER};
-use super::stepper::{shifted_factors, shifted_solve};
 use crate::error::ModelError;
 use crate::model::Scalar;
+use coefficients::{alpha, error_constant, gamma, newton_coefficients};
+use history::BdfHistory;
 
-/// The highest order.
-pub(crate) const MAX_ORDER: usize = 5;
-/// The NDF coefficients κ_k (Shampine & Reichelt 1997, Table 1; κ_5 = 0: the order-5
-/// formula is BDF5).
-const KAPPA: [f64; MAX_ORDER + 1] = [0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0];
 /// Corrector iterations at most (CVODE's `maxcor` + 1). A dual run may take up to
 /// [`NEWTON_MAX_ITER`]: a step of dual length (cut at an event) converges its derivative
 /// parts more slowly than its values.
 const NEWTON_ITER: usize = 4;
 /// Steps after which the corrector's convergence rate is measured again (CVODE's MSBP).
 const RATE_REFRESH: usize = 20;
-/// The step size factors' bounds after an accepted step and a rejected one.
-const FACTOR_MAX: f64 = 10.0;
+/// The step size factor's lower bound after a rejected step.
 const FACTOR_MIN: f64 = 0.2;
-/// A step size increase smaller than this is not taken (CVODE's `THRESH`).
-const HOLD: f64 = 1.5;
-
-/// `γ_k = Σ_{j=1}^{k} 1/j`.
-fn gamma(k: usize) -> f64 {
-    (1..=k).map(|j| 1.0 / j as f64).sum()
-}
-
-/// `α_k = (1 − κ_k) γ_k`: the corrector is `α_k d − h F(t_{n+1}, y⁽⁰⁾ + d) + ψ = 0`.
-fn alpha(k: usize) -> f64 {
-    (1.0 - KAPPA[k]) * gamma(k)
-}
-
-/// The error constant `κ_k γ_k + 1/(k + 1)`: the local error is estimated as this times
-/// the corrector's total correction d (Shampine & Reichelt 1997, (2.4)).
-fn error_constant(k: usize) -> f64 {
-    KAPPA[k] * gamma(k) + 1.0 / (k + 1) as f64
-}
-
-/// The Newton-form coefficients of the backward-difference polynomial,
-/// `p(t_n + s h) = Σ_j ∇^j y_n · c_j(s)` with `c_j(s) = Π_{m<j} (s + m)/(m + 1)`, and
-/// their derivatives in s, for j = 0 … k.
-fn newton_coefficients(k: usize, s: f64) -> ([f64; MAX_ORDER + 1], [f64; MAX_ORDER + 1]) {
-    let (mut c, mut dc) = ([0.0; MAX_ORDER + 1], [0.0; MAX_ORDER + 1]);
-    c[0] = 1.0;
-    for j in 0..k {
-        let m = j as f64;
-        c[j + 1] = c[j] * (s + m) / (m + 1.0);
-        dc[j + 1] = (dc[j] * (s + m) + c[j]) / (m + 1.0);
-    }
-    (c, dc)
-}
-
-/// What a BDF run carries from one step to the next: the backward differences
-/// `∇^j y_n` (j = 0 … k + 2) of the solution on a grid of step `h` ending at the current
-/// point, the order k, how many steps were taken with this step size and order, and the
-/// corrector's last measured convergence rate.
-#[derive(Debug, Clone)]
-pub struct BdfHistory<D> {
-    n: usize,
-    /// Row j (at j·n) holds ∇^j y_n, j = 0 … k + 2.
-    diff: Vec<D>,
-    h: D,
-    order: usize,
-    /// Steps taken with this h and order (order and step are chosen after k + 1).
-    equal: usize,
-    /// The corrector's convergence rate, last measured `since` steps ago.
-    rate: f64,
-    since: usize,
-    /// The step size factor for the next step (1: keep h).
-    factor: f64,
-    /// The step size factor for retrying a rejected step.
-    retry: f64,
-}
-
-impl<D: Scalar> BdfHistory<D> {
-    /// The start at `(y0, f0)` for steps of size `h`: order 1, `∇y = h f0`.
-    fn start(y0: &[D], f0: &[D], h: D) -> Self {
-        let n = y0.len();
-        let mut diff = vec![D::zero(); 4 * n];
-        diff[..n].copy_from_slice(y0);
-        for i in 0..n {
-            diff[n + i] = f0[i] * h;
-        }
-        BdfHistory {
-            n,
-            diff,
-            h,
-            order: 1,
-            equal: 0,
-            rate: 1.0,
-            since: 0,
-            factor: 1.0,
-            retry: 0.5,
-        }
-    }
-
-    /// The order of the next step.
-    pub fn order(&self) -> usize {
-        self.order
-    }
-
-    /// The step size factor the method asks for after this step.
-    pub(crate) fn factor(&self) -> f64 {
-        self.factor
-    }
-
-    /// The step size factor for retrying the step that produced this history, had it been
-    /// rejected.
-    pub(crate) fn retry_factor(&self) -> f64 {
-        self.retry
-    }
-
-    /// Bytes held (for the dense output's memory budget).
-    pub(crate) fn bytes(&self) -> usize {
-        self.diff.len() * std::mem::size_of::<D>()
-    }
-
-    fn row(&self, j: usize) -> &[D] {
-        &self.diff[j * self.n..(j + 1) * self.n]
-    }
-
-    /// Re-interpolates the differences of orders 0 … k onto the grid of step `ρ h`
-    /// (ρ = `h_new / h`): with `R_{rj}(ρ) = Π_{m<r} (m − ρ j)/(m + 1)`, the values at the
-    /// new grid points are `Rᵀ ∇`, and since the signed binomial matrix `U = R(1)` is its
-    /// own inverse, the new differences are `(R U)ᵀ ∇` (Shampine & Reichelt 1997, §2.3).
-    fn rescale(&mut self, h_new: D) {
-        let k = self.order;
-        let rho = h_new / self.h;
-        let r = |rho: D| {
-            let mut m = [[D::zero(); MAX_ORDER + 1]; MAX_ORDER + 1];
-            for j in 0..=k {
-                m[0][j] = D::one();
-                for row in 1..=k {
-                    let q = (row - 1) as f64;
-                    m[row][j] = m[row - 1][j] * (D::from(q) - rho * j as f64) / (q + 1.0);
-                }
-            }
-            m
-        };
-        let (rm, u) = (r(rho), r(D::one()));
-        let mut ru = [[D::zero(); MAX_ORDER + 1]; MAX_ORDER + 1];
-        for (a, row) in ru.iter_mut().enumerate().take(k + 1) {
-            for (b, v) in row.iter_mut().enumerate().take(k + 1) {
-                for (c, urow) in u.iter().enumerate().take(k + 1) {
-                    *v += rm[a][c] * urow[b];
-                }
-            }
-        }
-        let n = self.n;
-        let old: Vec<D> = self.diff[..(k + 1) * n].to_vec();
-        for i in 0..=k {
-            for comp in 0..n {
-                let mut acc = D::zero();
-                for (j, ruj) in ru.iter().enumerate().take(k + 1) {
-                    acc += ruj[i] * old[j * n + comp];
-                }
-                self.diff[i * n + comp] = acc;
-            }
-        }
-        self.h = h_new;
-        self.equal = 0;
-    }
-
-    /// After a converged corrector with total correction d (= ∇^(k+1) y_{n+1}):
-    /// `∇^(k+2) y_{n+1} = d − ∇^(k+1) y_n`, `∇^(k+1) y_{n+1} = d`, and downward
-    /// `∇^j y_{n+1} = ∇^j y_n + ∇^(j+1) y_{n+1}`.
-    fn advance(&mut self, d: &[D]) {
-        let (k, n) = (self.order, self.n);
-        for i in 0..n {
-            self.diff[(k + 2) * n + i] = d[i] - self.diff[(k + 1) * n + i];
-            self.diff[(k + 1) * n + i] = d[i];
-        }
-        for j in (0..=k).rev() {
-            for i in 0..n {
-                let up = self.diff[(j + 1) * n + i];
-                self.diff[j * n + i] += up;
-            }
-        }
-        self.equal += 1;
-    }
-
-    /// The order and step for the next step once k + 1 steps were taken with this one
-    /// (Shampine & Reichelt 1997, §2.2): the error estimates at orders k − 1, k, k + 1
-    /// (`C_{k−1} ‖∇^k‖`, `err`, `C_{k+1} ‖∇^(k+2)‖`) each give a factor
-    /// `err_q^(−1/(q+1))`; the order of the largest is taken with
-    /// `min(10, safety · factor)`.
-    fn choose(&mut self, err: f64, safety: f64, norm: impl Fn(&[D]) -> f64) {
-        self.factor = 1.0;
-        let k = self.order;
-        if self.equal < k + 1 {
-            return;
-        }
-        let down = if k > 1 {
-            error_constant(k - 1) * norm(self.row(k))
-        } else {
-            f64::INFINITY
-        };
-        let up = if k < MAX_ORDER {
-            error_constant(k + 1) * norm(self.row(k + 2))
-        } else {
-            f64::INFINITY
-        };
-        let fac = |e: f64, q: usize| {
-            if e == 0.0 {
-                f64::MAX
-            } else {
-                e.powf(-1.0 / (q + 1) as f64)
-            }
-        };
-        let options = [
-            (fac(down, k - 1), k - 1),
-            (fac(err, k), k),
-            (fac(up, k + 1), k + 1),
-        ];
-        let (best, order) = options
-            .iter()
-            .copied()
-            .fold((0.0, k), |a, b| if b.0 > a.0 { b } else { a });
-        self.equal = 0;
-        let factor = (safety * best).min(FACTOR_MAX);
-        // CVODE's THRESH: an increase below 1.5 keeps h and the order (no new matrix, no
-        // re-interpolation)
-        if (1.0..HOLD).contains(&factor) {
-            return;
-        }
-        self.order = order.clamp(1, MAX_ORDER);
-        self.factor = factor;
-        self.diff.resize((self.order + 3) * self.n, D::zero());
-    }
-}
 
 /// The corrector's Newton tolerance on the remaining error in the weighted norm:
 /// `max(10 ε / rtol, min(0.03, √rtol))` (Shampine & Reichelt's and scipy's choice).
@@ -513,6 +300,7 @@ impl<D: Scalar> Corrector<'_, D> {
 
 #[cfg(test)]
 mod tests {
+    use super::coefficients::MAX_ORDER;
     use super::*;
     use crate::integrate::ode::NewtonJacobian;
     use nalgebra::DMatrix;
