@@ -12,34 +12,8 @@ use hybridopt::integrate::{
     JacobianBlock, Method, Newton, NewtonJacobian, OdeRhs, SolverOptions, Stats, Tolerances,
 };
 use hybridopt::testing::integrate_smooth;
-use hybridopt::testing::{try_step, Attempt};
+use hybridopt::testing::{try_step, Attempt, Forced};
 use nalgebra::DMatrix;
-
-/// y' = −y + sin t; exact y = 1.5 e^{−t} + (sin t − cos t)/2 for y(0) = 1.
-struct Forced;
-
-impl Forced {
-    fn exact(t: f64) -> Vec<f64> {
-        vec![1.5 * (-t).exp() + 0.5 * (t.sin() - t.cos())]
-    }
-}
-
-impl OdeRhs<f64> for Forced {
-    fn dim(&self) -> usize {
-        1
-    }
-    fn eval(&self, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-        dy[0] = -y[0] + t.sin();
-        Ok(())
-    }
-    fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-        Ok(NewtonJacobian {
-            block: JacobianBlock::Dense(DMatrix::from_element(1, 1, -1.0)),
-            copies: 1,
-            rest: 0,
-        })
-    }
-}
 
 /// The linear oscillator y1' = y2, y2' = −ω² y1 (ω = 2); exact (cos ωt, −ω sin ωt).
 struct Oscillator;

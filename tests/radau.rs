@@ -18,7 +18,7 @@ use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::{shipped_objective, BouncingBall};
 use hybridopt::testing::integrate_smooth;
-use hybridopt::testing::{try_step, Attempt};
+use hybridopt::testing::{try_step, Attempt, Forced};
 use nalgebra::DMatrix;
 
 /// Tolerances of the fixed-step drivers: only the Newton iteration reads them (it stops
@@ -116,26 +116,6 @@ fn adaptive<R: OdeRhs<f64>>(
 // ---------------------------------------------------------------------------------------
 // smooth ODEs
 
-/// y' = −y + sin t; exact y = 1.5 e^{−t} + (sin t − cos t)/2 for y(0) = 1.
-struct Forced;
-
-fn forced_exact(t: f64) -> Vec<f64> {
-    vec![1.5 * (-t).exp() + 0.5 * (t.sin() - t.cos())]
-}
-
-impl OdeRhs<f64> for Forced {
-    fn dim(&self) -> usize {
-        1
-    }
-    fn eval(&self, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-        dy[0] = -y[0] + t.sin();
-        Ok(())
-    }
-    fn newton_jacobian(&self, t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-        fd_jacobian(self, t, y)
-    }
-}
-
 /// The nonlinear pendulum in first-order form, θ' = ω, ω' = −(g/L) sin θ (g/L = 9.81).
 struct AnglePendulum;
 
@@ -171,7 +151,7 @@ fn angle_reference(t_end: f64) -> Vec<f64> {
 
 #[test]
 fn fixed_step_order_is_five_on_smooth_odes() {
-    let (s, errs) = fixed_step_slope(&Forced, &[1.0], &forced_exact(2.0), 2.0, &[4, 8, 16, 32]);
+    let (s, errs) = fixed_step_slope(&Forced, &[1.0], &Forced::exact(2.0), 2.0, &[4, 8, 16, 32]);
     println!("Radau5 forced: errors {errs:?}, slope {s:.3}");
     // order 5: measured 4.979 (forced), 4.898 (pendulum) (2026-12-02); the bound
     assert!(s >= 4.5, "forced: slope {s}");
@@ -189,7 +169,7 @@ fn dense_output_is_the_collocation_polynomial() {
     let hs = [0.2, 0.1, 0.05, 0.025];
     let mut errs = Vec::new();
     for &h in &hs {
-        let y0 = forced_exact(t0);
+        let y0 = Forced::exact(t0);
         let mut f0 = vec![0.0];
         Forced.eval(t0, &y0, &mut f0).unwrap();
         let Attempt::Done { y1, dense, .. } = try_step(
@@ -216,7 +196,7 @@ fn dense_output_is_the_collocation_polynomial() {
             y1[0]
         );
         dense.eval_theta(theta, &mut out);
-        errs.push((out[0] - forced_exact(t0 + theta * h)[0]).abs());
+        errs.push((out[0] - Forced::exact(t0 + theta * h)[0]).abs());
     }
     let s = loglog_slope(&hs, &errs);
     println!("Radau5 dense output at θ = {theta}: errors {errs:?}, slope {s:.3}");

@@ -11,13 +11,17 @@
 //! - the return map's pieces ([`return_value`], [`fd_monodromy`], [`section_basis`],
 //!   [`cycle_table`], [`MapOptions`], [`Stencil`]), its Newton solve ([`solve`]) and
 //!   second derivative ([`monodromy_derivative`]);
-//! - the oracles: the bouncing ball's closed form ([`ball_oracle`]) and the simplest
-//!   walker's published fixed points ([`walker`]);
+//! - the oracles: the bouncing ball's closed form ([`ball_oracle`]), the simplest
+//!   walker's published fixed points ([`walker`]) and the forced decay `y' = −y + sin t`
+//!   with its closed form ([`Forced`]);
 //! - the custom system's expression parser ([`parse`], [`Scope`], [`Node`], [`Env`]), the
 //!   multibody formulations' accelerations, and the built-in systems' index constants
 //!   (modes, guards, parameters).
 
+mod forced;
 pub mod walker;
+
+pub use forced::Forced;
 
 pub use crate::custom::expr::{Env, Node};
 pub use crate::custom::parser::{parse, Scope};

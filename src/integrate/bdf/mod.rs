@@ -302,32 +302,7 @@ impl<D: Scalar> Corrector<'_, D> {
 mod tests {
     use super::coefficients::MAX_ORDER;
     use super::*;
-    use crate::integrate::ode::NewtonJacobian;
-    use nalgebra::DMatrix;
-
-    /// y' = −y + sin t, y = 1.5 e^{−t} + (sin t − cos t)/2.
-    struct Forced;
-
-    fn forced(t: f64) -> f64 {
-        1.5 * (-t).exp() + 0.5 * (t.sin() - t.cos())
-    }
-
-    impl OdeRhs<f64> for Forced {
-        fn dim(&self) -> usize {
-            1
-        }
-        fn eval(&self, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
-            dy[0] = -y[0] + t.sin();
-            Ok(())
-        }
-        fn newton_jacobian(&self, _t: f64, _y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-            Ok(NewtonJacobian::dense(
-                DMatrix::from_element(1, 1, -1.0),
-                1,
-                0,
-            ))
-        }
-    }
+    use crate::testing::Forced;
 
     /// The error at t = 2 of fixed steps h at order k, started from the exact solution's
     /// differences (the order held: the selection never runs).
@@ -337,17 +312,17 @@ mod tests {
             rtol: 1e-12,
             atol: 1e-12,
         };
-        let mut hist = BdfHistory::start(&[forced(0.0)], &[0.0], h);
+        let mut hist = BdfHistory::start(&[Forced::exact(0.0)[0]], &[0.0], h);
         hist.order = k;
         hist.diff = vec![0.0; k + 3];
         // ∇^j y at t = 0 on the grid 0, −h, −2h, …
-        let mut v: Vec<f64> = (0..=k).map(|i| forced(-(i as f64) * h)).collect();
+        let mut v: Vec<f64> = (0..=k).map(|i| Forced::exact(-(i as f64) * h)[0]).collect();
         for j in 0..=k {
             hist.diff[j] = v[0];
             v = v.windows(2).map(|w| w[0] - w[1]).collect();
         }
         let mut newton = Newton::new();
-        let mut y = vec![forced(0.0)];
+        let mut y = vec![Forced::exact(0.0)[0]];
         for i in 0..steps {
             let t = i as f64 * h;
             let Attempt::Done { y1, history, .. } =
@@ -361,7 +336,7 @@ mod tests {
             hist.equal = 0;
             y = y1;
         }
-        (y[0] - forced(2.0)).abs()
+        (y[0] - Forced::exact(2.0)[0]).abs()
     }
 
     /// Each order k converges at order k (log-log slope of the error at t = 2 against h).
