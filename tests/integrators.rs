@@ -447,20 +447,17 @@ impl OdeRhs<f64> for VanDerPol {
         Ok(())
     }
     fn newton_jacobian(&self, _t: f64, y: &[f64]) -> Result<NewtonJacobian, ModelError> {
-        Ok(NewtonJacobian {
-            block: JacobianBlock::Dense(DMatrix::from_row_slice(
-                2,
-                2,
-                &[
-                    0.0,
-                    1.0,
-                    -2.0 * MU * y[0] * y[1] - 1.0,
-                    MU * (1.0 - y[0] * y[0]),
-                ],
-            )),
-            copies: 1,
-            rest: 0,
-        })
+        let j = [
+            0.0,
+            1.0,
+            -2.0 * MU * y[0] * y[1] - 1.0,
+            MU * (1.0 - y[0] * y[0]),
+        ];
+        Ok(NewtonJacobian::dense(
+            DMatrix::from_row_slice(2, 2, &j),
+            1,
+            0,
+        ))
     }
 }
 
