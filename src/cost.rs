@@ -3,8 +3,10 @@
 //! `ż = L` (so their jumps at events need no code of their own); a vector ψ is a list of
 //! [`Objective`]s, each a sum of terms.
 
+mod data;
 mod event_guard;
 mod law;
+pub use data::{Channel, Datum, Samples};
 pub use event_guard::EventGuard;
 use law::Law;
 
@@ -87,6 +89,9 @@ pub enum Term {
         target: f64,
         weight: f64,
     },
+    /// `w·Σ_{i,c} ((y_c(t_i) − d_{i,c})/σ_{i,c})²`: a measured record ([`Samples`]), each
+    /// sample read after the events at its instant.
+    Data { samples: Arc<Samples>, weight: f64 },
 }
 
 impl Term {
@@ -122,10 +127,18 @@ impl Term {
         }
     }
 
+    /// A data term's record and weight.
+    pub fn data(&self) -> Option<(&Samples, f64)> {
+        match self {
+            Term::Data { samples, weight } => Some((samples, *weight)),
+            _ => None,
+        }
+    }
+
     /// The term's law on its one quantity against a constant target: `w·v` for the
     /// plain kinds, `w·(v − target)²` for the squared ones; `None` for `Track` (its
-    /// target moves with the reference), `Effort` (every control) and `FinalTime` (no
-    /// quantity of the run).
+    /// target moves with the reference), `Effort` (every control), `FinalTime` (no
+    /// quantity of the run) and `Data` (one quantity a measured cell, cost/data.rs).
     fn law(&self) -> Option<Law> {
         match *self {
             Term::Integral { weight, .. }
@@ -140,7 +153,10 @@ impl Term {
             | Term::EventOutputSquared { target, weight, .. } => {
                 Some(Law::Squared { target, weight })
             }
-            Term::Track { .. } | Term::Effort { .. } | Term::FinalTime { .. } => None,
+            Term::Track { .. }
+            | Term::Effort { .. }
+            | Term::FinalTime { .. }
+            | Term::Data { .. } => None,
         }
     }
 

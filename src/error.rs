@@ -202,6 +202,15 @@ pub enum Error {
         t0: f64,
         t1: f64,
     },
+    /// A data sample after the run's end (a terminal event stopped the run first), or at
+    /// an instant that was not a breakpoint of it (samples given to a setup that did not
+    /// run them).
+    #[error("the data record {record} has a sample at t = {t}, but the run ended at t = {t_final} (or did not stop there); samples must lie in the horizon the run covers")]
+    SampleOffRun {
+        record: String,
+        t: f64,
+        t_final: f64,
+    },
     /// A cost term naming something the setup does not have: an output, a guard, a
     /// parameter index out of range, or occurrence 0 (occurrences count from 1).
     #[error(
@@ -367,6 +376,7 @@ impl Error {
         matches!(
             self,
             Error::MissingEvent { .. }
+                | Error::SampleOffRun { .. }
                 | Error::Grazing { .. }
                 | Error::Sticking { .. }
                 | Error::Zeno { .. }

@@ -7,6 +7,7 @@
 mod constraints;
 mod controls;
 mod costs;
+mod data;
 pub(crate) mod document;
 mod file_names;
 mod optimizer;
@@ -139,7 +140,8 @@ impl Problem {
                 doc.problem("the file has no [[cost]] terms; at least one is needed".into())
             );
         }
-        let costs = costs::entries(&spec.cost, &dims, &theta, &doc)?;
+        let horizon = (spec.simulation.t0, spec.simulation.t_end.value());
+        let costs = costs::entries(&spec.cost, &dims, &theta, horizon, &doc)?;
         let free_time = simulation::free_time(&spec.simulation, &doc)?;
         if let Some(i) = spec
             .cost
@@ -288,6 +290,12 @@ impl Problem {
             for c in self.costs.iter().filter(|c| c.objective == name) {
                 let term = match &c.term {
                     CostTerm::Term(t) => t.clone(),
+                    CostTerm::ExperimentData { .. } => {
+                        return Err(Error::Problem {
+                            file: self.file.clone(),
+                            message: "a `data` cost term without `file` takes its record from each [[experiment]]; build the experiments' setups".into(),
+                        })
+                    }
                     CostTerm::Track { output, weight } => Term::Track {
                         output: *output,
                         weight: *weight,

@@ -3,6 +3,7 @@
 pub(crate) mod bdf;
 pub(crate) mod dense;
 pub(crate) mod hybrid;
+pub(crate) mod instants;
 mod lu;
 mod newton;
 mod ode;
@@ -16,6 +17,7 @@ pub(crate) mod trajectory;
 
 pub use bdf::history::BdfHistory;
 pub use dense::DenseStep;
+pub use instants::{Instant, OffRun};
 pub use newton::{Newton, NewtonCounts, JAC_RATE};
 pub use ode::{JacobianBlock, NewtonJacobian, OdeRhs, Tolerances};
 pub use options::{Checkpointing, EventOptions, LinearAlgebra, SolverOptions};

@@ -4,11 +4,14 @@
 use super::document::{key, Document, Seg};
 use super::schema::{CostSpec, GuardSpec, ReferenceSpec};
 use super::simulation::guard_names;
-use crate::cost::{EventGuard, Term};
+use super::data::Frame;
+use crate::cost::{EventGuard, Samples, Term};
 use crate::error::Error;
 use crate::model::Dims;
 use crate::optimize::ThetaEntry;
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 
 /// A validated cost term: the engine's [`Term`], except that a tracking term's reference
 /// run is made when the setup is built.
@@ -16,6 +19,12 @@ use std::collections::BTreeMap;
 pub enum CostTerm {
     Term(Term),
     Track { output: usize, weight: f64 },
+    /// A data term without a file: each `[[experiment]]` gives its record, read with these
+    /// σ (problem/experiments.rs).
+    ExperimentData {
+        sigma: BTreeMap<String, f64>,
+        weight: f64,
+    },
 }
 
 /// A cost term of the file, its names resolved against the system.
@@ -32,9 +41,11 @@ impl CostEntry {
     }
 }
 
-/// The terms in file order.
+/// The terms in file order (a data term's file is read here, its samples checked against
+/// the horizon `(t0, t_end)`).
 pub(super) fn entries(
-    specs: &[CostSpec], dims: &Dims, theta: &[ThetaEntry], doc: &Document<'_>,
+    specs: &[CostSpec], dims: &Dims, theta: &[ThetaEntry], horizon: (f64, f64),
+    doc: &Document<'_>,
 ) -> Result<Vec<CostEntry>, Error> {
     specs
         .iter()
@@ -56,12 +67,45 @@ pub(super) fn entries(
                     ),
                 ));
             }
-            Ok(CostEntry {
-                term: r.term(c, theta)?,
-                objective,
-            })
+            let term = match c {
+                CostSpec::Data {
+                    file,
+                    sigma,
+                    weight,
+                    ..
+                } => {
+                    let weight = r.finite("weight", *weight)?;
+                    match file {
+                        Some(f) => CostTerm::Term(Term::Data {
+                            samples: Arc::new(read_data(doc, f, sigma, dims, horizon)?),
+                            weight,
+                        }),
+                        None => CostTerm::ExperimentData {
+                            sigma: sigma.clone(),
+                            weight,
+                        },
+                    }
+                }
+                _ => r.term(c, theta)?,
+            };
+            Ok(CostEntry { term, objective })
         })
         .collect()
+}
+
+/// A data file's record, its path relative to the problem file.
+pub(super) fn read_data(
+    doc: &Document<'_>, file: &str, sigma: &BTreeMap<String, f64>, dims: &Dims,
+    (t0, t_end): (f64, f64),
+) -> Result<Samples, Error> {
+    let base = doc.file.parent().unwrap_or(Path::new("."));
+    let frame = Frame {
+        dims,
+        t0,
+        t_end,
+        sigma,
+    };
+    super::data::read(&base.join(file), &frame).map_err(|e| doc.problem(e.to_string()))
 }
 
 /// Resolves the names of entry #i of the array of tables `table` (`cost`, `constraint`),
@@ -226,6 +270,7 @@ impl Resolver<'_, '_> {
                     weight,
                 }
             }
+            C::Data { .. } => unreachable!("data terms are read by `entries`"),
         }))
     }
 }

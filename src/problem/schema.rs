@@ -249,6 +249,18 @@ pub enum CostSpec {
         weight: f64,
         objective: Option<String>,
     },
+    /// w Σ ((y(t_i) − d_i)/σ)² over a measured record (a CSV file; with `[[experiment]]`
+    /// tables, each experiment's `data` file instead).
+    Data {
+        file: Option<String>,
+        /// σ per output column (default 1; a `sigma_<output>` column overrides it per
+        /// sample).
+        #[serde(default)]
+        sigma: BTreeMap<String, f64>,
+        #[serde(default = "one")]
+        weight: f64,
+        objective: Option<String>,
+    },
 }
 
 impl CostSpec {
@@ -266,7 +278,8 @@ impl CostSpec {
             | EventTime { weight, .. }
             | EventTimeSquared { weight, .. }
             | FinalTime { weight, .. }
-            | EventOutputSquared { weight, .. } => *weight,
+            | EventOutputSquared { weight, .. }
+            | Data { weight, .. } => *weight,
         }
     }
 
@@ -284,7 +297,8 @@ impl CostSpec {
             | EventTime { objective, .. }
             | EventTimeSquared { objective, .. }
             | FinalTime { objective, .. }
-            | EventOutputSquared { objective, .. } => {
+            | EventOutputSquared { objective, .. }
+            | Data { objective, .. } => {
                 objective.clone().unwrap_or_else(|| "cost".into())
             }
         }

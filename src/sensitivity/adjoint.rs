@@ -378,7 +378,7 @@ fn adjoint_impl<S: HybridSystem>(
     let mut h_carry: Option<f64> = None;
     let plain = Plain::new(setup, theta.to_vec());
     let scratch = RefCell::new(AdjointScratch::default());
-    for seg in traj.segments.iter().rev() {
+    for (si, seg) in traj.segments.iter().enumerate().rev() {
         across_events(seg, &jump, &seeds, overrides, &mut lam, &mut mu)?;
         let packing = Packing::new(setup, seg, &lam);
         let lay = packing.lay;
@@ -408,6 +408,11 @@ fn adjoint_impl<S: HybridSystem>(
         stats.replayed_steps += replayed.steps;
         stats.rhs_evals += replayed.rhs_evals;
         packing.unpack(&y1, &mut lam, &mut mu);
+        // data samples read at this segment's start: λ(t_i) = λ(t_i⁺) + c_X, μ += c_θ
+        for (o, (cx, ct)) in seeds.segment_starts.get(&si).into_iter().flatten() {
+            lam.column_mut(*o).axpy(1.0, cx, 1.0);
+            mu.column_mut(*o).axpy(1.0, ct, 1.0);
+        }
     }
     let out = initial_gradients(setup, theta, &dx0, &lam, &mu);
     Ok((out, stats, histories))

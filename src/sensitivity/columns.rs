@@ -8,7 +8,8 @@
 //! and the objectives' derivatives along the columns from the seeds every method shares
 //! (theory.md §4, [`ObjectiveSeeds`]):
 //!
-//! `Dψ D = λ_tfᵀ S(tf) + μ_tfᵀ D + Σ_events (c_Xᵀ S⁻ + c_θᵀ D) + ∇P(θ)ᵀ D`.
+//! `Dψ D = λ_tfᵀ S(tf) + μ_tfᵀ D + Σ_events (c_Xᵀ S⁻ + c_θᵀ D) + Σ_samples (c_Xᵀ S(t_i) + c_θᵀ D)
+//!  + ∇P(θ)ᵀ D`.
 //!
 //! One struct, so the right-hand side, its Newton Jacobian, the start and the assembly are
 //! written once.
@@ -221,16 +222,28 @@ impl<'s, 'a, S: HybridSystem> ColumnFlow<'s, 'a, S> {
     }
 
     /// Every objective's derivative along the columns (module docs), from the seeds on the
-    /// trajectory, the final columns `s_f` and the columns before each event `s_minus(i)`.
+    /// trajectory, the final columns `s_f`, the columns before each event `s_minus(i)` and
+    /// at the start of each segment that data samples are read at `s_start(i)`.
     pub fn derivatives(
         &self, seeds: &ObjectiveSeeds, s_f: &DMatrix<f64>, s_minus: impl Fn(usize) -> DMatrix<f64>,
+        s_start: impl Fn(usize) -> DMatrix<f64>,
     ) -> Vec<Vec<f64>> {
         let mut out = Vec::with_capacity(self.setup.objectives.len());
+        let starts: Vec<(usize, DMatrix<f64>)> = seeds
+            .segment_starts
+            .keys()
+            .map(|&si| (si, s_start(si)))
+            .collect();
         for (oi, obj) in self.setup.objectives.iter().enumerate() {
             let mut g = s_f.tr_mul(&seeds.lambda_tf[oi]) + self.project(&seeds.mu_tf[oi]);
             for (i, per_objective) in seeds.events.iter().enumerate() {
                 if let Some((cx, ct)) = &per_objective[oi] {
                     g += s_minus(i).tr_mul(cx) + self.project(ct);
+                }
+            }
+            for (si, s) in &starts {
+                for (_, (cx, ct)) in seeds.segment_starts[si].iter().filter(|(o, _)| *o == oi) {
+                    g += s.tr_mul(cx) + self.project(ct);
                 }
             }
             // parameter (regularization) terms: ∇P(θ)ᵀ D

@@ -184,7 +184,17 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
     // λ_tfᵀ S(tf) + μ_tf + Σ_events c_Xᵀ S⁻ + c_θ, where cᵀ[S⁻; I] = E_t τ + E_X(S⁻ + f⁻τ) + E_θ
     // is the event cost's total derivative (theory §3–4)
     let seeds = ObjectiveSeeds::build(setup, &xt, theta, |i| Ok(&jumps[i]))?;
-    let gradients = rhs.flow.derivatives(&seeds, &s_f, |i| s_minus[i].clone());
+    let gradients = rhs.flow.derivatives(
+        &seeds,
+        &s_f,
+        |i| s_minus[i].clone(),
+        |si| {
+            let (y, _) = state_only
+                .trajectory
+                .state_of(crate::integrate::Instant::SegmentStart(si));
+            DMatrix::from_column_slice(n, nth, &y[n..])
+        },
+    );
     Ok(ForwardResult {
         values,
         gradients,

@@ -1,15 +1,16 @@
 //! The objectives' cotangent seeds on a trajectory (theory.md §4): what each objective
-//! puts into the adjoint at the final time, at events, and on θ directly. Built once per
+//! puts into the adjoint at the final time, at events, at data samples, and on θ directly. Built once per
 //! trajectory and shared by every backward pass.
 
 use super::jump::Jump;
 use super::{located, term_jacobian, term_jacobian_from};
 use crate::error::Error;
 use crate::integrate::trajectory::Ctx;
-use crate::integrate::Trajectory;
+use crate::integrate::{Instant, Trajectory};
 use crate::model::HybridSystem;
-use crate::setup::{ScalarJac, Setup};
+use crate::setup::{SampleCotangent, ScalarJac, Setup};
 use nalgebra::DVector;
+use std::collections::BTreeMap;
 
 /// An event cost's adjoint contribution `(c_X, c_θ)` (theory §4).
 pub type EventCotangent = (DVector<f64>, DVector<f64>);
@@ -24,6 +25,10 @@ pub struct ObjectiveSeeds {
     pub mu_tf: Vec<DVector<f64>>,
     /// `events[i][o]`: objective o's contribution at event i, if any.
     pub events: Vec<Vec<Option<EventCotangent>>>,
+    /// The data samples' contributions at the starts of the segments they are read at
+    /// (setup/data.rs): segment → `(objective, c)`; a sample read at the final state adds
+    /// to `lambda_tf` and `mu_tf` instead.
+    pub segment_starts: BTreeMap<usize, Vec<(usize, EventCotangent)>>,
 }
 
 impl ObjectiveSeeds {
@@ -45,6 +50,7 @@ impl ObjectiveSeeds {
             lambda_tf: vec![DVector::zeros(n); no],
             mu_tf: vec![DVector::zeros(nth); no],
             events: vec![vec![None; no]; traj.events.len()],
+            segment_starts: BTreeMap::new(),
         };
         let terminal_event = traj
             .events
@@ -58,6 +64,7 @@ impl ObjectiveSeeds {
             for (z, _) in setup.running_of(oi) {
                 seeds.lambda_tf[oi][nx + z] = 1.0;
             }
+            seeds.add_samples(oi, setup.data_cotangents(traj, theta, oi)?);
             for term in &obj.terms {
                 if term.is_terminal() {
                     match terminal_event {
@@ -97,6 +104,21 @@ impl ObjectiveSeeds {
                 *b += c.1;
             }
             slot => *slot = Some(c),
+        }
+    }
+
+    /// Objective o's data cotangents: at a segment's start, or at the final state.
+    fn add_samples(&mut self, o: usize, list: Vec<SampleCotangent>) {
+        for (at, cx, ct) in list {
+            match at {
+                Instant::SegmentStart(s) => {
+                    self.segment_starts.entry(s).or_default().push((o, (cx, ct)))
+                }
+                Instant::Final => {
+                    self.lambda_tf[o] += cx;
+                    self.mu_tf[o] += ct;
+                }
+            }
         }
     }
 

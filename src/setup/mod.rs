@@ -14,6 +14,7 @@
 
 mod augmented;
 mod builder;
+mod data;
 mod newton;
 mod objectives;
 mod simulate;
@@ -24,6 +25,7 @@ mod vjp;
 
 pub use augmented::{FlowJac, ResetJac, ScalarJac};
 pub use builder::SetupBuilder;
+pub(crate) use data::SampleCotangent;
 pub(crate) use simulate::guards_on_leading_state;
 pub use simulate::Plain;
 pub use system_ref::SystemRef;

@@ -54,6 +54,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                 if term.is_terminal() {
                     v += term.terminal(&yf);
                 }
+                if let Some((samples, weight)) = term.data() {
+                    for r in self.data_residuals(traj, theta, samples, weight)? {
+                        v += r * r;
+                    }
+                }
                 if let Some((guard, occ)) = term.event() {
                     let (idx, ctx) = self.find_event(traj, guard, occ)?;
                     let e = &traj.events[idx];

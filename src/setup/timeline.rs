@@ -1,4 +1,5 @@
-//! The setup's timeline: breakpoints (horizon, control nodes, tracking references' events)
+//! The setup's timeline: breakpoints (horizon, control nodes, tracking references' events,
+//! data samples)
 //! and the controls u(t) of each breakpoint interval.
 
 use super::Setup;
@@ -8,7 +9,7 @@ use crate::model::{HybridSystem, Scalar};
 
 impl<'a, S: HybridSystem> Setup<'a, S> {
     /// Sorted breakpoints from t0 to t_end: control nodes, tracking references' event
-    /// times, and the extra ones.
+    /// times, data sample times (cost/data.rs), and the extra ones.
     pub fn breakpoints(&self) -> Vec<f64> {
         let mut b = vec![self.t0, self.t_end];
         if let Some(g) = &self.controls {
@@ -19,6 +20,9 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             for t in &o.terms {
                 if let Term::Track { reference, .. } = t {
                     b.extend(reference.trajectory.events.iter().map(|e| e.t));
+                }
+                if let Some((samples, _)) = t.data() {
+                    b.extend(samples.times.iter().copied());
                 }
             }
         }

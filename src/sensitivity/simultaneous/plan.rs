@@ -269,9 +269,12 @@ pub(super) fn run_columns<S: HybridSystem>(
         }
         .into());
     }
-    let derivatives = rhs
-        .flow
-        .derivatives(&seeds, &s_f, |i| rhs.columns_of(&traj.events[i].before.y));
+    let derivatives = rhs.flow.derivatives(
+        &seeds,
+        &s_f,
+        |i| rhs.columns_of(&traj.events[i].before.y),
+        |si| rhs.columns_of(traj.state_of(crate::integrate::Instant::SegmentStart(si)).0),
+    );
     Ok(ColumnRun {
         values,
         derivatives,
