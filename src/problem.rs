@@ -8,6 +8,7 @@ mod constraints;
 mod controls;
 mod costs;
 mod data;
+mod experiments;
 pub(crate) mod document;
 mod file_names;
 mod optimizer;
@@ -28,6 +29,7 @@ use crate::systems::builtin::Builtin;
 use crate::systems::kind::BuildError;
 pub use costs::{CostEntry, CostTerm};
 use document::{key, variants, Document, Tagged};
+pub use experiments::Experiment;
 use schema::{ConstraintSpec, CostSpec, FileSpec, SystemSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -102,6 +104,9 @@ pub struct Problem {
     /// `[plot] loops`: pairs (x, y) of output indices drawn against each other
     /// (`crate::output::loops`).
     pub plot_loops: Vec<(usize, usize)>,
+    /// `[[experiment]]`: records fitted together (empty: the file's one run). θ's values
+    /// are the first experiment's, so a plain run is the first experiment's.
+    pub experiments: Vec<Experiment>,
 }
 
 impl Problem {
@@ -142,6 +147,12 @@ impl Problem {
         }
         let horizon = (spec.simulation.t0, spec.simulation.t_end.value());
         let costs = costs::entries(&spec.cost, &dims, &theta, horizon, &doc)?;
+        let experiments = experiments::read(&spec.experiment, &costs, &dims, &theta, horizon, &doc)?;
+        if let Some(first) = experiments.first() {
+            for &(i, v) in &first.parameters {
+                theta[i].value = v;
+            }
+        }
         let free_time = simulation::free_time(&spec.simulation, &doc)?;
         if let Some(i) = spec
             .cost
@@ -208,6 +219,7 @@ impl Problem {
             shooting,
             plot_geometry: plot.geometry,
             plot_loops: plot.loops,
+            experiments,
         })
     }
 
@@ -255,12 +267,35 @@ impl Problem {
         v
     }
 
-    /// The engine setup (runs the reference simulation of tracking terms).
+    /// The engine setup (runs the reference simulation of tracking terms); with
+    /// `[[experiment]]` tables, the first experiment's.
     pub fn setup(&self) -> Result<Setup<'_, Builtin>, Error> {
+        match self.experiments.first() {
+            Some(e) => self.setup_for(e.t_end, &e.records),
+            None => self.setup_for(self.t_end, &[]),
+        }
+    }
+
+    /// Each experiment's setup with its θ (its fixed parameters set in `theta`).
+    pub fn experiment_setups(
+        &self, theta: &[f64],
+    ) -> Result<Vec<(Setup<'_, Builtin>, Vec<f64>)>, Error> {
+        self.experiments
+            .iter()
+            .map(|e| Ok((self.setup_for(e.t_end, &e.records)?, e.theta(theta))))
+            .collect()
+    }
+
+    /// The setup on the horizon `[t0, t_end]`, the file-less data terms reading `records`
+    /// (in cost order).
+    fn setup_for(
+        &self, t_end: f64, records: &[Arc<crate::cost::Samples>],
+    ) -> Result<Setup<'_, Builtin>, Error> {
+        let mut records = records.iter();
         let mut base = Setup::new(
             &self.system,
             self.t0,
-            self.t_end,
+            t_end,
             self.controls.clone(),
             vec![],
         );
@@ -290,12 +325,12 @@ impl Problem {
             for c in self.costs.iter().filter(|c| c.objective == name) {
                 let term = match &c.term {
                     CostTerm::Term(t) => t.clone(),
-                    CostTerm::ExperimentData { .. } => {
-                        return Err(Error::Problem {
-                            file: self.file.clone(),
-                            message: "a `data` cost term without `file` takes its record from each [[experiment]]; build the experiments' setups".into(),
-                        })
-                    }
+                    CostTerm::ExperimentData { weight, .. } => Term::Data {
+                        samples: records.next().cloned().ok_or_else(|| {
+                            Error::Internal("an experiment without a record for a data term".into())
+                        })?,
+                        weight: *weight,
+                    },
                     CostTerm::Track { output, weight } => Term::Track {
                         output: *output,
                         weight: *weight,
@@ -312,7 +347,7 @@ impl Problem {
         let mut s = Setup::new(
             &self.system,
             self.t0,
-            self.t_end,
+            t_end,
             self.controls.clone(),
             objectives,
         );

@@ -20,6 +20,7 @@ mod constrained;
 mod control_guess;
 mod custom;
 mod dae;
+mod data_cost;
 mod dae_acceptance;
 mod dae_cli;
 mod dae_transfer;

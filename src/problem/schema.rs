@@ -35,6 +35,9 @@ pub struct FileSpec {
     pub periodic: Option<toml::Table>,
     /// Multiple shooting (see `shooting.rs`).
     pub shooting: Option<ShootingSpec>,
+    /// `[[experiment]]` tables (see `experiments.rs`).
+    #[serde(default)]
+    pub experiment: Vec<ExperimentSpec>,
 }
 
 /// `[shooting]`: the nodes (`segments = K` or `nodes = [t_1, …]`), the guess
@@ -446,6 +449,21 @@ impl From<String> for GuardSpec {
             GuardSpec::Named(s)
         }
     }
+}
+
+/// One `[[experiment]]`: a record fitted together with the others, with its own fixed
+/// parameter values (initial state, inputs) and horizon.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSpec {
+    pub name: String,
+    /// The record's CSV file, relative to the problem file.
+    pub data: String,
+    /// Values of parameters that are not optimized, for this experiment.
+    #[serde(default)]
+    pub parameters: BTreeMap<String, f64>,
+    /// This experiment's horizon end (default: `[simulation] t_end`).
+    pub t_end: Option<f64>,
 }
 
 /// `[reference]`: the parameters of a tracking term's reference run.

@@ -10,6 +10,7 @@ pub(crate) mod fd;
 pub(crate) mod forward;
 pub(crate) mod jump;
 mod options;
+mod residuals;
 pub(crate) mod seeds;
 pub mod simultaneous;
 pub(crate) mod timing;
@@ -26,6 +27,7 @@ pub use fd::{
 use nalgebra::DVector;
 use num_dual::Dual64;
 pub use options::{EvaluateOptions, Witness};
+pub use residuals::{least_squares_obstacle, residuals, ResidualRun};
 use std::time::Instant;
 pub use timing::{EvalTiming, TimingReport};
 
