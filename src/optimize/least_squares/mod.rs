@@ -59,3 +59,6 @@ pub use statistics::{
     constrained_statistics, statistics, Identifiability, ParameterStatistics, Statistics,
 };
 pub use student::{normal_quantile, student_t_cdf, student_t_quantile};
+
+#[cfg(test)]
+mod tests;

@@ -55,7 +55,7 @@ fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
         c = guard(1.0 + dj / c);
         let delta = c * d;
         f *= delta;
-        if (delta - 1.0).abs() <= 1e-16 {
+        if (delta - 1.0).abs() <= 2.0 * f64::EPSILON {
             break;
         }
     }
