@@ -74,8 +74,7 @@ pub(super) fn residuals<P: Residuals>(
 
 /// One call of r, c (and J, C) at w; shapes fixed by the first call.
 pub(super) fn constrained<P: ConstrainedResiduals>(
-    problem: &P, w: &[f64], jacobian: bool, sizes: &mut Option<(usize, usize)>,
-    counts: &mut Counts,
+    problem: &P, w: &[f64], jacobian: bool, sizes: &mut Option<(usize, usize)>, counts: &mut Counts,
 ) -> Result<Result<Linearization, String>, LsqError> {
     counts.residuals += 1;
     counts.jacobians += usize::from(jacobian);
@@ -93,7 +92,9 @@ pub(super) fn constrained<P: ConstrainedResiduals>(
     }
     let jac_ok = |a: &Option<DMatrix<f64>>| a.as_ref().is_none_or(|a| finite(a.iter()));
     if !finite(l.r.iter()) || !finite(l.c.iter()) || !jac_ok(&l.jr) || !jac_ok(&l.jc) {
-        return Ok(Err("a residual, constraint or Jacobian entry is not finite".into()));
+        return Ok(Err(
+            "a residual, constraint or Jacobian entry is not finite".into(),
+        ));
     }
     Ok(Ok(l))
 }

@@ -98,7 +98,12 @@ impl<P: ConstrainedResiduals> Run<'_, P> {
                 Err(e) if self.iterations == 0 && self.dampings == 0 => return Err(e),
                 Err(e) => return Ok((self.stuck(&at), e.to_string())),
             };
-            self.held = sub.held.iter().copied().filter(|&(i, _)| sub.dw[i] == 0.0).collect();
+            self.held = sub
+                .held
+                .iter()
+                .copied()
+                .filter(|&(i, _)| sub.dw[i] == 0.0)
+                .collect();
             let (_, stat) = nullspace::first_order(&lin, &self.held)?;
             let maxc = max_abs(&at.c);
             let s = self.settings;
@@ -113,7 +118,10 @@ impl<P: ConstrainedResiduals> Run<'_, P> {
                 return Ok((LsqOutcome::ConvergedStep, msg));
             }
             if self.iterations >= s.max_iterations {
-                return Ok((LsqOutcome::MaxIterations, format!("{} iterations", self.iterations)));
+                return Ok((
+                    LsqOutcome::MaxIterations,
+                    format!("{} iterations", self.iterations),
+                ));
             }
             if let Some(end) = self.line_search(&at, &sub, stat)? {
                 return Ok(end);
@@ -130,7 +138,7 @@ impl<P: ConstrainedResiduals> Run<'_, P> {
         }
     }
 
-    /// Backtracking on the merit from α = 1 (J with r at α = 1, the likely acceptance;
+    /// The reduction test, then backtracking on the merit from α = 1 (J with r at α = 1, the likely acceptance;
     /// r alone at shorter steps, then J once accepted). A failure raises the damping.
     fn line_search(
         &mut self, at: &Linearization, sub: &SubStep, stat: f64,
@@ -141,15 +149,36 @@ impl<P: ConstrainedResiduals> Run<'_, P> {
         let c_lin = &at.c + at.jc.as_ref().expect("C") * &sub.dw;
         let slope = g.dot(&sub.dw) + self.penalty * (l1(&c_lin) - l1(&at.c));
         let phi0 = half_sq(at) + self.penalty * l1(&at.c);
+        let s = self.settings;
+        if self.mu_rel == 0.0 && max_abs(&at.c) <= s.ctol && -slope <= s.ftol * phi0 {
+            let msg = format!(
+                "max |c| ≤ ctol, the step's predicted decrease {:e} ≤ ftol·merit",
+                -slope
+            );
+            return Ok(Some((LsqOutcome::ConvergedReduction, msg)));
+        }
         let mut alpha = 1.0;
         let mut accepted = None;
         if slope < 0.0 {
             for k in 0..self.settings.max_backtracks {
-                let mut wt: Vec<f64> = self.w.iter().zip(sub.dw.iter()).map(|(a, d)| a + alpha * d).collect();
+                let mut wt: Vec<f64> = self
+                    .w
+                    .iter()
+                    .zip(sub.dw.iter())
+                    .map(|(a, d)| a + alpha * d)
+                    .collect();
                 self.bounds.project(&mut wt);
-                let t = calls::constrained(self.problem, &wt, k == 0, &mut self.sizes, &mut self.counts)?;
+                let t = calls::constrained(
+                    self.problem,
+                    &wt,
+                    k == 0,
+                    &mut self.sizes,
+                    &mut self.counts,
+                )?;
                 if let Ok(t) = t {
-                    if half_sq(&t) + self.penalty * l1(&t.c) <= phi0 + self.settings.armijo * alpha * slope {
+                    if half_sq(&t) + self.penalty * l1(&t.c)
+                        <= phi0 + self.settings.armijo * alpha * slope
+                    {
                         accepted = Some((wt, t));
                         break;
                     }
@@ -176,7 +205,10 @@ impl<P: ConstrainedResiduals> Run<'_, P> {
                 self.dampings += 1;
                 self.full_run = 0;
                 if self.dampings > self.settings.max_dampings {
-                    let msg = format!("no decrease of the merit after {} dampings (slope {slope:e})", self.dampings);
+                    let msg = format!(
+                        "no decrease of the merit after {} dampings (slope {slope:e})",
+                        self.dampings
+                    );
                     return Ok(Some((self.stuck(at), msg)));
                 }
                 Ok(None)
@@ -197,14 +229,24 @@ impl<P: ConstrainedResiduals> Run<'_, P> {
                 }
             }
         }
-        self.full_run = if full && self.mu_rel == 0.0 { self.full_run + 1 } else { 0 };
+        self.full_run = if full && self.mu_rel == 0.0 {
+            self.full_run + 1
+        } else {
+            0
+        };
         if full {
-            self.mu_rel = if self.mu_rel / 10.0 < MU_FIRST { 0.0 } else { self.mu_rel / 10.0 };
+            self.mu_rel = if self.mu_rel / 10.0 < MU_FIRST {
+                0.0
+            } else {
+                self.mu_rel / 10.0
+            };
         }
         self.w = wt;
         self.at = Some(t);
         self.iterations += 1;
-        self.dampings = 0;
+        if full {
+            self.dampings = 0;
+        }
         Ok(None)
     }
 
@@ -235,7 +277,9 @@ impl<P: ConstrainedResiduals> Run<'_, P> {
             max_violation_initial,
             max_violation: at.as_ref().map_or(f64::NAN, |a| max_abs(&a.c)),
             stationarity,
-            residuals: at.as_ref().map_or(vec![], |a| a.r.iter().copied().collect()),
+            residuals: at
+                .as_ref()
+                .map_or(vec![], |a| a.r.iter().copied().collect()),
             iterations: self.iterations,
             residual_evaluations: self.counts.residuals,
             jacobian_evaluations: self.counts.jacobians,

@@ -5,7 +5,7 @@
 //! the radius and is taken whole (μ = 0), so zero-residual fits converge quadratically;
 //! the result says how many of the last steps were such pure Gauss–Newton steps.
 
-use super::bounds::{BoxBounds, BoundSide};
+use super::bounds::{BoundSide, BoxBounds};
 use super::calls::{self, Counts, Evaluated};
 use super::error::LsqError;
 use super::outcome::{LmIteration, LmResult, LsqOutcome};
@@ -42,7 +42,11 @@ pub fn levenberg_marquardt<P: Residuals>(
         m,
         counts,
         history: vec![],
-        radius: if dx > 0.0 { settings.radius_factor * dx } else { settings.radius_factor },
+        radius: if dx > 0.0 {
+            settings.radius_factor * dx
+        } else {
+            settings.radius_factor
+        },
         d,
         cost_initial: start.cost,
         current: start,
@@ -111,7 +115,7 @@ struct Step {
     dx: DVector<f64>,
     /// ‖Δx‖ within the relative step test.
     small: bool,
-    /// The linear model's reduction of ½‖r‖².
+    /// The linear model's reduction of ½‖r‖²: ½‖r‖² − ½‖r + JΔx‖².
     pred: f64,
     /// ‖D Δx‖.
     scaled: f64,
@@ -123,7 +127,9 @@ impl<P: Residuals> Run<'_, P> {
         loop {
             let j = self.current.j.clone().expect("iterates carry J");
             let g = j.tr_mul(&self.current.r);
-            let gnorm = self.bounds.projected_gradient_norm(&self.current.x, g.as_slice());
+            let gnorm = self
+                .bounds
+                .projected_gradient_norm(&self.current.x, g.as_slice());
             if gnorm <= self.settings.gtol {
                 let msg = format!("projected ‖Jᵀr‖∞ = {gnorm:e} ≤ gtol");
                 return Ok((LsqOutcome::ConvergedGradient, msg));
@@ -162,11 +168,12 @@ impl<P: Residuals> Run<'_, P> {
         let dx = DVector::from_iterator(x.len(), xt.iter().zip(x).map(|(a, b)| a - b));
         let xnorm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
         let xtol = self.settings.xtol;
-        let lin = &self.current.r + j * &dx;
+        // −rᵀJΔx − ½‖JΔx‖², not ½‖r‖² − ½‖r + JΔx‖²: no cancellation of the costs
+        let jdx = j * &dx;
         Step {
             mu,
             small: dx.norm() <= xtol * (xnorm + xtol),
-            pred: self.current.cost - 0.5 * lin.norm_squared(),
+            pred: -self.current.r.dot(&jdx) - 0.5 * jdx.norm_squared(),
             scaled: self.d.component_mul(&dx).norm(),
             xt,
             dx,
@@ -185,7 +192,13 @@ impl<P: Residuals> Run<'_, P> {
         let reduction_small = s.pred <= self.settings.ftol * cost;
         let evaluated = if s.pred > 0.0 {
             let eager = self.settings.eager_jacobian;
-            Some(calls::residuals(self.problem, &s.xt, eager, &mut self.m, &mut self.counts)?)
+            Some(calls::residuals(
+                self.problem,
+                &s.xt,
+                eager,
+                &mut self.m,
+                &mut self.counts,
+            )?)
         } else {
             None
         };
@@ -211,21 +224,35 @@ impl<P: Residuals> Run<'_, P> {
             self.last_error = Some(e.clone());
         }
         if accepted {
-            let Some(Ok(t)) = evaluated else { unreachable!("accepted means evaluated") };
+            let Some(Ok(t)) = evaluated else {
+                unreachable!("accepted means evaluated")
+            };
             return self.accept(t, &s, gauss_newton, reduction_small);
         }
         if gauss_newton && s.small {
             let msg = "the Gauss–Newton step is within the relative step test (and gains nothing measurable)";
-            return Ok(Trial::Rejected(Some((LsqOutcome::ConvergedStep, msg.into()))));
+            return Ok(Trial::Rejected(Some((
+                LsqOutcome::ConvergedStep,
+                msg.into(),
+            ))));
         }
         if gauss_newton && reduction_small {
-            let msg = format!("the Gauss–Newton step predicts a reduction of {:e} ≤ ftol·½‖r‖²", s.pred);
+            let msg = format!(
+                "the Gauss–Newton step predicts a reduction of {:e} ≤ ftol·½‖r‖²",
+                s.pred
+            );
             return Ok(Trial::Rejected(Some((LsqOutcome::ConvergedReduction, msg))));
         }
         self.rejections += 1;
         if self.rejections >= self.settings.max_rejections {
-            let why = self.last_error.clone().map_or(String::new(), |e| format!("; last error: {e}"));
-            let msg = format!("{} consecutive rejected steps (trust radius {:e}){why}", self.rejections, self.radius);
+            let why = self
+                .last_error
+                .clone()
+                .map_or(String::new(), |e| format!("; last error: {e}"));
+            let msg = format!(
+                "{} consecutive rejected steps (trust radius {:e}){why}",
+                self.rejections, self.radius
+            );
             return Ok(Trial::Rejected(Some((LsqOutcome::Stalled, msg))));
         }
         Ok(Trial::Rejected(None))
@@ -236,7 +263,12 @@ impl<P: Residuals> Run<'_, P> {
     /// when ρ ≥ ¾, or when ρ ≥ ¼ for a Gauss–Newton step.
     fn steer(&mut self, rho: f64, gauss_newton: bool, scaled: f64) {
         if rho.is_nan() {
-            self.radius = 0.25 * if scaled > 0.0 { self.radius.min(scaled) } else { self.radius };
+            self.radius = 0.25
+                * if scaled > 0.0 {
+                    self.radius.min(scaled)
+                } else {
+                    self.radius
+                };
         } else if rho < 0.25 {
             self.radius = 0.5 * self.radius.min(scaled);
         } else if rho >= 0.75 || gauss_newton {
@@ -264,7 +296,11 @@ impl<P: Residuals> Run<'_, P> {
         self.current = t;
         self.iterations += 1;
         self.rejections = 0;
-        self.gauss_newton_run = if gauss_newton { self.gauss_newton_run + 1 } else { 0 };
+        self.gauss_newton_run = if gauss_newton {
+            self.gauss_newton_run + 1
+        } else {
+            0
+        };
         if gauss_newton && s.small {
             let msg = "‖Δx‖ ≤ xtol (‖x‖ + xtol)".to_string();
             return Ok(Trial::Accepted(Some((LsqOutcome::ConvergedStep, msg))));

@@ -48,7 +48,7 @@ mod statistics;
 mod student;
 mod trust;
 
-pub use bounds::{BoxBounds, BoundSide};
+pub use bounds::{BoundSide, BoxBounds};
 pub use constrained::generalized_gauss_newton;
 pub use error::LsqError;
 pub use lm::levenberg_marquardt;

@@ -62,9 +62,13 @@ fn factor(cm: &DMatrix<f64>, free: Vec<usize>) -> Result<Factors, LsqError> {
     let q = qt.transpose();
     let rc = qr.r();
     let diag: Vec<f64> = (0..p).map(|i| rc[(i, i)].abs()).collect();
-    let (lo, hi) = diag.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = diag
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
     if p > 0 && !(lo > DEPENDENT * hi) {
-        return Err(LsqError::DependentConstraints { pivot: lo / hi.max(f64::MIN_POSITIVE) });
+        return Err(LsqError::DependentConstraints {
+            pivot: lo / hi.max(f64::MIN_POSITIVE),
+        });
     }
     Ok(Factors {
         free,
@@ -92,7 +96,13 @@ fn solve_held(
         scale = s.iter().fold(0.0f64, |a, &v| a.max(v));
         let mu = mu_rel * scale * scale;
         let cut = scale * f64::EPSILON * jf.nrows().max(jf.ncols()) as f64;
-        let wgt = s.map(|si| if mu == 0.0 && si <= cut { 0.0 } else { si / (si * si + mu) });
+        let wgt = s.map(|si| {
+            if mu == 0.0 && si <= cut {
+                0.0
+            } else {
+                si / (si * si + mu)
+            }
+        });
         let b = -(v_t.transpose() * wgt.component_mul(&(u.transpose() * &h)));
         dfree += &f.z * b;
     }
@@ -117,9 +127,7 @@ fn bound_multipliers(lin: &Linear, dw: &DVector<f64>, nu: &DVector<f64>) -> DVec
 /// it crosses); release the held variable whose bound multiplier has the wrong sign
 /// (the largest first); re-solve, at most 2n + 4 times. If the set does not settle, the
 /// last step is cut to the fraction that stays in the box.
-pub(super) fn step(
-    lin: &Linear, bounds: &BoxBounds, mu_rel: f64,
-) -> Result<SubStep, LsqError> {
+pub(super) fn step(lin: &Linear, bounds: &BoxBounds, mu_rel: f64) -> Result<SubStep, LsqError> {
     let n = lin.w.len();
     let mut held: Vec<(usize, BoundSide)> = (0..n)
         .filter_map(|i| bounds.at(lin.w, i).map(|s| (i, s)))
@@ -132,8 +140,16 @@ pub(super) fn step(
             Err(e) if last.is_none() => return Err(e),
             Err(_) => break,
         };
-        let Some((dw, nu, scale)) = solve_held(lin, &f, &target, mu_rel) else { break };
-        let sub = SubStep { dw, nu, held: held.clone(), scale, fraction: 1.0 };
+        let Some((dw, nu, scale)) = solve_held(lin, &f, &target, mu_rel) else {
+            break;
+        };
+        let sub = SubStep {
+            dw,
+            nu,
+            held: held.clone(),
+            scale,
+            fraction: 1.0,
+        };
         let leaving = leaving(lin.w, &sub.dw, bounds, &f.free);
         if !leaving.is_empty() {
             held.extend(leaving);
@@ -145,9 +161,12 @@ pub(super) fn step(
         let wrong = held
             .iter()
             .enumerate()
-            .filter(|(_, &(i, s))| bounds.lower[i] < bounds.upper[i] && match s {
-                BoundSide::Lower => kappa[i] < -tol,
-                BoundSide::Upper => kappa[i] > tol,
+            .filter(|(_, &(i, s))| {
+                bounds.lower[i] < bounds.upper[i]
+                    && match s {
+                        BoundSide::Lower => kappa[i] < -tol,
+                        BoundSide::Upper => kappa[i] > tol,
+                    }
             })
             .max_by(|a, b| kappa[a.1 .0].abs().total_cmp(&kappa[b.1 .0].abs()));
         match wrong {
@@ -224,10 +243,9 @@ pub(super) fn first_order(
     let f = factor(lin.cm, free)?;
     let jf = lin.j.select_columns(f.free.iter());
     let gf = jf.tr_mul(lin.r);
-    let nu = f
-        .rc
-        .solve_upper_triangular(&(-(f.y.transpose() * &gf)))
-        .ok_or(LsqError::DependentConstraints { pivot: 0.0 })?;
+    let nu =
+        f.rc.solve_upper_triangular(&(-(f.y.transpose() * &gf)))
+            .ok_or(LsqError::DependentConstraints { pivot: 0.0 })?;
     let cf = lin.cm.select_columns(f.free.iter());
     let stat = max_abs(&(gf + cf.tr_mul(&nu)));
     Ok((nu, stat))

@@ -83,6 +83,11 @@ pub struct GgnSettings {
     pub xtol: f64,
     /// The stationarity test ‖Jᵀr + Cᵀν‖∞ ≤ gtol, with ‖c‖∞ ≤ ctol. Default 1e-10.
     pub gtol: f64,
+    /// The reduction test, with ‖c‖∞ ≤ ctol: the undamped step's predicted decrease of the
+    /// merit (its directional derivative) at most ftol times the merit — no measurable
+    /// progress is left. Default 1e-12 (as [`LmSettings::ftol`]); without it a run at
+    /// round-off would backtrack until its budget ran out.
+    pub ftol: f64,
     /// Feasibility: max |cᵢ| ≤ ctol. Default 1e-10: continuity gaps two orders below the
     /// issue's target (1e-8), yet above the integrator's round-off at tight tolerances.
     pub ctol: f64,
@@ -92,8 +97,8 @@ pub struct GgnSettings {
     /// Backtracking halvings of α before the line search gives up and the step is damped.
     /// Default 30 (α down to 1e-9).
     pub max_backtracks: usize,
-    /// Damping increases (μ ×10, from 1e-8 relative to ‖J Z‖²) on line-search failures
-    /// before the run is declared stalled. Default 12 (μ up to 1e4·‖J Z‖²: steepest descent).
+    /// Damping increases (μ ×10, from 1e-8 relative to ‖J Z‖²) on line-search failures,
+    /// without a full step (α = 1) between them, before the run is declared stalled. Default 12 (μ up to 1e4·‖J Z‖²: steepest descent).
     pub max_dampings: usize,
 }
 
@@ -103,6 +108,7 @@ impl Default for GgnSettings {
             max_iterations: 100,
             xtol: 1e-10,
             gtol: 1e-10,
+            ftol: 1e-12,
             ctol: 1e-10,
             armijo: 1e-4,
             max_backtracks: 30,
@@ -115,6 +121,7 @@ impl GgnSettings {
     pub(super) fn validate(&self) -> Result<(), LsqError> {
         check("xtol", self.xtol, false)?;
         check("gtol", self.gtol, false)?;
+        check("ftol", self.ftol, false)?;
         check("ctol", self.ctol, false)?;
         check("armijo", self.armijo, true)
     }

@@ -103,8 +103,8 @@ pub fn statistics(
 /// entries listed in `report` (e.g. the parameters θ among the node states; each must be
 /// free) are reported.
 pub fn constrained_statistics(
-    w: &[f64], r: &[f64], j: &DMatrix<f64>, cm: &DMatrix<f64>, free: &[usize],
-    report: &[usize], names: &[String],
+    w: &[f64], r: &[f64], j: &DMatrix<f64>, cm: &DMatrix<f64>, free: &[usize], report: &[usize],
+    names: &[String],
 ) -> Result<Statistics, LsqError> {
     let (m, n) = (r.len(), w.len());
     shape("the Jacobian", j.shape(), (m, n))?;
@@ -112,13 +112,20 @@ pub fn constrained_statistics(
     let p = cm.nrows();
     let dof_params = free.len().saturating_sub(p);
     if m <= dof_params {
-        return Err(LsqError::NoDegreesOfFreedom { samples: m, parameters: dof_params });
+        return Err(LsqError::NoDegreesOfFreedom {
+            samples: m,
+            parameters: dof_params,
+        });
     }
     let pos: Vec<usize> = report
         .iter()
         .map(|k| free.iter().position(|f| f == k))
         .collect::<Option<_>>()
-        .ok_or(LsqError::Shape { what: "a reported variable (not free)", expected: (free.len(), 1), got: (report.len(), 1) })?;
+        .ok_or(LsqError::Shape {
+            what: "a reported variable (not free)",
+            expected: (free.len(), 1),
+            got: (report.len(), 1),
+        })?;
     let basis = ScaledBasis::new(j, cm, free)?;
     let rss: f64 = r.iter().map(|v| v * v).sum();
     let dof = m - dof_params;
@@ -149,8 +156,16 @@ pub fn constrained_statistics(
         })
         .collect();
     let identifiable = !matches!(ident, Identifiability::NotIdentifiable { .. });
-    let rows = |a: &DMatrix<f64>| if identifiable { a.row_iter().map(|r| r.iter().copied().collect()).collect() } else { vec![] };
-    let corr = DMatrix::from_fn(k, k, |a, b| cov[(a, b)] / (cov[(a, a)] * cov[(b, b)]).sqrt());
+    let rows = |a: &DMatrix<f64>| {
+        if identifiable {
+            a.row_iter().map(|r| r.iter().copied().collect()).collect()
+        } else {
+            vec![]
+        }
+    };
+    let corr = DMatrix::from_fn(k, k, |a, b| {
+        cov[(a, b)] / (cov[(a, a)] * cov[(b, b)]).sqrt()
+    });
     Ok(Statistics {
         samples: m,
         free_parameters: dof_params,
@@ -183,10 +198,17 @@ impl ScaledBasis {
     fn new(j: &DMatrix<f64>, cm: &DMatrix<f64>, free: &[usize]) -> Result<ScaledBasis, LsqError> {
         let jf = j.select_columns(free.iter());
         let k = free.len();
-        let scale = DVector::from_iterator(k, jf.column_iter().map(|c| {
-            let v = c.norm();
-            if v > 0.0 { v } else { 1.0 }
-        }));
+        let scale = DVector::from_iterator(
+            k,
+            jf.column_iter().map(|c| {
+                let v = c.norm();
+                if v > 0.0 {
+                    v
+                } else {
+                    1.0
+                }
+            }),
+        );
         let inv = DMatrix::from_diagonal(&scale.map(|v| 1.0 / v));
         let cf = cm.select_columns(free.iter()) * &inv;
         let z = null_space(&cf)?;
@@ -195,12 +217,23 @@ impl ScaledBasis {
         let s = svd.singular_values;
         let smax = s.iter().fold(0.0f64, |a, &v| a.max(v));
         let cut = smax * f64::EPSILON * jf.nrows().max(z.ncols()) as f64;
-        Ok(ScaledBasis { map: inv * z * v_t.transpose(), s, cut })
+        Ok(ScaledBasis {
+            map: inv * z * v_t.transpose(),
+            s,
+            cut,
+        })
     }
 
     fn condition(&self) -> f64 {
-        let (lo, hi) = self.s.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
-        if self.s.is_empty() { 1.0 } else { hi / lo }
+        let (lo, hi) = self
+            .s
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+        if self.s.is_empty() {
+            1.0
+        } else {
+            hi / lo
+        }
     }
 
     /// (JᵀJ)⁻¹ over the rows `pos` of the free variables = M Σ⁻² Mᵀ (M = S⁻¹ Z̃ V), and the
@@ -208,20 +241,42 @@ impl ScaledBasis {
     fn covariance(&self, pos: &[usize]) -> (Identifiability, Option<DMatrix<f64>>) {
         let condition = self.condition();
         let rows = self.map.select_rows(pos.iter());
-        let Some(imin) = self.s.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).map(|(i, _)| i) else {
-            return (Identifiability::Identifiable, Some(DMatrix::zeros(pos.len(), pos.len())));
+        let Some(imin) = self
+            .s
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(i, _)| i)
+        else {
+            return (
+                Identifiability::Identifiable,
+                Some(DMatrix::zeros(pos.len(), pos.len())),
+            );
         };
         let mut dir: Vec<f64> = rows.column(imin).iter().copied().collect();
         let norm = dir.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let big = dir.iter().copied().fold(0.0f64, |a, v| if v.abs() > a.abs() { v } else { a });
-        dir.iter_mut().for_each(|v| *v /= norm.max(f64::MIN_POSITIVE) * big.signum());
+        let big = dir
+            .iter()
+            .copied()
+            .fold(0.0f64, |a, v| if v.abs() > a.abs() { v } else { a });
+        dir.iter_mut()
+            .for_each(|v| *v /= norm.max(f64::MIN_POSITIVE) * big.signum());
         if self.s[imin] <= self.cut {
-            return (Identifiability::NotIdentifiable { condition, direction: dir }, None);
+            return (
+                Identifiability::NotIdentifiable {
+                    condition,
+                    direction: dir,
+                },
+                None,
+            );
         }
         let scaled = DMatrix::from_fn(rows.nrows(), rows.ncols(), |a, b| rows[(a, b)] / self.s[b]);
         let cov = &scaled * scaled.transpose();
         let ident = if condition > ILL_CONDITIONED {
-            Identifiability::IllConditioned { condition, direction: dir }
+            Identifiability::IllConditioned {
+                condition,
+                direction: dir,
+            }
         } else {
             Identifiability::Identifiable
         };
@@ -241,9 +296,13 @@ fn null_space(c: &DMatrix<f64>) -> Result<DMatrix<f64>, LsqError> {
     }
     let qr = c.transpose().qr();
     let r = qr.r();
-    let (lo, hi) = (0..p).fold((f64::INFINITY, 0.0f64), |(a, b), i| (a.min(r[(i, i)].abs()), b.max(r[(i, i)].abs())));
+    let (lo, hi) = (0..p).fold((f64::INFINITY, 0.0f64), |(a, b), i| {
+        (a.min(r[(i, i)].abs()), b.max(r[(i, i)].abs()))
+    });
     if !(lo > 1e-12 * hi) {
-        return Err(LsqError::DependentConstraints { pivot: lo / hi.max(f64::MIN_POSITIVE) });
+        return Err(LsqError::DependentConstraints {
+            pivot: lo / hi.max(f64::MIN_POSITIVE),
+        });
     }
     let mut qt = DMatrix::<f64>::identity(k, k);
     qr.q_tr_mul(&mut qt);

@@ -148,7 +148,11 @@ fn solve_tail(q: f64, nu: f64, guess: f64) -> f64 {
             hi = t;
         }
         let next = t + f / t_density(t, nu);
-        let next = if next > lo && next < hi { next } else { 0.5 * (lo + hi) };
+        let next = if next > lo && next < hi {
+            next
+        } else {
+            0.5 * (lo + hi)
+        };
         let done = (next - t).abs() <= 1e-15 * t || hi - lo <= 1e-15 * hi;
         t = next;
         if done {
