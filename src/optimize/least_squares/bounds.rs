@@ -1,8 +1,7 @@
 //! The box l ≤ x ≤ u (bounds possibly infinite) as both solvers keep it: points are
 //! projected into it, and a variable at a bound whose gradient pushes it outward is held
 //! there for the step (the active set); the projected gradient measures stationarity on
-//! the box (docs/theory.md, "Least squares: Gauss–Newton, multiple shooting, confidence
-//! intervals").
+//! the box (docs/theory.md §9).
 
 use super::error::LsqError;
 

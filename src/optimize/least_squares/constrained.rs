@@ -1,5 +1,4 @@
-//! The generalized Gauss–Newton method of Bock's multiple shooting (docs/theory.md, "Least
-//! squares: Gauss–Newton, multiple shooting, confidence intervals"): min ½‖r(w)‖² subject
+//! The generalized Gauss–Newton method of Bock's multiple shooting (docs/theory.md §9): min ½‖r(w)‖² subject
 //! to c(w) = 0 (the continuity of the shooting nodes) and the bounds of w. Each iteration
 //! solves the linearized problem min ½‖r + JΔ‖² s.t. c + CΔ = 0 in the null space of C
 //! (nullspace.rs), with a Levenberg damping of the null-space part only when a step fails;

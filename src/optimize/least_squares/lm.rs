@@ -1,5 +1,4 @@
-//! Levenberg–Marquardt with bounds (docs/theory.md, "Least squares: Gauss–Newton, multiple
-//! shooting, confidence intervals"): Moré's trust-region form (trust.rs) on the variables
+//! Levenberg–Marquardt with bounds (docs/theory.md §9): Moré's trust-region form (trust.rs) on the variables
 //! not held at a bound, the step projected onto the box, the radius steered by the ratio
 //! ρ of actual to predicted reduction. Near a solution the Gauss–Newton step fits inside
 //! the radius and is taken whole (μ = 0), so zero-residual fits converge quadratically;

@@ -3,8 +3,8 @@
 //! (lm.rs); with multiple shooting's continuity constraints c(w) = 0 by the generalized
 //! Gauss–Newton method (constrained.rs); and the statistics at the optimum — residual
 //! variance, covariance, standard errors, correlations, confidence intervals with the
-//! Student-t quantile (statistics.rs, student.rs). The theory is in docs/theory.md,
-//! "Least squares: Gauss–Newton, multiple shooting, confidence intervals".
+//! Student-t quantile (statistics.rs, student.rs). The theory is in docs/theory.md §9 ("Least squares: Gauss–Newton,
+//! multiple shooting, confidence intervals").
 //!
 //! The part knows nothing of the engine: a problem is anything implementing
 //! [`Residuals`] or [`ConstrainedResiduals`].

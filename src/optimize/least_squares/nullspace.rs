@@ -1,5 +1,4 @@
-//! The generalized Gauss–Newton subproblem (docs/theory.md, "Least squares: Gauss–Newton,
-//! multiple shooting, confidence intervals"): min ½‖r + JΔ‖² + ½μ‖Zᵀ Δ‖² subject to
+//! The generalized Gauss–Newton subproblem (docs/theory.md §9): min ½‖r + JΔ‖² + ½μ‖Zᵀ Δ‖² subject to
 //! c + CΔ = 0 and the variables held at their bounds, by the null-space method: with
 //! C_Fᵀ = [Y Z] [R; 0] (Householder QR of the free columns' transpose), Δ = Y a + Z b where
 //! Rᵀa = −c fixes the range part and b is the (damped) least-squares solution of

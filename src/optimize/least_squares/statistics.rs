@@ -1,5 +1,4 @@
-//! The statistics of a least-squares fit at its optimum (docs/theory.md, "Least squares:
-//! Gauss–Newton, multiple shooting, confidence intervals"): the residual variance factor
+//! The statistics of a least-squares fit at its optimum (docs/theory.md §9): the residual variance factor
 //! σ̂² = ‖r‖²/(m − n), the covariance (JᵀJ)⁻¹σ̂² (and (JᵀJ)⁻¹ with σ taken as known),
 //! standard errors, correlations and 95 % confidence intervals θ̂ ± t_{0.975, m−n}·SE.
 //! For a constrained (multiple-shooting) fit the covariance is the null-space form
@@ -99,7 +98,7 @@ pub fn statistics(
 
 /// The statistics of a constrained fit at w (c(w) = 0 with Jacobian C, p×n): the
 /// covariance of the free variables is Z (Zᵀ JᵀJ Z)⁻¹ Zᵀ σ̂² with Z a basis of the null
-/// space of C on them (Bock 1987; docs/theory.md), σ̂² = ‖r‖²/(m − n_free + p), and the
+/// space of C on them (Bock 1987; docs/theory.md §9), σ̂² = ‖r‖²/(m − n_free + p), and the
 /// entries listed in `report` (e.g. the parameters θ among the node states; each must be
 /// free) are reported.
 pub fn constrained_statistics(

@@ -1,6 +1,5 @@
 //! The Student-t and normal distributions' tails and quantiles, for confidence intervals
-//! (docs/theory.md, "Least squares: Gauss–Newton, multiple shooting, confidence
-//! intervals"): the t tail is ½ I_{ν/(ν+t²)}(ν/2, ½) with the regularized incomplete beta
+//! (docs/theory.md §9): the t tail is ½ I_{ν/(ν+t²)}(ν/2, ½) with the regularized incomplete beta
 //! function I from its continued fraction (DLMF 8.17.22, evaluated by the modified Lentz
 //! method); ln Γ from Stirling's series after shifting the argument above 15; the quantile
 //! by Newton's method on the tail, safeguarded by bisection. Written here so that the
