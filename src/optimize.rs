@@ -44,6 +44,7 @@ mod descent;
 pub(crate) mod driver;
 mod history;
 mod kink;
+mod least_squares;
 mod runs;
 mod settings;
 pub(crate) mod shooting;
@@ -58,6 +59,7 @@ use driver::Smooth;
 pub use history::HistoryRow;
 use history::Rows;
 pub use kink::{min_norm_in_hull, KinkReport};
+pub use least_squares::*;
 use runs::{Ending, Runs, Solved};
 pub use settings::{
     parse_gradient_method, Globalization, KinkPolicy, OptimizerSettings, SolverKind,
