@@ -41,6 +41,7 @@ use std::time::Instant;
 mod adapter;
 pub(crate) mod constrained;
 mod descent;
+mod fit;
 pub(crate) mod driver;
 mod history;
 mod kink;
@@ -56,6 +57,7 @@ pub use constrained::{
     ConstraintReport, ConstraintRow, Kkt,
 };
 use driver::Smooth;
+pub use fit::{optimize_least_squares, ExperimentFit, FitReport, FitRun};
 pub use history::HistoryRow;
 use history::Rows;
 pub use kink::{min_norm_in_hull, KinkReport};
@@ -141,6 +143,9 @@ pub struct OptimizeResult {
     /// A multiple-shooting run's nodes and continuity gaps ([`optimize_shooting`]);
     /// `None` for single shooting.
     pub shooting: Option<ShootingReport>,
+    /// A least-squares fit's solver run and statistics ([`optimize_least_squares`]);
+    /// `None` for the other solvers.
+    pub least_squares: Option<Box<FitReport>>,
 }
 
 impl OptimizeResult {
@@ -316,6 +321,7 @@ impl StartPoint {
             initial: self.evaluation.clone(),
             constrained: None,
             shooting: None,
+        least_squares: None,
         })
     }
 }
@@ -382,5 +388,6 @@ fn finish<S: HybridSystem>(
         last,
         constrained: None,
         shooting: None,
+        least_squares: None,
     })
 }

@@ -170,7 +170,27 @@ impl Problem {
             free_time,
         };
         let reference = costs::reference(spec.reference.as_ref(), &costs, &dims, &doc)?;
-        let optimizer = optimizer::settings(&spec.optimizer.unwrap_or_default(), &doc)?;
+        let solver_given = spec.optimizer.as_ref().is_some_and(|o| o.solver.is_some());
+        let mut optimizer = optimizer::settings(&spec.optimizer.unwrap_or_default(), &doc)?;
+        // a pure data fit (data and parameter_squared terms, no constraints) runs
+        // Gauss–Newton unless the file names a solver
+        let pure_data = costs.iter().any(CostEntry::is_data)
+            && costs.iter().all(|c| c.is_data() || c.is_parameter_squared());
+        if !solver_given && pure_data && constraints.is_empty() {
+            optimizer.solver = crate::optimize::SolverKind::GaussNewton;
+        }
+        if optimizer.solver == crate::optimize::SolverKind::GaussNewton && !pure_data {
+            return Err(doc.error(
+                &[key("optimizer"), key("solver")],
+                "gauss_newton fits a cost made of `data` terms (and `parameter_squared` terms) only; use lbfgs for other costs",
+            ));
+        }
+        if !experiments.is_empty() && optimizer.solver != crate::optimize::SolverKind::GaussNewton {
+            return Err(doc.error(
+                &[key("optimizer"), key("solver")],
+                "several [[experiment]] tables are fitted together by gauss_newton; drop `solver` or set it to \"gauss_newton\"",
+            ));
+        }
         let plot = plot::read(spec.plot.as_ref(), &dims, &doc)?;
         let shooting = spec
             .shooting
@@ -364,7 +384,10 @@ impl Problem {
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
-        if let Some(shooting) = &self.shooting {
+        if self.optimizer.solver == crate::optimize::SolverKind::GaussNewton && self.shooting.is_none() {
+            let runs = self.fit_runs(setup, theta)?;
+            crate::optimize::optimize_least_squares(&runs, theta, &self.optimizer)
+        } else if let Some(shooting) = &self.shooting {
             crate::optimize::optimize_shooting(
                 setup,
                 theta,
@@ -384,6 +407,36 @@ impl Problem {
                 progress,
             )
         }
+    }
+
+    /// The experiments of a fit from θ's values: each experiment's setup and θ, or the one
+    /// run of `setup` when the file has no `[[experiment]]`.
+    fn fit_runs<'s>(
+        &'s self, setup: &Setup<'s, Builtin>, theta: &[ThetaEntry],
+    ) -> Result<Vec<crate::optimize::FitRun<'s, Builtin>>, Error> {
+        if let Some(what) = crate::sensitivity::least_squares_obstacle(setup) {
+            return Err(Error::Invalid(format!(
+                "gauss_newton fits a cost of `data` and `parameter_squared` terms; this cost has {what}: use lbfgs"
+            )));
+        }
+        let values: Vec<f64> = setup.resolve_theta(theta)?.iter().map(|e| e.value).collect();
+        if self.experiments.is_empty() {
+            return Ok(vec![crate::optimize::FitRun {
+                name: self.name.clone(),
+                setup: setup.clone(),
+                theta: values,
+            }]);
+        }
+        Ok(self
+            .experiment_setups(&values)?
+            .into_iter()
+            .zip(&self.experiments)
+            .map(|((setup, theta), e)| crate::optimize::FitRun {
+                name: e.name.clone(),
+                setup,
+                theta,
+            })
+            .collect())
     }
 
     /// Indices of θ that are optimized.

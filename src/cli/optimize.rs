@@ -20,6 +20,9 @@ use std::sync::Arc;
 enum SolverArg {
     Lbfgs,
     Gd,
+    /// Gauss–Newton / Levenberg–Marquardt (data fits)
+    #[value(name = "gauss_newton")]
+    GaussNewton,
 }
 
 /// `hybridopt optimize`.
@@ -140,6 +143,7 @@ impl OptimizeArgs {
             p.optimizer.solver = match s {
                 SolverArg::Lbfgs => SolverKind::Lbfgs,
                 SolverArg::Gd => SolverKind::Gd,
+                SolverArg::GaussNewton => SolverKind::GaussNewton,
             };
         }
         if let Some(g) = self.gradient {

@@ -132,7 +132,9 @@ where
 {
     let ls = MoreThuenteLineSearch::new().with_bounds(f64::EPSILON.sqrt(), f64::INFINITY)?;
     Ok(match how.solver {
-        SolverKind::Lbfgs => {
+        // a smooth objective that is no sum of squared residuals (a gait's) runs L-BFGS
+        // even when the file asks for Gauss–Newton
+        SolverKind::Lbfgs | SolverKind::GaussNewton => {
             let solver = LBFGS::new(ls, how.memory)
                 .with_tolerance_grad(how.tol_grad)?
                 .with_tolerance_cost(how.tol_cost)?;

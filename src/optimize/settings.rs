@@ -13,6 +13,10 @@ pub enum SolverKind {
     Lbfgs,
     /// Steepest descent with the same line search.
     Gd,
+    /// Gauss–Newton / Levenberg–Marquardt on the residuals of a data fit (optimize/fit.rs);
+    /// the default when the cost is made of `data` (and `parameter_squared`) terms only.
+    #[serde(rename = "gauss_newton")]
+    GaussNewton,
 }
 
 impl SolverKind {
@@ -25,6 +29,7 @@ impl SolverKind {
         match self {
             SolverKind::Lbfgs => "lbfgs",
             SolverKind::Gd => "gd",
+            SolverKind::GaussNewton => "gauss_newton",
         }
     }
 }
@@ -121,7 +126,7 @@ mod tests {
 
     #[test]
     fn names_parse_to_their_kinds_and_back() {
-        for s in [SolverKind::Lbfgs, SolverKind::Gd] {
+        for s in [SolverKind::Lbfgs, SolverKind::Gd, SolverKind::GaussNewton] {
             assert_eq!(SolverKind::parse(s.name()), Some(s));
         }
         assert_eq!(SolverKind::parse("newton"), None);

@@ -39,6 +39,19 @@ impl CostEntry {
     pub fn is_track(&self) -> bool {
         matches!(self.term, CostTerm::Track { .. })
     }
+
+    /// Whether it fits a measured record.
+    pub fn is_data(&self) -> bool {
+        matches!(
+            self.term,
+            CostTerm::ExperimentData { .. } | CostTerm::Term(Term::Data { .. })
+        )
+    }
+
+    /// Whether it is a `parameter_squared` term (a least-squares fit's prior).
+    pub fn is_parameter_squared(&self) -> bool {
+        matches!(self.term, CostTerm::Term(Term::ParameterSquared { .. }))
+    }
 }
 
 /// The terms in file order (a data term's file is read here, its samples checked against

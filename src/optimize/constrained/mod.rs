@@ -214,6 +214,7 @@ pub(super) fn finish(
         last: run.point.evaluation,
         constrained: Some(report),
         shooting: None,
+        least_squares: None,
     }
 }
 

@@ -217,6 +217,7 @@ impl<P: Residuals> Run<'_, P> {
             rho,
             accepted,
             held: self.current.x.len() - free.len(),
+            x: self.current.x.clone(),
         });
         self.steer(rho, gauss_newton, s.scaled);
         if let Some(Err(e)) = &evaluated {

@@ -81,6 +81,8 @@ pub struct LmIteration {
     pub accepted: bool,
     /// The number of variables held at their bounds for this step.
     pub held: usize,
+    /// The iterate the step starts from.
+    pub x: Vec<f64>,
 }
 
 /// Levenberg–Marquardt's result.
