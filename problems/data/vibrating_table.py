@@ -58,8 +58,9 @@ Usage:
     python3 problems/data/vibrating_table.py --noise 1e-3 --seed 7 --out /tmp/noisy_7.csv
         # a noisy replicate of experiment a (`--experiment b` for b): the exact record (read
         # from its CSV, written first if missing) plus independent Gaussian noise of standard
-        # deviation SIGMA on every y, from Python's random.Random(SEED); cheap, so a bench
-        # can make 100 replicates on the fly
+        # deviation SIGMA on every y, from Python's random.Random(SEED).gauss (the same
+        # numbers for the same seed and Python version; ~0.4 s, so a bench can make 100
+        # replicates on the fly)
 """
 
 import argparse
