@@ -41,8 +41,8 @@ use std::time::Instant;
 mod adapter;
 pub(crate) mod constrained;
 mod descent;
-mod fit;
 pub(crate) mod driver;
+mod fit;
 mod history;
 mod kink;
 mod least_squares;
@@ -321,7 +321,7 @@ impl StartPoint {
             initial: self.evaluation.clone(),
             constrained: None,
             shooting: None,
-        least_squares: None,
+            least_squares: None,
         })
     }
 }

@@ -8,8 +8,8 @@ mod constraints;
 mod controls;
 mod costs;
 mod data;
-mod experiments;
 pub(crate) mod document;
+mod experiments;
 mod file_names;
 mod optimizer;
 mod parameters;
@@ -147,7 +147,8 @@ impl Problem {
         }
         let horizon = (spec.simulation.t0, spec.simulation.t_end.value());
         let costs = costs::entries(&spec.cost, &dims, &theta, horizon, &doc)?;
-        let experiments = experiments::read(&spec.experiment, &costs, &dims, &theta, horizon, &doc)?;
+        let experiments =
+            experiments::read(&spec.experiment, &costs, &dims, &theta, horizon, &doc)?;
         if let Some(first) = experiments.first() {
             for &(i, v) in &first.parameters {
                 theta[i].value = v;
@@ -175,7 +176,9 @@ impl Problem {
         // a pure data fit (data and parameter_squared terms, no constraints) runs
         // Gauss–Newton unless the file names a solver
         let pure_data = costs.iter().any(CostEntry::is_data)
-            && costs.iter().all(|c| c.is_data() || c.is_parameter_squared());
+            && costs
+                .iter()
+                .all(|c| c.is_data() || c.is_parameter_squared());
         if !solver_given && pure_data && constraints.is_empty() {
             optimizer.solver = crate::optimize::SolverKind::GaussNewton;
         }
@@ -312,13 +315,7 @@ impl Problem {
         &self, t_end: f64, records: &[Arc<crate::cost::Samples>],
     ) -> Result<Setup<'_, Builtin>, Error> {
         let mut records = records.iter();
-        let mut base = Setup::new(
-            &self.system,
-            self.t0,
-            t_end,
-            self.controls.clone(),
-            vec![],
-        );
+        let mut base = Setup::new(&self.system, self.t0, t_end, self.controls.clone(), vec![]);
         base.solver = self.solver;
         base.events = self.events;
         let reference = match &self.reference {
@@ -384,7 +381,9 @@ impl Problem {
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
-        if self.optimizer.solver == crate::optimize::SolverKind::GaussNewton && self.shooting.is_none() {
+        if self.optimizer.solver == crate::optimize::SolverKind::GaussNewton
+            && self.shooting.is_none()
+        {
             let runs = self.fit_runs(setup, theta)?;
             crate::optimize::optimize_least_squares(&runs, theta, &self.optimizer)
         } else if let Some(shooting) = &self.shooting {
@@ -419,7 +418,11 @@ impl Problem {
                 "gauss_newton fits a cost of `data` and `parameter_squared` terms; this cost has {what}: use lbfgs"
             )));
         }
-        let values: Vec<f64> = setup.resolve_theta(theta)?.iter().map(|e| e.value).collect();
+        let values: Vec<f64> = setup
+            .resolve_theta(theta)?
+            .iter()
+            .map(|e| e.value)
+            .collect();
         if self.experiments.is_empty() {
             return Ok(vec![crate::optimize::FitRun {
                 name: self.name.clone(),

@@ -106,7 +106,8 @@ impl<S: HybridSystem> Residuals for Stacked<'_, '_, S> {
             r.rows_mut(row, p.r.len()).copy_from(&p.r);
             if let (Some(j), Some(pj)) = (j.as_mut(), p.jacobian.as_ref()) {
                 for (c, &k) in self.free.iter().enumerate() {
-                    j.view_mut((row, c), (p.r.len(), 1)).copy_from(&pj.column(k));
+                    j.view_mut((row, c), (p.r.len(), 1))
+                        .copy_from(&pj.column(k));
                 }
             }
             row += p.r.len();
@@ -138,8 +139,14 @@ pub fn optimize_least_squares<S: HybridSystem>(
     let free: Vec<usize> = (0..theta.len()).filter(|&k| theta[k].optimize).collect();
     let x0: Vec<f64> = free.iter().map(|&k| theta[k].value).collect();
     let bounds = BoxBounds {
-        lower: free.iter().map(|&k| theta[k].lower.unwrap_or(f64::NEG_INFINITY)).collect(),
-        upper: free.iter().map(|&k| theta[k].upper.unwrap_or(f64::INFINITY)).collect(),
+        lower: free
+            .iter()
+            .map(|&k| theta[k].lower.unwrap_or(f64::NEG_INFINITY))
+            .collect(),
+        upper: free
+            .iter()
+            .map(|&k| theta[k].upper.unwrap_or(f64::INFINITY))
+            .collect(),
     };
     let stacked = Stacked { runs, free };
     let lm = levenberg_marquardt(&stacked, &x0, &bounds, &lm_settings(settings))
@@ -180,9 +187,9 @@ pub fn optimize_least_squares<S: HybridSystem>(
 /// The optimizer's outcome for the solver's.
 fn outcome_of(o: LsqOutcome) -> Outcome {
     match o {
-        LsqOutcome::ConvergedStep | LsqOutcome::ConvergedReduction | LsqOutcome::ConvergedGradient => {
-            Outcome::Converged
-        }
+        LsqOutcome::ConvergedStep
+        | LsqOutcome::ConvergedReduction
+        | LsqOutcome::ConvergedGradient => Outcome::Converged,
         LsqOutcome::MaxIterations => Outcome::MaxIterations,
         LsqOutcome::Infeasible => Outcome::Infeasible,
         LsqOutcome::Stalled | LsqOutcome::StartFailed => Outcome::Stalled,
@@ -207,7 +214,11 @@ fn history<S: HybridSystem>(
         });
     }
     let step = rows.last().map_or(0.0, |_| {
-        lm.history.iter().rev().find(|h| h.accepted).map_or(0.0, |h| h.step_norm)
+        lm.history
+            .iter()
+            .rev()
+            .find(|h| h.accepted)
+            .map_or(0.0, |h| h.step_norm)
     });
     rows.push(HistoryRow {
         iteration: rows.len() as u64,

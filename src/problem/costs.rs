@@ -1,10 +1,10 @@
 //! `[[cost]]` and `[reference]`: the cost terms, their names (outputs, guards, parameters)
 //! resolved against the system, grouped into objectives.
 
+use super::data::Frame;
 use super::document::{key, Document, Seg};
 use super::schema::{CostSpec, GuardSpec, ReferenceSpec};
 use super::simulation::guard_names;
-use super::data::Frame;
 use crate::cost::{EventGuard, Samples, Term};
 use crate::error::Error;
 use crate::model::Dims;
@@ -18,7 +18,10 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub enum CostTerm {
     Term(Term),
-    Track { output: usize, weight: f64 },
+    Track {
+        output: usize,
+        weight: f64,
+    },
     /// A data term without a file: each `[[experiment]]` gives its record, read with these
     /// σ (problem/experiments.rs).
     ExperimentData {
@@ -57,8 +60,7 @@ impl CostEntry {
 /// The terms in file order (a data term's file is read here, its samples checked against
 /// the horizon `(t0, t_end)`).
 pub(super) fn entries(
-    specs: &[CostSpec], dims: &Dims, theta: &[ThetaEntry], horizon: (f64, f64),
-    doc: &Document<'_>,
+    specs: &[CostSpec], dims: &Dims, theta: &[ThetaEntry], horizon: (f64, f64), doc: &Document<'_>,
 ) -> Result<Vec<CostEntry>, Error> {
     specs
         .iter()

@@ -60,17 +60,33 @@ pub fn parse(text: &str, file: &str, frame: &Frame<'_>) -> Result<Samples, DataF
         .enumerate()
         .map(|(i, l)| (i + 1, l.trim()))
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
-    let (hline, header) = lines
-        .next()
-        .ok_or_else(|| err(0, None, "the file is empty; it needs a header `t,<output>,…` and at least one sample".into()))?;
+    let (hline, header) = lines.next().ok_or_else(|| {
+        err(
+            0,
+            None,
+            "the file is empty; it needs a header `t,<output>,…` and at least one sample".into(),
+        )
+    })?;
     let names: Vec<&str> = header.split(',').map(str::trim).collect();
-    let (roles, channels) = header_roles(&names, frame.dims).map_err(|(c, m)| err(hline, Some(&c), m))?;
+    let (roles, channels) =
+        header_roles(&names, frame.dims).map_err(|(c, m)| err(hline, Some(&c), m))?;
     for (name, s) in frame.sigma {
         if !channels.iter().any(|c| c.name == *name) {
-            return Err(err(0, None, format!("[[cost]] sigma names `{name}`, which is not a column of the file; columns: {}", names.join(", "))));
+            return Err(err(
+                0,
+                None,
+                format!(
+                    "[[cost]] sigma names `{name}`, which is not a column of the file; columns: {}",
+                    names.join(", ")
+                ),
+            ));
         }
         if !(s.is_finite() && *s > 0.0) {
-            return Err(err(0, None, format!("[[cost]] sigma of `{name}` is {s}; it must be a finite number > 0")));
+            return Err(err(
+                0,
+                None,
+                format!("[[cost]] sigma of `{name}` is {s}; it must be a finite number > 0"),
+            ));
         }
     }
     let default_sigma: Vec<f64> = channels
@@ -81,7 +97,15 @@ pub fn parse(text: &str, file: &str, frame: &Frame<'_>) -> Result<Samples, DataF
     for (ln, line) in lines {
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if fields.len() != names.len() {
-            return Err(err(ln, None, format!("{} fields, but the header has {} columns", fields.len(), names.len())));
+            return Err(err(
+                ln,
+                None,
+                format!(
+                    "{} fields, but the header has {} columns",
+                    fields.len(),
+                    names.len()
+                ),
+            ));
         }
         let mut t = None;
         let mut row: Vec<Option<Datum>> = vec![None; channels.len()];
@@ -93,20 +117,36 @@ pub fn parse(text: &str, file: &str, frame: &Frame<'_>) -> Result<Samples, DataF
                 }
                 continue;
             }
-            let v: f64 = field.parse().map_err(|_| err(ln, Some(name), format!("`{field}` is not a number")))?;
+            let v: f64 = field
+                .parse()
+                .map_err(|_| err(ln, Some(name), format!("`{field}` is not a number")))?;
             if !v.is_finite() {
                 return Err(err(ln, Some(name), format!("{field} is not a finite number (NaN and infinities cannot be fitted; leave the cell empty if it was not measured)")));
             }
             match *role {
                 Role::Time => t = Some(v),
-                Role::Value(c) => row[c] = Some(Datum { value: v, sigma: 0.0 }),
+                Role::Value(c) => {
+                    row[c] = Some(Datum {
+                        value: v,
+                        sigma: 0.0,
+                    })
+                }
                 Role::Sigma(c) if v > 0.0 => sig[c] = Some(v),
-                Role::Sigma(_) => return Err(err(ln, Some(name), format!("σ = {v}; it must be > 0"))),
+                Role::Sigma(_) => {
+                    return Err(err(ln, Some(name), format!("σ = {v}; it must be > 0")))
+                }
             }
         }
         let t = t.expect("the header has a `t` column");
         if t < frame.t0 || t > frame.t_end {
-            return Err(err(ln, Some("t"), format!("t = {t} is outside the horizon [{}, {}] ([simulation] t0, t_end)", frame.t0, frame.t_end)));
+            return Err(err(
+                ln,
+                Some("t"),
+                format!(
+                    "t = {t} is outside the horizon [{}, {}] ([simulation] t0, t_end)",
+                    frame.t0, frame.t_end
+                ),
+            ));
         }
         if let Some(&prev) = times.last() {
             if t <= prev {
@@ -135,8 +175,15 @@ pub fn parse(text: &str, file: &str, frame: &Frame<'_>) -> Result<Samples, DataF
 
 /// Each header column's role, and the outputs measured (in file order); an error names
 /// the column at fault.
-fn header_roles(names: &[&str], dims: &Dims) -> Result<(Vec<Role>, Vec<Channel>), (String, String)> {
-    let valid = || format!("valid columns: t, the outputs ({}), and sigma_<output>", dims.outputs.join(", "));
+fn header_roles(
+    names: &[&str], dims: &Dims,
+) -> Result<(Vec<Role>, Vec<Channel>), (String, String)> {
+    let valid = || {
+        format!(
+            "valid columns: t, the outputs ({}), and sigma_<output>",
+            dims.outputs.join(", ")
+        )
+    };
     let mut roles = Vec::with_capacity(names.len());
     let mut channels: Vec<Channel> = Vec::new();
     for name in names {
@@ -146,12 +193,18 @@ fn header_roles(names: &[&str], dims: &Dims) -> Result<(Vec<Role>, Vec<Channel>)
         let role = if *name == "t" {
             Role::Time
         } else if let Some(o) = dims.output_index(name) {
-            channels.push(Channel { output: o, name: name.to_string() });
+            channels.push(Channel {
+                output: o,
+                name: name.to_string(),
+            });
             Role::Value(channels.len() - 1)
         } else if name.starts_with("sigma_") {
             Role::Sigma(usize::MAX)
         } else {
-            return Err((name.to_string(), format!("not an output of the system; {}", valid())));
+            return Err((
+                name.to_string(),
+                format!("not an output of the system; {}", valid()),
+            ));
         };
         roles.push(role);
     }
@@ -159,16 +212,31 @@ fn header_roles(names: &[&str], dims: &Dims) -> Result<(Vec<Role>, Vec<Channel>)
     for (role, name) in roles.iter_mut().zip(names) {
         if let Role::Sigma(c) = role {
             let of = &name["sigma_".len()..];
-            *c = channels.iter().position(|ch| ch.name == of).ok_or_else(|| {
-                (name.to_string(), format!("σ of `{of}`, which is not a value column of the file; {}", valid()))
-            })?;
+            *c = channels
+                .iter()
+                .position(|ch| ch.name == of)
+                .ok_or_else(|| {
+                    (
+                        name.to_string(),
+                        format!(
+                            "σ of `{of}`, which is not a value column of the file; {}",
+                            valid()
+                        ),
+                    )
+                })?;
         }
     }
     if !roles.contains(&Role::Time) {
-        return Err(("t".into(), format!("the header has no `t` column; {}", valid())));
+        return Err((
+            "t".into(),
+            format!("the header has no `t` column; {}", valid()),
+        ));
     }
     if channels.is_empty() {
-        return Err((names.join(","), format!("the header names no output; {}", valid())));
+        return Err((
+            names.join(","),
+            format!("the header names no output; {}", valid()),
+        ));
     }
     Ok((roles, channels))
 }
@@ -179,7 +247,12 @@ mod tests {
     use crate::model::HybridSystem;
 
     fn frame_of<'d>(dims: &'d Dims, sigma: &'d BTreeMap<String, f64>) -> Frame<'d> {
-        Frame { dims, t0: 0.0, t_end: 2.0, sigma }
+        Frame {
+            dims,
+            t0: 0.0,
+            t_end: 2.0,
+            sigma,
+        }
     }
 
     /// Cells, σ (from the table and a σ column) and empty cells are read as written.
@@ -192,8 +265,20 @@ mod tests {
         assert_eq!(s.times, vec![0.0, 0.5]);
         assert_eq!(s.count(), 3);
         assert_eq!(s.cells[0][1], None);
-        assert_eq!(s.cells[1][0], Some(Datum { value: 0.8, sigma: 0.5 }));
-        assert_eq!(s.cells[1][1], Some(Datum { value: -2.0, sigma: 0.25 }));
+        assert_eq!(
+            s.cells[1][0],
+            Some(Datum {
+                value: 0.8,
+                sigma: 0.5
+            })
+        );
+        assert_eq!(
+            s.cells[1][1],
+            Some(Datum {
+                value: -2.0,
+                sigma: 0.25
+            })
+        );
     }
 
     /// Each bad input names the file, the line and the column.
@@ -205,15 +290,33 @@ mod tests {
         let cases = [
             ("", "d.csv: the file is empty"),
             ("t,height\n0,1\n", "d.csv:1, column `height`: not an output"),
-            ("y\n1\n", "d.csv:1, column `t`: the header has no `t` column"),
-            ("t,y\n0.5,1\n0.2,1\n", "d.csv:3, column `t`: t = 0.2 does not increase"),
-            ("t,y\n0.5,NaN\n", "d.csv:2, column `y`: NaN is not a finite number"),
-            ("t,y\n3.0,1\n", "d.csv:2, column `t`: t = 3 is outside the horizon"),
-            ("t,y\n0.5,1,2\n", "d.csv:2: 3 fields, but the header has 2 columns"),
+            (
+                "y\n1\n",
+                "d.csv:1, column `t`: the header has no `t` column",
+            ),
+            (
+                "t,y\n0.5,1\n0.2,1\n",
+                "d.csv:3, column `t`: t = 0.2 does not increase",
+            ),
+            (
+                "t,y\n0.5,NaN\n",
+                "d.csv:2, column `y`: NaN is not a finite number",
+            ),
+            (
+                "t,y\n3.0,1\n",
+                "d.csv:2, column `t`: t = 3 is outside the horizon",
+            ),
+            (
+                "t,y\n0.5,1,2\n",
+                "d.csv:2: 3 fields, but the header has 2 columns",
+            ),
             ("t,y\n0.5,\n", "d.csv: the file has no measured values"),
             ("t,y,sigma_v\n0.5,1,1\n", "column `sigma_v`: σ of `v`"),
             ("t,y,sigma_y\n0.5,1,0\n", "d.csv:2, column `sigma_y`: σ = 0"),
-            ("t,y\n0.5,abc\n", "d.csv:2, column `y`: `abc` is not a number"),
+            (
+                "t,y\n0.5,abc\n",
+                "d.csv:2, column `y`: `abc` is not a number",
+            ),
         ];
         for (text, want) in cases {
             let e = parse(text, "d.csv", &f).unwrap_err().to_string();

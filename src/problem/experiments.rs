@@ -61,14 +61,20 @@ pub(super) fn read(
     for (i, spec) in specs.iter().enumerate() {
         let at = |k: &str| vec![key("experiment"), Seg::Entry(i), key(k)];
         if out.iter().any(|e| e.name == spec.name) {
-            return Err(doc.error(&at("name"), format!("a second experiment named {:?}", spec.name)));
+            return Err(doc.error(
+                &at("name"),
+                format!("a second experiment named {:?}", spec.name),
+            ));
         }
         let mut parameters = Vec::new();
         for (name, &v) in &spec.parameters {
             let Some(k) = dims.param_index(name) else {
                 return Err(doc.error(
                     &at("parameters"),
-                    format!("`{name}` is not a parameter; valid: {}", dims.params.join(", ")),
+                    format!(
+                        "`{name}` is not a parameter; valid: {}",
+                        dims.params.join(", ")
+                    ),
                 ));
             };
             if theta[k].optimize {
@@ -84,7 +90,10 @@ pub(super) fn read(
         }
         let end = spec.t_end.unwrap_or(t_end);
         if !(end.is_finite() && end > t0) {
-            return Err(doc.error(&at("t_end"), format!("t_end = {end} must be a finite time after t0 = {t0}")));
+            return Err(doc.error(
+                &at("t_end"),
+                format!("t_end = {end} must be a finite time after t0 = {t0}"),
+            ));
         }
         let records = fileless
             .iter()

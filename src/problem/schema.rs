@@ -301,9 +301,7 @@ impl CostSpec {
             | EventTimeSquared { objective, .. }
             | FinalTime { objective, .. }
             | EventOutputSquared { objective, .. }
-            | Data { objective, .. } => {
-                objective.clone().unwrap_or_else(|| "cost".into())
-            }
+            | Data { objective, .. } => objective.clone().unwrap_or_else(|| "cost".into()),
         }
     }
 }

@@ -36,10 +36,15 @@ pub fn least_squares_obstacle<S: HybridSystem>(setup: &Setup<'_, S>) -> Option<S
     obj.terms
         .iter()
         .find(|t| !matches!(t, Term::Data { .. } | Term::ParameterSquared { .. }))
-        .map(|t| format!("{t:?}").split([' ', '{']).next().unwrap_or("").to_string())
+        .map(|t| {
+            format!("{t:?}")
+                .split([' ', '{'])
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
         .or_else(|| {
-            (!obj.terms.iter().any(|t| t.data().is_some()))
-                .then(|| "no data term".to_string())
+            (!obj.terms.iter().any(|t| t.data().is_some())).then(|| "no data term".to_string())
         })
 }
 
@@ -50,7 +55,9 @@ pub fn residuals<S: HybridSystem>(
 ) -> Result<ResidualRun, Error> {
     setup.check_theta(theta.len())?;
     let Some(obj) = setup.objectives().first() else {
-        return Err(Error::Invalid("a least-squares fit needs an objective".into()));
+        return Err(Error::Invalid(
+            "a least-squares fit needs an objective".into(),
+        ));
     };
     let (n, nth) = (setup.n(), setup.ntheta());
     let mut r = Vec::new();

@@ -111,9 +111,11 @@ impl ObjectiveSeeds {
     fn add_samples(&mut self, o: usize, list: Vec<SampleCotangent>) {
         for (at, cx, ct) in list {
             match at {
-                Instant::SegmentStart(s) => {
-                    self.segment_starts.entry(s).or_default().push((o, (cx, ct)))
-                }
+                Instant::SegmentStart(s) => self
+                    .segment_starts
+                    .entry(s)
+                    .or_default()
+                    .push((o, (cx, ct))),
                 Instant::Final => {
                     self.lambda_tf[o] += cx;
                     self.mu_tf[o] += ct;

@@ -43,7 +43,14 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
             let (x, ctx) = traj.state_of(at);
             let u = self.controls_at(&ctx, D::from(t), theta);
             self.sys
-                .outputs(ctx.mode, D::from(t), &x[..nx], &u, &theta[..self.np()], &mut y)
+                .outputs(
+                    ctx.mode,
+                    D::from(t),
+                    &x[..nx],
+                    &u,
+                    &theta[..self.np()],
+                    &mut y,
+                )
                 .map_err(|e| Error::Model {
                     t,
                     mode: self.dims.mode_name(ctx.mode),
@@ -65,13 +72,13 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         for (i, at) in instants.into_iter().enumerate() {
             let t = samples.times[i];
             let (x, ctx) = traj.state_of(at);
-            let outs: Vec<ScalarJac> = self
-                .output_jacobian(&ctx, t, x, theta)
-                .map_err(|e| Error::Model {
-                    t,
-                    mode: self.dims.mode_name(ctx.mode),
-                    source: e,
-                })?;
+            let outs: Vec<ScalarJac> =
+                self.output_jacobian(&ctx, t, x, theta)
+                    .map_err(|e| Error::Model {
+                        t,
+                        mode: self.dims.mode_name(ctx.mode),
+                        source: e,
+                    })?;
             let rows = samples.cells[i]
                 .iter()
                 .enumerate()

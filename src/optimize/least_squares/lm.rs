@@ -116,6 +116,8 @@ struct Step {
     small: bool,
     /// The linear model's reduction of ½‖r‖²: ½‖r‖² − ½‖r + JΔx‖².
     pred: f64,
+    /// The bounds cut the step (it is not the model's minimizer over the free variables).
+    projected: bool,
     /// ‖D Δx‖.
     scaled: f64,
 }
@@ -163,7 +165,9 @@ impl<P: Residuals> Run<'_, P> {
         for (a, &i) in free.iter().enumerate() {
             xt[i] += pf[a];
         }
+        let free_step = xt.clone();
         self.bounds.project(&mut xt);
+        let projected = xt != free_step;
         let dx = DVector::from_iterator(x.len(), xt.iter().zip(x).map(|(a, b)| a - b));
         let xnorm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
         let xtol = self.settings.xtol;
@@ -172,6 +176,7 @@ impl<P: Residuals> Run<'_, P> {
         Step {
             mu,
             small: dx.norm() <= xtol * (xnorm + xtol),
+            projected,
             pred: -self.current.r.dot(&jdx) - 0.5 * jdx.norm_squared(),
             scaled: self.d.component_mul(&dx).norm(),
             xt,
@@ -187,8 +192,10 @@ impl<P: Residuals> Run<'_, P> {
         let cost = self.current.cost;
         // the step and reduction tests count only for the model's own minimizer (μ = 0),
         // never for a step cut short by a radius that failures shrank
-        let gauss_newton = s.mu == 0.0;
-        let reduction_small = s.pred <= self.settings.ftol * cost;
+        // a step the bounds cut is no minimizer of the model: its predicted reduction may
+        // even be negative, and it proves nothing about convergence
+        let gauss_newton = s.mu == 0.0 && !s.projected;
+        let reduction_small = (0.0..=self.settings.ftol * cost).contains(&s.pred);
         let evaluated = if s.pred > 0.0 {
             let eager = self.settings.eager_jacobian;
             Some(calls::residuals(
