@@ -3,6 +3,7 @@
 //! picture of the initial and optimized motion for a system that can be drawn — written through
 //! [`Staging`], so that a failure leaves no partial folder and earlier results unchanged.
 
+mod fit;
 pub(crate) mod summary;
 
 pub use summary::{summary_thetas, EventSummary, MultiStartSummary, OptimizeSummary};
@@ -74,6 +75,7 @@ pub fn write_optimize_results<S: HybridSystem>(
         )?;
     }
     crate::output::loops::stage_loops(&p.name, &p.plot_loops, setup, &runs, &stage)?;
+    fit::stage_fit(&p.name, &s_final, r, (&t_init, &t_final), &stage)?;
     #[cfg(feature = "plots")]
     strobe(p, setup, r, &stage)?;
     stage.commit()

@@ -93,6 +93,11 @@ pub struct OptimizeSummary {
     /// continuity gaps and a periodic problem's closing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shooting: Option<crate::optimize::ShootingReport>,
+    /// A data fit (`solver = "gauss_newton"`): the least-squares solver's run, each
+    /// experiment's share and the statistics at the optimum (σ̂², covariance, standard
+    /// errors, correlations, 95 % intervals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub least_squares: Option<crate::optimize::FitReport>,
 }
 
 /// `"multi_start"` of `optimize --starts N`.
@@ -175,6 +180,7 @@ impl OptimizeSummary {
             t_end_initial: c.and_then(|c| c.t_end_initial),
             t_end_final: c.and_then(|c| c.t_end_final),
             shooting: r.shooting.clone(),
+            least_squares: r.least_squares.as_deref().cloned(),
         }
     }
 
@@ -249,6 +255,9 @@ impl OptimizeSummary {
                 );
             }
         }
+        if let Some(ls) = &self.least_squares {
+            fit_text(&mut o, ls);
+        }
         if let Some(k) = &self.final_kink {
             let _ = writeln!(o, "  the final point is a kink (simultaneous event at t = {:?}): ψ has no gradient there", k.times);
             for (n, plus, minus) in &k.one_sided {
@@ -322,4 +331,58 @@ pub fn summary_thetas(
         Ok(theta)
     };
     Ok((read("parameters_initial")?, read("parameters_final")?))
+}
+
+/// A data fit's lines: the solver's counts, each experiment's share, σ̂² and each
+/// parameter's estimate with its standard error and 95 % interval, and the correlations.
+fn fit_text(o: &mut String, ls: &crate::optimize::FitReport) {
+    let _ = writeln!(
+        o,
+        "  least squares ({}, {}): {} residuals, {} residual and {} Jacobian evaluations, last {} steps undamped Gauss–Newton",
+        ls.solver, ls.outcome, ls.residuals, ls.residual_evaluations, ls.jacobian_evaluations,
+        ls.final_gauss_newton_steps
+    );
+    for e in ls.experiments.iter().filter(|_| ls.experiments.len() > 1) {
+        let _ = writeln!(
+            o,
+            "    experiment {}: {} residuals, Σr² {:.6e}",
+            e.name, e.residuals, e.sum_of_squares
+        );
+    }
+    let Some(st) = &ls.statistics else {
+        let why = ls.statistics_error.as_deref().unwrap_or("unknown");
+        let _ = writeln!(o, "  no statistics: {why}");
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "  σ̂² = {:.6e} (Σr² {:.6e} over {} degrees of freedom; ≈ 1 when the σ given are right), condition {:.3e}",
+        st.sigma2, st.residual_sum_of_squares, st.degrees_of_freedom, st.condition
+    );
+    let _ = writeln!(
+        o,
+        "  {:>12} {:>18} {:>12} {:>40}",
+        "parameter", "estimate", "std. error", "95 % interval"
+    );
+    for p in &st.parameters {
+        let _ = writeln!(
+            o,
+            "  {:>12} {:>18.10e} {:>12.3e}   [{:.10e}, {:.10e}]",
+            p.name, p.estimate, p.standard_error, p.ci_low, p.ci_high
+        );
+    }
+    if st.parameters.len() > 1 {
+        for (i, a) in st.parameters.iter().enumerate() {
+            for (j, b) in st.parameters.iter().enumerate().skip(i + 1) {
+                let _ = writeln!(
+                    o,
+                    "  correlation {} ~ {}: {:+.4}",
+                    a.name, b.name, st.correlation[i][j]
+                );
+            }
+        }
+    }
+    for n in &st.excluded {
+        let _ = writeln!(o, "  entry {n} is held at a bound: not estimated");
+    }
 }
