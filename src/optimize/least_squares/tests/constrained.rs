@@ -8,7 +8,7 @@ use super::super::lm::levenberg_marquardt;
 use super::super::outcome::LsqOutcome;
 use super::super::problem::{ConstrainedResiduals, Linearization, Residuals};
 use super::super::settings::{GgnSettings, LmSettings};
-use super::super::statistics::{constrained_statistics, statistics};
+use super::super::statistics::constrained_statistics;
 use super::{noise, rel, sci, LinearLsq};
 use nalgebra::{DMatrix, DVector};
 use std::cell::RefCell;
