@@ -57,6 +57,7 @@ pub use problem::{ConstrainedResiduals, Linearization, Residuals};
 pub use settings::{GgnSettings, LmSettings};
 pub use statistics::{
     constrained_statistics, statistics, Identifiability, ParameterStatistics, Statistics,
+    CONFIDENCE, ILL_CONDITIONED,
 };
 pub use student::{normal_quantile, student_t_cdf, student_t_quantile};
 

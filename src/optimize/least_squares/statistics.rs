@@ -307,3 +307,33 @@ fn null_space(c: &DMatrix<f64>) -> Result<DMatrix<f64>, LsqError> {
     qr.q_tr_mul(&mut qt);
     Ok(qt.transpose().columns(p, k - p).into_owned())
 }
+
+impl super::outcome::LmResult {
+    /// The statistics at the result's point over its free variables (those not held at a
+    /// bound), from the residuals and Jacobian it kept; an error if it kept no Jacobian
+    /// (a start that failed, or a Jacobian that failed at the last accepted point).
+    pub fn statistics(&self, names: &[String]) -> Result<Statistics, LsqError> {
+        let j = self.jacobian.as_ref().ok_or(LsqError::Shape {
+            what: "the Jacobian at the final point",
+            expected: (self.residuals.len(), self.x.len()),
+            got: (0, 0),
+        })?;
+        statistics(&self.x, &self.residuals, j, &self.free(), names)
+    }
+}
+
+impl super::outcome::GgnResult {
+    /// The statistics at the result's point over its free variables, with the entries in
+    /// `report` (e.g. θ's among the node states) reported; an error if it kept no
+    /// Jacobians.
+    pub fn statistics(&self, report: &[usize], names: &[String]) -> Result<Statistics, LsqError> {
+        let missing = || LsqError::Shape {
+            what: "the Jacobians at the final point",
+            expected: (self.residuals.len(), self.w.len()),
+            got: (0, 0),
+        };
+        let j = self.jacobian.as_ref().ok_or_else(missing)?;
+        let c = self.constraint_jacobian.as_ref().ok_or_else(missing)?;
+        constrained_statistics(&self.w, &self.residuals, j, c, &self.free(), report, names)
+    }
+}

@@ -5,11 +5,13 @@
 use super::super::bounds::{BoundSide, BoxBounds};
 use super::super::constrained::generalized_gauss_newton;
 use super::super::lm::levenberg_marquardt;
+use super::super::outcome::LsqOutcome;
 use super::super::problem::{ConstrainedResiduals, Linearization, Residuals};
 use super::super::settings::{GgnSettings, LmSettings};
-use super::super::statistics::{constrained_statistics, statistics};
-use super::{noise, rel, LinearLsq};
+use super::super::statistics::constrained_statistics;
+use super::{noise, rel, sci, LinearLsq};
 use nalgebra::{DMatrix, DVector};
+use std::cell::RefCell;
 
 /// A 12×5 linear fit with 2 equality constraints.
 fn linear_problem() -> LinearLsq {
@@ -108,16 +110,23 @@ struct Growth {
     sigma: f64,
     /// The node times of multiple shooting (the first is 0).
     nodes: Vec<f64>,
+    /// The points where the Jacobians were evaluated.
+    log: RefCell<Vec<Vec<f64>>>,
 }
 
 fn growth(samples: usize, nodes: usize) -> Growth {
+    noisy_growth(samples, nodes, 0.01)
+}
+
+/// Samples with noise of the given level (σ stays 0.01).
+fn noisy_growth(samples: usize, nodes: usize, level: f64) -> Growth {
     let t: Vec<f64> = (0..samples)
         .map(|i| 3.0 * i as f64 / (samples - 1) as f64)
         .collect();
     let d = t
         .iter()
         .enumerate()
-        .map(|(i, &t)| 1.3 * (-0.8 * t).exp() + 0.01 * noise(i))
+        .map(|(i, &t)| 1.3 * (-0.8 * t).exp() + level * noise(i))
         .collect();
     let nodes = (0..nodes).map(|j| 3.0 * j as f64 / nodes as f64).collect();
     Growth {
@@ -125,6 +134,7 @@ fn growth(samples: usize, nodes: usize) -> Growth {
         d,
         sigma: 0.01,
         nodes,
+        log: RefCell::new(vec![]),
     }
 }
 
@@ -157,6 +167,9 @@ impl Residuals for Growth {
 impl ConstrainedResiduals for Growth {
     type Error = String;
     fn evaluate(&self, w: &[f64], jac: bool) -> Result<Linearization, String> {
+        if jac {
+            self.log.borrow_mut().push(w.to_vec());
+        }
         let (m, nn) = (self.t.len(), self.nodes.len());
         let k = w[nn];
         let seg = |t: f64| self.nodes.iter().rposition(|&tau| tau <= t).unwrap();
@@ -213,24 +226,8 @@ fn multiple_shooting_matches_single_shooting() {
     };
     let multi = generalized_gauss_newton(&g, &w0, &BoxBounds::free(4), &ggn).unwrap();
     let ex = rel(multi.w[0], single.x[0], 1.0).max(rel(multi.w[3], single.x[1], 1.0));
-    let s1 = statistics(
-        &single.x,
-        &single.residuals,
-        single.jacobian.as_ref().unwrap(),
-        &[0, 1],
-        &[],
-    )
-    .unwrap();
-    let s2 = constrained_statistics(
-        &multi.w,
-        &multi.residuals,
-        multi.jacobian.as_ref().unwrap(),
-        multi.constraint_jacobian.as_ref().unwrap(),
-        &[0, 1, 2, 3],
-        &[0, 3],
-        &[],
-    )
-    .unwrap();
+    let s1 = single.statistics(&[]).unwrap();
+    let s2 = multi.statistics(&[0, 3], &[]).unwrap();
     let ec = (0..2)
         .flat_map(|a| (0..2).map(move |b| (a, b)))
         .map(|(a, b)| {
@@ -320,4 +317,183 @@ fn multiple_shooting_at_scale() {
         "{:.0e}, {ex:.0e} (measured 4.4e-16, 3.4e-14)",
         multi.max_violation
     );
+}
+
+/// Noise-free samples (zero residual) from k 60 % off: the generalized Gauss–Newton steps
+/// are full and undamped at the end, and the error in k squares per iteration.
+#[test]
+fn multiple_shooting_converges_quadratically() {
+    let g = noisy_growth(31, 3, 0.0);
+    let w0 = [g.d[0], g.d[10], g.d[20], -0.3];
+    let fit =
+        generalized_gauss_newton(&g, &w0, &BoxBounds::free(4), &GgnSettings::default()).unwrap();
+    let e: Vec<f64> = g.log.borrow().iter().map(|w| (w[3] + 0.8).abs()).collect();
+    let ratios: Vec<f64> = e
+        .windows(2)
+        .filter(|p| p[0] < 0.05 && p[1] > 1e-15)
+        .map(|p| p[1] / (p[0] * p[0]))
+        .collect();
+    println!(
+        "zero residual: {} after {} iterations, final full steps {}; |k − k*| {}; e_k+1/e_k² {}",
+        fit.outcome,
+        fit.iterations,
+        fit.final_full_steps,
+        sci(&e),
+        sci(&ratios)
+    );
+    assert!(fit.outcome.converged(), "{}", fit.message);
+    assert!(
+        ratios.len() >= 2 && ratios.iter().all(|&r| r <= 5.0),
+        "(measured 0.25, 0.19)"
+    );
+    assert!(fit.final_full_steps >= 3, "(measured 4)");
+    // the step test ends the run once the next step is below xtol·‖w‖ (2e-10)
+    assert!((fit.w[3] + 0.8).abs() <= 1e-10, "(measured 2.7e-12)");
+}
+
+/// With the step and gradient tests off (xtol = gtol = 0), a noisy fit reaches round-off
+/// and must end `converged_reduction` there — neither running out its budget with
+/// zero-length steps nor calling itself stalled (issue 45's SQP defect), in both solvers.
+#[test]
+fn round_off_ends_converged() {
+    let g = growth(31, 3);
+    let lm = LmSettings {
+        xtol: 0.0,
+        gtol: 0.0,
+        ..LmSettings::default()
+    };
+    let single = levenberg_marquardt(&g, &[1.0, -0.3], &BoxBounds::free(2), &lm).unwrap();
+    let ggn = GgnSettings {
+        xtol: 0.0,
+        gtol: 0.0,
+        ..GgnSettings::default()
+    };
+    let w0 = [g.d[0], g.d[10], g.d[20], -0.3];
+    let multi = generalized_gauss_newton(&g, &w0, &BoxBounds::free(4), &ggn).unwrap();
+    println!(
+        "round-off: LM {} after {} iterations ({} evaluations); GGN {} after {} iterations ({} evaluations)",
+        single.outcome, single.iterations, single.residual_evaluations, multi.outcome, multi.iterations,
+        multi.residual_evaluations
+    );
+    assert_eq!(
+        single.outcome,
+        LsqOutcome::ConvergedReduction,
+        "{}",
+        single.message
+    );
+    assert_eq!(
+        multi.outcome,
+        LsqOutcome::ConvergedReduction,
+        "{}",
+        multi.message
+    );
+    assert!(
+        single.iterations <= 12 && multi.iterations <= 12,
+        "{} and {} (measured 6 and 5)",
+        single.iterations,
+        multi.iterations
+    );
+}
+
+/// r = (x₀ − 3, x₁), c = x₀² + 1 = 0, which has no real root.
+struct NoRoot {
+    fail_at_start: bool,
+}
+
+impl ConstrainedResiduals for NoRoot {
+    type Error = String;
+    fn evaluate(&self, w: &[f64], jac: bool) -> Result<Linearization, String> {
+        if self.fail_at_start {
+            return Err("cannot simulate".into());
+        }
+        Ok(Linearization {
+            r: DVector::from_vec(vec![w[0] - 3.0, w[1]]),
+            c: DVector::from_vec(vec![w[0] * w[0] + 1.0]),
+            jr: jac.then(|| DMatrix::identity(2, 2)),
+            jc: jac.then(|| DMatrix::from_row_slice(1, 2, &[2.0 * w[0], 0.0])),
+        })
+    }
+}
+
+/// The constraint without a root: the run ends `infeasible` at the least violation
+/// (|c| = 1 at x₀ = 0), never `converged`; a start that fails ends `start_failed` with
+/// the start and the error; dependent constraint rows at the start are an error.
+#[test]
+fn infeasible_and_failed_starts_are_outcomes() {
+    let p = NoRoot {
+        fail_at_start: false,
+    };
+    let fit = generalized_gauss_newton(
+        &p,
+        &[2.0, 1.0],
+        &BoxBounds::free(2),
+        &GgnSettings::default(),
+    )
+    .unwrap();
+    println!(
+        "no root: {} after {} iterations: {}; max |c| {:.3} → {:.3}",
+        fit.outcome, fit.iterations, fit.message, fit.max_violation_initial, fit.max_violation
+    );
+    assert_eq!(fit.outcome, LsqOutcome::Infeasible, "{}", fit.message);
+    // measured: 5 → 1.000 after 10 iterations
+    assert!(fit.max_violation >= 1.0 && fit.max_violation <= 1.001);
+    let p = NoRoot {
+        fail_at_start: true,
+    };
+    let fit = generalized_gauss_newton(
+        &p,
+        &[2.0, 1.0],
+        &BoxBounds::free(2),
+        &GgnSettings::default(),
+    )
+    .unwrap();
+    assert_eq!(fit.outcome, LsqOutcome::StartFailed);
+    assert_eq!(
+        (fit.w.clone(), fit.message.as_str()),
+        (vec![2.0, 1.0], "cannot simulate")
+    );
+    let twice = LinearLsq {
+        a: DMatrix::identity(2, 2),
+        b: DVector::zeros(2),
+        c: DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 2.0, 0.0]),
+        d: DVector::from_vec(vec![1.0, 2.0]),
+    };
+    let err = generalized_gauss_newton(
+        &twice,
+        &[0.0, 0.0],
+        &BoxBounds::free(2),
+        &GgnSettings::default(),
+    );
+    assert!(
+        matches!(
+            err,
+            Err(super::super::error::LsqError::DependentConstraints { .. })
+        ),
+        "{err:?}"
+    );
+}
+
+/// A start on the upper bound x₁ ≤ start that does not bind at the optimum: the active set
+/// holds x₁ first, its multiplier has the wrong sign, it is released, and the run ends
+/// at the unbounded KKT solution with nothing held.
+#[test]
+fn a_bound_that_does_not_bind_is_released() {
+    let p = linear_problem();
+    let (x, _) = kkt(&p.a, &p.b, &p.c, &p.d);
+    let mut bounds = BoxBounds::free(5);
+    let mut w0 = [0.0; 5];
+    // x₁ starts on its upper bound, on the side away from the optimum
+    bounds.upper[1] = x[1] + 1.0;
+    w0[1] = x[1] + 1.0;
+    let fit = generalized_gauss_newton(&p, &w0, &bounds, &GgnSettings::default()).unwrap();
+    let ex = (0..5).map(|i| rel(fit.w[i], x[i], 1.0)).fold(0.0, f64::max);
+    println!(
+        "released: {} after {} iterations, held per iteration {:?}, x error {ex:.1e}",
+        fit.outcome,
+        fit.iterations,
+        fit.history.iter().map(|h| h.held).collect::<Vec<_>>()
+    );
+    assert!(fit.outcome.converged(), "{}", fit.message);
+    assert!(fit.active.iter().all(|a| a.is_none()));
+    assert!(ex <= 1.2e-14, "{ex:.0e} (measured 6.1e-16)");
 }

@@ -121,4 +121,31 @@ fn reports_serialize() {
     ] {
         assert!(st_json.contains(key), "{key} in {st_json}");
     }
+    let ggn_json = serde_json::to_string(&ggn_result()).unwrap();
+    for key in [
+        "\"multipliers\"",
+        "\"max_violation\"",
+        "\"final_full_steps\"",
+        "\"penalty\"",
+    ] {
+        assert!(ggn_json.contains(key), "{key} in {ggn_json}");
+    }
+}
+
+/// A small constrained fit's result (for its JSON).
+fn ggn_result() -> super::super::outcome::GgnResult {
+    let p = LinearLsq {
+        a: DMatrix::identity(2, 2),
+        b: DVector::from_vec(vec![1.0, 2.0]),
+        c: DMatrix::from_row_slice(1, 2, &[1.0, 1.0]),
+        d: DVector::from_vec(vec![1.0]),
+    };
+    let settings = super::super::settings::GgnSettings::default();
+    super::super::constrained::generalized_gauss_newton(
+        &p,
+        &[0.0, 0.0],
+        &BoxBounds::free(2),
+        &settings,
+    )
+    .unwrap()
 }
