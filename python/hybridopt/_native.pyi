@@ -92,6 +92,9 @@ class Problem:
     def fun_and_grad(
         self, x: Union[Sequence[float], npt.NDArray[np.float64]], method: Optional[str] = None
     ) -> Tuple[float, npt.NDArray[np.float64]]: ...
+    def residuals(
+        self, x: Union[Sequence[float], npt.NDArray[np.float64]], jacobian: bool = True
+    ) -> Tuple[npt.NDArray[np.float64], Optional[npt.NDArray[np.float64]]]: ...
     def constraint_names(self) -> List[str]: ...
     def constraint_rows(
         self, x: Union[Sequence[float], npt.NDArray[np.float64]]

@@ -34,6 +34,8 @@ fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
         Error::Sticking { .. } => ("ZenoError", "sticking"),
         Error::Grazing { .. } => ("GrazingError", "grazing"),
         Error::MissingEvent { .. } => ("MissingEventError", "missing_event"),
+        // a data sample after a terminal event ended the run
+        Error::SampleOffRun { .. } => ("MissingEventError", "sample_off_run"),
         Error::StepSizeUnderflow { .. } => ("StepSizeError", "step_size_underflow"),
         Error::Model { .. } => ("ModelError", "model"),
         Error::NonFinite { .. } => ("SimulationError", "non_finite"),

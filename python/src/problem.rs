@@ -7,7 +7,7 @@ use crate::results::{Gradient, Simulation};
 use crate::{interrupt, runs, theta};
 use hybridopt::problem::{parse_gradient_method, Problem, SolverKind};
 use hybridopt::sensitivity::GradientMethod;
-use numpy::PyArray1;
+use numpy::{PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::{Path, PathBuf};
@@ -355,6 +355,33 @@ impl PyProblem {
         Ok((cost, PyArray1::from_vec(py, free)))
     }
 
+    /// `(r, J)` of a data fit at the optimized entries `x` (in the order of `optimized`):
+    /// the residuals `√w (y(t_i) − d_i)/σ_i` of the first objective's `data` terms (and
+    /// `√w (θ − target)` of its `parameter_squared` terms), and their exact Jacobian over
+    /// `x` from one direct pass (`None` with `jacobian=False`): the `fun` and `jac` of
+    /// `scipy.optimize.least_squares`. With `[[experiment]]` tables, the first
+    /// experiment's.
+    #[pyo3(signature = (x, jacobian = true))]
+    #[allow(clippy::type_complexity)]
+    fn residuals<'py>(
+        &self, py: Python<'py>, x: Vec<f64>, jacobian: bool,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray2<f64>>>)> {
+        let snap = self.snapshot();
+        let p = snap.0.clone();
+        let th = theta::with_free(py, &p, &x)?;
+        let run = self.run(py, snap, |s| {
+            hybridopt::sensitivity::residuals(s.setup(), &th, jacobian)
+        })?;
+        let free = p.free_indices();
+        let j = run.jacobian.map(|j| {
+            let rows: Vec<Vec<f64>> = (0..j.nrows())
+                .map(|i| free.iter().map(|&k| j[(i, k)]).collect())
+                .collect();
+            PyArray2::from_vec2(py, &rows).expect("rows of one length")
+        });
+        Ok((PyArray1::from_vec(py, run.r.as_slice().to_vec()), j))
+    }
+
     /// The names of the constraints (`[[constraint]]` tables), in file order.
     fn constraint_names(&self) -> Vec<String> {
         self.current()
@@ -424,7 +451,8 @@ impl PyProblem {
     /// Minimizes the first objective over the optimized entries from the current values
     /// with the library's optimizer, as `hybridopt optimize` does (the constrained solver
     /// when the problem has constraints or a free final time); returns the CLI's
-    /// `summary.json` as a dict. `solver` (lbfgs, gd), `max_iters` and `gradient`
+    /// `summary.json` as a dict (a data fit's statistics under `least_squares`). `solver`
+    /// (lbfgs, gd, gauss_newton), `max_iters` and `gradient`
     /// (adjoint, direct, fd) default to the file's `[optimizer]`. The results folder
     /// (summary.json, history.csv, trajectories, figures) is written only when `out` is
     /// given. The problem's values are not changed.
@@ -437,7 +465,7 @@ impl PyProblem {
         let mut p = (*snap.0).clone();
         if let Some(s) = solver {
             p.optimizer.solver = SolverKind::parse(s)
-                .ok_or_else(|| invalid(py, format!("solver `{s}`: valid solvers are lbfgs, gd")))?;
+                .ok_or_else(|| invalid(py, format!("solver `{s}`: valid solvers are lbfgs, gd, gauss_newton")))?;
         }
         if let Some(g) = gradient {
             p.optimizer.gradient = match Self::parse_method(py, g)? {
