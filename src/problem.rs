@@ -381,6 +381,15 @@ impl Problem {
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
+        if !self.experiments.is_empty()
+            && self.optimizer.solver != crate::optimize::SolverKind::GaussNewton
+        {
+            return Err(Error::Invalid(format!(
+                "{}: several [[experiment]] tables are fitted together by gauss_newton only; drop --solver {}",
+                self.file.display(),
+                self.optimizer.solver.name()
+            )));
+        }
         if self.optimizer.solver == crate::optimize::SolverKind::GaussNewton
             && self.shooting.is_none()
         {
