@@ -35,11 +35,11 @@ impl StepsOutcome {
     }
 }
 
-/// Simulates `cl` from the inner state `x` (phase 0) in `mode` at parameters `p` to the
-/// `steps`-th firing of `guard` within `t_max`.
+/// Simulates `cl` from the inner state `x` at the controller's phase `phase` in `mode` at
+/// parameters `p` to the `steps`-th firing of `guard` within `t_max`.
 pub fn run_steps<S: HybridSystem>(
-    cl: &ClosedLoop<'_, S>, mode: usize, p: &[f64], x: &[f64], guard: usize, steps: usize,
-    t_max: f64, solver: SolverOptions, events: EventOptions,
+    cl: &ClosedLoop<'_, S>, mode: usize, p: &[f64], (x, phase): (&[f64], f64), guard: usize,
+    steps: usize, t_max: f64, solver: SolverOptions, events: EventOptions,
 ) -> Result<StepsOutcome, Error> {
     let wrapped = StartOnSection::new(cl, mode);
     let mut ev = events;
@@ -51,7 +51,7 @@ pub fn run_steps<S: HybridSystem>(
         .build();
     let mut theta = p.to_vec();
     theta.extend_from_slice(x);
-    theta.push(0.0);
+    theta.push(phase);
     let traj = match setup.simulate(&theta) {
         Ok(t) => t,
         Err(Error::Interrupted) => return Err(Error::Interrupted),

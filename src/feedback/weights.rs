@@ -1,5 +1,5 @@
 //! The LQR weights: `J = ½ δx(t_f)ᵀ Q_f δx(t_f) + ½ ∫ (δxᵀ Q δx + δuᵀ R δu) dt`, with
-//! `δx = x − x_ref(t)`, `δu = u − u_nom(t)` (docs/theory.md, "Feedback through impacts").
+//! `δx = x − x_ref(t)`, `δu = u − u_nom(t)` (docs/theory.md §9).
 
 use super::error::FeedbackError;
 use nalgebra::DMatrix;
