@@ -9,7 +9,7 @@
 //! monodromy.rs (the closed-loop linearization and its multipliers), reference.rs (a
 //! period tabulated for a controller), closed_loop.rs (the closed loop as a system),
 //! floquet.rs (its multipliers by the periodic machinery), steps.rs (closed-loop runs step
-//! by step), error.rs.
+//! by step), robustness.rs (perturbed starts, open against closed loop), error.rs.
 
 mod clock;
 mod closed_loop;
@@ -21,6 +21,7 @@ mod monodromy;
 mod periodic;
 mod reference;
 mod riccati;
+mod robustness;
 mod steps;
 mod sweep;
 mod weights;
@@ -33,5 +34,6 @@ pub use gains::{tvlqr, GainSample, Lqr};
 pub use periodic::{periodic_lqr, PeriodicLqr, PeriodicOptions};
 pub use reference::{PeriodTable, RefPoint};
 pub use steps::{run_steps, StepRecord, StepsOutcome};
+pub use robustness::{robustness, RobustnessReport, RobustnessSpec};
 pub use sweep::{Knot, RiccatiSegment, Sweep};
 pub use weights::Weights;

@@ -79,6 +79,13 @@ impl PeriodTable {
         Ok(tab)
     }
 
+    /// The same period with K = 0: the open loop (the nominal control replayed by phase).
+    pub fn without_gains(&self) -> Self {
+        let mut t = self.clone();
+        t.k.iter_mut().for_each(|k| k.fill(0.0));
+        t
+    }
+
     /// The reference at phase τ (module docs), in any scalar.
     pub fn at<D: Scalar>(&self, tau: D) -> RefPoint<D> {
         let n = self.x.len();
