@@ -33,7 +33,7 @@ pub use floquet::{multipliers_without, return_floquet, ReturnFloquet};
 pub use gains::{tvlqr, GainSample, Lqr};
 pub use periodic::{periodic_lqr, PeriodicLqr, PeriodicOptions};
 pub use reference::{PeriodTable, RefPoint};
-pub use steps::{run_steps, StepRecord, StepsOutcome};
 pub use robustness::{robustness, RobustnessReport, RobustnessSpec};
+pub use steps::{run_steps, StepRecord, StepsOutcome};
 pub use sweep::{Knot, RiccatiSegment, Sweep};
 pub use weights::Weights;

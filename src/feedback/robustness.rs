@@ -68,7 +68,17 @@ pub fn robustness<S: HybridSystem>(
         for i in 0..spec.trials {
             crate::interrupt::check()?;
             let x = perturbed(x0, spec, i);
-            let out = run_steps(cl, mode, p, (&x, 0.0), guard, spec.steps, t_max, solver, events)?;
+            let out = run_steps(
+                cl,
+                mode,
+                p,
+                (&x, 0.0),
+                guard,
+                spec.steps,
+                t_max,
+                solver,
+                events,
+            )?;
             if let StepsOutcome::Walked(s) = out {
                 times.push(s[s.len() - 1].t);
             }
