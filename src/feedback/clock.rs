@@ -1,6 +1,6 @@
 //! How a periodic controller's phase runs across impacts, and the jump of the Riccati
-//! solution that each rule implies at the event that closes a period (docs/theory.md,
-//! "Feedback through impacts": periodic LQR).
+//! solution that each rule implies at the event that closes a period (docs/theory.md §9,
+//! periodic LQR).
 //!
 //! The phase τ indexes the nominal period `[0, T]`: the law is
 //! `u = u_nom(τ) + K(τ)(x − x_ref(τ))`. When the actual impact comes before or after the

@@ -1,6 +1,6 @@
 //! Feedback through impacts: time-varying and periodic LQR along a nominal hybrid run, with
-//! the exact saltation jump of the Riccati solution at every event (docs/theory.md,
-//! "Feedback through impacts"; guide/feedback.md).
+//! the exact saltation jump of the Riccati solution at every event (docs/theory.md §9;
+//! guide/feedback.md).
 //!
 //! The files: weights.rs (Q, R, Q_f), linearize.rs (A = f_x, B = f_u and K = −R⁻¹BᵀP),
 //! riccati.rs (the Riccati equation on one segment), sweep.rs (the backward sweep with

@@ -1,7 +1,7 @@
 //! The backward sweep over a nominal hybrid run: the Riccati equation integrated backward
 //! over each smooth segment (`traj.segments` in reverse, as the adjoint does), and at every
-//! event the jump of the value function's Hessian (docs/theory.md §9
-//! impacts"; Kong, Payne, Council & Johnson 2021, eq. (17)):
+//! event the jump of the value function's Hessian (docs/theory.md §9;
+//! Kong, Payne, Council & Johnson 2021):
 //!
 //! ```text
 //! P(t_e⁻) = Ξᵀ P(t_e⁺) Ξ,       Ξ = R_x − (R_x f⁻ + R_t − f⁺) g_x / ġ
