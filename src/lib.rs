@@ -55,6 +55,7 @@ pub mod cost;
 pub mod custom;
 pub mod dae;
 pub mod error;
+pub mod feedback;
 pub(crate) mod geometry;
 pub mod integrate;
 pub mod interrupt;

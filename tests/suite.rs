@@ -33,6 +33,8 @@ mod error_paths;
 mod events;
 mod fd_rule;
 mod fd_step_study;
+mod feedback;
+mod feedback_gait;
 mod five_bar;
 mod five_bar_newton_law;
 mod five_bar_reference;

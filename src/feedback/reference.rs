@@ -1,0 +1,135 @@
+//! The nominal period tabulated for a controller that runs inside a simulation: x_ref, its
+//! slope, u_nom and K on a uniform grid over `[0, T]`, evaluated in any scalar (so that a
+//! closed-loop run can be differentiated by the engine's dual numbers), and extended past
+//! both ends of the period for a perturbed impact that comes late or early.
+//!
+//! Between grid points x_ref is the cubic Hermite interpolant of its values and slopes
+//! `f(x_ref, u_nom)` (fourth order); u_nom and K are linear (a piecewise-linear control on
+//! a grid that divides the control nodes is exact; K is smooth, its error h²K̈/8).
+//! Outside the period the reference is extended to first order along its slope at the end
+//! it leaves (`x_ref(T) + f⁻ (τ − T)` after T, `x_ref(0) + f⁺ τ` before 0) with u_nom and K
+//! held: Kong et al. (2021) integrate the mode's flow instead; the two differ by O(Δτ²),
+//! which neither the linearization nor a small timing error sees.
+
+use super::error::FeedbackError;
+use super::gains::Lqr;
+use crate::model::{HybridSystem, Scalar};
+use nalgebra::{DMatrix, DVector};
+
+/// One period of a design, tabulated.
+#[derive(Debug, Clone)]
+pub struct PeriodTable {
+    pub period: f64,
+    /// Grid step T/(n − 1).
+    h: f64,
+    pub x: Vec<DVector<f64>>,
+    pub f: Vec<DVector<f64>>,
+    pub u: Vec<DVector<f64>>,
+    pub k: Vec<DMatrix<f64>>,
+}
+
+/// The reference at one phase: x_ref, u_nom, K (nu×nx, row-major).
+pub struct RefPoint<D> {
+    pub x: Vec<D>,
+    pub u: Vec<D>,
+    pub k: Vec<D>,
+}
+
+impl PeriodTable {
+    /// Tabulates a design's nominal period at `n` evenly spaced phases (n ≥ 2), the slopes
+    /// from the system's flow at the nominal. The last point is the period's end (before
+    /// its closing event).
+    pub fn from_lqr<S: HybridSystem>(lqr: &Lqr<'_, S>, n: usize) -> Result<Self, FeedbackError> {
+        let (t0, tf) = lqr.span();
+        let n = n.max(2);
+        let h = (tf - t0) / (n - 1) as f64;
+        let mut tab = PeriodTable {
+            period: tf - t0,
+            h,
+            x: Vec::with_capacity(n),
+            f: Vec::with_capacity(n),
+            u: Vec::with_capacity(n),
+            k: Vec::with_capacity(n),
+        };
+        let setup = lqr.setup();
+        for i in 0..n {
+            let t = if i + 1 == n { tf } else { t0 + h * i as f64 };
+            let (mode, x, u) = lqr.nominal_at(t)?;
+            let mut f = vec![0.0; setup.nx()];
+            setup
+                .sys()
+                .flow(
+                    mode,
+                    t,
+                    x.as_slice(),
+                    u.as_slice(),
+                    &lqr.theta()[..setup.np()],
+                    &mut f,
+                )
+                .map_err(|source| crate::error::Error::Model {
+                    t,
+                    mode: setup.dims().mode_name(mode),
+                    source,
+                })?;
+            tab.x.push(x);
+            tab.f.push(DVector::from_vec(f));
+            tab.u.push(u);
+            tab.k.push(lqr.gain_at(t)?);
+        }
+        Ok(tab)
+    }
+
+    /// The same period with K = 0: the open loop (the nominal control replayed by phase).
+    pub fn without_gains(&self) -> Self {
+        let mut t = self.clone();
+        t.k.iter_mut().for_each(|k| k.fill(0.0));
+        t
+    }
+
+    /// The reference at phase τ (module docs), in any scalar.
+    pub fn at<D: Scalar>(&self, tau: D) -> RefPoint<D> {
+        let n = self.x.len();
+        let tr = tau.re();
+        let lift = |v: &DVector<f64>| v.iter().map(|&a| D::from(a)).collect::<Vec<D>>();
+        let lift_k = |m: &DMatrix<f64>| m.transpose().iter().map(|&a| D::from(a)).collect();
+        if tr <= 0.0 || tr >= self.period {
+            let (i, dt) = if tr <= 0.0 {
+                (0, tau)
+            } else {
+                (n - 1, tau - self.period)
+            };
+            let x = self.x[i]
+                .iter()
+                .zip(self.f[i].iter())
+                .map(|(&x, &f)| dt * f + x)
+                .collect();
+            return RefPoint {
+                x,
+                u: lift(&self.u[i]),
+                k: lift_k(&self.k[i]),
+            };
+        }
+        let i = ((tr / self.h) as usize).min(n - 2);
+        let s = (tau - self.h * i as f64) / self.h;
+        let (s2, s3) = (s * s, s * s * s);
+        let h00 = s3 * 2.0 - s2 * 3.0 + 1.0;
+        let h10 = (s3 - s2 * 2.0 + s) * self.h;
+        let h01 = s2 * 3.0 - s3 * 2.0;
+        let h11 = (s3 - s2) * self.h;
+        let x = (0..self.x[i].len())
+            .map(|j| {
+                h00 * self.x[i][j]
+                    + h10 * self.f[i][j]
+                    + h01 * self.x[i + 1][j]
+                    + h11 * self.f[i + 1][j]
+            })
+            .collect();
+        let lin = |a: f64, b: f64| (D::one() - s) * a + s * b;
+        let u = (0..self.u[i].len())
+            .map(|j| lin(self.u[i][j], self.u[i + 1][j]))
+            .collect();
+        let (ka, kb) = (self.k[i].transpose(), self.k[i + 1].transpose());
+        let k = ka.iter().zip(kb.iter()).map(|(&a, &b)| lin(a, b)).collect();
+        RefPoint { x, u, k }
+    }
+}
