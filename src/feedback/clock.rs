@@ -1,5 +1,5 @@
 //! How a periodic controller's phase runs across impacts, and the jump of the Riccati
-//! solution that each rule implies at the event that closes a period (docs/theory.md §9,
+//! solution that each rule implies at the event that closes a period (docs/theory.md §10,
 //! periodic LQR).
 //!
 //! The phase τ indexes the nominal period `[0, T]`: the law is

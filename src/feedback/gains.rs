@@ -1,6 +1,6 @@
 //! Time-varying LQR along a nominal hybrid run: the Riccati sweep ([`super::sweep`]) and
 //! the gains `K(t) = −R⁻¹ B(t)ᵀ P(t)` for the law `u = u_nom(t) + K(t) (x − x_ref(t))`
-//! (docs/theory.md §9), on a grid or as dense output.
+//! (docs/theory.md §10), on a grid or as dense output.
 //!
 //! **Dense output.** Between the knots of the backward integration (its accepted steps) P
 //! is the cubic Hermite interpolant of `(P, Ṗ)` at both ends ([`Lqr::p_at`], fourth order

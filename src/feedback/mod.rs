@@ -1,5 +1,5 @@
 //! Feedback through impacts: time-varying and periodic LQR along a nominal hybrid run, with
-//! the exact saltation jump of the Riccati solution at every event (docs/theory.md §9;
+//! the exact saltation jump of the Riccati solution at every event (docs/theory.md §10;
 //! guide/feedback.md).
 //!
 //! The files: weights.rs (Q, R, Q_f), linearize.rs (A = f_x, B = f_u and K = −R⁻¹BᵀP),

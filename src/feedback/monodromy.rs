@@ -1,7 +1,7 @@
 //! The closed-loop linearization along a design: the transition matrix of
 //! `δẋ = (A + BK) δx` over each segment with the jumps `δx⁺ = Ξ δx⁻` between them, and over
 //! one period of a periodic design the monodromy `M = Ξ_c Φ_cl(T, 0)` whose eigenvalues
-//! are the closed-loop Floquet multipliers (docs/theory.md §9).
+//! are the closed-loop Floquet multipliers (docs/theory.md §10).
 
 use super::error::FeedbackError;
 use super::gains::Lqr;

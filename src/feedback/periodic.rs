@@ -1,7 +1,7 @@
 //! Periodic LQR along a periodic orbit whose period closes at an event (a gait's heel
 //! strike): the Riccati sweep over one period iterated until `P(0) = P(T⁺)` repeats, with
 //! the period-closing jump of the phase rule ([`Clock`]), and the closed-loop Floquet
-//! multipliers from the flows of `A + BK` and the jumps (docs/theory.md §9,
+//! multipliers from the flows of `A + BK` and the jumps (docs/theory.md §10,
 //! periodic LQR).
 //!
 //! The iteration is the backward sweep of the finite-horizon problem repeated over periods

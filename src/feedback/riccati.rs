@@ -1,5 +1,5 @@
 //! The Riccati equation on one smooth segment of the nominal, integrated backward with the
-//! project's adaptive integrators (docs/theory.md §9; Anderson &
+//! project's adaptive integrators (docs/theory.md §10; Anderson &
 //! Moore, *Optimal Control: Linear Quadratic Methods*, 1990, §2.3):
 //!
 //! ```text

@@ -1,6 +1,6 @@
 //! The backward sweep over a nominal hybrid run: the Riccati equation integrated backward
 //! over each smooth segment (`traj.segments` in reverse, as the adjoint does), and at every
-//! event the jump of the value function's Hessian (docs/theory.md §9;
+//! event the jump of the value function's Hessian (docs/theory.md §10;
 //! Kong, Payne, Council & Johnson 2021):
 //!
 //! ```text

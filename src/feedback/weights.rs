@@ -1,5 +1,5 @@
 //! The LQR weights: `J = ½ δx(t_f)ᵀ Q_f δx(t_f) + ½ ∫ (δxᵀ Q δx + δuᵀ R δu) dt`, with
-//! `δx = x − x_ref(t)`, `δu = u − u_nom(t)` (docs/theory.md §9).
+//! `δx = x − x_ref(t)`, `δu = u − u_nom(t)` (docs/theory.md §10).
 
 use super::error::FeedbackError;
 use nalgebra::DMatrix;
