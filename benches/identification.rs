@@ -60,7 +60,11 @@ fn fit(text: &str, at: &Path, names: &[&str]) -> (Vec<f64>, Vec<f64>, Vec<(f64, 
     let mut se = vec![];
     let mut ci = vec![];
     for n in names {
-        let q = st.parameters.iter().find(|q| q.name == *n).expect("a fitted parameter");
+        let q = st
+            .parameters
+            .iter()
+            .find(|q| q.name == *n)
+            .expect("a fitted parameter");
         est.push(q.estimate);
         se.push(q.standard_error);
         ci.push((q.ci_low, q.ci_high));
@@ -73,7 +77,8 @@ fn coverage(replicates: usize, failures: &mut Vec<String>) -> String {
     let dir = std::env::temp_dir().join(format!("hybridopt-bench-ident-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let base = std::fs::read_to_string(root().join("problems/vibrating_table_short.toml")).unwrap();
-    let exact = std::fs::read_to_string(root().join("problems/data/vibrating_table_3p7s.csv")).unwrap();
+    let exact =
+        std::fs::read_to_string(root().join("problems/data/vibrating_table_3p7s.csv")).unwrap();
     let truth = [0.85, 0.13];
     let sigma = 1e-3;
     let mut noise = Normal(2026);
@@ -127,17 +132,27 @@ fn coverage(replicates: usize, failures: &mut Vec<String>) -> String {
             truth[i], covered[i]
         );
         if (covered[i] as f64) < 0.9 * replicates as f64 {
-            failures.push(format!("{name}: the 95 % intervals cover the truth in {} of {replicates}", covered[i]));
+            failures.push(format!(
+                "{name}: the 95 % intervals cover the truth in {} of {replicates}",
+                covered[i]
+            ));
         }
         if !(0.8..=1.2).contains(&ratio) {
-            failures.push(format!("{name}: mean SE / replicates' std = {ratio:.3}, not within 20 %"));
+            failures.push(format!(
+                "{name}: mean SE / replicates' std = {ratio:.3}, not within 20 %"
+            ));
         }
     }
     md
 }
 
 /// The shipped identification problems that fit a reference run by single shooting.
-const REFITS: &[&str] = &["ball_identify", "five_bar_identify", "hysteretic_identify", "steel_identify"];
+const REFITS: &[&str] = &[
+    "ball_identify",
+    "five_bar_identify",
+    "hysteretic_identify",
+    "steel_identify",
+];
 
 /// The problem's text with its `track` terms, `[reference]` and `[optimizer]` replaced by
 /// one data term on its samples file (σ = 1 for every column), and the reference values.
@@ -156,7 +171,10 @@ fn as_data_fit(name: &str) -> (String, Vec<(String, f64)>) {
     let mut data = toml::Table::new();
     data.insert("kind".into(), "data".into());
     data.insert("file".into(), samples.display().to_string().into());
-    doc.insert("cost".into(), toml::Value::Array(vec![toml::Value::Table(data)]));
+    doc.insert(
+        "cost".into(),
+        toml::Value::Array(vec![toml::Value::Table(data)]),
+    );
     (toml::to_string(&doc).unwrap(), reference)
 }
 
@@ -192,12 +210,17 @@ fn refits(reps: usize, failures: &mut Vec<String>) -> String {
             lit = r.iterations;
         }
         println!("  {name}: Gauss–Newton {it} iterations {:.3} s, error {err:.1e}; L-BFGS {lit} iterations {lb:.3} s", best);
-        md += &format!("| {name} | {it} / {:.3} s | {err:.1e} | {lit} / {lb:.3} s |\n", best);
+        md += &format!(
+            "| {name} | {it} / {:.3} s | {err:.1e} | {lit} / {lb:.3} s |\n",
+            best
+        );
         if it > 10 {
             failures.push(format!("{name}: Gauss–Newton took {it} iterations (> 10)"));
         }
         if err > 1e-6 {
-            failures.push(format!("{name}: the fit is {err:e} from the reference (> 1e-6)"));
+            failures.push(format!(
+                "{name}: the fit is {err:e} from the reference (> 1e-6)"
+            ));
         }
     }
     md

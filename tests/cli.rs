@@ -332,13 +332,31 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
 fn data_fit_optimizes(p: &Path, stem: &str) {
     let ps = p.to_str().unwrap();
     let out = tmpdir(&format!("{stem}-fit"));
-    let s = json(&run(&["optimize", ps, "--quiet", "--json", "--out", out.to_str().unwrap()]));
+    let s = json(&run(&[
+        "optimize",
+        ps,
+        "--quiet",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     assert_eq!(s["solver"], "gauss_newton", "{ps}");
     assert_eq!(s["converged"], true, "{ps}: {}", s["termination"]);
-    assert!(s["iterations"].as_u64().unwrap() <= 10, "{ps}: {}", s["iterations"]);
-    assert!(s["final_cost"].as_f64().unwrap() <= 1e-15, "{ps}: {}", s["final_cost"]);
+    assert!(
+        s["iterations"].as_u64().unwrap() <= 10,
+        "{ps}: {}",
+        s["iterations"]
+    );
+    assert!(
+        s["final_cost"].as_f64().unwrap() <= 1e-15,
+        "{ps}: {}",
+        s["final_cost"]
+    );
     let st = &s["least_squares"]["statistics"];
-    assert!(st["parameters"].as_array().unwrap().len() == 2, "{ps}: {st}");
+    assert!(
+        st["parameters"].as_array().unwrap().len() == 2,
+        "{ps}: {st}"
+    );
     for f in ["summary.json", "residuals.csv", "fit.png", "residuals.png"] {
         assert!(out.join(f).exists(), "{ps}: {f} missing");
     }

@@ -464,8 +464,12 @@ impl PyProblem {
         let snap = self.snapshot();
         let mut p = (*snap.0).clone();
         if let Some(s) = solver {
-            p.optimizer.solver = SolverKind::parse(s)
-                .ok_or_else(|| invalid(py, format!("solver `{s}`: valid solvers are lbfgs, gd, gauss_newton")))?;
+            p.optimizer.solver = SolverKind::parse(s).ok_or_else(|| {
+                invalid(
+                    py,
+                    format!("solver `{s}`: valid solvers are lbfgs, gd, gauss_newton"),
+                )
+            })?;
         }
         if let Some(g) = gradient {
             p.optimizer.gradient = match Self::parse_method(py, g)? {
