@@ -175,6 +175,7 @@ pub(super) fn finish(
             "maximum number of iterations reached".to_string(),
         ),
         SqpEnd::Stalled(why) | SqpEnd::Halted(why) => (Outcome::Stalled, why.clone()),
+        SqpEnd::QpFailed(why) => (Outcome::QpFailed, format!("QP subproblem failed: {why}")),
     };
     let shooting = run
         .point
