@@ -227,6 +227,9 @@ pub fn optimize<S: HybridSystem>(
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
+    if setup.objectives.is_empty() {
+        return Err(Error::NoObjective);
+    }
     let only = setup.only_objective(0);
     // entries by name, in θ's order; left-out parameters at the system's defaults
     let theta = &setup.resolve_theta(theta)?;

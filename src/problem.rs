@@ -133,12 +133,6 @@ impl Problem {
             &doc,
             &mut theta,
         )?;
-        // a periodic-orbit problem needs no cost (its objectives are the orbit's)
-        if spec.cost.is_empty() && spec.periodic.is_none() {
-            return Err(
-                doc.problem("the file has no [[cost]] terms; at least one is needed".into())
-            );
-        }
         let costs = costs::entries(&spec.cost, &dims, &theta, &doc)?;
         let free_time = simulation::free_time(&spec.simulation, &doc)?;
         if let Some(i) = spec
@@ -321,6 +315,7 @@ impl Problem {
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
+        self.require_costs("optimize")?;
         if let Some(shooting) = &self.shooting {
             crate::optimize::optimize_shooting(
                 setup,
@@ -341,6 +336,21 @@ impl Problem {
                 progress,
             )
         }
+    }
+
+    /// An error unless the file has `[[cost]]` terms, which `what` (a command: optimize,
+    /// gradient, sweep) needs; simulating and animating need none, nor does a periodic
+    /// orbit's optimization (its objectives are the orbit's).
+    pub fn require_costs(&self, what: &str) -> Result<(), Error> {
+        if !self.costs.is_empty() || (what == "optimize" && self.periodic.is_some()) {
+            return Ok(());
+        }
+        Err(Error::Problem {
+            file: self.file.clone(),
+            message: format!(
+                "the file has no [[cost]] terms; `{what}` needs at least one (`simulate` and `animate` run without)"
+            ),
+        })
     }
 
     /// Indices of θ that are optimized.

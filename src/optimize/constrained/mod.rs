@@ -116,6 +116,9 @@ pub fn optimize_constrained<S: HybridSystem>(
     if setup.objectives.is_empty() {
         return Err(Error::NoObjective);
     }
+    if setup.objectives.is_empty() {
+        return Err(Error::NoObjective);
+    }
     // entries by name, in θ's order; left-out parameters at the system's defaults
     let theta = &setup.resolve_theta(theta)?;
     let nlp = Nlp::new(setup, theta, constraints, settings.gradient)?;
