@@ -42,8 +42,14 @@ fn solve(text: &str) -> OptimizeResult {
 fn chaotic() -> String {
     edited(
         &[
-            ("e  =", "e  = { value = 0.90, optimize = true, lower = 0.5, upper = 0.99 }"),
-            ("A  =", "A  = { value = 0.0213, optimize = true, lower = 0.005, upper = 0.05 }"),
+            (
+                "e  =",
+                "e  = { value = 0.90, optimize = true, lower = 0.5, upper = 0.99 }",
+            ),
+            (
+                "A  =",
+                "A  = { value = 0.0213, optimize = true, lower = 0.005, upper = 0.05 }",
+            ),
             ("w  =", "w  = { value = 31.41592653589793 }"),
             ("y0 =", "y0 = { value = 0.05 }"),
             ("params =", "params = { e = 0.85, A = 0.02 }"),
@@ -59,13 +65,24 @@ fn lbfgs_never_calls_a_worse_point_converged() {
     // costs scaled by 1/|∇ψ| ~ 1e-23). Now: six restarts from the best point, each with a
     // shorter first step, then `line_search_failed` at the best point met (the start).
     let r = solve(&chaotic());
-    println!("{r}\n{:?}", r.history.iter().map(|h| h.cost).collect::<Vec<_>>());
+    println!(
+        "{r}\n{:?}",
+        r.history.iter().map(|h| h.cost).collect::<Vec<_>>()
+    );
     assert_eq!(r.outcome, Outcome::LineSearchFailed, "{r}");
     assert_eq!(r.outcome.name(), "line_search_failed");
-    let best = r.history.iter().map(|h| h.cost).fold(f64::INFINITY, f64::min);
+    let best = r
+        .history
+        .iter()
+        .map(|h| h.cost)
+        .fold(f64::INFINITY, f64::min);
     assert!(r.final_cost <= r.initial_cost, "{r}");
     // the best point met is the one returned (the same simulation: equal to round-off)
-    assert!((r.final_cost - best).abs() <= 1e-12 * best, "{} vs {best}", r.final_cost);
+    assert!(
+        (r.final_cost - best).abs() <= 1e-12 * best,
+        "{} vs {best}",
+        r.final_cost
+    );
 }
 
 #[test]
@@ -76,13 +93,22 @@ fn history_rows_are_numbered_in_order() {
     println!("{its:?}");
     assert_eq!(its.first(), Some(&0));
     assert!(its.windows(2).all(|w| w[1] > w[0]), "{its:?}");
-    assert!(its.last().copied().unwrap_or(0) <= r.iterations, "{its:?} vs {r}");
+    assert!(
+        its.last().copied().unwrap_or(0) <= r.iterations,
+        "{its:?} vs {r}"
+    );
 }
 
 /// Multiple shooting with `segments` segments from the 100 Hz samples of the truth.
 fn shooting(start: (f64, f64), segments: usize, max_iters: u64) -> String {
-    let e = format!("e  = {{ value = {}, optimize = true, lower = 0.5, upper = 0.99 }}", start.0);
-    let a = format!("A  = {{ value = {}, optimize = true, lower = 0.005, upper = 0.05 }}", start.1);
+    let e = format!(
+        "e  = {{ value = {}, optimize = true, lower = 0.5, upper = 0.99 }}",
+        start.0
+    );
+    let a = format!(
+        "A  = {{ value = {}, optimize = true, lower = 0.005, upper = 0.05 }}",
+        start.1
+    );
     let it = format!("max_iters = {max_iters}");
     let extra =
         format!("[shooting]\nsegments = {segments}\nguess = \"table_bounce_samples.csv\"\n");
@@ -140,8 +166,11 @@ fn simulate_runs_a_problem_without_cost() {
     let text = std::fs::read_to_string(data("table_bounce.toml")).expect("read");
     let cut = text.find("[reference]").expect("reference");
     let file = dir.join("plain.toml");
-    std::fs::write(&file, format!("{}[plot]\noutputs = [\"y\", \"z\"]\n", &text[..cut]))
-        .expect("write");
+    std::fs::write(
+        &file,
+        format!("{}[plot]\noutputs = [\"y\", \"z\"]\n", &text[..cut]),
+    )
+    .expect("write");
     let out_dir = dir.join("sim");
     let f = file.to_str().unwrap();
     let out = hybridopt(&["simulate", f, "--out", out_dir.to_str().unwrap()]);
@@ -154,6 +183,21 @@ fn simulate_runs_a_problem_without_cost() {
     let out = hybridopt(&["optimize", f, "--out", dir.join("opt").to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("no [[cost]] terms") && err.contains("plain.toml"), "{err}");
+    assert!(
+        err.contains("no [[cost]] terms") && err.contains("plain.toml"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn new_outcomes_have_their_documented_names() {
+    // the names summary.json, sweep.csv and Python read (docs/guide/results.md)
+    for (o, name) in [
+        (Outcome::LineSearchFailed, "line_search_failed"),
+        (Outcome::QpFailed, "qp_failed"),
+    ] {
+        assert_eq!(o.name(), name);
+        assert_eq!(serde_json::to_string(&o).unwrap(), format!("\"{name}\""));
+    }
 }
