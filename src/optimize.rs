@@ -46,6 +46,7 @@ mod fit;
 mod history;
 mod kink;
 mod least_squares;
+mod monotone;
 mod runs;
 mod settings;
 pub(crate) mod shooting;
@@ -90,6 +91,12 @@ pub enum Outcome {
     /// A constrained problem whose constraints cannot be met: the run ends at a point of
     /// least violation ([`ConstrainedReport::max_violation`]).
     Infeasible,
+    /// The line search found no decrease of the cost twice in a row (the second time after
+    /// a fresh start from the best point): the run ends at the best point it met.
+    LineSearchFailed,
+    /// The SQP's QP subproblem could not be solved (Clarabel's status at every tolerance
+    /// tried): the run ends at the best iterate so far.
+    QpFailed,
 }
 
 impl Outcome {
@@ -102,6 +109,8 @@ impl Outcome {
             Outcome::StationaryStart => "stationary_start",
             Outcome::Kink => "kink",
             Outcome::Infeasible => "infeasible",
+            Outcome::LineSearchFailed => "line_search_failed",
+            Outcome::QpFailed => "qp_failed",
         }
     }
 }
@@ -225,6 +234,9 @@ pub fn optimize<S: HybridSystem>(
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
+    if setup.objectives.is_empty() {
+        return Err(Error::NoObjective);
+    }
     let only = setup.only_objective(0);
     // entries by name, in θ's order; left-out parameters at the system's defaults
     let theta = &setup.resolve_theta(theta)?;
@@ -338,6 +350,9 @@ fn outcome_of(ending: &Ending) -> (Outcome, String) {
             Outcome::MaxIterations,
             "maximum number of iterations reached".to_string(),
         ),
+        Ending::Solver(Some(R::SolverExit(s))) if monotone::is_line_search_failure(s) => {
+            (Outcome::LineSearchFailed, s.clone())
+        }
         Ending::Solver(Some(R::SolverExit(s))) => (Outcome::Stalled, s.clone()),
         Ending::Solver(Some(other)) => (Outcome::Stalled, other.text().to_string()),
         Ending::Solver(None) => (Outcome::Stalled, "no termination reason".to_string()),
@@ -352,7 +367,13 @@ fn finish<S: HybridSystem>(
 ) -> Result<OptimizeResult, Error> {
     let (outcome, termination) = outcome_of(&solved.ending);
     let st = solved.state;
-    let zf = solved.z.unwrap_or(st.z_start);
+    // the best point met (a run's last iterate may be worse than an earlier run's, or than
+    // its start after a failed line search); at a kink (policy `stop`), the kink
+    let best = match solved.ending {
+        Ending::Kink => None,
+        Ending::Solver(_) => runs.rows.best(runs.space.free.len()),
+    };
+    let zf = best.or(solved.z).unwrap_or(st.z_start);
     let last = solved.bridge.sample(&zf)?.extra;
     let (theta_final, _) = runs.space.theta(&zf);
     let kinks = runs.shared.kinks();

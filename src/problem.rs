@@ -139,12 +139,6 @@ impl Problem {
             &doc,
             &mut theta,
         )?;
-        // a periodic-orbit problem needs no cost (its objectives are the orbit's)
-        if spec.cost.is_empty() && spec.periodic.is_none() {
-            return Err(
-                doc.problem("the file has no [[cost]] terms; at least one is needed".into())
-            );
-        }
         let horizon = (spec.simulation.t0, spec.simulation.t_end.value());
         let costs = costs::entries(&spec.cost, &dims, &theta, horizon, &doc)?;
         let experiments =
@@ -381,6 +375,7 @@ impl Problem {
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
+        self.require_costs("optimize")?;
         if !self.experiments.is_empty()
             && self.optimizer.solver != crate::optimize::SolverKind::GaussNewton
         {
@@ -449,6 +444,21 @@ impl Problem {
                 theta,
             })
             .collect())
+    }
+
+    /// An error unless the file has `[[cost]]` terms, which `what` (a command: optimize,
+    /// gradient, sweep) needs; simulating and animating need none, nor does a periodic
+    /// orbit's optimization (its objectives are the orbit's).
+    pub fn require_costs(&self, what: &str) -> Result<(), Error> {
+        if !self.costs.is_empty() || (what == "optimize" && self.periodic.is_some()) {
+            return Ok(());
+        }
+        Err(Error::Problem {
+            file: self.file.clone(),
+            message: format!(
+                "the file has no [[cost]] terms; `{what}` needs at least one (`simulate` and `animate` run without)"
+            ),
+        })
     }
 
     /// Indices of θ that are optimized.

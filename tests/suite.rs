@@ -50,6 +50,7 @@ mod memory_transfer;
 mod multibody;
 mod multibody_index2;
 mod mutants_caught;
+mod optimizer_defects;
 mod periodic;
 mod periodic_cli;
 mod periodic_hyperplane;

@@ -66,6 +66,7 @@ pub struct OptimizeArgs {
 impl OptimizeArgs {
     pub fn run(self) -> Result<()> {
         let mut p = load(&self.problem, &self.params)?;
+        p.require_costs("optimize")?;
         self.check_flags(&mut p)?;
         let out = self
             .out

@@ -9,6 +9,7 @@
 //! holds, since argmin turns it into a termination and drops the problem.
 
 use super::descent::{Descent, State};
+use super::monotone::Monotone;
 use super::settings::SolverKind;
 use argmin::core::observers::{Observe, ObserverMode};
 use argmin::core::{
@@ -121,7 +122,8 @@ pub(crate) struct Unobserved;
 
 impl Observe<State> for Unobserved {}
 
-/// One run of the solver from `z0`. The outer error is a setting argmin rejects; the inner
+/// One run of the solver from `z0`, its iterations held to decrease the cost
+/// ([`Monotone`]). The outer error is a setting argmin rejects; the inner
 /// one a run that failed (steepest descent passes a failed line search up).
 pub(crate) fn run<O, W>(
     bridge: Bridge<O>, z0: Vec<f64>, how: &RunSettings, observer: W,
@@ -135,18 +137,18 @@ where
         // a smooth objective that is no sum of squared residuals (a gait's) runs L-BFGS
         // even when the file asks for Gauss–Newton
         SolverKind::Lbfgs | SolverKind::GaussNewton => {
-            let solver = LBFGS::new(ls, how.memory)
+            let inner = LBFGS::new(ls, how.memory)
                 .with_tolerance_grad(how.tol_grad)?
                 .with_tolerance_cost(how.tol_cost)?;
-            execute(bridge, solver, z0, how.max_iters, observer)
+            execute(bridge, Monotone { inner }, z0, how.max_iters, observer)
         }
         SolverKind::Gd => {
-            let solver = Descent {
+            let inner = Descent {
                 inner: SteepestDescent::new(ls),
                 tol_grad: how.tol_grad,
                 tol_cost: how.tol_cost,
             };
-            execute(bridge, solver, z0, how.max_iters, observer)
+            execute(bridge, Monotone { inner }, z0, how.max_iters, observer)
         }
     })
 }

@@ -40,16 +40,19 @@ impl Rows {
         Rows(Arc::new(Mutex::new(vec![(0, f0, gnorm0, z0.to_vec())])))
     }
 
-    /// The last iterate the solver accepted (with `n` variables: argmin leaves no parameter
-    /// in the state of an iteration whose line search failed) and its iteration.
+    /// Where a restart begins: the last recorded iteration and the best point so far (the
+    /// lowest cost among the rows with `n` variables: argmin leaves no parameter in the
+    /// state of an iteration whose line search failed).
     pub(super) fn last_good(&self, n: usize) -> Option<(u64, Vec<f64>)> {
-        self.0
-            .lock()
-            .expect("history")
-            .iter()
-            .rev()
-            .find(|r| r.3.len() == n)
-            .map(|r| (r.0, r.3.clone()))
+        let rows = self.0.lock().expect("history");
+        let last = rows.iter().rev().find(|r| r.3.len() == n)?.0;
+        Some((last, best_of(&rows, n)?.3.clone()))
+    }
+
+    /// The point of least cost among the rows with `n` variables (scaled costs: every row
+    /// is recorded on the first run's scale, so rows of different runs compare).
+    pub(super) fn best(&self, n: usize) -> Option<Vec<f64>> {
+        best_of(&self.0.lock().expect("history"), n).map(|r| r.3.clone())
     }
 
     /// The history in physical units: costs and norms times `scale`, θ from z, and the
@@ -81,6 +84,16 @@ impl Rows {
     }
 }
 
+/// The first row of least cost among those with `n` variables (NaN costs never win).
+fn best_of(rows: &[Row], n: usize) -> Option<&Row> {
+    rows.iter()
+        .filter(|r| r.3.len() == n && !r.1.is_nan())
+        .fold(None, |b: Option<&Row>, r| match b {
+            Some(b) if b.1 <= r.1 => Some(b),
+            _ => Some(r),
+        })
+}
+
 /// Records the history (and drives an optional progress callback).
 pub(super) struct Recorder {
     pub(super) rows: Rows,
@@ -98,7 +111,9 @@ impl Observe<State> for Recorder {
             .get_gradient()
             .map(|g| g.iter().map(|v| v * v).sum::<f64>().sqrt())
             .unwrap_or(f64::NAN);
-        let it = self.offset + state.get_iter();
+        // argmin counts an iteration after observing it: the k-th iteration of this run
+        // (k from 1, as the start's row is iteration 0) is its state's `get_iter() + 1`
+        let it = self.offset + state.get_iter() + 1;
         self.rows.0.lock().expect("history").push((
             it,
             state.get_cost() * self.rescale,

@@ -2,11 +2,13 @@
 //! point, and what follows it: the end, or a restart from the last accepted iterate after
 //! a trial point left the cost's domain (at most [`MAX_RESTARTS`], each with a first step
 //! [`RESTART_SHRINK`] times shorter) or after L-BFGS stalled (once in a row, memory
-//! cleared).
+//! cleared), or from the best point after a line search raised the cost (a shorter first
+//! step each time, within [`MAX_RESTARTS`]).
 
 use super::adapter::{Adapter, Shared, Space};
 use super::driver::{self, Bridge, RunSettings};
 use super::history::{Recorder, Rows};
+use super::monotone::is_line_search_failure;
 use super::settings::{KinkPolicy, OptimizerSettings};
 use super::{MAX_RESTARTS, RESTART_SHRINK};
 use crate::error::Error;
@@ -244,22 +246,29 @@ impl<'s, 'a, S: HybridSystem> Runs<'s, 'a, S> {
     }
 
     /// A stalled L-BFGS (its memory produced an ascent direction, or the line search found
-    /// no acceptable step) gets one fresh start from its last iterate with the memory
-    /// cleared; a second stall in a row ends the run (`None`).
+    /// no acceptable step) gets one fresh start from its best point with the memory
+    /// cleared; a second stall in a row ends the run (`None`). A line search whose point
+    /// raised the cost ([`monotone`](super::monotone)) gets fresh starts from the best
+    /// point with a first step [`RESTART_SHRINK`](super::RESTART_SHRINK) times shorter
+    /// each, while restarts are left (a fresh start with the same first step would take
+    /// the same step again).
     fn after_stall(
         &self, st: &mut RunState, msg: &str,
     ) -> Option<Next<Bridge<Adapter<'s, 'a, S>>>> {
-        if st.last_was_stall
+        let rise = is_line_search_failure(msg);
+        if (st.last_was_stall && !rise)
             || st.restarts.len() >= MAX_RESTARTS
             || st.iterations >= self.settings.max_iters
         {
             return None;
         }
         let (_, z) = self.rows.last_good(self.space.free.len())?;
-        let why = format!(
-            "stalled after iteration {} ({msg}): fresh start",
-            st.iterations
-        );
-        Some(st.restart(why, Some(z), true))
+        let how = if rise {
+            "shorter first step"
+        } else {
+            "fresh start"
+        };
+        let why = format!("stalled after iteration {} ({msg}): {how}", st.iterations);
+        Some(st.restart(why, Some(z), !rise))
     }
 }

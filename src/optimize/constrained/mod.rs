@@ -116,6 +116,9 @@ pub fn optimize_constrained<S: HybridSystem>(
     if setup.objectives.is_empty() {
         return Err(Error::NoObjective);
     }
+    if setup.objectives.is_empty() {
+        return Err(Error::NoObjective);
+    }
     // entries by name, in θ's order; left-out parameters at the system's defaults
     let theta = &setup.resolve_theta(theta)?;
     let nlp = Nlp::new(setup, theta, constraints, settings.gradient)?;
@@ -175,6 +178,7 @@ pub(super) fn finish(
             "maximum number of iterations reached".to_string(),
         ),
         SqpEnd::Stalled(why) | SqpEnd::Halted(why) => (Outcome::Stalled, why.clone()),
+        SqpEnd::QpFailed(why) => (Outcome::QpFailed, format!("QP subproblem failed: {why}")),
     };
     let shooting = run
         .point

@@ -30,6 +30,11 @@ const STEER: f64 = 0.1;
 /// The trust region's first radius and its largest, times `max(1, ‖x₀‖∞)`: wide enough
 /// that the first step is the plain QP's wherever that step is bounded.
 const RADIUS_START: f64 = 1e3;
+/// An accepted step with `‖x⁺ − x‖∞ ≤ ZERO_STEP (1 + ‖x‖∞)` moves x by a few ulps: no
+/// progress. `ZERO_STEPS` of them in a row end the iteration as stalled (a quasi-Newton
+/// matrix grown so large that every step vanishes, while the KKT residual stays put).
+const ZERO_STEP: f64 = 1e-14;
+const ZERO_STEPS: u32 = 3;
 
 /// How the iteration ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +48,9 @@ pub(crate) enum SqpEnd {
     Stalled(String),
     /// The problem asked to stop ([`Problem::halt`]) at this iterate.
     Halted(String),
+    /// The QP subproblem could not be solved (Clarabel's status, after the fallbacks):
+    /// the iterate reached so far is returned.
+    QpFailed(String),
 }
 
 /// One iterate of the history.
@@ -56,6 +64,53 @@ pub(crate) struct Iterate {
     pub max_violation: f64,
     /// The largest continuity gap of a multiple-shooting iterate (0 without nodes).
     pub defect: f64,
+}
+
+impl Iterate {
+    /// The history's entry of iterate `p` (`step`: the step that reached it).
+    fn at(iteration: u64, p: &Point, kkt: Kkt, step: f64) -> Iterate {
+        Iterate {
+            iteration,
+            f: p.f,
+            kkt,
+            step,
+            x: p.x.clone(),
+            max_violation: p.max_violation(),
+            defect: p.defect(),
+        }
+    }
+}
+
+/// Why the globalization found no acceptable step.
+fn stall_text(globalization: Globalization, dnorm: f64, residual: f64) -> String {
+    let why = match globalization {
+        Globalization::LineSearch => "the line search found no acceptable step",
+        Globalization::TrustRegion => {
+            "the trust region shrank to its minimum without an acceptable step"
+        }
+    };
+    format!("{why} (‖d‖∞ = {dnorm:.3e}, KKT residual {residual:.3e})")
+}
+
+/// `‖a − b‖₂` and `‖a − b‖∞`.
+fn step_lengths(a: &[f64], b: &[f64]) -> (f64, f64) {
+    let (sq, inf) = a
+        .iter()
+        .zip(b)
+        .fold((0.0, 0.0), |(sq, inf): (f64, f64), (x, y)| {
+            (sq + (x - y).powi(2), inf.max((x - y).abs()))
+        });
+    (sq.sqrt(), inf)
+}
+
+/// A QP subproblem's failure (Clarabel's status) as a value (`Err(why)`), so that the
+/// iteration ends with [`SqpEnd::QpFailed`] at its last iterate; every other error passes.
+fn qp_outcome<T>(r: Result<T, Error>) -> Result<Result<T, String>, Error> {
+    match r {
+        Ok(v) => Ok(Ok(v)),
+        Err(Error::Constrained(ConstrainedError::Qp(why))) => Ok(Err(why)),
+        Err(e) => Err(e),
+    }
 }
 
 /// The result of the iteration.
@@ -89,20 +144,16 @@ pub(crate) fn sqp(
     let mut state = State::start(nlp, &p, globalization);
     let mut history = Vec::new();
     let mut last_step = 0.0;
+    let mut zero_steps = 0u32;
     let mut iteration = 0u64;
     loop {
-        let step = state.solvable_step(&p, (lower, upper), iteration)?;
-        let lambda = state.multipliers(&p, &step, lower, upper);
+        let step = qp_outcome(state.solvable_step(&p, (lower, upper), iteration))?;
+        let lambda = match &step {
+            Ok(step) => state.multipliers(&p, step, lower, upper),
+            Err(_) => vec![0.0; p.rows.len()],
+        };
         let k = kkt(&p, &lambda, lower, upper);
-        history.push(Iterate {
-            iteration,
-            f: p.f,
-            kkt: k,
-            step: last_step,
-            x: p.x.clone(),
-            max_violation: p.max_violation(),
-            defect: p.defect(),
-        });
+        history.push(Iterate::at(iteration, &p, k, last_step));
         let end = |end: SqpEnd, p: Point, evaluations: usize, history: Vec<Iterate>| SqpRun {
             end,
             initial: initial.clone(),
@@ -112,6 +163,10 @@ pub(crate) fn sqp(
             iterations: iteration,
             evaluations,
             history,
+        };
+        let step = match step {
+            Ok(step) => step,
+            Err(why) => return Ok(end(SqpEnd::QpFailed(why), p, evaluations, history)),
         };
         if k.residual() <= tol {
             return Ok(end(SqpEnd::Converged, p, evaluations, history));
@@ -123,48 +178,32 @@ pub(crate) fn sqp(
         if infeasible && state.rho >= RHO_MAX && tiny {
             return Ok(end(SqpEnd::Infeasible, p, evaluations, history));
         }
+        if zero_steps >= ZERO_STEPS {
+            let why = format!("{zero_steps} zero-length steps in a row");
+            let why = format!(
+                "{why} (‖d‖∞ = {dnorm:.3e}, KKT residual {:.3e})",
+                k.residual()
+            );
+            return Ok(end(SqpEnd::Stalled(why), p, evaluations, history));
+        }
         if iteration >= max_iters {
             return Ok(end(SqpEnd::MaxIterations, p, evaluations, history));
         }
         if let Some(why) = nlp.halt(&p) {
             return Ok(end(SqpEnd::Halted(why), p, evaluations, history));
         }
-        // Powell's rule: at least 1.1‖λ‖∞, and otherwise halfway down towards it (in the
-        // trust region, not while the slacks are in use: λ are then the elastic penalty's
-        // and μ follows the QP's ρ)
         if globalization == Globalization::LineSearch || !elastic {
-            let need = 1.1 * inf_norm(&lambda) + 1e-8;
-            state.mu = if state.mu < need {
-                need
-            } else {
-                0.5 * (state.mu + need)
-            };
+            state.raise_mu(&lambda);
         }
-        let accepted = match globalization {
-            Globalization::LineSearch => {
-                state.lambda = step.lambda.clone();
-                line_search(nlp, &p, &step, state.mu, &mut evaluations)?
-            }
-            Globalization::TrustRegion => {
-                state.trust_region(nlp, &p, step, iteration, (lower, upper), &mut evaluations)?
-            }
-        };
+        let accepted = state.globalize(nlp, &p, step, iteration, &mut evaluations)?;
         let accepted = match accepted {
-            Some(q) => q,
-            None if infeasible && state.rho >= RHO_MAX => {
+            Err(why) => return Ok(end(SqpEnd::QpFailed(why), p, evaluations, history)),
+            Ok(Some(q)) => q,
+            Ok(None) if infeasible && state.rho >= RHO_MAX => {
                 return Ok(end(SqpEnd::Infeasible, p, evaluations, history));
             }
-            None => {
-                let why = match globalization {
-                    Globalization::LineSearch => "the line search found no acceptable step",
-                    Globalization::TrustRegion => {
-                        "the trust region shrank to its minimum without an acceptable step"
-                    }
-                };
-                let why = format!(
-                    "{why} (‖d‖∞ = {dnorm:.3e}, KKT residual {:.3e})",
-                    k.residual()
-                );
+            Ok(None) => {
+                let why = stall_text(globalization, dnorm, k.residual());
                 return Ok(end(SqpEnd::Stalled(why), p, evaluations, history));
             }
         };
@@ -175,13 +214,13 @@ pub(crate) fn sqp(
             &accepted,
             &state.lambda,
         );
-        last_step = accepted
-            .x
-            .iter()
-            .zip(&p.x)
-            .map(|(a, c)| (a - c).powi(2))
-            .sum::<f64>()
-            .sqrt();
+        let moved;
+        (last_step, moved) = step_lengths(&accepted.x, &p.x);
+        if moved <= ZERO_STEP * (1.0 + inf_norm(&p.x)) {
+            zero_steps += 1;
+        } else {
+            zero_steps = 0;
+        }
         p = accepted;
         iteration += 1;
         if let Some(cb) = &progress {
@@ -244,6 +283,36 @@ impl State {
             radius,
             radius_max: radius,
             lambda: Vec::new(),
+        }
+    }
+
+    /// The merit function's penalty by Powell's rule: at least 1.1‖λ‖∞, and otherwise
+    /// halfway down towards it (the caller skips it in the trust region while the slacks
+    /// are in use: λ are then the elastic penalty's and μ follows the QP's ρ).
+    fn raise_mu(&mut self, lambda: &[f64]) {
+        let need = 1.1 * inf_norm(lambda) + 1e-8;
+        self.mu = if self.mu < need {
+            need
+        } else {
+            0.5 * (self.mu + need)
+        };
+    }
+
+    /// The next iterate by the globalization from `p` along `step`: `Ok(None)` when no
+    /// step is acceptable, `Err(why)` when a QP subproblem failed on the way.
+    fn globalize(
+        &mut self, nlp: &impl Problem, p: &Point, step: QpStep, iteration: u64,
+        evaluations: &mut usize,
+    ) -> Result<Result<Option<Point>, String>, Error> {
+        match self.globalization {
+            Globalization::LineSearch => {
+                self.lambda = step.lambda.clone();
+                Ok(Ok(line_search(nlp, p, &step, self.mu, evaluations)?))
+            }
+            Globalization::TrustRegion => {
+                let (lower, upper) = nlp.bounds();
+                qp_outcome(self.trust_region(nlp, p, step, iteration, (lower, upper), evaluations))
+            }
         }
     }
 

@@ -179,6 +179,9 @@ pub fn optimize_shooting<S: HybridSystem>(
     settings: &OptimizerSettings, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
+    if setup.objectives.is_empty() {
+        return Err(Error::NoObjective);
+    }
     let (mut nlp, t_guess) = build(setup, theta, constraints, shooting)?;
     let x_initial = nlp.start_x.clone();
     let nodes_initial = nlp.nodes.clone();
