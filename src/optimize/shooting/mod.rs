@@ -34,6 +34,7 @@
 //! ```
 
 mod anchor;
+mod fit;
 pub(crate) mod error;
 mod nlp;
 mod nodes;
@@ -41,6 +42,7 @@ mod segment;
 mod split;
 
 pub use error::ShootingError;
+pub use fit::{optimize_shooting_fit, NodeMove};
 pub use nodes::{Node, NodeSide};
 
 use super::constrained::nlp::RowAt;
@@ -456,7 +458,7 @@ pub fn shooting_point<S: HybridSystem>(
 
 /// Runs one after the other as one trajectory (segments and events renumbered); where a
 /// run does not start where the previous one ended, the trajectory jumps.
-fn stitch(runs: Vec<Trajectory>) -> Trajectory {
+pub(super) fn stitch(runs: Vec<Trajectory>) -> Trajectory {
     let mut out = Trajectory {
         segments: vec![],
         events: vec![],
