@@ -67,7 +67,7 @@ pub use settings::{
     parse_gradient_method, Globalization, KinkPolicy, OptimizerSettings, SolverKind,
 };
 pub use shooting::{
-    optimize_shooting, optimize_shooting_fit, segment_trajectories, NodeMove, shooting_point, Closure, ClosureReport, Guess,
+    optimize_shooting, optimize_shooting_fit, segment_trajectories, shooting_fit_point, NodeMove, shooting_point, Closure, ClosureReport, Guess,
     GuessTable, Node, NodeReport, NodeSide, NodeTimes, Shooting, ShootingError, ShootingEvaluator,
     ShootingReport,
 };

@@ -42,7 +42,7 @@ mod segment;
 mod split;
 
 pub use error::ShootingError;
-pub use fit::{optimize_shooting_fit, NodeMove};
+pub use fit::{optimize_shooting_fit, shooting_fit_point, NodeMove};
 pub use nodes::{Node, NodeSide};
 
 use super::constrained::nlp::RowAt;

@@ -18,13 +18,12 @@ pub use nodes::NodeMove;
 
 use super::nodes::Node;
 use super::{segment_trajectories, stitch, NodeReport, Shooting, ShootingError, ShootingReport};
-use crate::cost::Samples;
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::fit::{outcome_of, ExperimentFit, FitReport, FitRun};
 use crate::optimize::least_squares::{
     constrained_statistics, generalized_gauss_newton, BoxBounds, ConstrainedResiduals,
-    GgnResult, GgnSettings, LsqOutcome, Statistics,
+    GgnResult, GgnSettings, Linearization, LsqOutcome, Statistics,
 };
 use crate::optimize::{HistoryRow, OptimizeResult, OptimizerSettings, ThetaEntry};
 use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
@@ -150,6 +149,44 @@ pub fn optimize_shooting_fit<S: HybridSystem>(
     })
 }
 
+/// The multiple-shooting fit's problem at `w` (default: its start): the variables'
+/// names and values, then the residuals r, the continuity gaps c and, with `jacobian`,
+/// their exact Jacobians — what the generalized Gauss–Newton method of
+/// [`optimize_shooting_fit`] sees, for a check by finite differences or a solver of your
+/// own. The nodes are placed as the fit places them (from θ's values), so every call with
+/// the same arguments has the same variables.
+pub fn shooting_fit_point<S: HybridSystem>(
+    runs: &[FitRun<'_, S>], theta: &[ThetaEntry], shooting: &Shooting, w: Option<&[f64]>,
+    jacobian: bool,
+) -> Result<(Vec<String>, Vec<f64>, Linearization), Error> {
+    let (fit, _) = build(runs, theta, shooting)?;
+    let names = variable_names(&fit);
+    let w = match w {
+        Some(w) if w.len() == fit.n => w.to_vec(),
+        Some(w) => {
+            return Err(Error::VariableCount {
+                found: w.len(),
+                variables: names,
+            })
+        }
+        None => start_point(&fit),
+    };
+    let lin = fit.evaluate(&w, jacobian)?;
+    Ok((names, w, lin))
+}
+
+/// The variables' names: θ's free entries, then `experiment:state@k` per node.
+fn variable_names<S: HybridSystem>(fit: &ShootingFit<'_, '_, S>) -> Vec<String> {
+    let names = fit.legs[0].setup.theta_names();
+    let mut out: Vec<String> = fit.free.iter().map(|&k| names[k].clone()).collect();
+    for leg in &fit.legs {
+        for k in 1..leg.nodes.len() {
+            out.extend(leg.setup.dims.states.iter().map(|s| format!("{}:{s}@{k}", leg.name)));
+        }
+    }
+    out
+}
+
 /// The problem: each experiment's nodes placed and its segments' objectives, and the
 /// nodes moved per experiment.
 #[allow(clippy::type_complexity)]
@@ -185,8 +222,7 @@ fn build<'r, 'a, S: HybridSystem>(
             .into());
         }
         let objective = setup.objectives.first().ok_or(Error::NoObjective)?;
-        let records: Vec<&Samples> = objective.terms.iter().filter_map(|t| t.data()).map(|d| d.0).collect();
-        let (nodes, moved) = nodes::place(setup, &run.theta, shooting, &records)?;
+        let (nodes, moved) = nodes::place(setup, &run.theta, shooting, objective)?;
         let k = nodes.len();
         let parts = (0..k)
             .map(|i| {
@@ -333,13 +369,7 @@ fn statistics<S: HybridSystem>(
     };
     let free = ggn.free();
     let report: Vec<usize> = (0..fit.free.len()).filter(|i| free.contains(i)).collect();
-    let names = fit.legs[0].setup.theta_names();
-    let mut var_names: Vec<String> = fit.free.iter().map(|&k| names[k].clone()).collect();
-    for leg in &fit.legs {
-        for k in 1..leg.nodes.len() {
-            var_names.extend(leg.setup.dims.states.iter().map(|s| format!("{}:{s}@{k}", leg.name)));
-        }
-    }
+    let var_names = variable_names(fit);
     constrained_statistics(&ggn.w, &ggn.residuals, &j, &c, &free, &report, &var_names)
         .map_err(|e| e.to_string())
 }
