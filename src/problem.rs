@@ -387,12 +387,9 @@ impl Problem {
             let runs = self.fit_runs(setup, theta)?;
             match &self.shooting {
                 // multiple shooting on the data: Bock's generalized Gauss–Newton
-                Some(shooting) => crate::optimize::optimize_shooting_fit(
-                    &runs,
-                    theta,
-                    shooting,
-                    &self.optimizer,
-                ),
+                Some(shooting) => {
+                    crate::optimize::optimize_shooting_fit(&runs, theta, shooting, &self.optimizer)
+                }
                 None => crate::optimize::optimize_least_squares(&runs, theta, &self.optimizer),
             }
         } else if let Some(shooting) = &self.shooting {

@@ -78,7 +78,9 @@ fn shooting_fit_jacobians_against_central_differences() {
         let at = |s: f64| {
             let mut x = w.clone();
             x[k] += s * h;
-            shooting_fit_point(&runs, &p.theta, &shooting, Some(&x), false).unwrap().2
+            shooting_fit_point(&runs, &p.theta, &shooting, Some(&x), false)
+                .unwrap()
+                .2
         };
         let (plus, minus) = (at(1.0), at(-1.0));
         let fd_r = (&plus.r - &minus.r) / (2.0 * h);
@@ -129,6 +131,12 @@ fn shooting_fit_recovers_the_table() {
     assert!((e / 0.85 - 1.0).abs() < 1e-7, "e = {e}");
     assert!((a / 0.13 - 1.0).abs() < 1e-7, "A = {a}");
     assert!(gap < 1e-9, "gap {gap:e}");
-    let stats = r.least_squares.as_ref().unwrap().statistics.as_ref().unwrap();
+    let stats = r
+        .least_squares
+        .as_ref()
+        .unwrap()
+        .statistics
+        .as_ref()
+        .unwrap();
     assert_eq!(stats.parameters.len(), 2);
 }

@@ -34,8 +34,8 @@
 //! ```
 
 mod anchor;
-mod fit;
 pub(crate) mod error;
+mod fit;
 mod nlp;
 mod nodes;
 mod segment;

@@ -22,8 +22,8 @@ use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::fit::{outcome_of, ExperimentFit, FitReport, FitRun};
 use crate::optimize::least_squares::{
-    constrained_statistics, generalized_gauss_newton, BoxBounds, ConstrainedResiduals,
-    GgnResult, GgnSettings, Linearization, LsqOutcome, Statistics,
+    constrained_statistics, generalized_gauss_newton, BoxBounds, ConstrainedResiduals, GgnResult,
+    GgnSettings, Linearization, LsqOutcome, Statistics,
 };
 use crate::optimize::{HistoryRow, OptimizeResult, OptimizerSettings, ThetaEntry};
 use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
@@ -39,8 +39,7 @@ use std::time::Instant;
 /// Errors: what single shooting's fit returns, and [`ShootingError`] for a periodic
 /// closing or `stop_after` (not available in a fit) and unusable node times or guesses.
 pub fn optimize_shooting_fit<S: HybridSystem>(
-    runs: &[FitRun<'_, S>], theta: &[ThetaEntry], shooting: &Shooting,
-    settings: &OptimizerSettings,
+    runs: &[FitRun<'_, S>], theta: &[ThetaEntry], shooting: &Shooting, settings: &OptimizerSettings,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
     let (fit, moves) = build(runs, theta, shooting)?;
@@ -169,7 +168,13 @@ fn variable_names<S: HybridSystem>(fit: &ShootingFit<'_, '_, S>) -> Vec<String> 
     let mut out: Vec<String> = fit.free.iter().map(|&k| names[k].clone()).collect();
     for leg in &fit.legs {
         for k in 1..leg.nodes.len() {
-            out.extend(leg.setup.dims.states.iter().map(|s| format!("{}:{s}@{k}", leg.name)));
+            out.extend(
+                leg.setup
+                    .dims
+                    .states
+                    .iter()
+                    .map(|s| format!("{}:{s}@{k}", leg.name)),
+            );
         }
     }
     out
@@ -192,7 +197,9 @@ fn build<'r, 'a, S: HybridSystem>(
         .into());
     }
     let entries = first.setup.resolve_theta(theta)?;
-    let free: Vec<usize> = (0..entries.len()).filter(|&k| entries[k].optimize).collect();
+    let free: Vec<usize> = (0..entries.len())
+        .filter(|&k| entries[k].optimize)
+        .collect();
     let mut position = vec![None; entries.len()];
     for (i, &k) in free.iter().enumerate() {
         position[k] = Some(i);

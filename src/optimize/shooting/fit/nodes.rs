@@ -68,9 +68,9 @@ impl<S: HybridSystem> Residuals for NodeFit<'_, '_, S> {
         };
         let seg = segment_setup(self.setup, &sys, span, vec![self.objective.clone()]);
         let run = residuals(&seg, &theta_with_start(self.theta, np, &s), jacobian)?;
-        let j = run
-            .jacobian
-            .map(|j| DMatrix::from_fn(j.nrows(), self.free.len(), |i, c| j[(i, np + self.free[c])]));
+        let j = run.jacobian.map(|j| {
+            DMatrix::from_fn(j.nrows(), self.free.len(), |i, c| j[(i, np + self.free[c])])
+        });
         Ok((run.r, j))
     }
 }
@@ -153,10 +153,14 @@ fn measured(records: &[&Samples], name: &str, t: f64) -> Option<f64> {
 
 /// The nodes at `times` (module docs, "States") and the events of the runs between them.
 fn initialize<S: HybridSystem>(
-    setup: &Setup<'_, S>, theta: &[f64], times: &[f64], shooting: &Shooting,
-    objective: &Objective,
+    setup: &Setup<'_, S>, theta: &[f64], times: &[f64], shooting: &Shooting, objective: &Objective,
 ) -> Result<(Vec<Node>, Vec<f64>), Error> {
-    let records: Vec<&Samples> = objective.terms.iter().filter_map(|t| t.data()).map(|d| d.0).collect();
+    let records: Vec<&Samples> = objective
+        .terms
+        .iter()
+        .filter_map(|t| t.data())
+        .map(|d| d.0)
+        .collect();
     let nx = setup.nx();
     let table = match &shooting.guess {
         Guess::Table(_) => {
@@ -181,7 +185,11 @@ fn initialize<S: HybridSystem>(
         side: NodeSide::Flow,
     }];
     let mut events = Vec::new();
-    for (i, &t) in times.iter().chain(std::iter::once(&setup.t_end)).enumerate() {
+    for (i, &t) in times
+        .iter()
+        .chain(std::iter::once(&setup.t_end))
+        .enumerate()
+    {
         let prev = nodes.last().expect("node 0");
         let span = Span {
             node: prev,
@@ -220,7 +228,9 @@ fn initialize<S: HybridSystem>(
 }
 
 /// The sample time nearest `t` in `(lo, hi)` at least `margin` from every event.
-fn clear_time(records: &[&Samples], events: &[f64], t: f64, (lo, hi): (f64, f64), margin: f64) -> Option<f64> {
+fn clear_time(
+    records: &[&Samples], events: &[f64], t: f64, (lo, hi): (f64, f64), margin: f64,
+) -> Option<f64> {
     records
         .iter()
         .flat_map(|r| r.times.iter().copied())
@@ -232,7 +242,12 @@ fn clear_time(records: &[&Samples], events: &[f64], t: f64, (lo, hi): (f64, f64)
 pub(super) fn place<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[f64], shooting: &Shooting, objective: &Objective,
 ) -> Result<(Vec<Node>, Vec<NodeMove>), Error> {
-    let records: Vec<&Samples> = objective.terms.iter().filter_map(|t| t.data()).map(|d| d.0).collect();
+    let records: Vec<&Samples> = objective
+        .terms
+        .iter()
+        .filter_map(|t| t.data())
+        .map(|d| d.0)
+        .collect();
     let mut times = node_times(&shooting.nodes, setup.t0, setup.t_end)?;
     let margin = match shooting.nodes {
         NodeTimes::Segments(k) => MARGIN * (setup.t_end - setup.t0) / k as f64,

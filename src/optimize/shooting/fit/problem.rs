@@ -67,7 +67,9 @@ pub(super) struct ShootingFit<'r, 'a, S: HybridSystem> {
 
 /// Segment k's objective: the samples of each data term of `objective` in `[lo, hi)`
 /// (`[lo, hi]` for the last segment) and, for the first segment, the parameter terms.
-pub(super) fn segment_objective(objective: &Objective, lo: f64, hi: f64, k: usize, last: bool) -> Objective {
+pub(super) fn segment_objective(
+    objective: &Objective, lo: f64, hi: f64, k: usize, last: bool,
+) -> Objective {
     let mut terms = Vec::new();
     for t in &objective.terms {
         match t {
@@ -139,7 +141,11 @@ impl<S: HybridSystem> ShootingFit<'_, '_, S> {
             closure: None,
         };
         let s = segment_setup(leg.setup, &sys, span, vec![objective]);
-        residuals(&s, &theta_with_start(theta, leg.setup.np(), start), jacobian)
+        residuals(
+            &s,
+            &theta_with_start(theta, leg.setup.np(), start),
+            jacobian,
+        )
     }
 
     /// Every segment of every experiment at w (in parallel), in order.
@@ -244,7 +250,9 @@ impl<S: HybridSystem> ShootingFit<'_, '_, S> {
     }
 
     /// The rows of r and of c that each experiment owns: `(residuals, constraints)`.
-    pub fn ranges(&self, runs: &[ResidualRun]) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+    pub fn ranges(
+        &self, runs: &[ResidualRun],
+    ) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
         let (mut row, mut crow, mut at) = (0, 0, 0);
         self.legs
             .iter()
