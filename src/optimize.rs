@@ -68,9 +68,9 @@ pub use settings::{
     parse_gradient_method, Globalization, KinkPolicy, OptimizerSettings, SolverKind,
 };
 pub use shooting::{
-    optimize_shooting, segment_trajectories, shooting_point, Closure, ClosureReport, Guess,
-    GuessTable, Node, NodeReport, NodeSide, NodeTimes, Shooting, ShootingError, ShootingEvaluator,
-    ShootingReport,
+    optimize_shooting, optimize_shooting_fit, segment_trajectories, shooting_fit_point,
+    shooting_point, Closure, ClosureReport, Guess, GuessTable, Node, NodeMove, NodeReport,
+    NodeSide, NodeTimes, Shooting, ShootingError, ShootingEvaluator, ShootingReport,
 };
 pub use theta::{ThetaEntry, Transform};
 

@@ -368,7 +368,9 @@ impl Problem {
     }
 
     /// Runs the optimizer the problem calls for on `setup` (built by [`Self::setup`]):
-    /// multiple shooting with a `[shooting]` table, the constrained solver when it has
+    /// `gauss_newton` fits the data (by multiple shooting with a `[shooting]` table,
+    /// [`crate::optimize::optimize_shooting_fit`]); otherwise multiple shooting with a
+    /// `[shooting]` table, the constrained solver when it has
     /// constraints or a free final time, else `[optimizer] solver` (L-BFGS or steepest
     /// descent).
     pub fn optimize(
@@ -385,11 +387,15 @@ impl Problem {
                 self.optimizer.solver.name()
             )));
         }
-        if self.optimizer.solver == crate::optimize::SolverKind::GaussNewton
-            && self.shooting.is_none()
-        {
+        if self.optimizer.solver == crate::optimize::SolverKind::GaussNewton {
             let runs = self.fit_runs(setup, theta)?;
-            crate::optimize::optimize_least_squares(&runs, theta, &self.optimizer)
+            match &self.shooting {
+                // multiple shooting on the data: Bock's generalized Gauss–Newton
+                Some(shooting) => {
+                    crate::optimize::optimize_shooting_fit(&runs, theta, shooting, &self.optimizer)
+                }
+                None => crate::optimize::optimize_least_squares(&runs, theta, &self.optimizer),
+            }
         } else if let Some(shooting) = &self.shooting {
             crate::optimize::optimize_shooting(
                 setup,

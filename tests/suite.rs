@@ -62,6 +62,7 @@ mod readme;
 mod setup_validation;
 mod shear_frame;
 mod shooting;
+mod shooting_fit;
 mod simultaneous;
 mod sparse;
 mod summary;

@@ -49,8 +49,12 @@ pub struct FitReport {
     /// cannot be computed: `statistics_error` says why).
     pub statistics: Option<Statistics>,
     pub statistics_error: Option<String>,
-    /// Every trial step of the solver.
+    /// Every trial step of the solver (Levenberg–Marquardt's).
     pub steps: Vec<LmIteration>,
+    /// Every iteration of the generalized Gauss–Newton method (a multiple-shooting fit,
+    /// `optimize_shooting_fit`; empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub constrained_steps: Vec<super::least_squares::GgnIteration>,
 }
 
 /// One experiment's share of the fit.
@@ -59,6 +63,12 @@ pub struct ExperimentFit {
     pub name: String,
     pub residuals: usize,
     pub sum_of_squares: f64,
+    /// A multiple-shooting fit: this experiment's nodes and gaps, and the nodes moved away
+    /// from events when they were placed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shooting: Option<super::ShootingReport>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub node_moves: Vec<super::NodeMove>,
 }
 
 /// The stacked residuals of every experiment as a function of the free entries of θ.
@@ -185,7 +195,7 @@ pub fn optimize_least_squares<S: HybridSystem>(
 }
 
 /// The optimizer's outcome for the solver's.
-fn outcome_of(o: LsqOutcome) -> Outcome {
+pub(super) fn outcome_of(o: LsqOutcome) -> Outcome {
     match o {
         LsqOutcome::ConvergedStep
         | LsqOutcome::ConvergedReduction
@@ -247,6 +257,8 @@ fn report<S: HybridSystem>(
                 name: run.name.clone(),
                 residuals: r.len(),
                 sum_of_squares: r.norm_squared(),
+                shooting: None,
+                node_moves: vec![],
             })
         })
         .collect::<Result<Vec<_>, Error>>()?;
@@ -265,6 +277,7 @@ fn report<S: HybridSystem>(
         statistics,
         statistics_error,
         steps: lm.history.clone(),
+        constrained_steps: vec![],
     })
 }
 

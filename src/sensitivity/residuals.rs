@@ -27,6 +27,12 @@ pub struct ResidualRun {
     pub jacobian: Option<DMatrix<f64>>,
     /// The run's counters (steps, events).
     pub stats: Stats,
+    /// The states at the run's end `x(t_f)` (after the events at `t_f`): multiple
+    /// shooting's continuity needs them beside the residuals.
+    pub x_final: Vec<f64>,
+    /// `∂x(t_f)/∂θ` (nx × nθ, the state rows of the direct method's `S(t_f)`) when the
+    /// Jacobian was asked for.
+    pub x_final_jacobian: Option<DMatrix<f64>>,
 }
 
 /// Why an objective is not a sum of squared residuals: its first term that is not a data
@@ -62,11 +68,15 @@ pub fn residuals<S: HybridSystem>(
     let (n, nth) = (setup.n(), setup.ntheta());
     let mut r = Vec::new();
     let mut rows: Vec<DVector<f64>> = Vec::new();
-    let stats;
+    let (stats, x_final, x_final_jacobian);
+    let nx = setup.nx();
     if jacobian {
         let run = forward_sensitivity_lean(setup, theta)?;
         let traj = &run.trajectory;
         stats = traj.stats;
+        let y = &traj.y_final;
+        x_final = y[..nx].to_vec();
+        x_final_jacobian = Some(DMatrix::from_fn(nx, nth, |i, j| y[n + j * n + i]));
         for (samples, weight) in obj.terms.iter().filter_map(|t| t.data()) {
             for (at, cells) in setup.data_rows(traj, theta, samples, weight)? {
                 let (y, _) = traj.state_of(at);
@@ -80,6 +90,8 @@ pub fn residuals<S: HybridSystem>(
     } else {
         let traj = setup.simulate(theta)?;
         stats = traj.stats;
+        x_final = traj.y_final[..nx].to_vec();
+        x_final_jacobian = None;
         for (samples, weight) in obj.terms.iter().filter_map(|t| t.data()) {
             r.extend(setup.data_residuals(&traj, theta, samples, weight)?);
         }
@@ -109,5 +121,7 @@ pub fn residuals<S: HybridSystem>(
         r: DVector::from_vec(r),
         jacobian,
         stats,
+        x_final,
+        x_final_jacobian,
     })
 }

@@ -196,6 +196,7 @@ impl<P: ConstrainedResiduals> Run<'_, P> {
             alpha: if accepted.is_some() { alpha } else { 0.0 },
             accepted: accepted.is_some(),
             held: sub.held.len(),
+            w: self.w.clone(),
         });
         match accepted {
             Some((wt, t)) => self.accept(wt, t, alpha == 1.0),

@@ -147,6 +147,10 @@ pub struct GgnIteration {
     pub accepted: bool,
     /// The number of variables held at their bounds for this step.
     pub held: usize,
+    /// The iterate the step starts from (not in `summary.json`: node states included, it
+    /// is long).
+    #[serde(skip)]
+    pub w: Vec<f64>,
 }
 
 /// The generalized Gauss–Newton method's result.

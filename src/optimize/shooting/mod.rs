@@ -35,12 +35,14 @@
 
 mod anchor;
 pub(crate) mod error;
+mod fit;
 mod nlp;
 mod nodes;
 mod segment;
 mod split;
 
 pub use error::ShootingError;
+pub use fit::{optimize_shooting_fit, shooting_fit_point, NodeMove};
 pub use nodes::{Node, NodeSide};
 
 use super::constrained::nlp::RowAt;
@@ -459,7 +461,7 @@ pub fn shooting_point<S: HybridSystem>(
 
 /// Runs one after the other as one trajectory (segments and events renumbered); where a
 /// run does not start where the previous one ended, the trajectory jumps.
-fn stitch(runs: Vec<Trajectory>) -> Trajectory {
+pub(super) fn stitch(runs: Vec<Trajectory>) -> Trajectory {
     let mut out = Trajectory {
         segments: vec![],
         events: vec![],

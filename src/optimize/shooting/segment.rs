@@ -82,7 +82,7 @@ pub(super) struct TimeRates {
 }
 
 /// The setup of a segment over the system started at its node.
-fn segment_setup<'w, S: HybridSystem>(
+pub(super) fn segment_setup<'w, S: HybridSystem>(
     base: &Setup<'_, S>, sys: &'w StartOnSection<'w, S>, span: Span<'_>, objectives: Vec<Objective>,
 ) -> Setup<'w, StartOnSection<'w, S>> {
     let mut s = Setup::new(sys, span.t0, span.t1, base.controls.clone(), objectives);
@@ -99,7 +99,7 @@ fn segment_setup<'w, S: HybridSystem>(
 }
 
 /// θ' = (p, s, c) of the system started at `s`.
-fn theta_with_start(theta: &[f64], np: usize, s: &[f64]) -> Vec<f64> {
+pub(super) fn theta_with_start(theta: &[f64], np: usize, s: &[f64]) -> Vec<f64> {
     let mut th = theta[..np].to_vec();
     th.extend_from_slice(s);
     th.extend_from_slice(&theta[np..]);
