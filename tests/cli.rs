@@ -141,6 +141,11 @@ fn expect(stem: &str) -> Expect {
         "vibrating_table_short" => e(1e-12, 3e-9, true, 0.0, 0.0),
         // the first experiment's gradient: direct 4.8e-16, dual 1.2e-15, fd 1.6e-11
         "vibrating_table_two_experiments" => e(1e-12, 3e-9, true, 0.0, 0.0),
+        // multiple shooting on the data; its single-shooting gradient over 14 s of chaotic
+        // motion (25 impacts): direct and dual agree to ~2e-13 (the 14 s two-experiment
+        // run's first record: 7.3e-15, 2.0e-13); central differences land in other impact
+        // sequences (the FD column was off by orders of magnitude), so FD is no witness
+        "vibrating_table_identify" => e(1e-11, f64::NAN, true, 0.0, 0.0),
         other => panic!("{other}: a new shipped problem: measure its witnesses and add it here"),
     }
 }
@@ -236,6 +241,10 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
         }
         assert!(g["timing"]["forward_s"].as_f64().unwrap() > 0.0);
         assert!(g["stats"]["steps"].as_u64().unwrap() > 0);
+        if stem.starts_with("vibrating_table") {
+            data_fit_optimizes(&p, &stem);
+            continue;
+        }
         if std::fs::read_to_string(&p)
             .unwrap()
             .lines()
@@ -246,10 +255,6 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
         }
         if g.get("constraints").is_some() {
             constrained_problem_optimizes(&p, &stem);
-            continue;
-        }
-        if stem.starts_with("vibrating_table") {
-            data_fit_optimizes(&p, &stem);
             continue;
         }
         let mut lbfgs_cost = f64::NAN;
@@ -342,13 +347,18 @@ fn data_fit_optimizes(p: &Path, stem: &str) {
     ]));
     assert_eq!(s["solver"], "gauss_newton", "{ps}");
     assert_eq!(s["converged"], true, "{ps}: {}", s["termination"]);
+    // the chaotic record by multiple shooting: ≤ 20 iterations and gaps ≤ 1e-8 (issue 45)
+    let budget = if s.get("shooting").is_some() { 20 } else { 10 };
     assert!(
-        s["iterations"].as_u64().unwrap() <= 10,
+        s["iterations"].as_u64().unwrap() <= budget,
         "{ps}: {}",
         s["iterations"]
     );
+    if let Some(gap) = s["shooting"]["max_defect"].as_f64() {
+        assert!(gap <= 1e-8, "{ps}: continuity gap {gap:e}");
+    }
     assert!(
-        s["final_cost"].as_f64().unwrap() <= 1e-15,
+        s["final_cost"].as_f64().unwrap() <= 1e-12,
         "{ps}: {}",
         s["final_cost"]
     );

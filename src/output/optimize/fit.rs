@@ -27,9 +27,22 @@ pub(super) fn stage_fit<S: HybridSystem>(
     let mut rows: Vec<[f64; 6]> = Vec::new();
     let mut fit = Vec::new();
     let mut resid = Vec::new();
+    // one run of the whole record at each end (a multiple-shooting fit's own trajectory is
+    // its segments', which do not stop at every sample): a run the record cannot be read
+    // on (a domain error at the start) leaves the fit's files out, not the results
+    let (Ok(run0), Ok(run1)) = (
+        setup.simulate(&r.theta_initial),
+        setup.simulate(&r.theta_final),
+    ) else {
+        return Ok(());
+    };
     for (samples, weight) in records {
-        let r0 = setup.data_residuals(&r.initial.trajectory, &r.theta_initial, samples, weight)?;
-        let r1 = setup.data_residuals(&r.last.trajectory, &r.theta_final, samples, weight)?;
+        let (Ok(r0), Ok(r1)) = (
+            setup.data_residuals(&run0, &r.theta_initial, samples, weight),
+            setup.data_residuals(&run1, &r.theta_final, samples, weight),
+        ) else {
+            return Ok(());
+        };
         let cells: Vec<_> = samples.measured().collect();
         for ((&(i, c, d), a), b) in cells.iter().zip(&r0).zip(&r1) {
             let output = samples.channels[c].output as f64;
@@ -66,7 +79,7 @@ pub(super) fn stage_fit<S: HybridSystem>(
     .to_vec();
     let table = Array2::from_shape_fn((rows.len(), 6), |(i, j)| rows[i][j]);
     stage.write_csv("residuals.csv", &header, &table)?;
-    let markers = event_markers(setup, &r.last.trajectory);
+    let markers = event_markers(setup, &run1);
     stage.write_figure(
         "fit",
         &figure(&format!("{name}: data and fit"), fit, vec![]),
