@@ -142,10 +142,10 @@ fn expect(stem: &str) -> Expect {
         // the first experiment's gradient: direct 4.8e-16, dual 1.2e-15, fd 1.6e-11
         "vibrating_table_two_experiments" => e(1e-12, 3e-9, true, 0.0, 0.0),
         // multiple shooting on the data; its single-shooting gradient over 14 s of chaotic
-        // motion (25 impacts): direct and dual agree to ~2e-13 (the 14 s two-experiment
-        // run's first record: 7.3e-15, 2.0e-13); central differences land in other impact
+        // motion (25 impacts, entries up to 6e15): dual vs adjoint 1.0e-8 (the run's
+        // round-off amplified by the chaos); central differences land in other impact
         // sequences (the FD column was off by orders of magnitude), so FD is no witness
-        "vibrating_table_identify" => e(1e-11, f64::NAN, true, 0.0, 0.0),
+        "vibrating_table_identify" => e(3e-7, f64::NAN, true, 0.0, 0.0),
         other => panic!("{other}: a new shipped problem: measure its witnesses and add it here"),
     }
 }

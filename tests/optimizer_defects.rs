@@ -164,7 +164,7 @@ fn simulate_runs_a_problem_without_cost() {
     let dir = std::env::temp_dir().join(format!("hybridopt-defects-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let text = std::fs::read_to_string(data("table_bounce.toml")).expect("read");
-    let cut = text.find("[reference]").expect("reference");
+    let cut = text.find("\n[reference]").expect("reference") + 1;
     let file = dir.join("plain.toml");
     std::fs::write(
         &file,

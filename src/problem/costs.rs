@@ -92,7 +92,14 @@ pub(super) fn entries(
                     let weight = r.finite("weight", *weight)?;
                     match file {
                         Some(f) => CostTerm::Term(Term::Data {
-                            samples: Arc::new(read_data(doc, f, sigma, dims, horizon)?),
+                            samples: Arc::new(read_data(
+                                doc,
+                                &[key("cost"), Seg::Entry(i), key("file")],
+                                f,
+                                sigma,
+                                dims,
+                                horizon,
+                            )?),
                             weight,
                         }),
                         None => CostTerm::ExperimentData {
@@ -110,7 +117,7 @@ pub(super) fn entries(
 
 /// A data file's record, its path relative to the problem file.
 pub(super) fn read_data(
-    doc: &Document<'_>, file: &str, sigma: &BTreeMap<String, f64>, dims: &Dims,
+    doc: &Document<'_>, at: &[Seg], file: &str, sigma: &BTreeMap<String, f64>, dims: &Dims,
     (t0, t_end): (f64, f64),
 ) -> Result<Samples, Error> {
     let base = doc.file.parent().unwrap_or(Path::new("."));
@@ -120,7 +127,7 @@ pub(super) fn read_data(
         t_end,
         sigma,
     };
-    super::data::read(&base.join(file), &frame).map_err(|e| doc.problem(e.to_string()))
+    super::data::read(&base.join(file), &frame).map_err(|e| doc.error(at, e))
 }
 
 /// Resolves the names of entry #i of the array of tables `table` (`cost`, `constraint`),

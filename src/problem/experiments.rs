@@ -99,7 +99,7 @@ pub(super) fn read(
             .iter()
             .map(|c| match &c.term {
                 CostTerm::ExperimentData { sigma, .. } => {
-                    read_data(doc, &spec.data, sigma, dims, (t0, end)).map(Arc::new)
+                    read_data(doc, &at("data"), &spec.data, sigma, dims, (t0, end)).map(Arc::new)
                 }
                 _ => unreachable!("filtered above"),
             })
