@@ -93,6 +93,27 @@ pub fn parse(text: &str, file: &str, frame: &Frame<'_>) -> Result<Samples, DataF
         .iter()
         .map(|c| frame.sigma.get(&c.name).copied().unwrap_or(1.0))
         .collect();
+    let (times, cells) = rows(lines, &names, &roles, &default_sigma, frame, &err)?;
+    let samples = Samples {
+        source: file.to_string(),
+        times,
+        channels,
+        cells,
+    };
+    if samples.count() == 0 {
+        return Err(err(0, None, "the file has no measured values (a header and at least one sample with a value are needed)".into()));
+    }
+    Ok(samples)
+}
+
+/// The sample lines after the header: each line's time and cells (σ from its `sigma_`
+/// column, else the column's default), times increasing inside the horizon.
+fn rows<'t>(
+    lines: impl Iterator<Item = (usize, &'t str)>, names: &[&str], roles: &[Role],
+    default_sigma: &[f64], frame: &Frame<'_>,
+    err: &dyn Fn(usize, Option<&str>, String) -> DataFileError,
+) -> Result<(Vec<f64>, Vec<Vec<Option<Datum>>>), DataFileError> {
+    let nch = default_sigma.len();
     let (mut times, mut cells) = (Vec::new(), Vec::new());
     for (ln, line) in lines {
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
@@ -108,9 +129,9 @@ pub fn parse(text: &str, file: &str, frame: &Frame<'_>) -> Result<Samples, DataF
             ));
         }
         let mut t = None;
-        let mut row: Vec<Option<Datum>> = vec![None; channels.len()];
-        let mut sig: Vec<Option<f64>> = vec![None; channels.len()];
-        for ((field, role), name) in fields.iter().zip(&roles).zip(&names) {
+        let mut row: Vec<Option<Datum>> = vec![None; nch];
+        let mut sig: Vec<Option<f64>> = vec![None; nch];
+        for ((field, role), name) in fields.iter().zip(roles).zip(names) {
             if field.is_empty() {
                 if *role == Role::Time {
                     return Err(err(ln, Some(name), "the time is missing".into()));
@@ -161,16 +182,7 @@ pub fn parse(text: &str, file: &str, frame: &Frame<'_>) -> Result<Samples, DataF
         times.push(t);
         cells.push(row);
     }
-    let samples = Samples {
-        source: file.to_string(),
-        times,
-        channels,
-        cells,
-    };
-    if samples.count() == 0 {
-        return Err(err(0, None, "the file has no measured values (a header and at least one sample with a value are needed)".into()));
-    }
-    Ok(samples)
+    Ok((times, cells))
 }
 
 /// Each header column's role, and the outputs measured (in file order); an error names
