@@ -167,27 +167,14 @@ impl Problem {
         let reference = costs::reference(spec.reference.as_ref(), &costs, &dims, &doc)?;
         let solver_given = spec.optimizer.as_ref().is_some_and(|o| o.solver.is_some());
         let mut optimizer = optimizer::settings(&spec.optimizer.unwrap_or_default(), &doc)?;
-        // a pure data fit (data and parameter_squared terms, no constraints) runs
-        // Gauss–Newton unless the file names a solver
-        let pure_data = costs.iter().any(CostEntry::is_data)
-            && costs
-                .iter()
-                .all(|c| c.is_data() || c.is_parameter_squared());
-        if !solver_given && pure_data && constraints.is_empty() {
-            optimizer.solver = crate::optimize::SolverKind::GaussNewton;
-        }
-        if optimizer.solver == crate::optimize::SolverKind::GaussNewton && !pure_data {
-            return Err(doc.error(
-                &[key("optimizer"), key("solver")],
-                "gauss_newton fits a cost made of `data` terms (and `parameter_squared` terms) only; use lbfgs for other costs",
-            ));
-        }
-        if !experiments.is_empty() && optimizer.solver != crate::optimize::SolverKind::GaussNewton {
-            return Err(doc.error(
-                &[key("optimizer"), key("solver")],
-                "several [[experiment]] tables are fitted together by gauss_newton; drop `solver` or set it to \"gauss_newton\"",
-            ));
-        }
+        choose_solver(
+            &mut optimizer,
+            solver_given,
+            &costs,
+            &constraints,
+            &experiments,
+            &doc,
+        )?;
         let plot = plot::read(spec.plot.as_ref(), &dims, &doc)?;
         let shooting = spec
             .shooting
@@ -478,6 +465,37 @@ impl Problem {
     pub fn system(&self) -> &impl HybridSystem {
         &self.system
     }
+}
+
+/// `[optimizer] solver` for the file's costs: a pure data fit (data and parameter_squared
+/// terms, no constraints) runs Gauss–Newton unless the file names a solver; Gauss–Newton
+/// needs such a cost, and several experiments need Gauss–Newton.
+fn choose_solver(
+    optimizer: &mut OptimizerSettings, solver_given: bool, costs: &[CostEntry],
+    constraints: &Constraints, experiments: &[Experiment], doc: &Document<'_>,
+) -> Result<(), Error> {
+    // a pure data fit (data and parameter_squared terms, no constraints) runs
+    // Gauss–Newton unless the file names a solver
+    let pure_data = costs.iter().any(CostEntry::is_data)
+        && costs
+            .iter()
+            .all(|c| c.is_data() || c.is_parameter_squared());
+    if !solver_given && pure_data && constraints.is_empty() {
+        optimizer.solver = crate::optimize::SolverKind::GaussNewton;
+    }
+    if optimizer.solver == crate::optimize::SolverKind::GaussNewton && !pure_data {
+        return Err(doc.error(
+                &[key("optimizer"), key("solver")],
+                "gauss_newton fits a cost made of `data` terms (and `parameter_squared` terms) only; use lbfgs for other costs",
+            ));
+    }
+    if !experiments.is_empty() && optimizer.solver != crate::optimize::SolverKind::GaussNewton {
+        return Err(doc.error(
+                &[key("optimizer"), key("solver")],
+                "several [[experiment]] tables are fitted together by gauss_newton; drop `solver` or set it to \"gauss_newton\"",
+            ));
+    }
+    Ok(())
 }
 
 /// The system of `[system]`; a custom system's error points at the line it names.
