@@ -263,9 +263,8 @@ fn refits(reps: usize, failures: &mut Vec<String>) -> String {
             shipped.optimizer.solver.name()
         };
         println!("  {name}: Gauss–Newton {it} iterations {best:.3} s, error {err:.1e}; {solver} {lit} iterations {lb:.3} s");
-        md += &format!(
-            "| {name} | {it} / {best:.3} s | {err:.1e} | {solver}, {lit} / {lb:.3} s |\n"
-        );
+        md +=
+            &format!("| {name} | {it} / {best:.3} s | {err:.1e} | {solver}, {lit} / {lb:.3} s |\n");
         if it > 10 {
             failures.push(format!("{name}: Gauss–Newton took {it} iterations (> 10)"));
         }

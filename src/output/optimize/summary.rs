@@ -335,6 +335,34 @@ pub fn summary_thetas(
 
 /// A data fit's lines: the solver's counts, each experiment's share, σ̂² and each
 /// parameter's estimate with its standard error and 95 % interval, and the correlations.
+/// A line when the data do not determine the parameters well: the combination they
+/// cannot see (docs/theory.md §9, "Statistics at the optimum").
+fn identifiability_text(o: &mut String, st: &crate::optimize::Statistics) {
+    use crate::optimize::Identifiability as I;
+    let (what, condition, direction) = match &st.identifiability {
+        I::Identifiable => return,
+        I::IllConditioned {
+            condition,
+            direction,
+        } => ("ill-conditioned", condition, direction),
+        I::NotIdentifiable {
+            condition,
+            direction,
+        } => ("not identifiable", condition, direction),
+    };
+    let combo: Vec<String> = st
+        .parameters
+        .iter()
+        .zip(direction)
+        .map(|(p, d)| format!("{} {d:+.3}", p.name))
+        .collect();
+    let _ = writeln!(
+        o,
+        "  {what} (condition {condition:.1e}): the data barely see the direction ({})",
+        combo.join(", ")
+    );
+}
+
 fn fit_text(o: &mut String, ls: &crate::optimize::FitReport) {
     let _ = writeln!(
         o,
@@ -359,6 +387,7 @@ fn fit_text(o: &mut String, ls: &crate::optimize::FitReport) {
         "  σ̂² = {:.6e} (Σr² {:.6e} over {} degrees of freedom; ≈ 1 when the σ given are right), condition {:.3e}",
         st.sigma2, st.residual_sum_of_squares, st.degrees_of_freedom, st.condition
     );
+    identifiability_text(o, st);
     let _ = writeln!(
         o,
         "  {:>12} {:>18} {:>12} {:>40}",
@@ -371,7 +400,7 @@ fn fit_text(o: &mut String, ls: &crate::optimize::FitReport) {
             p.name, p.estimate, p.standard_error, p.ci_low, p.ci_high
         );
     }
-    if st.parameters.len() > 1 {
+    if st.parameters.len() > 1 && st.correlation.len() == st.parameters.len() {
         for (i, a) in st.parameters.iter().enumerate() {
             for (j, b) in st.parameters.iter().enumerate().skip(i + 1) {
                 let _ = writeln!(
