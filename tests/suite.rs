@@ -34,6 +34,7 @@ mod events;
 mod fd_rule;
 mod fd_step_study;
 mod feedback;
+mod feedback_accuracy;
 mod feedback_gait;
 mod five_bar;
 mod five_bar_newton_law;

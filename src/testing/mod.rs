@@ -13,12 +13,14 @@
 //!   second derivative ([`monodromy_derivative`]);
 //! - the oracles: the bouncing ball's closed form ([`ball_oracle`]), the simplest
 //!   walker's published fixed points ([`walker`]) and the forced decay `y' = −y + sin t`
-//!   with its closed form ([`Forced`]);
+//!   with its closed form ([`Forced`]), and the linear oscillator against a stop whose
+//!   feedback gains through impacts have a closed form ([`linear_impact`]);
 //! - the custom system's expression parser ([`parse`], [`Scope`], [`Node`], [`Env`]), the
 //!   multibody formulations' accelerations, and the built-in systems' index constants
 //!   (modes, guards, parameters).
 
 mod forced;
+pub mod linear_impact;
 pub mod walker;
 
 pub use forced::Forced;
