@@ -2,8 +2,9 @@
 //! during a long optimization ends the program with exit code 130, removes its staging
 //! folder and leaves the earlier results byte-identical; an error while plotting, after the
 //! results folder was staged, does the same (exit code 1); a commit after an
-//! interruption was requested is refused; and names from the problem file that would make
-//! a path outside the results folder are refused before anything is written.
+//! interruption was requested is refused; a run never deletes a file it did not write
+//! (the periodic guide's commands in order); and names from the problem file that would
+//! make a path outside the results folder are refused before anything is written.
 
 use crate::common;
 use hybridopt::output::Staging;
@@ -218,6 +219,88 @@ fn commit_is_refused_after_an_interruption() {
     st.write_bytes("a.txt", b"later").unwrap();
     st.commit().unwrap();
     assert_eq!(std::fs::read(out.join("a.txt")).unwrap(), b"later");
+    let _ = std::fs::remove_dir_all(&parent);
+}
+
+/// A commit into an existing folder replaces the files it staged and keeps the others: a
+/// file another command wrote survives, a subfolder's file is replaced, and a results
+/// path that is a file is refused with the path named.
+#[test]
+fn a_commit_keeps_the_files_it_did_not_write() {
+    let parent = tmpdir("keep");
+    let out = parent.join("res");
+    let st = Staging::new(&out).unwrap();
+    st.write_bytes("a.txt", b"first").unwrap();
+    st.write_bytes("sub/b.txt", b"first").unwrap();
+    st.commit().unwrap();
+    std::fs::write(out.join("other.txt"), b"another command's").unwrap();
+    let st = Staging::new(&out).unwrap();
+    st.write_bytes("a.txt", b"second").unwrap();
+    st.write_bytes("sub/b.txt", b"second").unwrap();
+    st.write_bytes("summary.json", b"{}").unwrap();
+    st.commit().unwrap();
+    let files = snapshot(&out);
+    let names: Vec<String> = files.keys().map(|p| p.display().to_string()).collect();
+    assert_eq!(names, ["a.txt", "other.txt", "sub/b.txt", "summary.json"]);
+    assert_eq!(files[Path::new("a.txt")], b"second");
+    assert_eq!(files[Path::new("sub/b.txt")], b"second");
+    assert_eq!(files[Path::new("other.txt")], b"another command's");
+    assert_eq!(leftovers(&parent, "res"), Vec::<String>::new());
+    // a results path that is a file
+    let file = parent.join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let st = Staging::new(&file).unwrap();
+    st.write_bytes("a.txt", b"y").unwrap();
+    let e = st.commit().unwrap_err().to_string();
+    assert!(e.contains("plain") && e.contains("not a folder"), "{e}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    let _ = std::fs::remove_dir_all(&parent);
+}
+
+/// The periodic guide's commands in order into one folder: the orbit, its continuation,
+/// the orbit again. The second run of the orbit used to swap in a new folder and so
+/// deleted the continuation's files (issue 48); they survive, byte for byte.
+#[test]
+fn the_periodic_guides_commands_keep_each_others_files() {
+    let parent = tmpdir("periodic-guide");
+    let out = parent.join("simplest_walker");
+    let walker = problem("simplest_walker.toml");
+    let run = |extra: &[&str]| {
+        let mut c = bin();
+        c.arg("periodic")
+            .arg(&walker)
+            .arg("--out")
+            .arg(&out)
+            .args(extra);
+        let o = c.output().unwrap();
+        ok(&o);
+    };
+    run(&[]);
+    let orbit = snapshot(&out);
+    run(&["--continue", "gamma=0.009:0.012:4"]);
+    let continued = snapshot(&out);
+    let cont: Vec<&PathBuf> = continued
+        .keys()
+        .filter(|p| p.to_string_lossy().starts_with("continuation"))
+        .collect();
+    assert!(
+        !cont.is_empty(),
+        "no continuation files: {:?}",
+        continued.keys()
+    );
+    run(&[]);
+    let again = snapshot(&out);
+    for p in cont {
+        assert_eq!(
+            again.get(p),
+            continued.get(p),
+            "{} changed or went",
+            p.display()
+        );
+    }
+    for p in orbit.keys() {
+        assert!(again.contains_key(p), "{} went", p.display());
+    }
     let _ = std::fs::remove_dir_all(&parent);
 }
 

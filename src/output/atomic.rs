@@ -9,11 +9,16 @@
 //!   into place (a rename within one folder is atomic): the one writer of single files,
 //!   for bytes ([`write_atomic`]) and for a file that a drawing backend writes itself (a
 //!   PNG, a GIF).
-//! - [`Staging`] collects a whole results folder in a hidden staging folder next to the
-//!   final one and swaps it into place on [`Staging::commit`]. Dropping an uncommitted
-//!   `Staging` (an error, a panic) deletes the staging folder and leaves the earlier
-//!   results untouched. If the process is killed outright, a hidden
-//!   `.<name>.staging-*` folder may remain, but the final folder is never partial.
+//! - [`Staging`] collects a run's files in a hidden staging folder next to the final one
+//!   and moves them into place on [`Staging::commit`]: a new folder is renamed into place
+//!   whole; into an existing folder each file is renamed over its namesake (atomic per
+//!   file), `summary.json` last, and **every other file there is left alone** — a run
+//!   never deletes what it did not write (`periodic` after `periodic --continue` keeps the
+//!   continuation's files). Dropping an uncommitted `Staging` (an error, a panic) deletes
+//!   the staging folder and leaves the earlier results untouched. If the process is killed
+//!   outright, a hidden `.<name>.staging-*` folder may remain; killed during a commit into
+//!   an existing folder, some files may be new and the rest old, and a summary.json that
+//!   is new says every file of its run is in place.
 
 use std::fs::File;
 use std::io::Write;
@@ -114,16 +119,14 @@ pub fn format_f64(v: f64) -> String {
 }
 
 /// A staging folder next to the final one (`<parent>/.<name>.staging-<pid>-<n>`); files
-/// are written into it; [`commit`](Staging::commit) swaps it into place: an existing final
-/// folder is renamed to `.<name>.old-<pid>-<n>`, the staging folder is renamed to the
-/// final name, then the old one is deleted. Dropping an uncommitted `Staging` deletes the
-/// staging folder, so an error leaves the old results untouched and no partial files.
+/// are written into it; [`commit`](Staging::commit) moves them into place (the whole
+/// folder when there is none yet, else file by file over their namesakes, leaving the
+/// folder's other files). Dropping an uncommitted `Staging` deletes the staging folder,
+/// so an error leaves the old results untouched and no partial files.
 #[derive(Debug)]
 pub struct Staging {
     final_dir: PathBuf,
     staging_dir: PathBuf,
-    /// Unique suffix `<pid>-<n>` shared by the staging and old-folder names.
-    tag: String,
     committed: bool,
 }
 
@@ -149,7 +152,6 @@ impl Staging {
         Ok(Staging {
             final_dir: final_dir.to_path_buf(),
             staging_dir,
-            tag,
             committed: false,
         })
     }
@@ -210,44 +212,61 @@ impl Staging {
         self.write_bytes(file_name, &bytes)
     }
 
-    /// Swaps the staging folder into place and returns the final folder's path.
+    /// Moves the staged files into place and returns the final folder's path.
     ///
-    /// An existing final folder is first renamed aside and deleted only after the new one
-    /// is in place; if the swap fails, the old folder is renamed back.
+    /// Without a final folder, the staging folder is renamed to it (atomic). With one, each
+    /// staged file (subfolders included) is renamed over the file of the same name there,
+    /// in name order with every `summary.json` last; the folder's other files are kept.
+    /// A final path that exists but is not a folder is refused.
     ///
     /// Once an interruption was requested ([`crate::interrupt`]) it returns
     /// [`Error::Interrupted`] instead, and dropping `self` deletes the staging folder.
     pub fn commit(mut self) -> Result<PathBuf, Error> {
         crate::interrupt::check()?;
-        let name = self
-            .final_dir
-            .file_name()
-            .expect("checked in Staging::new")
-            .to_os_string();
-        let old = sibling(&self.final_dir, &name, "old", &self.tag);
-        let had_old = std::fs::symlink_metadata(&self.final_dir).is_ok();
-        if had_old {
-            if std::fs::symlink_metadata(&old).is_ok() {
-                remove_any(&old).map_err(io_err(&old))?;
+        match std::fs::symlink_metadata(&self.final_dir) {
+            Err(_) => {
+                std::fs::rename(&self.staging_dir, &self.final_dir)
+                    .map_err(io_err(&self.final_dir))?;
+                self.committed = true;
             }
-            std::fs::rename(&self.final_dir, &old).map_err(io_err(&self.final_dir))?;
-        }
-        if let Err(source) = std::fs::rename(&self.staging_dir, &self.final_dir) {
-            if had_old {
-                let _ = std::fs::rename(&old, &self.final_dir);
+            Ok(meta) if meta.is_dir() => {
+                let mut files = Vec::new();
+                staged_files(&self.staging_dir, Path::new(""), &mut files)
+                    .map_err(io_err(&self.staging_dir))?;
+                files.sort_by_key(|f| (f.file_name() == Some("summary.json".as_ref()), f.clone()));
+                for f in &files {
+                    let to = self.final_dir.join(f);
+                    create_parent(&to)?;
+                    std::fs::rename(self.staging_dir.join(f), &to).map_err(io_err(&to))?;
+                }
+                // only the emptied staging folders remain; Drop removes them
             }
-            return Err(Error::Io {
-                path: self.final_dir.clone(),
-                source,
-            });
-        }
-        self.committed = true;
-        if had_old {
-            // The new results are in place; failing to delete the old copy is harmless.
-            let _ = remove_any(&old);
+            Ok(_) => {
+                return Err(Error::Io {
+                    path: self.final_dir.clone(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::AlreadyExists,
+                        "exists and is not a folder: give another --out",
+                    ),
+                })
+            }
         }
         Ok(self.final_dir.clone())
     }
+}
+
+/// The files under `root/rel`, as paths relative to `root`, appended to `out`.
+fn staged_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(root.join(rel))? {
+        let entry = entry?;
+        let path = rel.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            staged_files(root, &path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 impl Drop for Staging {
