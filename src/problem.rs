@@ -514,18 +514,14 @@ fn shooting_and_feedback(
     ),
     Error,
 > {
-    let shooting = shooting
-        .map(|s| shooting::read(s, dims, doc))
-        .transpose()?;
+    let shooting = shooting.map(|s| shooting::read(s, dims, doc)).transpose()?;
     if shooting.is_some() && periodic {
         return Err(doc.error(
             &[key("shooting")],
             "a file has either [periodic] (the return map's fixed point) or [shooting] (multiple shooting, with `periodic = { guard = … }` for a periodic problem), not both",
         ));
     }
-    let feedback = feedback
-        .map(|f| feedback::read(f, dims, doc))
-        .transpose()?;
+    let feedback = feedback.map(|f| feedback::read(f, dims, doc)).transpose()?;
     Ok((shooting, feedback))
 }
 

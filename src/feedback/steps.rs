@@ -111,20 +111,16 @@ pub fn run_steps_bounded<S: HybridSystem>(
         let start = (&y[..n], y[n]);
         match run_steps(cl, m, p, start, guard, 1, step_max, solver, events)? {
             StepsOutcome::Walked(s) => {
-                let mut r = s.into_iter().next().ok_or_else(|| {
-                    Error::Internal("a walked step without its record".into())
-                })?;
+                let mut r = s
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::Internal("a walked step without its record".into()))?;
                 (m, y) = (r.mode, r.x_plus.clone());
                 r.t += t0;
                 t0 = r.t;
                 taken.push(r);
             }
-            StepsOutcome::Fell { why, .. } => {
-                return Ok(StepsOutcome::Fell {
-                    steps: taken,
-                    why,
-                })
-            }
+            StepsOutcome::Fell { why, .. } => return Ok(StepsOutcome::Fell { steps: taken, why }),
         }
     }
     Ok(StepsOutcome::Walked(taken))

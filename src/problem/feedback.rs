@@ -33,25 +33,27 @@ pub(super) fn read(
         Some(w) => diagonal(w, "qf", &dims.states, "state", doc)?,
         None => q.clone(),
     };
-    let weights = Weights::diagonal(&q, &r, &qf)
-        .map_err(|e| doc.error(&[key("feedback")], e))?;
+    let weights = Weights::diagonal(&q, &r, &qf).map_err(|e| doc.error(&[key("feedback")], e))?;
     let guard = spec
         .guard
         .as_ref()
         .map(|g| {
-            dims.guards.iter().position(|d| &d.name == g).ok_or_else(|| {
-                doc.error(
-                    &[key("feedback"), key("guard")],
-                    format!(
-                        "`{g}` is not a guard of the system; its guards: {}",
-                        dims.guards
-                            .iter()
-                            .map(|d| d.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
-            })
+            dims.guards
+                .iter()
+                .position(|d| &d.name == g)
+                .ok_or_else(|| {
+                    doc.error(
+                        &[key("feedback"), key("guard")],
+                        format!(
+                            "`{g}` is not a guard of the system; its guards: {}",
+                            dims.guards
+                                .iter()
+                                .map(|d| d.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })
         })
         .transpose()?;
     let grid = spec.grid.unwrap_or(FeedbackSettings::GRID);
@@ -90,7 +92,10 @@ fn diagonal(
                 let i = names.iter().position(|n| n == name).ok_or_else(|| {
                     doc.error(
                         &at(Some(name)),
-                        format!("`{name}` is not a {noun}; the {noun}s: {}", names.join(", ")),
+                        format!(
+                            "`{name}` is not a {noun}; the {noun}s: {}",
+                            names.join(", ")
+                        ),
                     )
                 })?;
                 v[i] = x;
@@ -161,7 +166,10 @@ fn robustness(
                 dims.states.iter().position(|s| s == n).ok_or_else(|| {
                     doc.error(
                         &at("states"),
-                        format!("`{n}` is not a state; the states: {}", dims.states.join(", ")),
+                        format!(
+                            "`{n}` is not a state; the states: {}",
+                            dims.states.join(", ")
+                        ),
                     )
                 })
             })

@@ -10,8 +10,8 @@ use super::{
 use crate::error::Error;
 use crate::feedback::{
     multipliers_without, periodic_lqr, return_floquet, robustness, tvlqr, Clock, ClosedLoop,
-    FeedbackSettings, PeriodTable, PeriodicLqr, PeriodicOptions, RobustnessReport,
-    RobustnessSpec, StepsOutcome,
+    FeedbackSettings, PeriodTable, PeriodicLqr, PeriodicOptions, RobustnessReport, RobustnessSpec,
+    StepsOutcome,
 };
 use crate::output::atomic::Staging;
 use crate::output::optimize::summary_thetas;
@@ -96,9 +96,12 @@ pub(super) fn design(
         },
         wall_s: 0.0,
     };
-    let closing = settings
-        .guard
-        .or_else(|| p.shooting.as_ref().and_then(|s| s.closure.as_ref()).map(|c| c.guard));
+    let closing = settings.guard.or_else(|| {
+        p.shooting
+            .as_ref()
+            .and_then(|s| s.closure.as_ref())
+            .map(|c| c.guard)
+    });
     let Some(guard) = closing else {
         let lqr = tvlqr(setup, theta, w).map_err(Error::from_feedback)?;
         report.riccati.steps = lqr.stats().steps;
@@ -106,8 +109,8 @@ pub(super) fn design(
         return Ok(report);
     };
     let opts = PeriodicOptions::default();
-    let plqr = periodic_lqr(setup, theta, w, guard, settings.clock, opts)
-        .map_err(Error::from_feedback)?;
+    let plqr =
+        periodic_lqr(setup, theta, w, guard, settings.clock, opts).map_err(Error::from_feedback)?;
     report.design = "periodic_lqr".into();
     report.clock = Some(settings.clock);
     report.guard = Some(p.dims.guard_name(guard));
@@ -141,7 +144,10 @@ fn periodic(
         .as_ref()
         .map(|l| l.iter().map(|b| (b[0], b[1])).collect::<Vec<_>>());
     let cl = ClosedLoop::new(&p.system, table.clone(), settings.clock, limits.clone());
-    let (_, x0, _) = plqr.lqr.nominal_at(setup.t0()).map_err(Error::from_feedback)?;
+    let (_, x0, _) = plqr
+        .lqr
+        .nominal_at(setup.t0())
+        .map_err(Error::from_feedback)?;
     let x0 = x0.as_slice().to_vec();
     let mode = plqr.lqr.nominal.segments[0].mode;
     let (solver, events) = (setup.solver(), setup.events());
@@ -225,7 +231,11 @@ fn robustness_summary(
     RobustnessSummary {
         trials: r.trials,
         size: r.size,
-        states: rs.states.iter().map(|&i| p.dims.states[i].clone()).collect(),
+        states: rs
+            .states
+            .iter()
+            .map(|&i| p.dims.states[i].clone())
+            .collect(),
         seed: spec.seed,
         steps: r.steps,
         walked_open: r.walked_open,

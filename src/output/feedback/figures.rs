@@ -8,8 +8,7 @@ use crate::plot::{Figure, LineKind, Marker, Panel, Series};
 /// K(t): one panel per control channel, a line per state whose gain is not zero
 /// everywhere; the nominal's events marked.
 pub fn gains(
-    name: &str, g: &[GainSample], states: &[String], controls: &[String],
-    events: &[(f64, String)],
+    name: &str, g: &[GainSample], states: &[String], controls: &[String], events: &[(f64, String)],
 ) -> Figure {
     let t: Vec<f64> = g.iter().map(|s| s.t).collect();
     let panels = controls
@@ -78,7 +77,10 @@ pub fn robustness(
         x_label: "impact k".into(),
         panels: vec![
             panel(
-                format!("open loop (K = 0): {} of {} walked", r.walked_open, r.trials),
+                format!(
+                    "open loop (K = 0): {} of {} walked",
+                    r.walked_open, r.trials
+                ),
                 open,
             ),
             panel(

@@ -53,7 +53,10 @@ pub(super) fn write_gains<S: HybridSystem>(
         .iter()
         .map(|e| (e.t, p.dims.guard_name(e.guard)))
         .collect();
-    stage.write_figure("gains", &figures::gains(&p.name, &g, states, controls, &events))?;
+    stage.write_figure(
+        "gains",
+        &figures::gains(&p.name, &g, states, controls, &events),
+    )?;
     Ok(max_abs)
 }
 
@@ -145,7 +148,14 @@ pub(super) fn write_animation(
     ];
     let drawing = Drawing::System(p.system.kind());
     let title = format!("{}: the same push, open against closed loop", p.name);
-    stage_animation(stage, &setup, drawing, &title, &runs, &AnimationOptions::default())?;
+    stage_animation(
+        stage,
+        &setup,
+        drawing,
+        &title,
+        &runs,
+        &AnimationOptions::default(),
+    )?;
     let count = |t: &Trajectory| t.events.iter().filter(|e| e.guard == push.guard).count();
     Ok(PushSummary {
         trial: trial + 1,
