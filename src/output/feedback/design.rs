@@ -37,11 +37,9 @@ pub(super) fn nominal(
         (p.theta_values(), "file", None)
     };
     let traj = setup.with_objectives(Vec::new()).simulate(&theta)?;
-    let parameters = p
-        .dims
-        .params
-        .iter()
-        .cloned()
+    let parameters = setup
+        .theta_names()
+        .into_iter()
         .zip(theta.iter().copied())
         .collect();
     Ok((

@@ -68,7 +68,8 @@ pub struct FeedbackReport {
     pub wall_s: f64,
 }
 
-/// Where the nominal's θ came from (`"optimized"`, `"summary"`, `"file"`) and the run.
+/// Where the nominal's θ came from (`"optimized"`, `"summary"`, `"file"`), θ by name
+/// (the parameters and the control coefficients, as `optimize` names them) and the run.
 #[derive(Debug, Clone, Serialize)]
 pub struct NominalSummary {
     pub source: String,
