@@ -94,7 +94,7 @@ pub struct ClosedRun {
 pub fn closed_loop(
     p: &Problem, setup: &Setup<'_, Builtin>, theta: &[f64], push: &[f64], steps: usize, gains: bool,
 ) -> Result<ClosedRun, Error> {
-    let invalid = |m: String| Error::Invalid(m);
+    let invalid = Error::Invalid;
     let fb = p.feedback.as_ref().ok_or_else(|| {
         invalid("the problem has no [feedback] table: closed_loop needs one".into())
     })?;
