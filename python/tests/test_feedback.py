@@ -31,11 +31,10 @@ def test_feedback_gains_as_arrays_and_closed_loop(problems, cli, tmp_path):
     assert c["closed_loop"] == d["closed_loop"] and c["robustness"] == d["robustness"]
     # the robustness trial 1's push (θ̇_ns +0.054, θ̇_s −0.065): open loop falls within
     # two steps, the closed loop walks (measured: 2 steps open; 6 of 6 closed in the CLI)
-    s = p.optimize()
-    p.set_values([s["parameters_final"][name] for name in p.parameter_names])
+    theta = p.optimize()["parameters_final"]
     push = [0.0, 0.0, 0.053915136362998106, -0.06541641782760588, 0.0]
-    closed = p.closed_loop(push, steps=10)
-    opened = p.closed_loop(push, steps=10, gains=False)
+    closed = p.closed_loop(push, steps=10, theta=theta)
+    opened = p.closed_loop(push, steps=10, theta=theta, gains=False)
     assert closed["walked"] and closed["x_plus"].shape == (10, nx + 1)
     assert not opened["walked"] and opened["why"]
     # the distance from the orbit after 10 strikes (angles and rates): measured 1e-5 or
