@@ -359,6 +359,11 @@ pub enum Error {
     /// that met other events than the plain run, an event cost on a group's event).
     #[error("{0}")]
     Simultaneous(#[from] crate::sensitivity::simultaneous::error::SimultaneousError),
+    /// The feedback design cannot be made (weights that do not fit, a periodic Riccati
+    /// iteration that does not settle, a nominal with no period to close); a simulation's
+    /// own failure comes as itself ([`Error::from_feedback`]).
+    #[error("feedback: {0}")]
+    Feedback(Box<crate::feedback::FeedbackError>),
     /// A broken internal invariant (a bug, not a bad input): the message says which. Please
     /// report it with the input that triggered it.
     #[error("internal error (a bug; please report it): {0}")]
@@ -369,6 +374,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// A feedback design's failure: a simulation's error as itself, the others wrapped.
+    pub fn from_feedback(e: crate::feedback::FeedbackError) -> Error {
+        match e {
+            crate::feedback::FeedbackError::Simulation(e) => e,
+            other => Error::Feedback(Box::new(other)),
+        }
+    }
+
     /// Whether the error means the parameters left the region where the cost is defined
     /// and differentiable (events that the cost needs disappear, grazing, sticking, Zeno):
     /// an optimizer may back off from such a point.

@@ -40,6 +40,10 @@ enum Command {
     /// Combine the output folders of the shards of one sweep into the files an unsharded
     /// run writes.
     Merge(cli::merge::MergeArgs),
+    /// Feedback through impacts: LQR gains along the nominal (periodic LQR for a gait)
+    /// from the file's [feedback] table, closed- and open-loop multipliers, robustness
+    /// runs and an animation of open against closed loop.
+    Feedback(cli::feedback::FeedbackArgs),
     /// Animate a mechanism: animation.gif (real time, events flashed) and strobe.png/.svg.
     Animate(cli::animate::AnimateArgs),
     /// The built-in systems: states, parameters with their defaults, controls, modes,
@@ -58,6 +62,7 @@ impl Command {
             Command::Periodic(a) => a.run(),
             Command::Sweep(a) => a.run(),
             Command::Merge(a) => a.run(),
+            Command::Feedback(a) => a.run(),
             Command::Animate(a) => a.run(),
             Command::Systems(a) => a.run(),
             Command::Bderiv(a) => a.run(),

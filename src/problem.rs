@@ -10,6 +10,7 @@ mod costs;
 mod data;
 pub(crate) mod document;
 mod experiments;
+mod feedback;
 mod file_names;
 mod optimizer;
 mod parameters;
@@ -107,6 +108,8 @@ pub struct Problem {
     /// `[[experiment]]`: records fitted together (empty: the file's one run). θ's values
     /// are the first experiment's, so a plain run is the first experiment's.
     pub experiments: Vec<Experiment>,
+    /// `[feedback]`: the LQR design and robustness runs of `hybridopt feedback`.
+    pub feedback: Option<crate::feedback::FeedbackSettings>,
 }
 
 impl Problem {
@@ -176,32 +179,14 @@ impl Problem {
             &doc,
         )?;
         let plot = plot::read(spec.plot.as_ref(), &dims, &doc)?;
-        let shooting = spec
-            .shooting
-            .as_ref()
-            .map(|s| shooting::read(s, &dims, &doc))
-            .transpose()?;
-        if shooting.is_some() && spec.periodic.is_some() {
-            return Err(doc.error(
-                &[key("shooting")],
-                "a file has either [periodic] (the return map's fixed point) or [shooting] (multiple shooting, with `periodic = { guard = … }` for a periodic problem), not both",
-            ));
-        }
-        if let Some(why) = spec.name.as_deref().and_then(file_names::unusable) {
-            return Err(doc.error(
-                &[key("name")],
-                format!(
-                    "{:?} cannot name the results folder: {why}; use {}",
-                    spec.name.as_deref().unwrap_or_default(),
-                    file_names::VALID
-                ),
-            ));
-        }
-        let name = spec.name.unwrap_or_else(|| {
-            path.file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_else(|| "problem".into())
-        });
+        let (shooting, feedback) = shooting_and_feedback(
+            spec.shooting.as_ref(),
+            spec.periodic.is_some(),
+            spec.feedback.as_ref(),
+            &dims,
+            &doc,
+        )?;
+        let name = problem_name(spec.name, path, &doc)?;
         Ok(Problem {
             name,
             description: spec.description.unwrap_or_default(),
@@ -224,6 +209,7 @@ impl Problem {
             plot_geometry: plot.geometry,
             plot_loops: plot.loops,
             experiments,
+            feedback,
         })
     }
 
@@ -496,6 +482,47 @@ fn choose_solver(
             ));
     }
     Ok(())
+}
+
+/// The file's `name` (checked: it names the results folder), else its stem.
+fn problem_name(name: Option<String>, path: &Path, doc: &Document<'_>) -> Result<String, Error> {
+    if let Some(why) = name.as_deref().and_then(file_names::unusable) {
+        return Err(doc.error(
+            &[key("name")],
+            format!(
+                "{:?} cannot name the results folder: {why}; use {}",
+                name.as_deref().unwrap_or_default(),
+                file_names::VALID
+            ),
+        ));
+    }
+    Ok(name.unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "problem".into())
+    }))
+}
+
+/// `[shooting]` (not with `[periodic]`) and `[feedback]`.
+fn shooting_and_feedback(
+    shooting: Option<&schema::ShootingSpec>, periodic: bool,
+    feedback: Option<&schema::FeedbackSpec>, dims: &Dims, doc: &Document<'_>,
+) -> Result<
+    (
+        Option<crate::optimize::Shooting>,
+        Option<crate::feedback::FeedbackSettings>,
+    ),
+    Error,
+> {
+    let shooting = shooting.map(|s| shooting::read(s, dims, doc)).transpose()?;
+    if shooting.is_some() && periodic {
+        return Err(doc.error(
+            &[key("shooting")],
+            "a file has either [periodic] (the return map's fixed point) or [shooting] (multiple shooting, with `periodic = { guard = … }` for a periodic problem), not both",
+        ));
+    }
+    let feedback = feedback.map(|f| feedback::read(f, dims, doc)).transpose()?;
+    Ok((shooting, feedback))
 }
 
 /// The system of `[system]`; a custom system's error points at the line it names.

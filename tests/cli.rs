@@ -136,6 +136,8 @@ fn expect(stem: &str) -> Expect {
         // multiple shooting, periodic: the effort's gradient is zero at u = 0 (the
         // witnesses agree exactly there, FD 7e-20)
         "compass_gait_periodic_walk" => e(1e-12, 1e-12, true, 0.0, 0.0),
+        // the same gait with a [feedback] table (tests/feedback_cli.rs runs `feedback`)
+        "compass_gait_feedback" => e(1e-12, 1e-12, true, 0.0, 0.0),
         // data fits (Gauss–Newton; the GD fields are not used): direct 6.4e-16, dual
         // 1.6e-15, fd 1.2e-11 (relative l2 in `gradient --method all`)
         "vibrating_table_short" => e(1e-12, 3e-9, true, 0.0, 0.0),

@@ -188,7 +188,7 @@ fn every_flag_mentioned_exists() {
     let mut known: BTreeSet<String> = OTHER_TOOLS.iter().map(|s| s.to_string()).collect();
     let commands = [
         "simulate", "gradient", "optimize", "periodic", "sweep", "merge", "animate", "systems",
-        "bderiv",
+        "bderiv", "feedback",
     ];
     for c in commands {
         let out = Command::new(env!("CARGO_BIN_EXE_hybridopt"))

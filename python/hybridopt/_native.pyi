@@ -108,6 +108,23 @@ class Problem:
     def constraints_jacobian(
         self, x: Union[Sequence[float], npt.NDArray[np.float64]]
     ) -> List[List[float]]: ...
+    def feedback(
+        self,
+        out: Union[str, PathLike[str]],
+        trials: Optional[int] = None,
+        optimize: bool = True,
+        animation: bool = False,
+        summary: Optional[Union[str, PathLike[str]]] = None,
+    ) -> Dict[str, Any]: ...
+    def closed_loop(
+        self,
+        push: Union[Sequence[float], npt.NDArray[np.float64]],
+        steps: int = 10,
+        theta: Optional[
+            Union[Sequence[float], npt.NDArray[np.float64], Mapping[str, float]]
+        ] = None,
+        gains: bool = True,
+    ) -> Dict[str, Any]: ...
     def optimize(
         self,
         solver: Optional[str] = None,

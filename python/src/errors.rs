@@ -73,6 +73,13 @@ fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
         // `corner_` and `simultaneous_` and the variant (the cause's for a case file)
         Error::Corner(c) => return (corner_class(c), variant_kind("corner", corner_cause(c))),
         Error::Simultaneous(s) => return (simultaneous_class(s), variant_kind("simultaneous", s)),
+        // a feedback design that cannot be made; a Riccati iteration that does not settle
+        Error::Feedback(f) => match **f {
+            hybridopt::feedback::FeedbackError::NoConvergence { .. } => {
+                ("OptimizerError", "feedback_no_convergence")
+            }
+            _ => ("InvalidInputError", "feedback"),
+        },
         Error::Internal(_) => ("HybridoptError", "internal"),
         Error::Interrupted => ("HybridoptError", "interrupted"),
     };

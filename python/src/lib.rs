@@ -8,6 +8,7 @@
 //! one cell ([`prepared`]), built on first use and again after the values change.
 
 mod errors;
+mod feedback;
 mod interrupt;
 mod prepared;
 mod problem;

@@ -382,6 +382,71 @@ impl PyProblem {
         Ok((PyArray1::from_vec(py, run.r.as_slice().to_vec()), j))
     }
 
+    /// The feedback design of the file's `[feedback]` table, as `hybridopt feedback`
+    /// makes it: writes its folder `out` (summary.json, gains.csv, the figures, with
+    /// `animation=True` the GIF) and returns the summary as a dict whose `gains` also holds
+    /// the gains as numpy arrays: `t` (n), `mode` (n), `x_ref` (n × states), `u_nom`
+    /// (n × controls) and `k` (n × controls × states), u = u_nom + K (x − x_ref). The
+    /// nominal is optimized first unless `optimize=False` (or `summary` names an
+    /// optimize summary.json); `trials` overrides the robustness trials.
+    #[pyo3(signature = (out, trials = None, optimize = true, animation = false, summary = None))]
+    fn feedback<'py>(
+        &self, py: Python<'py>, out: PathBuf, trials: Option<usize>, optimize: bool,
+        animation: bool, summary: Option<PathBuf>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.current();
+        let (text, g) = interrupt::run(py, move || {
+            crate::feedback::design(&p, out, summary, optimize, trials, animation)
+        })?;
+        let d = py.import("json")?.call_method1("loads", (text,))?;
+        let gains = d.get_item("gains")?;
+        gains.set_item("t", PyArray1::from_vec(py, g.t))?;
+        gains.set_item("mode", PyArray1::from_vec(py, g.mode))?;
+        gains.set_item(
+            "x_ref",
+            PyArray2::from_vec2(py, &g.x_ref).map_err(|e| invalid(py, e.to_string()))?,
+        )?;
+        gains.set_item(
+            "u_nom",
+            PyArray2::from_vec2(py, &g.u_nom).map_err(|e| invalid(py, e.to_string()))?,
+        )?;
+        gains.set_item(
+            "k",
+            numpy::PyArray3::from_vec3(py, &g.k).map_err(|e| invalid(py, e.to_string()))?,
+        )?;
+        Ok(d)
+    }
+
+    /// A closed-loop run of the periodic design of `[feedback]` at `theta` (default: the
+    /// current values): from the orbit's start moved by `push` (one value per state) for
+    /// `steps` strikes of the closing guard, the control clamped to the channels' bounds;
+    /// `gains=False` runs the open loop (the nominal control, K = 0). Returns a dict:
+    /// `t` (the strike times), `x_plus` (the states after each strike, the controller's
+    /// phase last), `walked` and `why` (None, or why the run fell).
+    #[pyo3(signature = (push, steps = 10, theta = None, gains = true))]
+    fn closed_loop<'py>(
+        &self, py: Python<'py>, push: Vec<f64>, steps: usize, theta: Option<&Bound<'_, PyAny>>,
+        gains: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let snap = self.snapshot();
+        let p = snap.0.clone();
+        let th = theta::resolve(py, &p, theta)?;
+        let run = self.run(py, snap, |s| {
+            crate::feedback::closed_loop(&p, s.setup(), &th, &push, steps, gains)
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("t", PyArray1::from_vec(py, run.t))?;
+        let x = if run.x_plus.is_empty() {
+            PyArray2::zeros(py, [0, p.dims.nx() + 1], false)
+        } else {
+            PyArray2::from_vec2(py, &run.x_plus).map_err(|e| invalid(py, e.to_string()))?
+        };
+        d.set_item("x_plus", x)?;
+        d.set_item("walked", run.walked)?;
+        d.set_item("why", run.why)?;
+        Ok(d)
+    }
+
     /// The names of the constraints (`[[constraint]]` tables), in file order.
     fn constraint_names(&self) -> Vec<String> {
         self.current()

@@ -5,6 +5,7 @@
 
 pub mod animate;
 pub mod bderiv;
+pub mod feedback;
 pub mod gradient;
 pub mod merge;
 pub mod optimize;

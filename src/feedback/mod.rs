@@ -9,7 +9,8 @@
 //! monodromy.rs (the closed-loop linearization and its multipliers), reference.rs (a
 //! period tabulated for a controller), closed_loop.rs (the closed loop as a system),
 //! floquet.rs (its multipliers by the periodic machinery), steps.rs (closed-loop runs step
-//! by step), robustness.rs (perturbed starts, open against closed loop), error.rs.
+//! by step), robustness.rs (perturbed starts, open against closed loop), settings.rs (a problem
+//! file's `[feedback]` table, resolved), error.rs.
 
 mod clock;
 mod closed_loop;
@@ -22,6 +23,7 @@ mod periodic;
 mod reference;
 mod riccati;
 mod robustness;
+mod settings;
 mod steps;
 mod sweep;
 mod weights;
@@ -34,6 +36,7 @@ pub use gains::{tvlqr, GainSample, Lqr};
 pub use periodic::{periodic_lqr, PeriodicLqr, PeriodicOptions};
 pub use reference::{PeriodTable, RefPoint};
 pub use robustness::{robustness, RobustnessReport, RobustnessSpec};
-pub use steps::{run_steps, StepRecord, StepsOutcome};
+pub use settings::{FeedbackSettings, RobustnessSettings};
+pub use steps::{run_steps, run_steps_bounded, StepRecord, StepsOutcome};
 pub use sweep::{Knot, RiccatiSegment, Sweep};
 pub use weights::Weights;

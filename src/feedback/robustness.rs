@@ -5,7 +5,7 @@
 use super::clock::Clock;
 use super::closed_loop::ClosedLoop;
 use super::reference::PeriodTable;
-use super::steps::{run_steps, StepsOutcome};
+use super::steps::{run_steps_bounded, StepsOutcome};
 use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions};
 use crate::model::HybridSystem;
@@ -22,7 +22,7 @@ pub struct RobustnessSpec {
     pub fixed: Vec<usize>,
     pub steps: usize,
     pub seed: u64,
-    /// Longest run time, in periods per step.
+    /// Longest step, in periods: a step that takes longer is a fall.
     pub periods_per_step: f64,
 }
 
@@ -37,6 +37,19 @@ pub struct RobustnessReport {
     /// Standard deviation of the last impact's time over the runs that walked (NaN: none).
     pub impact_time_std_open: f64,
     pub impact_time_std_closed: f64,
+    /// Every trial's run, open loop (trial order; not serialized).
+    #[serde(skip)]
+    pub runs_open: Vec<StepsOutcome>,
+    /// Every trial's run, closed loop.
+    #[serde(skip)]
+    pub runs_closed: Vec<StepsOutcome>,
+}
+
+impl RobustnessSpec {
+    /// The start of trial `i` from `x0` (the function [`robustness`] runs).
+    pub fn start(&self, x0: &[f64], i: usize) -> Vec<f64> {
+        perturbed(x0, self, i)
+    }
 }
 
 /// The start of trial `i`: `x0` with each free component moved by `U[−size, size]`
@@ -62,34 +75,36 @@ pub fn robustness<S: HybridSystem>(
 ) -> Result<RobustnessReport, Error> {
     let closed = ClosedLoop::new(inner, table.clone(), clock, limits.clone());
     let open = ClosedLoop::new(inner, table.without_gains(), clock, limits);
-    let t_max = spec.periods_per_step * table.period * spec.steps as f64;
-    let tally = |cl: &ClosedLoop<'_, S>| -> Result<(usize, f64), Error> {
+    let step_max = spec.periods_per_step * table.period;
+    let tally = |cl: &ClosedLoop<'_, S>| -> Result<(usize, f64, Vec<StepsOutcome>), Error> {
         let mut times = Vec::new();
+        let mut runs = Vec::with_capacity(spec.trials);
         for i in 0..spec.trials {
             crate::interrupt::check()?;
             let x = perturbed(x0, spec, i);
-            let out = run_steps(
+            let out = run_steps_bounded(
                 cl,
                 mode,
                 p,
                 (&x, 0.0),
                 guard,
                 spec.steps,
-                t_max,
+                step_max,
                 solver,
                 events,
             )?;
-            if let StepsOutcome::Walked(s) = out {
+            if let StepsOutcome::Walked(s) = &out {
                 times.push(s[s.len() - 1].t);
             }
+            runs.push(out);
         }
         let n = times.len() as f64;
         let mean = times.iter().sum::<f64>() / n;
         let var = times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / n;
-        Ok((times.len(), var.sqrt()))
+        Ok((times.len(), var.sqrt(), runs))
     };
-    let (walked_open, impact_time_std_open) = tally(&open)?;
-    let (walked_closed, impact_time_std_closed) = tally(&closed)?;
+    let (walked_open, impact_time_std_open, runs_open) = tally(&open)?;
+    let (walked_closed, impact_time_std_closed, runs_closed) = tally(&closed)?;
     Ok(RobustnessReport {
         trials: spec.trials,
         size: spec.size,
@@ -98,5 +113,7 @@ pub fn robustness<S: HybridSystem>(
         walked_closed,
         impact_time_std_open,
         impact_time_std_closed,
+        runs_open,
+        runs_closed,
     })
 }

@@ -14,6 +14,8 @@ use crate::setup::Setup;
 pub struct StepRecord {
     pub t: f64,
     pub x_plus: Vec<f64>,
+    /// The mode after the reset.
+    pub mode: usize,
 }
 
 /// How a closed-loop run ended.
@@ -65,7 +67,7 @@ pub fn run_steps<S: HybridSystem>(
     let mut taken = Vec::new();
     for e in traj.events.iter().filter(|e| e.guard == guard) {
         // the run stops at the last firing without its reset: applied here
-        let x_plus = if e.terminal {
+        let (mode, x_plus) = if e.terminal {
             setup
                 .reset(e.before.mode, e.guard, e.t, &e.before.y, &theta)
                 .map_err(|source| Error::Model {
@@ -73,11 +75,14 @@ pub fn run_steps<S: HybridSystem>(
                     mode: setup.dims().mode_name(e.before.mode),
                     source,
                 })?
-                .1
         } else {
-            e.after.y.clone()
+            (e.after.mode, e.after.y.clone())
         };
-        taken.push(StepRecord { t: e.t, x_plus });
+        taken.push(StepRecord {
+            t: e.t,
+            x_plus,
+            mode,
+        });
     }
     if taken.len() < steps {
         let why = format!(
@@ -86,6 +91,37 @@ pub fn run_steps<S: HybridSystem>(
             traj.t_final
         );
         return Ok(StepsOutcome::Fell { steps: taken, why });
+    }
+    Ok(StepsOutcome::Walked(taken))
+}
+
+/// [`run_steps`] one step at a time, each within `step_max` of its start: a run whose step
+/// takes longer has fallen (it is not simulated further). The closed loop is autonomous
+/// (its law reads the phase, not t), so each step restarts the clock at 0; the records'
+/// times are the run's.
+pub fn run_steps_bounded<S: HybridSystem>(
+    cl: &ClosedLoop<'_, S>, mode: usize, p: &[f64], (x, phase): (&[f64], f64), guard: usize,
+    steps: usize, step_max: f64, solver: SolverOptions, events: EventOptions,
+) -> Result<StepsOutcome, Error> {
+    let n = x.len();
+    let (mut m, mut y, mut t0) = (mode, x.to_vec(), 0.0);
+    y.push(phase);
+    let mut taken: Vec<StepRecord> = Vec::with_capacity(steps);
+    for _ in 0..steps {
+        let start = (&y[..n], y[n]);
+        match run_steps(cl, m, p, start, guard, 1, step_max, solver, events)? {
+            StepsOutcome::Walked(s) => {
+                let mut r = s
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::Internal("a walked step without its record".into()))?;
+                (m, y) = (r.mode, r.x_plus.clone());
+                r.t += t0;
+                t0 = r.t;
+                taken.push(r);
+            }
+            StepsOutcome::Fell { why, .. } => return Ok(StepsOutcome::Fell { steps: taken, why }),
+        }
     }
     Ok(StepsOutcome::Walked(taken))
 }

@@ -13,6 +13,7 @@
 //! | `periodic` | [`periodic`] | `orbit.json`, `cycle.csv`, `limit_cycle`, `multipliers`; `--continue`: `continuation.json`/`.csv`/figure; a gait optimization: `summary.json`, `history.csv`, `convergence` |
 //! | `sweep`, `merge` | [`sweep`] | `sweep.json`, `sweep.csv`, `best_trajectory.csv`, `sweep` and `best_trajectory` figures |
 //! | `animate` | [`animate`] | `animation.json`, `animation.gif`, `strobe.png`/`.svg` |
+//! | `feedback` | [`feedback`] | `summary.json`, `gains.csv`, `gains` and `robustness` figures, `animation.gif` (open against closed loop) |
 //! | `bderiv` | [`bderiv`] | the B-derivative of a JSON case (printed) |
 //! | `systems` | [`systems`] | the built-in systems' interfaces (printed) |
 //!
@@ -27,6 +28,8 @@ pub mod animate;
 pub mod artifacts;
 pub(crate) mod atomic;
 pub mod bderiv;
+#[cfg(feature = "plots")]
+pub mod feedback;
 pub mod gradient;
 pub(crate) mod loops;
 pub mod optimize;

@@ -38,6 +38,42 @@ pub struct FileSpec {
     /// `[[experiment]]` tables (see `experiments.rs`).
     #[serde(default)]
     pub experiment: Vec<ExperimentSpec>,
+    /// `[feedback]`: LQR weights, the phase rule and the robustness runs (see
+    /// `feedback.rs`).
+    pub feedback: Option<FeedbackSpec>,
+}
+
+/// `[feedback]` (docs/guide/problem-files.md, "[feedback]").
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackSpec {
+    pub q: WeightSpec,
+    pub r: WeightSpec,
+    pub qf: Option<WeightSpec>,
+    pub clock: Option<crate::feedback::Clock>,
+    pub guard: Option<String>,
+    pub grid: Option<usize>,
+    pub robustness: Option<RobustnessSpecFile>,
+}
+
+/// A diagonal weight: by name (`{ theta_s = 10.0 }`, names left out weigh 0) or one value
+/// per state (or control) in the system's order.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum WeightSpec {
+    Named(BTreeMap<String, f64>),
+    Diagonal(Vec<f64>),
+}
+
+/// `[feedback.robustness]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RobustnessSpecFile {
+    pub trials: Option<usize>,
+    pub size: Option<f64>,
+    pub states: Option<Vec<String>>,
+    pub seed: Option<u64>,
+    pub steps: Option<usize>,
 }
 
 /// `[shooting]`: the nodes (`segments = K` or `nodes = [t_1, …]`), the guess
