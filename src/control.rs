@@ -126,11 +126,28 @@ impl ControlGrid {
             }
         }
     }
-    /// The Gram matrix of one channel's basis over `[t0, t1]`, `G_kl = ∫ φ_k φ_l dt`, by
-    /// 4-point Gauss–Legendre quadrature on each interval (exact: the products are
-    /// polynomials of degree ≤ 6). The Hessian of `w ∫ u_j² dt` in channel j's coefficients
-    /// is `2w G`.
+    /// The Gram matrix of one channel's basis over `[t0, t1]`, `G_kl = ∫ φ_k φ_l dt`: the
+    /// sum over the intervals of [`Self::gram_interval`]. The Hessian of `w ∫ u_j² dt` in
+    /// channel j's coefficients is `2w G`.
     pub fn gram(&self) -> Vec<Vec<f64>> {
+        let n = self.n_coef();
+        let mut g = vec![vec![0.0; n]; n];
+        for i in 0..self.intervals {
+            let (idx, gi) = self.gram_interval(i);
+            for (p, &a) in idx.iter().enumerate() {
+                for (q, &b) in idx.iter().enumerate() {
+                    g[a][b] += gi[p][q];
+                }
+            }
+        }
+        g
+    }
+
+    /// The Gram matrix of one channel's basis over interval `i` alone,
+    /// `G_pq = ∫_{τ_i}^{τ_{i+1}} φ_{a_p} φ_{a_q} dt` over the coefficients `a_p` active there
+    /// (returned beside it), by 4-point Gauss–Legendre quadrature (exact: the products are
+    /// polynomials of degree ≤ 6; Abramowitz & Stegun 25.4.29).
+    pub fn gram_interval(&self, i: usize) -> (Vec<usize>, Vec<Vec<f64>>) {
         const X: [f64; 4] = [
             -0.861_136_311_594_052_6,
             -0.339_981_043_584_856_3,
@@ -143,21 +160,20 @@ impl ControlGrid {
             0.652_145_154_862_546_1,
             0.347_854_845_137_453_9,
         ];
-        let n = self.n_coef();
         let h = (self.t1 - self.t0) / self.intervals as f64;
-        let mut g = vec![vec![0.0; n]; n];
-        for i in 0..self.intervals {
-            let a = self.t0 + h * i as f64;
-            for (x, w) in X.iter().zip(W) {
-                let act = self.active::<f64>(i, a + 0.5 * h * (x + 1.0));
-                for p in 0..act.n {
-                    for q in 0..act.n {
-                        g[act.idx[p]][act.idx[q]] += 0.5 * h * w * act.w[p] * act.w[q];
-                    }
+        let a = self.t0 + h * i as f64;
+        let first = self.active::<f64>(i, a);
+        let idx = first.idx[..first.n].to_vec();
+        let mut g = vec![vec![0.0; idx.len()]; idx.len()];
+        for (x, w) in X.iter().zip(W) {
+            let act = self.active::<f64>(i, a + 0.5 * h * (x + 1.0));
+            for p in 0..act.n {
+                for q in 0..act.n {
+                    g[p][q] += 0.5 * h * w * act.w[p] * act.w[q];
                 }
             }
         }
-        g
+        (idx, g)
     }
 
     /// The controls `u(t)` in interval `i` from the coefficients `c` (channel-major).

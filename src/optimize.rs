@@ -44,6 +44,7 @@ mod descent;
 pub(crate) mod driver;
 mod fit;
 mod history;
+mod ilqr;
 mod kink;
 mod least_squares;
 mod monotone;
@@ -60,6 +61,7 @@ pub use constrained::{
 use driver::Smooth;
 pub use fit::{optimize_least_squares, ExperimentFit, FitReport, FitRun};
 pub use history::HistoryRow;
+pub use ilqr::{optimize_ilqr, IlqrError, IlqrStages, StageJacobians};
 use history::Rows;
 pub use kink::{min_norm_in_hull, KinkReport};
 pub use least_squares::*;

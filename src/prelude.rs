@@ -42,7 +42,8 @@ pub use crate::cost::{EventGuard, Objective, Term};
 pub use crate::error::{Error, ModelError, Result};
 pub use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 pub use crate::optimize::{
-    constrained_point, optimize, optimize_constrained, optimize_shooting, ConstrainedPoint,
+    constrained_point, optimize, optimize_constrained, optimize_ilqr, optimize_shooting,
+    ConstrainedPoint, IlqrError,
     ConstrainedReport, ConstraintReport, ConstraintRow, Globalization, Guess, KinkPolicy,
     NodeTimes, OptimizeResult, OptimizerSettings, Outcome, Shooting, ShootingReport, SolverKind,
     ThetaEntry, Transform,

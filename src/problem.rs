@@ -345,7 +345,8 @@ impl Problem {
     /// [`crate::optimize::optimize_shooting_fit`]); otherwise multiple shooting with a
     /// `[shooting]` table, the constrained solver when it has
     /// constraints or a free final time, else `[optimizer] solver` (L-BFGS or steepest
-    /// descent).
+    /// descent); `ilqr` and `ddp` run the hybrid iLQR / DDP, which refuse constraints, a free final time
+    /// and multiple shooting.
     pub fn optimize(
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
@@ -369,6 +370,11 @@ impl Problem {
                 }
                 None => crate::optimize::optimize_least_squares(&runs, theta, &self.optimizer),
             }
+        } else if matches!(
+            self.optimizer.solver,
+            crate::optimize::SolverKind::Ilqr | crate::optimize::SolverKind::Ddp
+        ) {
+            self.optimize_ilqr(setup, theta, progress)
         } else if let Some(shooting) = &self.shooting {
             crate::optimize::optimize_shooting(
                 setup,
@@ -389,6 +395,29 @@ impl Problem {
                 progress,
             )
         }
+    }
+
+    /// The hybrid iLQR ([`crate::optimize::optimize_ilqr`]), or the typed error naming
+    /// what the file has that it does not take (multiple shooting, constraints, a free
+    /// final time).
+    fn optimize_ilqr(
+        &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
+        progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    ) -> Result<crate::optimize::OptimizeResult, Error> {
+        use crate::optimize::IlqrError;
+        let what = if self.shooting.is_some() {
+            Some("a [shooting] table")
+        } else if self.constraints.free_time.is_some() {
+            Some("a free final time")
+        } else if !self.constraints.list.is_empty() {
+            Some("[[constraint]] tables")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(IlqrError::Unsupported { what }.into());
+        }
+        crate::optimize::optimize_ilqr(setup, theta, &self.optimizer, progress)
     }
 
     /// The experiments of a fit from θ's values: each experiment's setup and θ, or the one

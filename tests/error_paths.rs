@@ -95,7 +95,9 @@ fn restarts_at_domain_errors_reach_the_closed_form() {
         let tol = match solver {
             SolverKind::Lbfgs => 1e-11,
             SolverKind::Gd => 1e-13,
-            SolverKind::GaussNewton => unreachable!("the loop runs lbfgs and gd"),
+            SolverKind::GaussNewton | SolverKind::Ilqr | SolverKind::Ddp => {
+                unreachable!("the loop runs lbfgs and gd")
+            }
         };
         assert!(err <= tol, "{solver:?}: v0 = {v0}, rel err {err:e}");
     }

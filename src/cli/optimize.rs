@@ -23,6 +23,10 @@ enum SolverArg {
     /// Gauss–Newton / Levenberg–Marquardt (data fits)
     #[value(name = "gauss_newton")]
     GaussNewton,
+    /// Hybrid iLQR on the control intervals (problems with controls, no constraints)
+    Ilqr,
+    /// Hybrid DDP: the iLQR with second-order terms
+    Ddp,
 }
 
 /// `hybridopt optimize`.
@@ -145,6 +149,8 @@ impl OptimizeArgs {
                 SolverArg::Lbfgs => SolverKind::Lbfgs,
                 SolverArg::Gd => SolverKind::Gd,
                 SolverArg::GaussNewton => SolverKind::GaussNewton,
+                SolverArg::Ilqr => SolverKind::Ilqr,
+                SolverArg::Ddp => SolverKind::Ddp,
             };
         }
         if let Some(g) = self.gradient {

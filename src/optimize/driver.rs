@@ -135,8 +135,9 @@ where
     let ls = MoreThuenteLineSearch::new().with_bounds(f64::EPSILON.sqrt(), f64::INFINITY)?;
     Ok(match how.solver {
         // a smooth objective that is no sum of squared residuals (a gait's) runs L-BFGS
-        // even when the file asks for Gauss–Newton
-        SolverKind::Lbfgs | SolverKind::GaussNewton => {
+        // even when the file asks for Gauss–Newton; the iLQR has its own driver
+        // (optimize/ilqr/), and a caller of this one with iLQR or DDP runs L-BFGS
+        SolverKind::Lbfgs | SolverKind::GaussNewton | SolverKind::Ilqr | SolverKind::Ddp => {
             let inner = LBFGS::new(ls, how.memory)
                 .with_tolerance_grad(how.tol_grad)?
                 .with_tolerance_cost(how.tol_cost)?;

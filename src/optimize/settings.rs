@@ -17,6 +17,13 @@ pub enum SolverKind {
     /// the default when the cost is made of `data` (and `parameter_squared`) terms only.
     #[serde(rename = "gauss_newton")]
     GaussNewton,
+    /// The hybrid iLQR on the control intervals (optimize/ilqr/): a cost over a fixed
+    /// horizon of a problem with controls, without constraints; Gauss–Newton stage
+    /// Hessians.
+    Ilqr,
+    /// The hybrid DDP: the iLQR with the second-order terms of the transitions and the
+    /// costs (by central differences of the exact first derivatives).
+    Ddp,
 }
 
 impl SolverKind {
@@ -30,6 +37,8 @@ impl SolverKind {
             SolverKind::Lbfgs => "lbfgs",
             SolverKind::Gd => "gd",
             SolverKind::GaussNewton => "gauss_newton",
+            SolverKind::Ilqr => "ilqr",
+            SolverKind::Ddp => "ddp",
         }
     }
 }
@@ -126,7 +135,13 @@ mod tests {
 
     #[test]
     fn names_parse_to_their_kinds_and_back() {
-        for s in [SolverKind::Lbfgs, SolverKind::Gd, SolverKind::GaussNewton] {
+        for s in [
+            SolverKind::Lbfgs,
+            SolverKind::Gd,
+            SolverKind::GaussNewton,
+            SolverKind::Ilqr,
+            SolverKind::Ddp,
+        ] {
             assert_eq!(SolverKind::parse(s.name()), Some(s));
         }
         assert_eq!(SolverKind::parse("newton"), None);

@@ -38,7 +38,7 @@ pub(crate) mod error;
 mod fit;
 mod nlp;
 mod nodes;
-mod segment;
+pub(crate) mod segment;
 mod split;
 
 pub use error::ShootingError;

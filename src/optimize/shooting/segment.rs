@@ -30,7 +30,7 @@ use nalgebra::DMatrix;
 /// node's mode to `t1` (a closing segment: to the first firing of `closure`, `t1` capping
 /// it).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Span<'n> {
+pub(crate) struct Span<'n> {
     pub node: &'n Node,
     pub t0: f64,
     pub t1: f64,
@@ -38,7 +38,7 @@ pub(super) struct Span<'n> {
 }
 
 /// A segment's run at one iterate, with its derivatives split by what they are over.
-pub(super) struct SegmentRun {
+pub(crate) struct SegmentRun {
     /// The values of the segment's parts of the functionals.
     pub values: Vec<f64>,
     /// `∂value_i/∂θ` over the problem's θ = (p, c).
@@ -73,7 +73,7 @@ pub(super) struct SegmentRun {
 /// through every event of the segment, theory §2–3; the running integrand's lost piece;
 /// the end as single shooting's free final time, docs/guide/constrained-problems.md).
 #[derive(Debug, Clone, Default)]
-pub(super) struct TimeRates {
+pub(crate) struct TimeRates {
     pub end_over_start: Vec<f64>,
     pub end_over_end: Vec<f64>,
     /// Per functional.
@@ -82,7 +82,7 @@ pub(super) struct TimeRates {
 }
 
 /// The setup of a segment over the system started at its node.
-pub(super) fn segment_setup<'w, S: HybridSystem>(
+pub(crate) fn segment_setup<'w, S: HybridSystem>(
     base: &Setup<'_, S>, sys: &'w StartOnSection<'w, S>, span: Span<'_>, objectives: Vec<Objective>,
 ) -> Setup<'w, StartOnSection<'w, S>> {
     let mut s = Setup::new(sys, span.t0, span.t1, base.controls.clone(), objectives);
@@ -99,7 +99,7 @@ pub(super) fn segment_setup<'w, S: HybridSystem>(
 }
 
 /// θ' = (p, s, c) of the system started at `s`.
-pub(super) fn theta_with_start(theta: &[f64], np: usize, s: &[f64]) -> Vec<f64> {
+pub(crate) fn theta_with_start(theta: &[f64], np: usize, s: &[f64]) -> Vec<f64> {
     let mut th = theta[..np].to_vec();
     th.extend_from_slice(s);
     th.extend_from_slice(&theta[np..]);
@@ -145,7 +145,7 @@ pub(super) fn dense<S: HybridSystem>(
 }
 
 /// The segment's run with its derivatives (module docs).
-pub(super) fn run<S: HybridSystem>(
+pub(crate) fn run<S: HybridSystem>(
     base: &Setup<'_, S>, span: Span<'_>, objectives: Vec<Objective>, theta: &[f64], s: &[f64],
 ) -> Result<SegmentRun, Error> {
     let sys = StartOnSection::new(base.sys(), span.node.mode).with_controls();

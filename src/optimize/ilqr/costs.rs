@@ -1,0 +1,233 @@
+//! The cost split over the stages, each piece in a form whose Gauss–Newton Hessian the
+//! stage's direct sensitivities give exactly (docs/theory.md, "Hybrid iLQR"):
+//!
+//! ```text
+//! plain     ℓ = q                  ∇ℓ = ∇q            ∇²ℓ ≈ 0
+//! squared   ℓ = w (q − q*)²        ∇ℓ = 2w (q − q*) ∇q ∇²ℓ ≈ 2w ∇q ∇qᵀ   (Gauss–Newton)
+//! effort    ℓ = w ∫ Σ_j u_j² dt    ∇ℓ from the run     ∇²ℓ = 2w G_k       (exact)
+//! ```
+//!
+//! q a quantity of the stage's run (an event time, an output before an event or at the
+//! end, an integral), ∇q its exact derivative over the stage's variables from the direct
+//! pass, `G_k` the Gram matrix of the basis on interval k ([`ControlGrid::gram_interval`]).
+//! Running terms go to every stage, terminal terms to the last, the j-th firing of a
+//! guard to the stage where the rollout fires it (counted along the stages in order, as
+//! multiple shooting counts them), and terms on θ itself to the stage that decides the
+//! coefficient. Squared running terms (`integral_squared`, `track`), data terms and a
+//! final-time cost have no such form here: the solver refuses them.
+//!
+//! [`ControlGrid::gram_interval`]: crate::control::ControlGrid::gram_interval
+
+use super::error::IlqrError;
+use crate::cost::{EventGuard, Objective, Term};
+
+/// How a component's value q becomes stage cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Form {
+    /// `ℓ = q` (the term's own weight inside q).
+    Plain,
+    /// `ℓ = w q` (a term on θ itself).
+    Linear { weight: f64 },
+    /// `ℓ = w (q − target)²`, q the term's quantity at weight 1.
+    Squared { target: f64, weight: f64 },
+    /// `ℓ = q = w ∫ Σ u² dt`, with the exact Hessian `2w G_k`.
+    Effort { weight: f64 },
+}
+
+impl Form {
+    /// ℓ at the quantity q.
+    pub fn value(self, q: f64) -> f64 {
+        match self {
+            Form::Plain | Form::Effort { .. } => q,
+            Form::Linear { weight } => weight * q,
+            Form::Squared { target, weight } => weight * (q - target).powi(2),
+        }
+    }
+    /// dℓ/dq at q (the factor of ∇q in ∇ℓ) and the Gauss–Newton curvature factor c in
+    /// `∇²ℓ ≈ c ∇q ∇qᵀ`.
+    pub fn slope_curvature(self, q: f64) -> (f64, f64) {
+        match self {
+            Form::Plain | Form::Effort { .. } => (1.0, 0.0),
+            Form::Linear { weight } => (weight, 0.0),
+            Form::Squared { target, weight } => (2.0 * weight * (q - target), 2.0 * weight),
+        }
+    }
+}
+
+/// One term of the cost as the stages see it: the term a stage's run evaluates and its form.
+#[derive(Debug, Clone)]
+pub(crate) struct Piece {
+    pub term: Term,
+    pub form: Form,
+}
+
+/// The problem's cost sorted by where it goes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    /// Running terms: every stage.
+    pub running: Vec<Piece>,
+    /// Terminal terms: the last stage.
+    pub terminal: Vec<Piece>,
+    /// Event terms, with their guard and (global) occurrence.
+    pub events: Vec<(Piece, EventGuard, usize)>,
+    /// Terms on θ itself: (index, form), the quantity θ_index.
+    pub on_theta: Vec<(usize, Form)>,
+}
+
+impl Plan {
+    /// The plan of `objective`, or the term it cannot take.
+    pub fn new(objective: &Objective) -> Result<Plan, IlqrError> {
+        let mut plan = Plan::default();
+        for term in &objective.terms {
+            plan.add(term)?;
+        }
+        Ok(plan)
+    }
+
+    fn add(&mut self, term: &Term) -> Result<(), IlqrError> {
+        let plain = |t: &Term| Piece {
+            term: t.clone(),
+            form: Form::Plain,
+        };
+        let squared = |t: Term, target: f64, weight: f64| Piece {
+            term: t,
+            form: Form::Squared { target, weight },
+        };
+        match *term {
+            Term::Effort { weight } => self.running.push(Piece {
+                term: term.clone(),
+                form: Form::Effort { weight },
+            }),
+            Term::Integral { .. } => self.running.push(plain(term)),
+            Term::Terminal { .. } => self.terminal.push(plain(term)),
+            Term::TerminalSquared {
+                output,
+                target,
+                weight,
+            } => self.terminal.push(squared(
+                Term::Terminal { output, weight: 1.0 },
+                target,
+                weight,
+            )),
+            Term::EventTime {
+                guard, occurrence, ..
+            }
+            | Term::EventOutput {
+                guard, occurrence, ..
+            } => self.events.push((plain(term), guard, occurrence)),
+            Term::EventTimeSquared {
+                guard,
+                occurrence,
+                target,
+                weight,
+            } => {
+                let t = Term::EventTime {
+                    guard,
+                    occurrence,
+                    weight: 1.0,
+                };
+                self.events
+                    .push((squared(t, target, weight), guard, occurrence))
+            }
+            Term::EventOutputSquared {
+                guard,
+                occurrence,
+                output,
+                target,
+                weight,
+            } => {
+                let t = Term::EventOutput {
+                    guard,
+                    occurrence,
+                    output,
+                    weight: 1.0,
+                };
+                self.events
+                    .push((squared(t, target, weight), guard, occurrence))
+            }
+            Term::Parameter { index, weight } => {
+                self.on_theta.push((index, Form::Linear { weight }))
+            }
+            Term::ParameterSquared {
+                index,
+                target,
+                weight,
+            } => self
+                .on_theta
+                .push((index, Form::Squared { target, weight })),
+            Term::IntegralSquared { .. } => return Err(unsupported("integral_squared")),
+            Term::Track { .. } => return Err(unsupported("track")),
+            Term::Data { .. } => {
+                return Err(IlqrError::Term {
+                    kind: "data",
+                    why: "a fit's residuals: use gauss_newton",
+                })
+            }
+            Term::FinalTime { .. } => {
+                return Err(IlqrError::Term {
+                    kind: "final_time",
+                    why: "the stages need a fixed horizon",
+                })
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The error for a squared running term.
+fn unsupported(kind: &'static str) -> IlqrError {
+    IlqrError::Term {
+        kind,
+        why: "a squared integral's Gauss–Newton Hessian is an integral of outer products, which one direct pass does not give",
+    }
+}
+
+/// The pieces of stage `k` of `n` (the objectives its run evaluates, one term each, and
+/// their forms): the running terms, the terminal ones on the last stage, and the event
+/// terms whose firing falls here. `before[i]` counts the firings of event term i's guard
+/// in the stages before k and is advanced by this stage's `fired` guards; an event term
+/// is placed here with its local occurrence.
+pub(crate) fn stage_pieces(
+    plan: &Plan, k: usize, n: usize, before: &mut [usize], fired: &[usize],
+) -> Vec<Piece> {
+    let mut out = plan.running.clone();
+    if k + 1 == n {
+        out.extend(plan.terminal.iter().cloned());
+    }
+    for (i, (piece, guard, occurrence)) in plan.events.iter().enumerate() {
+        let here = fired.iter().filter(|&&g| guard.counts(g)).count();
+        if before[i] < *occurrence && *occurrence <= before[i] + here {
+            let mut p = piece.clone();
+            set_occurrence(&mut p.term, occurrence - before[i]);
+            out.push(p);
+        }
+        before[i] += here;
+    }
+    out
+}
+
+/// The objectives a stage's run evaluates: one per piece, in order (so the running
+/// pieces, first, keep their quadrature states whatever events are placed after them).
+pub(crate) fn objectives(pieces: &[Piece]) -> Vec<Objective> {
+    pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Objective::new(&format!("piece{i}"), vec![p.term.clone()]))
+        .collect()
+}
+
+/// `term` naming occurrence `local` of its guard.
+fn set_occurrence(term: &mut Term, local: usize) {
+    if let Term::EventTime { occurrence, .. } | Term::EventOutput { occurrence, .. } = term {
+        *occurrence = local;
+    }
+}
+
+/// The event terms that no stage placed: (guard, occurrence, firings counted).
+pub(crate) fn missing(plan: &Plan, before: &[usize]) -> Option<(EventGuard, usize, usize)> {
+    plan.events
+        .iter()
+        .zip(before)
+        .find(|((_, _, occ), &b)| b < *occ)
+        .map(|((_, g, occ), &b)| (*g, *occ, b))
+}

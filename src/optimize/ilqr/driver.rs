@@ -1,0 +1,189 @@
+//! The iLQR's iterations: linearize the stages along the nominal rollout (in parallel:
+//! each stage's run starts from the nominal's state at its node), test the gradient,
+//! run the backward pass and the line search, and adapt the regularization μ (Tassa, Erez
+//! & Todorov 2012, §II.F: μ grows by a factor Δ ≥ 2 that itself grows while backward passes
+//! or line searches fail, and shrinks after each accepted step; μ = 0 below `MU_MIN`, so a
+//! linear-quadratic problem takes the exact Newton step).
+
+use super::backward::{backward, gradient, StepBounds};
+use super::forward::Rollout;
+use super::stage::{Linear, Stages};
+use crate::error::Error;
+use crate::model::HybridSystem;
+use crate::optimize::{HistoryRow, OptimizerSettings, Outcome};
+use nalgebra::DVector;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Below this, μ is 0.
+const MU_MIN: f64 = 1e-6;
+/// Above this, the run ends (no step decreases the cost however short).
+const MU_MAX: f64 = 1e10;
+/// The factor's base Δ₀.
+const DELTA0: f64 = 2.0;
+
+/// How the iterations ended, with the last (best) rollout.
+pub(crate) struct Solved {
+    pub outcome: Outcome,
+    pub termination: String,
+    pub iterations: u64,
+    pub best: Rollout,
+    pub history: Vec<HistoryRow>,
+    /// Plain rollouts and linearization passes.
+    pub rollouts: u64,
+    pub linearizations: u64,
+}
+
+/// The regularization's schedule.
+struct Mu {
+    mu: f64,
+    delta: f64,
+}
+
+impl Mu {
+    fn raise(&mut self) -> bool {
+        self.delta = (self.delta * DELTA0).max(DELTA0);
+        self.mu = (self.mu * self.delta).max(MU_MIN);
+        self.mu <= MU_MAX
+    }
+    fn lower(&mut self) {
+        self.delta = (self.delta / DELTA0).min(1.0 / DELTA0);
+        self.mu = if self.mu * self.delta > MU_MIN {
+            self.mu * self.delta
+        } else {
+            0.0
+        };
+    }
+}
+
+impl<S: HybridSystem> Stages<'_, '_, S> {
+    /// Every stage's linearization along `r`.
+    pub fn linearize_all(&self, r: &Rollout) -> Result<Vec<Linear>, Error> {
+        (0..self.n())
+            .into_par_iter()
+            .map(|k| self.linearize(k, &r.x[k], r.modes[k], &r.theta, &r.pieces[k]))
+            .collect()
+    }
+
+    /// Each stage's bounds on δu around θ.
+    fn step_bounds(&self, theta: &[f64]) -> StepBounds {
+        self.layout
+            .stages
+            .iter()
+            .map(|st| {
+                let b = |v: &[f64]| {
+                    DVector::from_iterator(st.new.len(), st.new.iter().map(|&q| v[q] - theta[q]))
+                };
+                (b(&self.lower), b(&self.upper))
+            })
+            .collect()
+    }
+
+    /// ‖∇J‖ over the free entries, from the stages' linearizations.
+    pub fn grad_norm(&self, lin: &[Linear], ntheta: usize) -> f64 {
+        let g = gradient(lin, &self.layout, ntheta);
+        self.layout
+            .free
+            .iter()
+            .map(|&q| g[q] * g[q])
+            .sum::<f64>()
+            .sqrt()
+    }
+
+    /// The iterations from θ0 (module docs). Converged when ‖∇J‖ ≤ `tol_grad · ‖∇J₀‖ /
+    /// first_step` (L-BFGS's test on its scaled cost, the same number).
+    pub fn solve(
+        &self, theta0: &[f64], settings: &OptimizerSettings,
+        progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    ) -> Result<Solved, Error> {
+        let ntheta = theta0.len();
+        let mut nominal = self.rollout(theta0, None)?;
+        let (mut rollouts, mut linearizations) = (1u64, 0u64);
+        let mut history = Vec::new();
+        let mut mu = Mu {
+            mu: 0.0,
+            delta: 1.0,
+        };
+        let mut tol = 0.0;
+        let mut step = 0.0;
+        let end = |outcome, text: &str, it, best, history, r, l| Solved {
+            outcome,
+            termination: text.to_string(),
+            iterations: it,
+            best,
+            history,
+            rollouts: r,
+            linearizations: l,
+        };
+        for it in 0..=settings.max_iters {
+            let lin = self.linearize_all(&nominal)?;
+            linearizations += 1;
+            let gnorm = self.grad_norm(&lin, ntheta);
+            if it == 0 {
+                tol = settings.tol_grad * gnorm / settings.first_step;
+            }
+            history.push(HistoryRow {
+                iteration: it,
+                cost: nominal.cost,
+                grad_norm: gnorm,
+                step,
+                theta: nominal.theta.clone(),
+                max_violation: None,
+                defect: None,
+            });
+            if let Some(p) = &progress {
+                p(it, nominal.cost);
+            }
+            if gnorm <= tol {
+                let text = format!("‖∇J‖ = {gnorm:.3e} ≤ {tol:.3e}");
+                return Ok(end(Outcome::Converged, &text, it, nominal, history, rollouts, linearizations));
+            }
+            if it == settings.max_iters {
+                break;
+            }
+            let bounds = self.step_bounds(&nominal.theta);
+            let accepted = loop {
+                let Some(policy) = backward(&lin, &bounds, mu.mu) else {
+                    if mu.raise() {
+                        continue;
+                    }
+                    break Err((Outcome::Stalled, "Q_uu not positive definite at μ_max"));
+                };
+                if -policy.expected(1.0) <= 1e-15 * nominal.cost.abs().max(f64::MIN_POSITIVE) {
+                    break Err((Outcome::Stalled, "the predicted decrease is at round-off level"));
+                }
+                let found = self.line_search(&policy, &nominal, &mut rollouts);
+                match found {
+                    Some((r, _alpha)) => {
+                        mu.lower();
+                        break Ok(r);
+                    }
+                    None if mu.raise() => continue,
+                    None => {
+                        break Err((
+                            Outcome::LineSearchFailed,
+                            "no step decreased the cost up to μ_max",
+                        ))
+                    }
+                }
+            };
+            match accepted {
+                Ok(r) => {
+                    step = self
+                        .layout
+                        .free
+                        .iter()
+                        .map(|&q| (r.theta[q] - nominal.theta[q]).powi(2))
+                        .sum::<f64>()
+                        .sqrt();
+                    nominal = r;
+                }
+                Err((outcome, text)) => {
+                    return Ok(end(outcome, text, it, nominal, history, rollouts, linearizations))
+                }
+            }
+        }
+        let text = "maximum number of iterations reached";
+        Ok(end(Outcome::MaxIterations, text, settings.max_iters, nominal, history, rollouts, linearizations))
+    }
+}

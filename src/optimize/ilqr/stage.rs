@@ -1,0 +1,267 @@
+//! One stage's run through the real hybrid system: a plain run for the forward pass (its
+//! end state, mode, firings and cost) and the run with direct sensitivities that gives its
+//! linearization (docs/theory.md, "Hybrid iLQR"):
+//!
+//! ```text
+//! Φ_z = ∂z_{k+1}/∂z_k = [ ∂x(τ_{k+1})/∂x_k   ∂x(τ_{k+1})/∂c_carried ]   Φ_u = [ ∂x(τ_{k+1})/∂c_new ]
+//!                       [        0                   E_carried      ]         [       E_new       ]
+//! ```
+//!
+//! The x rows are one multiple-shooting segment's run from `(τ_k, x_k)` in its mode
+//! ([`segment::run`]): exact direct sensitivities (theory §2–3) whose every event applies the
+//! saltation `Ξ` at the event's true time, `t_e` moving with `(x_k, c)` through
+//! `τ = −(g_x S⁻ + g_θ)/ġ` — not at a step's end. The E rows pass the coefficients that
+//! stage k+1 carries on. The stage cost's gradient and Gauss–Newton Hessian come from the
+//! same pass ([`super::costs`]).
+
+use super::costs::{objectives, stage_pieces, Form, Piece, Plan};
+use super::layout::Layout;
+use crate::control::ControlGrid;
+use crate::error::Error;
+use crate::model::HybridSystem;
+use crate::optimize::shooting::segment::{self, segment_setup, theta_with_start, Span};
+use crate::optimize::shooting::{Node, NodeSide};
+use crate::periodic::section::StartOnSection;
+use crate::setup::Setup;
+use nalgebra::{DMatrix, DVector};
+
+/// The problem as the iLQR sees it: the setup, its stages, its cost plan and θ's bounds.
+pub(crate) struct Stages<'s, 'a, S: HybridSystem> {
+    pub setup: &'s Setup<'a, S>,
+    pub layout: Layout,
+    pub plan: Plan,
+    pub grid: ControlGrid,
+    /// Each θ entry's bounds (±∞ when open-ended).
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+    /// Full DDP (the transitions' and costs' second derivatives by central differences of
+    /// the exact first ones) rather than Gauss–Newton iLQR.
+    pub second_order: bool,
+}
+
+/// A stage's plain run: where it ends and what it costs.
+#[derive(Debug, Clone)]
+pub(crate) struct Step {
+    pub x_end: Vec<f64>,
+    pub mode_end: usize,
+    pub cost: f64,
+    /// The events it fired.
+    pub fired: usize,
+    /// The pieces its cost was made of (the event terms placed by its firings).
+    pub pieces: Vec<Piece>,
+}
+
+/// A stage's linearization in `(z_k, u_k)`: the transition's Jacobians and the stage
+/// cost's gradient and Gauss–Newton Hessian.
+#[derive(Debug, Clone)]
+pub(crate) struct Linear {
+    pub fz: DMatrix<f64>,
+    pub fu: DMatrix<f64>,
+    pub lz: DVector<f64>,
+    pub lu: DVector<f64>,
+    pub lzz: DMatrix<f64>,
+    pub luu: DMatrix<f64>,
+    pub luz: DMatrix<f64>,
+    /// DDP's second-order terms: `d[i] = ∂[Φ_z Φ_u]/∂v_i` for each stage variable
+    /// v = (z, u) (empty for Gauss–Newton iLQR; [`super::second`]).
+    pub d: Vec<DMatrix<f64>>,
+}
+
+impl<S: HybridSystem> Stages<'_, '_, S> {
+    /// The number of stages.
+    pub fn n(&self) -> usize {
+        self.layout.stages.len()
+    }
+
+    pub(crate) fn node(&self, k: usize, x: &[f64], mode: usize) -> Node {
+        Node {
+            t: self.layout.stages[k].t0,
+            mode,
+            state: x[..self.layout.nx].to_vec(),
+            side: NodeSide::Flow,
+        }
+    }
+
+    /// Stage k's plain run from `(x, mode)` at θ; `before` counts the event terms' firings
+    /// of the earlier stages and is advanced by this one's.
+    pub fn plain(
+        &self, k: usize, x: &[f64], mode: usize, theta: &[f64], before: &mut [usize],
+    ) -> Result<Step, Error> {
+        let st = &self.layout.stages[k];
+        let node = self.node(k, x, mode);
+        let span = Span {
+            node: &node,
+            t0: st.t0,
+            t1: st.t1,
+            closure: None,
+        };
+        let sys = StartOnSection::new(self.setup.sys(), mode).with_controls();
+        let th = theta_with_start(theta, self.setup.np(), &node.state);
+        // the running (and terminal) pieces first: the events placed after them do not
+        // move their quadrature states, so one run serves both setups
+        let first = stage_pieces(&self.plan, k, self.n(), &mut before.to_vec(), &[]);
+        let traj = segment_setup(self.setup, &sys, span, objectives(&first)).simulate(&th)?;
+        let fired: Vec<usize> = traj.events.iter().map(|e| e.guard).collect();
+        let pieces = stage_pieces(&self.plan, k, self.n(), before, &fired);
+        let values = segment_setup(self.setup, &sys, span, objectives(&pieces))
+            .objective_values(&traj, &th)?;
+        let cost = pieces
+            .iter()
+            .zip(&values)
+            .map(|(p, &q)| p.form.value(q))
+            .sum::<f64>()
+            + self.theta_terms(k, theta).0;
+        Ok(Step {
+            x_end: traj.y_final[..self.layout.nx].to_vec(),
+            mode_end: traj.mode_final,
+            cost,
+            fired: fired.len(),
+            pieces,
+        })
+    }
+
+    /// The cost of the terms on θ that stage k decides (and, at k = 0, of those on fixed
+    /// entries), and each decided one's (position in u_k, slope, curvature).
+    fn theta_terms(&self, k: usize, theta: &[f64]) -> (f64, Vec<(usize, f64, f64)>) {
+        let st = &self.layout.stages[k];
+        let mut value = 0.0;
+        let mut parts = Vec::new();
+        for &(i, form) in &self.plan.on_theta {
+            let decided_here = st.new.iter().position(|&q| q == i);
+            let fixed = !self.layout.free.contains(&i);
+            if decided_here.is_some() || (fixed && k == 0) {
+                value += form.value(theta[i]);
+            }
+            if let Some(p) = decided_here {
+                let (s, c) = form.slope_curvature(theta[i]);
+                parts.push((p, s, c));
+            }
+        }
+        (value, parts)
+    }
+
+    /// Stage k's linearization at `(x, mode)` and θ with the pieces of its plain run
+    /// (module docs); with `self.second_order`, the second-order terms of DDP beside it
+    /// ([`super::second`]).
+    pub fn linearize(
+        &self, k: usize, x: &[f64], mode: usize, theta: &[f64], pieces: &[Piece],
+    ) -> Result<Linear, Error> {
+        let st = &self.layout.stages[k];
+        let (nz, nu) = (self.layout.nx + st.carried.len(), st.new.len());
+        let (fv, lv, mut lvv) = self.first_order(k, x, mode, theta, pieces)?;
+        let mut d = vec![];
+        if self.second_order {
+            if let Some((dd, h)) = self.second(k, x, mode, theta, pieces)? {
+                d = dd;
+                lvv = h;
+            }
+        }
+        Ok(Linear {
+            fz: fv.columns(0, nz).into_owned(),
+            fu: fv.columns(nz, nu).into_owned(),
+            lz: lv.rows(0, nz).into_owned(),
+            lu: lv.rows(nz, nu).into_owned(),
+            lzz: lvv.view((0, 0), (nz, nz)).into_owned(),
+            luu: lvv.view((nz, nz), (nu, nu)).into_owned(),
+            luz: lvv.view((nz, 0), (nu, nz)).into_owned(),
+            d,
+        })
+    }
+
+    /// The stage's first-order data in v = (x, θ[carried], θ[new]): `[Φ_z Φ_u]`, the
+    /// stage cost's gradient and its Gauss–Newton Hessian ([`super::costs`]).
+    pub(crate) fn first_order(
+        &self, k: usize, x: &[f64], mode: usize, theta: &[f64], pieces: &[Piece],
+    ) -> Result<(DMatrix<f64>, DVector<f64>, DMatrix<f64>), Error> {
+        let st = &self.layout.stages[k];
+        let nx = self.layout.nx;
+        let (nc, nu) = (st.carried.len(), st.new.len());
+        let nv = nx + nc + nu;
+        let node = self.node(k, x, mode);
+        let span = Span {
+            node: &node,
+            t0: st.t0,
+            t1: st.t1,
+            closure: None,
+        };
+        let run = segment::run(self.setup, span, objectives(pieces), theta, &node.state)?;
+        let cols: Vec<usize> = st.carried.iter().chain(&st.new).copied().collect();
+        let mut lv = DVector::zeros(nv);
+        let mut lvv = DMatrix::zeros(nv, nv);
+        for (i, p) in pieces.iter().enumerate() {
+            let g = DVector::from_iterator(
+                nv,
+                run.grad_start[i]
+                    .iter()
+                    .copied()
+                    .chain(cols.iter().map(|&q| run.grad_theta[i][q])),
+            );
+            let (slope, curvature) = p.form.slope_curvature(run.values[i]);
+            lv += &g * slope;
+            if curvature != 0.0 {
+                lvv += &g * g.transpose() * curvature;
+            }
+            if let Form::Effort { weight } = p.form {
+                self.add_gram(k, &cols, weight, &mut lvv);
+            }
+        }
+        for (p, s, c) in self.theta_terms(k, theta).1 {
+            lv[nx + nc + p] += s;
+            lvv[(nx + nc + p, nx + nc + p)] += c;
+        }
+        let (fz, fu) = self.transition(k, &run);
+        let mut fv = DMatrix::zeros(fz.nrows(), nv);
+        fv.columns_mut(0, nx + nc).copy_from(&fz);
+        fv.columns_mut(nx + nc, nu).copy_from(&fu);
+        Ok((fv, lv, lvv))
+    }
+
+    /// `(Φ_z, Φ_u)` of stage k from its run (module docs).
+    fn transition(&self, k: usize, run: &segment::SegmentRun) -> (DMatrix<f64>, DMatrix<f64>) {
+        let st = &self.layout.stages[k];
+        let nx = self.layout.nx;
+        let next: &[usize] = self
+            .layout
+            .stages
+            .get(k + 1)
+            .map_or(&[], |s| s.carried.as_slice());
+        let rows = nx + next.len();
+        let mut fz = DMatrix::zeros(rows, nx + st.carried.len());
+        let mut fu = DMatrix::zeros(rows, st.new.len());
+        fz.view_mut((0, 0), (nx, nx)).copy_from(&run.end_start);
+        for (j, &q) in st.carried.iter().enumerate() {
+            fz.view_mut((0, nx + j), (nx, 1))
+                .copy_from(&run.end_theta.column(q));
+        }
+        for (j, &q) in st.new.iter().enumerate() {
+            fu.view_mut((0, j), (nx, 1))
+                .copy_from(&run.end_theta.column(q));
+        }
+        for (r, q) in next.iter().enumerate() {
+            if let Some(j) = st.carried.iter().position(|c| c == q) {
+                fz[(nx + r, nx + j)] = 1.0;
+            } else if let Some(j) = st.new.iter().position(|c| c == q) {
+                fu[(nx + r, j)] = 1.0;
+            }
+        }
+        (fz, fu)
+    }
+
+    /// Adds the effort's exact Hessian `2w G_k` (per channel, [`ControlGrid::gram_interval`])
+    /// over the stage's decided coefficients `cols` (at positions `nx + …` of v).
+    fn add_gram(&self, k: usize, cols: &[usize], weight: f64, lvv: &mut DMatrix<f64>) {
+        let nx = self.layout.nx;
+        let (idx, g) = self.grid.gram_interval(self.layout.stages[k].interval);
+        let (np, ncoef) = (self.setup.np(), self.grid.n_coef());
+        for j in 0..self.grid.channels {
+            let pos = |a: usize| cols.iter().position(|&q| q == np + j * ncoef + a);
+            for (p, &a) in idx.iter().enumerate() {
+                for (q, &b) in idx.iter().enumerate() {
+                    if let (Some(pa), Some(pb)) = (pos(a), pos(b)) {
+                        lvv[(nx + pa, nx + pb)] += 2.0 * weight * g[p][q];
+                    }
+                }
+            }
+        }
+    }
+}
