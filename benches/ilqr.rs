@@ -72,7 +72,11 @@ fn timed(
 
 /// max |a − b| / max |b| over θ.
 fn theta_gap(a: &[f64], b: &[f64]) -> f64 {
-    let d = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    let d = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
     d / b.iter().map(|v| v.abs()).fold(0.0, f64::max)
 }
 
@@ -87,7 +91,10 @@ fn row(name: &str, text: &str, reps: usize, failures: &mut Vec<String>) -> Strin
         q.optimizer.tol_grad = 1e-12;
         q
     };
-    let (ddp_p, ilqr_p) = (with(hybridopt::SolverKind::Ddp), with(hybridopt::SolverKind::Ilqr));
+    let (ddp_p, ilqr_p) = (
+        with(hybridopt::SolverKind::Ddp),
+        with(hybridopt::SolverKind::Ilqr),
+    );
     let (il, il_t) = match timed(reps, &|| ddp_p.optimize(&setup, &p.theta, None)) {
         Ok(v) => v,
         Err(e) => {
@@ -128,8 +135,16 @@ fn row(name: &str, text: &str, reps: usize, failures: &mut Vec<String>) -> Strin
     println!(
         "{name}: DDP {} it {:.3} s ({}), SQP {} it {:.3} s ({}), L-BFGS {} it {:.3} s ({}); \
          |Δθ| DDP–SQP {gap_sqp:.2e}, DDP–L-BFGS {gap_lb:.2e}; |Δψ|/ψ {dpsi:.2e}; ψ {:.10e}",
-        il.iterations, il_t, il.outcome, sq.iterations, sq_t, sq.outcome, lb.iterations, lb_t,
-        lb.outcome, il.final_cost
+        il.iterations,
+        il_t,
+        il.outcome,
+        sq.iterations,
+        sq_t,
+        sq.outcome,
+        lb.iterations,
+        lb_t,
+        lb.outcome,
+        il.final_cost
     );
     if name == "thrust_control" {
         if !il.converged() {

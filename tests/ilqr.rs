@@ -56,27 +56,31 @@ fn lq_closed_form(n: usize) -> Vec<f64> {
     let h = 1.0 / n as f64;
     let a = DVector::from_fn(n, |k, _| h * (1.0 - k as f64 * h - h / 2.0));
     let b = DVector::from_element(n, h);
-    let m = &a * a.transpose() * 20.0 + &b * b.transpose() * 20.0
-        + DMatrix::identity(n, n) * (0.2 * h);
+    let m =
+        &a * a.transpose() * 20.0 + &b * b.transpose() * 20.0 + DMatrix::identity(n, n) * (0.2 * h);
     m.lu().solve(&(&a * 20.0)).unwrap().as_slice().to_vec()
 }
 
 /// On the linear-quadratic problem the first iteration lands on the closed-form optimum:
 /// the iLQR's Gauss–Newton model is exact there, and the DDP's differenced second-order
-/// terms vanish to round-off. Measured: iLQR 4.0e-12, DDP 4.0e-12 relative after one
-/// iteration; both report convergence at iteration 1.
+/// terms vanish to round-off. Measured: iLQR 3.9e-15, DDP 3.2e-11 relative after one
+/// iteration (its differenced Hessian carries the integration's error over the step);
+/// both report convergence at iteration 1.
 #[test]
 fn linear_quadratic_converges_in_one_iteration_to_the_closed_form() {
     let want = lq_closed_form(6);
-    for kind in [SolverKind::Ilqr, SolverKind::Ddp] {
+    for (kind, bound) in [(SolverKind::Ilqr, 1e-13), (SolverKind::Ddp, 1e-9)] {
         let mut p = Problem::parse(LQ, Path::new("lq.toml")).unwrap();
         p.optimizer.solver = kind;
         let setup = p.setup().unwrap();
         let r = p.optimize(&setup, &p.theta, None).unwrap();
         let first = &r.history[1].theta[1..];
         let err = common::rel_l2(first, &want);
-        println!("{}: {r}; after one iteration {err:.2e} relative", kind.name());
-        assert!(err < 1e-10, "{}: {err:.3e}", kind.name());
+        println!(
+            "{}: {r}; after one iteration {err:.2e} relative",
+            kind.name()
+        );
+        assert!(err < bound, "{}: {err:.3e}", kind.name());
         assert!(r.converged() && r.iterations == 1, "{}: {r}", kind.name());
     }
 }
@@ -98,7 +102,7 @@ fn thrust_at_varied_thrust() -> Problem {
 /// Every stage's `Φ_z, Φ_u, ℓ_z, ℓ_u` of thrust_control against central differences of
 /// the stage's plain runs (step 1e-5), the stages with an impact among them: the
 /// saltation at the true event time and the event-time shift are in the Jacobians.
-/// Measured: 4.5e-9 of the largest entry at worst (3 stages with an impact).
+/// Measured: 8.0e-10 of the largest entry at worst (3 stages with an impact).
 #[test]
 fn stage_jacobians_through_impacts_match_central_differences() {
     let p = thrust_at_varied_thrust();
@@ -124,7 +128,12 @@ fn stage_jacobians_through_impacts_match_central_differences() {
             cols.push((Some(c), None, j.fz.column(c).into_owned(), j.lz[c]));
         }
         for (c, &q) in j.carried.iter().enumerate() {
-            cols.push((None, Some(q), j.fz.column(nx + c).into_owned(), j.lz[nx + c]));
+            cols.push((
+                None,
+                Some(q),
+                j.fz.column(nx + c).into_owned(),
+                j.lz[nx + c],
+            ));
         }
         for (c, &q) in j.new.iter().enumerate() {
             cols.push((None, Some(q), j.fu.column(c).into_owned(), j.lu[c]));
@@ -148,14 +157,17 @@ fn stage_jacobians_through_impacts_match_central_differences() {
             worst = worst.max(((cp - cm) / (2.0 * h) - l).abs() / l.abs().max(1.0));
         }
     }
-    println!("stage Jacobians vs central differences: {worst:.2e} ({with_impact} stages with an impact)");
+    println!(
+        "stage Jacobians vs central differences: {worst:.2e} ({with_impact} stages with an impact)"
+    );
     assert!(with_impact >= 2, "{with_impact}");
-    assert!(worst < 1e-7, "{worst:.3e}");
+    assert!(worst < 2e-8, "{worst:.3e}");
 }
 
 /// The gradient the stages' linearizations imply (the discrete adjoint over the stages)
 /// equals the continuous adjoint's gradient of the same cost, at the start θ = 0 and at a
-/// varied thrust. Measured: 5e-15 of the largest entry.
+/// varied thrust; and the stages' summed cost equals the whole run's. Measured: 9.2e-13
+/// and 2.6e-13 relative to each entry, the costs 1.1e-15 and 8.5e-15 apart.
 #[test]
 fn implied_gradient_equals_the_adjoint() {
     let varied = thrust_at_varied_thrust();
@@ -174,15 +186,15 @@ fn implied_gradient_equals_the_adjoint() {
             common::worst_component(&g[5..], &adj.gradients[0][5..], 0.0).0,
         );
         println!("implied gradient vs adjoint: {worst:.2e}; stage cost vs run {cost_gap:.2e}");
-        assert!(worst < 1e-10, "{worst:.3e}");
-        assert!(cost_gap < 1e-12, "{cost_gap:.3e}");
+        assert!(worst < 2e-11, "{worst:.3e}");
+        assert!(cost_gap < 2e-13, "{cost_gap:.3e}");
     }
 }
 
 /// The DDP on thrust_control reaches L-BFGS's optimum (tol_grad 1e-12; L-BFGS restarted
 /// once from its end, where it stops at |∇ψ| ≈ 1e-9 with its line search at round-off,
-/// the DDP at 3e-13). Measured: max |Δθ| / max |θ| = 2.2e-7, |Δψ|/ψ = 3e-14, the DDP's
-/// cost the lower; the DDP in 32 iterations, the full run's adjoint gradient 3.4e-13 there.
+/// the DDP at 3e-13). Measured: max |Δθ| / max |θ| = 2.2e-7, Δψ/ψ = −3.2e-14 (the DDP's
+/// cost the lower); the DDP in 32 iterations, the full run's adjoint gradient 3.4e-13 there.
 #[test]
 fn ddp_reaches_the_lbfgs_optimum_on_thrust_control() {
     let mut p = Problem::load(Path::new("problems/thrust_control.toml")).unwrap();
@@ -229,12 +241,24 @@ fn constrained_free_time_and_shooting_problems_are_refused() {
         }
     }
     // a squared running term has no stage form
-    let text = LQ.replace("kind = \"effort\"", "kind = \"integral_squared\"\noutput = \"x\"\ntarget = 0.0");
+    let text = LQ.replace(
+        "kind = \"effort\"",
+        "kind = \"integral_squared\"\noutput = \"x\"\ntarget = 0.0",
+    );
     let mut p = Problem::parse(&text, Path::new("lq.toml")).unwrap();
     p.optimizer.solver = SolverKind::Ddp;
     let setup = p.setup().unwrap();
     let e = p.optimize(&setup, &p.theta, None).unwrap_err();
-    assert!(matches!(e, Error::Ilqr(IlqrError::Term { kind: "integral_squared", .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Ilqr(IlqrError::Term {
+                kind: "integral_squared",
+                ..
+            })
+        ),
+        "{e}"
+    );
     // and the solver's names parse in a file
     let named = format!("{LQ}\n[optimizer]\nsolver = \"ddp\"\n");
     let p = Problem::parse(&named, Path::new("lq.toml")).unwrap();

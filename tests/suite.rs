@@ -43,6 +43,7 @@ mod five_bar_newton_law;
 mod five_bar_reference;
 mod fuzz;
 mod gradients;
+mod ilqr;
 mod integrators;
 mod jacobians;
 mod json_contract;

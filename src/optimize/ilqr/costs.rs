@@ -1,5 +1,5 @@
 //! The cost split over the stages, each piece in a form whose Gauss–Newton Hessian the
-//! stage's direct sensitivities give exactly (docs/theory.md, "Hybrid iLQR"):
+//! stage's direct sensitivities give exactly (docs/theory.md §11):
 //!
 //! ```text
 //! plain     ℓ = q                  ∇ℓ = ∇q            ∇²ℓ ≈ 0
@@ -105,7 +105,10 @@ impl Plan {
                 target,
                 weight,
             } => self.terminal.push(squared(
-                Term::Terminal { output, weight: 1.0 },
+                Term::Terminal {
+                    output,
+                    weight: 1.0,
+                },
                 target,
                 weight,
             )),

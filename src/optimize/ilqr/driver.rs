@@ -90,6 +90,41 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             .sqrt()
     }
 
+    /// One iteration's step from `nominal`: backward passes and line searches, μ raised
+    /// after each failure and lowered after the accepted rollout; or how the run ends.
+    fn step(
+        &self, lin: &[Linear], nominal: &Rollout, mu: &mut Mu, rollouts: &mut u64,
+    ) -> Result<Rollout, (Outcome, &'static str)> {
+        let bounds = self.step_bounds(&nominal.theta);
+        loop {
+            let Some(policy) = backward(lin, &bounds, mu.mu) else {
+                if mu.raise() {
+                    continue;
+                }
+                return Err((Outcome::Stalled, "Q_uu not positive definite at μ_max"));
+            };
+            if -policy.expected(1.0) <= 1e-15 * nominal.cost.abs().max(f64::MIN_POSITIVE) {
+                return Err((
+                    Outcome::Stalled,
+                    "the predicted decrease is at round-off level",
+                ));
+            }
+            match self.line_search(&policy, nominal, rollouts) {
+                Some((r, _alpha)) => {
+                    mu.lower();
+                    return Ok(r);
+                }
+                None if mu.raise() => continue,
+                None => {
+                    return Err((
+                        Outcome::LineSearchFailed,
+                        "no step decreased the cost up to μ_max",
+                    ))
+                }
+            }
+        }
+    }
+
     /// The iterations from θ0 (module docs). Converged when ‖∇J‖ ≤ `tol_grad · ‖∇J₀‖ /
     /// first_step` (L-BFGS's test on its scaled cost, the same number).
     pub fn solve(
@@ -136,37 +171,20 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             }
             if gnorm <= tol {
                 let text = format!("‖∇J‖ = {gnorm:.3e} ≤ {tol:.3e}");
-                return Ok(end(Outcome::Converged, &text, it, nominal, history, rollouts, linearizations));
+                return Ok(end(
+                    Outcome::Converged,
+                    &text,
+                    it,
+                    nominal,
+                    history,
+                    rollouts,
+                    linearizations,
+                ));
             }
             if it == settings.max_iters {
                 break;
             }
-            let bounds = self.step_bounds(&nominal.theta);
-            let accepted = loop {
-                let Some(policy) = backward(&lin, &bounds, mu.mu) else {
-                    if mu.raise() {
-                        continue;
-                    }
-                    break Err((Outcome::Stalled, "Q_uu not positive definite at μ_max"));
-                };
-                if -policy.expected(1.0) <= 1e-15 * nominal.cost.abs().max(f64::MIN_POSITIVE) {
-                    break Err((Outcome::Stalled, "the predicted decrease is at round-off level"));
-                }
-                let found = self.line_search(&policy, &nominal, &mut rollouts);
-                match found {
-                    Some((r, _alpha)) => {
-                        mu.lower();
-                        break Ok(r);
-                    }
-                    None if mu.raise() => continue,
-                    None => {
-                        break Err((
-                            Outcome::LineSearchFailed,
-                            "no step decreased the cost up to μ_max",
-                        ))
-                    }
-                }
-            };
+            let accepted = self.step(&lin, &nominal, &mut mu, &mut rollouts);
             match accepted {
                 Ok(r) => {
                     step = self
@@ -179,11 +197,27 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
                     nominal = r;
                 }
                 Err((outcome, text)) => {
-                    return Ok(end(outcome, text, it, nominal, history, rollouts, linearizations))
+                    return Ok(end(
+                        outcome,
+                        text,
+                        it,
+                        nominal,
+                        history,
+                        rollouts,
+                        linearizations,
+                    ))
                 }
             }
         }
         let text = "maximum number of iterations reached";
-        Ok(end(Outcome::MaxIterations, text, settings.max_iters, nominal, history, rollouts, linearizations))
+        Ok(end(
+            Outcome::MaxIterations,
+            text,
+            settings.max_iters,
+            nominal,
+            history,
+            rollouts,
+            linearizations,
+        ))
     }
 }

@@ -1,12 +1,14 @@
 //! The hybrid iLQR's errors: what a problem has that the stage form of the solver does not
-//! take (docs/guide/optimizer.md, "Hybrid iLQR").
+//! take (docs/guide/feedback.md, "Hybrid iLQR and DDP").
 
 /// Why the iLQR cannot run on a problem. Each names what is unsupported and what to use
 /// instead.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IlqrError {
     /// The problem has no control grid: the stages are its control intervals.
-    #[error("the problem has no [controls]: the iLQR's stages are the control intervals; use lbfgs")]
+    #[error(
+        "the problem has no [controls]: the iLQR's stages are the control intervals; use lbfgs"
+    )]
     NoControls,
     /// The control grid does not span the simulated horizon exactly.
     #[error("the control grid spans [{grid0}, {grid1}] but the horizon is [{t0}, {t1}]: the iLQR's stages are the control intervals, which must cover the horizon exactly")]
@@ -22,7 +24,10 @@ pub enum IlqrError {
     FreeParameter { name: String },
     /// A cost term without a stage form (Gauss–Newton residual, linear or effort).
     #[error("a `{kind}` cost term has no stage form for the iLQR ({why}); use lbfgs")]
-    Term { kind: &'static str, why: &'static str },
+    Term {
+        kind: &'static str,
+        why: &'static str,
+    },
     /// Constraints, a free final time or multiple shooting: the iLQR minimizes a stage-wise
     /// cost over a fixed horizon only.
     #[error("{what}: the iLQR minimizes a cost over a fixed horizon without constraints; use the SQP (drop `solver = \"ilqr\"` / `\"ddp\"`)")]

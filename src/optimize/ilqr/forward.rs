@@ -47,9 +47,10 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         &self, theta: &[f64], law: Option<(&Policy, &Rollout, f64)>,
     ) -> Result<Rollout, Error> {
         let mut theta = theta.to_vec();
-        let (mode0, x0) = self.setup.initial(&theta).map_err(|e| {
-            crate::sensitivity::located(self.setup, self.setup.t0, 0)(e)
-        })?;
+        let (mode0, x0) = self
+            .setup
+            .initial(&theta)
+            .map_err(|e| crate::sensitivity::located(self.setup, self.setup.t0, 0)(e))?;
         let nx = self.layout.nx;
         let mut out = Rollout {
             theta: vec![],

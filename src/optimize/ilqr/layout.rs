@@ -1,6 +1,6 @@
 //! The stages of the hybrid iLQR: the control intervals `[τ_k, τ_{k+1}]` of the problem's
 //! control grid, each a discrete step `z_{k+1} = Φ_k(z_k, u_k)` of an augmented state
-//! (docs/theory.md, "Hybrid iLQR"):
+//! (docs/theory.md §11):
 //!
 //! ```text
 //! z_k = (x(τ_k), c_carried(k)),    u_k = c_new(k)
@@ -29,7 +29,6 @@ pub(crate) struct Stage {
     /// Coefficients decided here (`u_k`).
     pub new: Vec<usize>,
 }
-
 
 /// The stages over the horizon, from the grid and the free entries of θ.
 #[derive(Debug, Clone)]

@@ -1,5 +1,5 @@
 //! A hybrid iLQR / DDP optimizer for problems with controls (docs/theory.md, "Hybrid
-//! iLQR"; docs/guide/optimizer.md): `[optimizer] solver = "ilqr"`.
+//! iLQR and DDP"; docs/guide/feedback.md): `[optimizer] solver = "ilqr"` or `"ddp"`.
 //!
 //! **Design.** Each interval `[τ_k, τ_{k+1}]` of the problem's control grid is a stage
 //! `z_{k+1} = Φ_k(z_k, u_k)`, its augmented state carrying the coefficients the interval
@@ -94,8 +94,14 @@ pub fn optimize_ilqr<S: HybridSystem>(
         layout,
         plan,
         grid,
-        lower: theta.iter().map(|e| e.lower.unwrap_or(f64::NEG_INFINITY)).collect(),
-        upper: theta.iter().map(|e| e.upper.unwrap_or(f64::INFINITY)).collect(),
+        lower: theta
+            .iter()
+            .map(|e| e.lower.unwrap_or(f64::NEG_INFINITY))
+            .collect(),
+        upper: theta
+            .iter()
+            .map(|e| e.upper.unwrap_or(f64::INFINITY))
+            .collect(),
         second_order: settings.solver == super::SolverKind::Ddp,
     };
     let initial = evaluate(&only, &space.base, settings.gradient)?;

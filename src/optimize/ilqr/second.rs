@@ -12,7 +12,7 @@
 //! The backward pass adds `Σ_r V'_z[r] ∂²Φ_r/∂v∂v` to Q's Hessian blocks. The Gauss–Newton
 //! iLQR drops these: with a small effort weight the cost's curvature in most control
 //! directions is exactly what it drops (the costate times the event times' and the flow's
-//! curvature), and its steps overshoot (docs/theory.md, "Hybrid iLQR"). The differences
+//! curvature), and its steps overshoot (docs/theory.md §11). The differences
 //! carry the error of the stage's integration divided by h (≈ 10⁻⁵ relative at rtol
 //! 10⁻⁹), which slows Newton's convergence near the optimum only slightly; the gradient
 //! itself stays exact, so the optimum does not move.

@@ -1,6 +1,6 @@
 //! One stage's run through the real hybrid system: a plain run for the forward pass (its
 //! end state, mode, firings and cost) and the run with direct sensitivities that gives its
-//! linearization (docs/theory.md, "Hybrid iLQR"):
+//! linearization (docs/theory.md §11):
 //!
 //! ```text
 //! Φ_z = ∂z_{k+1}/∂z_k = [ ∂x(τ_{k+1})/∂x_k   ∂x(τ_{k+1})/∂c_carried ]   Φ_u = [ ∂x(τ_{k+1})/∂c_new ]

@@ -16,7 +16,7 @@ use crate::optimize::ThetaEntry;
 use crate::setup::Setup;
 use nalgebra::{DMatrix, DVector};
 
-/// One stage's linearization (docs/theory.md, "Hybrid iLQR"): z = (x, θ[carried]),
+/// One stage's linearization (docs/theory.md §11): z = (x, θ[carried]),
 /// u = θ[new].
 #[derive(Debug, Clone)]
 pub struct StageJacobians {
@@ -105,7 +105,11 @@ impl<'s, 'a, S: HybridSystem> IlqrStages<'s, 'a, S> {
     /// coefficients).
     pub fn gradient(&self) -> Result<Vec<f64>, Error> {
         let lin = self.stages.linearize_all(&self.rollout)?;
-        Ok(gradient(&lin, &self.stages.layout, self.rollout.theta.len()))
+        Ok(gradient(
+            &lin,
+            &self.stages.layout,
+            self.rollout.theta.len(),
+        ))
     }
 
     /// Stage k run plainly from the state x (in the rollout's mode at k) at θ `theta`:
