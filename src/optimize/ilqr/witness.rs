@@ -16,8 +16,8 @@ use crate::optimize::ThetaEntry;
 use crate::setup::Setup;
 use nalgebra::{DMatrix, DVector};
 
-/// One stage's linearization (docs/theory.md §11): z = (x, θ[carried]),
-/// u = θ[new].
+/// One stage's linearization (docs/theory.md §11): `z = (x, θ[carried])`,
+/// `u = θ[new]`.
 #[derive(Debug, Clone)]
 pub struct StageJacobians {
     pub t0: f64,
