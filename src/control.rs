@@ -36,6 +36,20 @@ pub struct ControlGrid {
     pub channels: usize,
 }
 
+/// 4-point Gauss–Legendre nodes and weights on [−1, 1] (Abramowitz & Stegun 25.4.29).
+const GAUSS_X: [f64; 4] = [
+    -0.861_136_311_594_052_6,
+    -0.339_981_043_584_856_3,
+    0.339_981_043_584_856_3,
+    0.861_136_311_594_052_6,
+];
+const GAUSS_W: [f64; 4] = [
+    0.347_854_845_137_453_9,
+    0.652_145_154_862_546_1,
+    0.652_145_154_862_546_1,
+    0.347_854_845_137_453_9,
+];
+
 impl ControlGrid {
     /// Coefficients per channel.
     pub fn n_coef(&self) -> usize {
@@ -126,17 +140,26 @@ impl ControlGrid {
             }
         }
     }
-    /// The Gram matrix of one channel's basis over `[t0, t1]`, `G_kl = ∫ φ_k φ_l dt`: the
-    /// sum over the intervals of [`Self::gram_interval`]. The Hessian of `w ∫ u_j² dt` in
-    /// channel j's coefficients is `2w G`.
+    /// The Gram matrix of one channel's basis over `[t0, t1]`, `G_kl = ∫ φ_k φ_l dt`, by
+    /// 4-point Gauss–Legendre quadrature on each interval (exact: the products are
+    /// polynomials of degree ≤ 6; Abramowitz & Stegun 25.4.29). The Hessian of `w ∫ u_j² dt`
+    /// in channel j's coefficients is `2w G`. Each quadrature point is added straight into
+    /// G, in this order: the SQP starts its quasi-Newton matrix from G, and the shooting
+    /// runs of the compass gait turn out sensitive to its last bits (summing per interval
+    /// first, as [`Self::gram_interval`] does, changed `compass_gait_periodic_walk` from
+    /// converged to a stalled trust region at KKT 2.8e-5).
     pub fn gram(&self) -> Vec<Vec<f64>> {
         let n = self.n_coef();
+        let h = (self.t1 - self.t0) / self.intervals as f64;
         let mut g = vec![vec![0.0; n]; n];
         for i in 0..self.intervals {
-            let (idx, gi) = self.gram_interval(i);
-            for (p, &a) in idx.iter().enumerate() {
-                for (q, &b) in idx.iter().enumerate() {
-                    g[a][b] += gi[p][q];
+            let a = self.t0 + h * i as f64;
+            for (x, w) in GAUSS_X.iter().zip(GAUSS_W) {
+                let act = self.active::<f64>(i, a + 0.5 * h * (x + 1.0));
+                for p in 0..act.n {
+                    for q in 0..act.n {
+                        g[act.idx[p]][act.idx[q]] += 0.5 * h * w * act.w[p] * act.w[q];
+                    }
                 }
             }
         }
@@ -148,24 +171,12 @@ impl ControlGrid {
     /// (returned beside it), by 4-point Gauss–Legendre quadrature (exact: the products are
     /// polynomials of degree ≤ 6; Abramowitz & Stegun 25.4.29).
     pub fn gram_interval(&self, i: usize) -> (Vec<usize>, Vec<Vec<f64>>) {
-        const X: [f64; 4] = [
-            -0.861_136_311_594_052_6,
-            -0.339_981_043_584_856_3,
-            0.339_981_043_584_856_3,
-            0.861_136_311_594_052_6,
-        ];
-        const W: [f64; 4] = [
-            0.347_854_845_137_453_9,
-            0.652_145_154_862_546_1,
-            0.652_145_154_862_546_1,
-            0.347_854_845_137_453_9,
-        ];
         let h = (self.t1 - self.t0) / self.intervals as f64;
         let a = self.t0 + h * i as f64;
         let first = self.active::<f64>(i, a);
         let idx = first.idx[..first.n].to_vec();
         let mut g = vec![vec![0.0; idx.len()]; idx.len()];
-        for (x, w) in X.iter().zip(W) {
+        for (x, w) in GAUSS_X.iter().zip(GAUSS_W) {
             let act = self.active::<f64>(i, a + 0.5 * h * (x + 1.0));
             for p in 0..act.n {
                 for q in 0..act.n {

@@ -284,15 +284,21 @@ fn staging_commit_drop_and_replace() {
         ["results".to_string()].into()
     );
 
-    // Committing over existing results replaces them entirely.
+    // Committing over existing results adds and replaces the files it wrote and keeps
+    // the others (a run never deletes what it did not write).
     let s = Staging::new(&final_dir).unwrap();
     s.write_bytes("b.txt", b"third").unwrap();
     s.write_bytes("sub/c.txt", b"nested").unwrap();
+    s.write_bytes("summary.json", b"{}").unwrap();
     s.commit().unwrap();
     assert_eq!(
         entries(&final_dir),
-        ["b.txt", "sub"].map(String::from).into()
+        ["a.txt", "b.txt", "plot.png", "sub", "summary.json"]
+            .map(String::from)
+            .into()
     );
+    assert_eq!(std::fs::read(final_dir.join("a.txt")).unwrap(), b"first");
+    assert_eq!(std::fs::read(final_dir.join("summary.json")).unwrap(), b"{}");
     assert_eq!(
         std::fs::read(final_dir.join("sub/c.txt")).unwrap(),
         b"nested"
