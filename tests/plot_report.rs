@@ -298,7 +298,10 @@ fn staging_commit_drop_and_replace() {
             .into()
     );
     assert_eq!(std::fs::read(final_dir.join("a.txt")).unwrap(), b"first");
-    assert_eq!(std::fs::read(final_dir.join("summary.json")).unwrap(), b"{}");
+    assert_eq!(
+        std::fs::read(final_dir.join("summary.json")).unwrap(),
+        b"{}"
+    );
     assert_eq!(
         std::fs::read(final_dir.join("sub/c.txt")).unwrap(),
         b"nested"
