@@ -80,6 +80,8 @@ fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
             }
             _ => ("InvalidInputError", "feedback"),
         },
+        // a problem the iLQR / DDP does not take (constraints, a free final time, …)
+        Error::Ilqr(_) => ("InvalidInputError", "ilqr_unsupported"),
         Error::Internal(_) => ("HybridoptError", "internal"),
         Error::Interrupted => ("HybridoptError", "interrupted"),
     };

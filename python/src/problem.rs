@@ -532,7 +532,7 @@ impl PyProblem {
             p.optimizer.solver = SolverKind::parse(s).ok_or_else(|| {
                 invalid(
                     py,
-                    format!("solver `{s}`: valid solvers are lbfgs, gd, gauss_newton"),
+                    format!("solver `{s}`: valid solvers are lbfgs, gd, gauss_newton, ilqr, ddp"),
                 )
             })?;
         }

@@ -149,3 +149,17 @@ def test_every_class_is_tested():
     leaves = {getattr(errors, n) for n in errors.__all__} - {
         hybridopt.HybridoptError, hybridopt.SimulationError}
     assert leaves == tested
+
+
+def test_ilqr_unsupported(cli, problems, tmp_path):
+    """`solver = "ddp"` on a problem with constraints: InvalidInputError, kind
+    ilqr_unsupported, the command line's message."""
+    text = (problems / "thrust_constrained.toml").read_text()
+    f = tmp_path / "ddp.toml"
+    f.write_text(text.replace("[optimizer]\n", '[optimizer]\nsolver = "ddp"\n', 1))
+    p = hybridopt.Problem.from_file(f)
+    with pytest.raises(hybridopt.InvalidInputError) as info:
+        p.optimize()
+    assert info.value.kind == "ilqr_unsupported"
+    assert "[[constraint]]" in str(info.value)
+    assert str(info.value) == cli.error("optimize", f, "--out", tmp_path / "out")

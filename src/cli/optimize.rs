@@ -81,7 +81,7 @@ impl OptimizeArgs {
         }
         if self.solver.is_some() && !p.constraints.is_empty() {
             bail!(
-                "{}: --solver chooses between the unconstrained solvers (lbfgs, gd); this problem has constraints or a free final time, which the constrained solver (SQP) handles: drop --solver",
+                "{}: --solver chooses an unconstrained solver (lbfgs, gd, gauss_newton, ilqr, ddp); this problem has constraints or a free final time, which the constrained solver (SQP) handles: drop --solver",
                 self.problem.display()
             );
         }
