@@ -2,7 +2,8 @@
 //! (`tests/data/table_bounce.toml`), each pinned by the run that showed it: L-BFGS called a
 //! point whose cost was higher than the start's converged, its history numbered its rows
 //! 0, 0, 1, …, the SQP stalled near the solution with zero-length steps, more segments
-//! did worse than fewer, and `simulate` refused a file without `[[cost]]`.
+//! did worse than fewer, `simulate` refused a file without `[[cost]]`, and a failed QP
+//! subproblem ended the run with an error and no summary.
 
 use hybridopt::optimize::{OptimizeResult, Outcome};
 use hybridopt::problem::Problem;
@@ -200,4 +201,49 @@ fn new_outcomes_have_their_documented_names() {
         assert_eq!(o.name(), name);
         assert_eq!(serde_json::to_string(&o).unwrap(), format!("\"{name}\""));
     }
+}
+
+/// A QP subproblem that Clarabel cannot solve (before: "InsufficientProgress at every
+/// tolerance tried", exit 1, no summary). The constrained thrust problem with its effort
+/// weighted 1e150 (a QP Hessian of 1e150 beside constraint rows of order 1) fails at the
+/// first QP at every tolerance: the run ends with the typed outcome `qp_failed`, exit 0,
+/// its summary written with the best point (the start: no step was taken).
+#[test]
+fn a_qp_failure_ends_with_its_outcome_and_the_best_point() {
+    let dir = std::env::temp_dir().join(format!("hybridopt-qpfail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/thrust_constrained.toml");
+    let text = std::fs::read_to_string(&shipped).expect("read");
+    assert_eq!(text.matches("kind = \"effort\"\n").count(), 1);
+    let text = text.replace("kind = \"effort\"\n", "kind = \"effort\"\nweight = 1e150\n");
+    // the library: an outcome, not an error
+    let p = Problem::parse(&text, &shipped).expect("parse");
+    let setup = p.setup().expect("setup");
+    let r = p
+        .optimize(&setup, &p.theta, None)
+        .expect("a result, not an error");
+    assert_eq!(r.outcome, Outcome::QpFailed, "{r}");
+    assert!(r.termination.contains("InsufficientProgress"), "{r}");
+    assert_eq!(
+        r.theta_final, r.theta_initial,
+        "the start is the best point"
+    );
+    // the command: exit 0 and the summary
+    let file = dir.join("qp_fail.toml");
+    std::fs::write(&file, &text).expect("write");
+    let out_dir = dir.join("out");
+    let out = hybridopt(&[
+        "optimize",
+        file.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["outcome"], "qp_failed");
+    assert_eq!(summary["converged"], false);
+    let _ = std::fs::remove_dir_all(&dir);
 }
