@@ -349,7 +349,7 @@ pub enum Error {
     Shooting(#[from] crate::optimize::shooting::error::ShootingError),
     /// The hybrid iLQR cannot run on the problem (what it does not take, named).
     #[error("ilqr: {0}")]
-    Ilqr(#[from] crate::optimize::IlqrError),
+    Ilqr(#[from] crate::optimize::ilqr::error::IlqrError),
     /// The B-derivative at a corner cannot be computed: a corner whose data are not a
     /// transversal crossing (sizes, a zero or dependent normal, a grazing or sliding field),
     /// a bad crossing order or direction, an overflow, or a `hybridopt bderiv` case that

@@ -49,6 +49,7 @@
     clippy::too_many_arguments
 )]
 pub mod animate;
+pub(crate) mod atomic_file;
 pub(crate) mod constraint;
 pub mod control;
 pub mod cost;
@@ -56,6 +57,7 @@ pub mod custom;
 pub mod dae;
 pub mod error;
 pub mod feedback;
+pub(crate) mod format;
 pub(crate) mod geometry;
 pub mod integrate;
 pub mod interrupt;
@@ -68,7 +70,7 @@ pub mod periodic;
 pub mod plot;
 pub mod prelude;
 pub mod problem;
-pub(crate) mod scratch;
+pub(crate) mod random;
 pub mod sensitivity;
 pub mod setup;
 pub(crate) mod sparsity;

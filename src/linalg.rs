@@ -181,6 +181,22 @@ impl Lu {
     }
 }
 
+/// A complex eigenvalue, serialized as `[re, im]`.
+pub type Multiplier = [f64; 2];
+
+/// Eigenvalues of a real square matrix (real Schur form), sorted by decreasing modulus.
+pub fn eigenvalues(m: &nalgebra::DMatrix<f64>) -> Vec<nalgebra::Complex<f64>> {
+    let mut ev: Vec<nalgebra::Complex<f64>> =
+        m.clone().complex_eigenvalues().iter().copied().collect();
+    ev.sort_by(|a, b| b.norm().total_cmp(&a.norm()));
+    ev
+}
+
+/// `[re, im]` pairs.
+pub fn pairs(v: &[nalgebra::Complex<f64>]) -> Vec<Multiplier> {
+    v.iter().map(|c| [c.re, c.im]).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

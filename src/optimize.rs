@@ -44,14 +44,14 @@ mod descent;
 pub(crate) mod driver;
 mod fit;
 mod history;
-mod ilqr;
+pub(crate) mod ilqr;
 mod kink;
 mod least_squares;
 mod monotone;
 mod runs;
 mod settings;
 pub(crate) mod shooting;
-pub(crate) mod theta;
+pub use crate::setup::{ThetaEntry, Transform};
 pub(crate) use adapter::Space;
 use adapter::{Adapter, Shared};
 pub use constrained::{
@@ -74,7 +74,6 @@ pub use shooting::{
     shooting_point, Closure, ClosureReport, Guess, GuessTable, Node, NodeMove, NodeReport,
     NodeSide, NodeTimes, Shooting, ShootingError, ShootingEvaluator, ShootingReport,
 };
-pub use theta::{ThetaEntry, Transform};
 
 /// How an optimization ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

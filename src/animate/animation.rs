@@ -170,8 +170,8 @@ pub fn write_gif(
         }
         Ok(())
     };
-    crate::output::write_through_temp(path, |tmp| {
-        draw(tmp).map_err(crate::output::atomic::plot_err(path))
+    crate::atomic_file::write_through_temp(path, |tmp| {
+        draw(tmp).map_err(crate::atomic_file::plot_err(path))
     })?;
     Ok(GifInfo {
         frames: times.len(),

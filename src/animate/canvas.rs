@@ -469,7 +469,7 @@ where
     area.draw(&PathElement::new(vec![(x0, y), (x1, y)], style))?;
     area.draw(&PathElement::new(vec![(x0, y - 4), (x0, y + 4)], style))?;
     area.draw(&PathElement::new(vec![(x1, y - 4), (x1, y + 4)], style))?;
-    let text = format!("{} m", crate::output::atomic::format_f64(len));
+    let text = format!("{} m", crate::format::format_f64(len));
     label(
         area,
         &text,

@@ -178,7 +178,7 @@ pub fn write_strobe(
         layout: &layout,
         instants: opts.instants,
     };
-    crate::output::write_through_temp(png, |tmp| {
+    crate::atomic_file::write_through_temp(png, |tmp| {
         (|| -> canvas::DrawResult {
             let root = BitMapBackend::new(tmp, size).into_drawing_area();
             sheet.draw(&root)?;
@@ -196,7 +196,7 @@ pub fn write_strobe(
             Ok(())
         })()
         .map_err(|e| plot_err(svg, e))?;
-        crate::output::atomic::write_atomic(svg, text.as_bytes())?;
+        crate::atomic_file::write_atomic(svg, text.as_bytes())?;
     }
     Ok(())
 }

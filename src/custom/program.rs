@@ -20,8 +20,8 @@
 //! chain of `benches/scaling.rs`: see docs/benchmarks.md, "Scaling".
 
 use super::expr::{Env, Expr, Id, Node};
+use crate::model::scratch::with_stack;
 use crate::model::Scalar;
-use crate::scratch::with_stack;
 
 /// One expression of the program: its instructions and the register of its value.
 #[derive(Debug, Clone, PartialEq)]

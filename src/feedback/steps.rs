@@ -6,7 +6,7 @@ use super::closed_loop::ClosedLoop;
 use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions};
 use crate::model::HybridSystem;
-use crate::periodic::section::StartOnSection;
+use crate::model::StartOnSection;
 use crate::setup::Setup;
 
 /// One step of a closed-loop run: the guard's firing time and the state just after it.

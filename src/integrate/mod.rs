@@ -2,6 +2,7 @@
 
 pub(crate) mod bdf;
 pub(crate) mod dense;
+pub(crate) mod forced;
 pub(crate) mod hybrid;
 pub(crate) mod instants;
 mod lu;

@@ -10,8 +10,8 @@ pub use super::ode::{Attempt, NewtonJacobian, OdeRhs, Tolerances};
 pub(super) use super::ode::{NEWTON_MAX_ITER, NEWTON_TOL};
 use super::tableau::{dopri5, Radau5, Sdirk3};
 use crate::error::ModelError;
+use crate::model::scratch::with_stack;
 use crate::model::Scalar;
-use crate::scratch::with_stack;
 
 /// The integration methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]

@@ -118,7 +118,7 @@ pub fn jacobian_once<F: ScalarFn>(
     }
     // lane 0: t, then x, u, p in order (the columns of `jacobian_of`); the seeds and the
     // outputs in one scratch (on the stack for small systems)
-    crate::scratch::with_scratch(n - 1 + m, |buf: &mut [Lanes]| {
+    crate::model::scratch::with_scratch(n - 1 + m, |buf: &mut [Lanes]| {
         for (i, (d, &a)) in buf.iter_mut().zip(x.iter().chain(u).chain(p)).enumerate() {
             *d = lane_seed(a, Some(1 + i));
         }

@@ -9,12 +9,15 @@ use crate::error::ModelError;
 mod dims;
 mod jacobian;
 mod scalar;
+pub(crate) mod scratch;
+mod start_on_section;
 mod vjp;
 
 pub use crate::sparsity::{Colouring, Pattern, PatternError};
 pub use dims::{Dims, Names};
 pub use jacobian::*;
 pub use scalar::*;
+pub use start_on_section::StartOnSection;
 pub use vjp::*;
 
 /// In which direction a guard must cross zero to fire (theory.md §1).

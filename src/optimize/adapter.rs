@@ -5,11 +5,11 @@
 use super::driver::{ErrorSlot, Sample, Smooth};
 use super::kink::{kink_at, KinkReport};
 use super::settings::KinkPolicy;
-use super::theta::{ThetaEntry, Transform};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::sensitivity::{evaluate, Evaluation, GradientMethod};
 use crate::setup::Setup;
+use crate::setup::{ThetaEntry, Transform};
 use std::sync::{Arc, Mutex};
 
 /// θ as a function of the optimizer's variables z: the fixed entries at their values, each

@@ -1,14 +1,11 @@
-//! Results folders and files, written atomically.
+//! Results folders, written atomically.
 //!
 //! Result files are written atomically: an error or Ctrl-C never leaves a half-written
 //! file, and an earlier good result is not destroyed (Ctrl-C through the command line's
 //! SIGINT handler and [`crate::interrupt`]: the commit is refused and the staging folder
-//! deleted).
+//! deleted). One file is written by [`crate::atomic_file`] (a temporary name next to it,
+//! then a rename); a whole run's folder by [`Staging`]:
 //!
-//! - [`write_through_temp`] writes one file to a temporary name next to it and renames it
-//!   into place (a rename within one folder is atomic): the one writer of single files,
-//!   for bytes ([`write_atomic`]) and for a file that a drawing backend writes itself (a
-//!   PNG, a GIF).
 //! - [`Staging`] collects a run's files in a hidden staging folder next to the final one
 //!   and moves them into place on [`Staging::commit`]: a new folder is renamed into place
 //!   whole; into an existing folder each file is renamed over its namesake (atomic per
@@ -20,103 +17,11 @@
 //!   an existing folder, some files may be new and the rest old, and a summary.json that
 //!   is new says every file of its run is in place.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::atomic_file::{create_parent, io_err, next_seq, write_file};
 use crate::error::Error;
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// A per-process sequence number, so that temporary names are unique across threads.
-fn next_seq() -> u64 {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    SEQ.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Creates the parent folder of `path` (and its parents) if needed.
-pub(crate) fn create_parent(path: &Path) -> Result<(), Error> {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => {
-            std::fs::create_dir_all(dir).map_err(io_err(dir))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// `<dir>/.<name>.tmp-<pid>-<n>.<ext>`: a unique temporary name next to `path` that keeps
-/// its extension (a drawing backend picks its encoder from the extension).
-fn temp_sibling(path: &Path) -> Result<PathBuf, Error> {
-    let name = path.file_name().ok_or_else(|| Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
-    })?;
-    let mut tmp = std::ffi::OsString::from(".");
-    tmp.push(name);
-    tmp.push(format!(".tmp-{}-{}", std::process::id(), next_seq()));
-    if let Some(ext) = path.extension() {
-        tmp.push(".");
-        tmp.push(ext);
-    }
-    Ok(path.with_file_name(tmp))
-}
-
-/// The one atomic writer of a file: parent folders are created, `write` writes the whole
-/// file at a temporary path next to `path` (with the same extension), which is then renamed
-/// into place (a rename within one folder is atomic). On failure the temporary file is
-/// removed and an existing `path` is untouched.
-pub fn write_through_temp(
-    path: &Path, write: impl FnOnce(&Path) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let tmp = temp_sibling(path)?;
-    create_parent(path)?;
-    let result = write(&tmp).and_then(|()| std::fs::rename(&tmp, path).map_err(io_err(path)));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// A drawing backend's failure on `path`, as [`Error::Plot`] naming it.
-#[cfg(feature = "plots")]
-pub(crate) fn plot_err(path: &Path) -> impl FnOnce(Box<dyn std::error::Error>) -> Error + '_ {
-    move |e| Error::Plot {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
-}
-
-/// Creates (truncating) `path`, writes `bytes` and flushes them to disk.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let mut f = File::create(path).map_err(io_err(path))?;
-    f.write_all(bytes).map_err(io_err(path))?;
-    f.sync_all().map_err(io_err(path))?;
-    Ok(())
-}
-
-/// Atomically writes one file's `bytes` ([`write_through_temp`]). Parent folders are
-/// created. On failure the temporary file is removed and an existing `path` is untouched.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    write_through_temp(path, |tmp| write_file(tmp, bytes))
-}
-
-/// Formats a float so that it parses back to exactly the same value: Rust's `{}` and
-/// `{:e}` print the shortest digits that round-trip. Plain notation for ordinary
-/// magnitudes, scientific for very small or very large ones; `NaN`, `inf`, `-inf`.
-pub fn format_f64(v: f64) -> String {
-    let a = v.abs();
-    if v == 0.0 || !v.is_finite() || (1e-5..1e16).contains(&a) {
-        format!("{v}")
-    } else {
-        format!("{v:e}")
-    }
-}
+use crate::format::format_f64;
 
 /// A staging folder next to the final one (`<parent>/.<name>.staging-<pid>-<n>`); files
 /// are written into it; [`commit`](Staging::commit) moves them into place (the whole
@@ -318,31 +223,4 @@ fn csv_bytes(header: &[String], rows: &ndarray::Array2<f64>) -> std::io::Result<
     }
     w.into_inner()
         .map_err(|e| std::io::Error::other(e.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn floats_round_trip() {
-        for v in [
-            0.0,
-            -0.0,
-            1.0,
-            0.1,
-            1.0 / 3.0,
-            1e-300,
-            5e-324,
-            f64::MAX,
-            -1.234_567_890_123_456_7e20,
-            123456.789,
-        ] {
-            let s = format_f64(v);
-            assert_eq!(s.parse::<f64>().unwrap().to_bits(), v.to_bits(), "{s}");
-        }
-        assert_eq!(format_f64(1e-300), "1e-300");
-        assert_eq!(format_f64(0.5), "0.5");
-        assert!(format_f64(f64::NAN).parse::<f64>().unwrap().is_nan());
-    }
 }

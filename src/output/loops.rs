@@ -11,25 +11,6 @@ use crate::output::atomic::Staging;
 use crate::plot::{Figure, LineKind, Panel, Series};
 use crate::setup::Setup;
 
-/// The `[plot] loops` pairs as output indices; an unknown name is an error naming it and
-/// the valid outputs.
-pub fn parse_loops(
-    pairs: &[[String; 2]], outputs: &[String],
-) -> Result<Vec<(usize, usize)>, String> {
-    let index = |name: &String| {
-        outputs.iter().position(|o| o == name).ok_or_else(|| {
-            format!(
-                "[plot] loops: output `{name}` is unknown; valid outputs: {}",
-                outputs.join(", ")
-            )
-        })
-    };
-    pairs
-        .iter()
-        .map(|[x, y]| Ok((index(x)?, index(y)?)))
-        .collect()
-}
-
 /// One x–y figure: `y` against `x` for each labelled run (a run without either column is
 /// left out).
 pub fn loop_figure(title: &str, x: &str, y: &str, runs: &[(&str, &Table, LineKind)]) -> Figure {

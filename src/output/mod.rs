@@ -39,7 +39,9 @@ pub mod simulate;
 pub mod sweep;
 pub mod systems;
 
-pub use atomic::{format_f64, write_atomic, write_through_temp, Staging};
+pub use crate::atomic_file::{write_atomic, write_through_temp};
+pub use crate::format::format_f64;
+pub use atomic::Staging;
 
 use crate::error::Error;
 use serde::Serialize;

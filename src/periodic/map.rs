@@ -330,13 +330,11 @@ pub fn fd_monodromy<S: HybridSystem>(
 /// files and phase plots): `t, mode, states…, outputs…`.
 pub fn cycle_table<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<crate::output::artifacts::Table, PeriodicError> {
+) -> Result<crate::setup::Table, PeriodicError> {
     let aug = WithSectionGuard::new(sys, sec);
     let wrapped = StartOnSection::new(&aug, sec.mode);
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
     let traj = setup.simulate(&theta)?;
-    Ok(crate::output::artifacts::trajectory_table(
-        &setup, &traj, &theta,
-    )?)
+    Ok(crate::setup::trajectory_table(&setup, &traj, &theta)?)
 }

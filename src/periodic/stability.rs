@@ -20,8 +20,7 @@ use super::hyperplane::Hyperplane;
 use super::section::Section;
 use nalgebra::{Complex, DMatrix};
 
-/// A complex eigenvalue, serialized as `[re, im]`.
-pub type Multiplier = [f64; 2];
+pub use crate::linalg::{eigenvalues, pairs, Multiplier};
 
 /// Whether an orbit is stable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -45,13 +44,6 @@ pub struct Spectrum {
     /// `max |λ|` on the section.
     pub spectral_radius: f64,
     pub stability: Stability,
-}
-
-/// Eigenvalues of a real square matrix (real Schur form), sorted by decreasing modulus.
-pub fn eigenvalues(m: &DMatrix<f64>) -> Vec<Complex<f64>> {
-    let mut ev: Vec<Complex<f64>> = m.clone().complex_eigenvalues().iter().copied().collect();
-    ev.sort_by(|a, b| b.norm().total_cmp(&a.norm()));
-    ev
 }
 
 /// `DP_Σ = A DP A⁺` with `A = π DP` (module docs). Fails with a typed error when the free
@@ -139,11 +131,6 @@ fn classify(section_jacobian: DMatrix<f64>, dp: &DMatrix<f64>) -> Spectrum {
         },
         section_jacobian,
     }
-}
-
-/// `[re, im]` pairs.
-pub fn pairs(v: &[Complex<f64>]) -> Vec<Multiplier> {
-    v.iter().map(|c| [c.re, c.im]).collect()
 }
 
 /// A unit null vector of a complex square matrix (the right singular vector of its

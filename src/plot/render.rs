@@ -12,8 +12,8 @@ use plotters::prelude::*;
 use plotters::style::FontStyle;
 
 use super::{figure_size, glyph_fix, Figure, LineKind, Marker, Panel, Series};
+use crate::atomic_file::{plot_err, write_through_temp};
 use crate::error::Error;
-use crate::output::atomic::{plot_err, write_through_temp};
 
 /// Registers the embedded DejaVu Sans font (regular, bold, oblique, bold oblique) as
 /// plotters' "sans-serif" family (also as "serif" and "monospace", so that no text
@@ -94,7 +94,7 @@ pub fn write_figure(fig: &Figure, png: &Path, svg: Option<&Path>) -> Result<(), 
                 message: e.to_string(),
             });
         }
-        crate::output::atomic::write_atomic(svg, text.as_bytes())?;
+        crate::atomic_file::write_atomic(svg, text.as_bytes())?;
     }
     Ok(())
 }

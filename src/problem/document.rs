@@ -360,5 +360,10 @@ mod tests {
     fn variants_are_the_file_names() {
         assert_eq!(variants::<Shape>(), &["circle", "square"]);
         assert!(variants::<File>().is_empty());
+        // the system kinds a file names are the built-in registry's, in its order
+        assert_eq!(
+            variants::<crate::systems::SystemSpec>(),
+            &crate::systems::builtin::KINDS[..]
+        );
     }
 }

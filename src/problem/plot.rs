@@ -12,7 +12,7 @@ pub(super) struct PlotSettings {
     /// The outputs' indices (default: the first six).
     pub outputs: Vec<usize>,
     pub geometry: Option<GeometrySpec>,
-    /// Pairs (x, y) of output indices ([`crate::output::loops`]).
+    /// Pairs (x, y) of output indices (the figures: [`crate::output`]'s `loops`).
     pub loops: Vec<(usize, usize)>,
 }
 
@@ -51,11 +51,28 @@ pub(super) fn read(
         })?),
         None => None,
     };
-    let loops = crate::output::loops::parse_loops(&p.loops, &dims.outputs)
+    let loops = parse_loops(&p.loops, &dims.outputs)
         .map_err(|m| doc.error(&[key("plot"), key("loops")], m))?;
     Ok(PlotSettings {
         outputs,
         geometry,
         loops,
     })
+}
+
+/// The `[plot] loops` pairs as output indices; an unknown name is an error naming it and
+/// the valid outputs.
+fn parse_loops(pairs: &[[String; 2]], outputs: &[String]) -> Result<Vec<(usize, usize)>, String> {
+    let index = |name: &String| {
+        outputs.iter().position(|o| o == name).ok_or_else(|| {
+            format!(
+                "[plot] loops: output `{name}` is unknown; valid outputs: {}",
+                outputs.join(", ")
+            )
+        })
+    };
+    pairs
+        .iter()
+        .map(|[x, y]| Ok((index(x)?, index(y)?)))
+        .collect()
 }

@@ -7,8 +7,8 @@ use crate::cost::Term;
 use crate::error::ModelError;
 use crate::integrate::hybrid::GuardRate;
 use crate::integrate::trajectory::Ctx;
+use crate::model::scratch::with_scratch;
 use crate::model::{jacobian_of, jacobian_once, HybridSystem, Scalar, ScalarFn};
-use crate::scratch::with_scratch;
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 

@@ -19,6 +19,8 @@ mod newton;
 mod objectives;
 mod simulate;
 mod system_ref;
+mod table;
+mod theta;
 mod timeline;
 mod validate;
 mod vjp;
@@ -29,6 +31,8 @@ pub(crate) use data::SampleCotangent;
 pub(crate) use simulate::guards_on_leading_state;
 pub use simulate::Plain;
 pub use system_ref::SystemRef;
+pub use table::{trajectory_table, Table, POINTS_PER_STEP};
+pub use theta::{ThetaEntry, Transform};
 pub(crate) use vjp::VjpScratch;
 
 use crate::control::ControlGrid;
@@ -300,15 +304,15 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
     /// assert!(setup.resolve_theta(&[ThetaEntry::free("v", 0.5)]).is_err());
     /// ```
     pub fn resolve_theta(
-        &self, entries: &[crate::optimize::theta::ThetaEntry],
-    ) -> Result<Vec<crate::optimize::theta::ThetaEntry>, crate::error::Error> {
+        &self, entries: &[ThetaEntry],
+    ) -> Result<Vec<ThetaEntry>, crate::error::Error> {
         let names = self.theta_names();
         let err = |name: &str, problem| crate::error::Error::ThetaName {
             name: name.to_string(),
             problem,
             valid: names.clone(),
         };
-        let mut slots: Vec<Option<crate::optimize::theta::ThetaEntry>> = vec![None; names.len()];
+        let mut slots: Vec<Option<ThetaEntry>> = vec![None; names.len()];
         for e in entries {
             let j = names
                 .iter()
@@ -328,7 +332,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                     .as_ref()
                     .filter(|_| j < self.np())
                     .and_then(|d| d.get(j).copied())
-                    .map(|v| crate::optimize::theta::ThetaEntry::fixed(&names[j], v))
+                    .map(|v| ThetaEntry::fixed(&names[j], v))
                     .ok_or_else(|| {
                         err(
                             &names[j],

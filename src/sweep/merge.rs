@@ -6,7 +6,7 @@
 use super::record::{Best, Plan, SweepFile};
 use super::SweepResult;
 use crate::error::Error;
-use crate::output::artifacts::Table;
+use crate::setup::Table;
 use ndarray::Array2;
 use std::path::{Path, PathBuf};
 

@@ -24,9 +24,9 @@ pub use starts::Range;
 
 use crate::error::Error;
 use crate::optimize::OptimizeResult;
-use crate::output::artifacts::{trajectory_table, Table};
 use crate::problem::Problem;
 use crate::setup::Setup;
+use crate::setup::{trajectory_table, Table};
 use crate::systems::builtin::Builtin;
 
 /// A finished sweep or shard: `sweep.json`'s content and, for starts, the best start's

@@ -203,10 +203,6 @@ mod tests {
             assert_eq!(names, sys.dims().params, "{kind}");
             assert!(d.iter().all(|(_, v)| v.is_finite()), "{kind}");
         }
-        assert_eq!(
-            crate::problem::document::variants::<SystemSpec>(),
-            &KINDS[..]
-        );
         assert_eq!(defaults("custom"), None);
         assert_eq!(defaults("rocket"), None);
         assert_eq!(

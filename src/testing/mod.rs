@@ -19,14 +19,12 @@
 //!   multibody formulations' accelerations, and the built-in systems' index constants
 //!   (modes, guards, parameters).
 
-mod forced;
 pub mod linear_impact;
 pub mod walker;
 
-pub use forced::Forced;
-
 pub use crate::custom::expr::{Env, Node};
 pub use crate::custom::parser::{parse, Scope};
+pub use crate::integrate::forced::Forced;
 pub use crate::integrate::smooth::integrate_smooth;
 pub use crate::integrate::stepper::{try_step, Attempt};
 pub use crate::integrate::trajectory::Ctx;

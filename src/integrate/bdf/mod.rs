@@ -302,7 +302,7 @@ impl<D: Scalar> Corrector<'_, D> {
 mod tests {
     use super::coefficients::MAX_ORDER;
     use super::*;
-    use crate::testing::Forced;
+    use crate::integrate::forced::Forced;
 
     /// The error at t = 2 of fixed steps h at order k, started from the exact solution's
     /// differences (the order held: the selection never runs).

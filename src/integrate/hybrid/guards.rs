@@ -6,8 +6,8 @@ use super::{Ctx, HybridRhs};
 use crate::error::Error;
 use crate::integrate::dense::DenseStep;
 use crate::integrate::options::EventOptions;
+use crate::model::scratch::with_scratch;
 use crate::model::{Direction, Scalar};
-use crate::scratch::with_scratch;
 
 /// Guard samples per accepted step (interior points of the interpolant plus the end).
 pub const SUBSAMPLES: usize = 8;

@@ -170,7 +170,7 @@ pub(super) fn with_real_parts<D: Scalar, R>(
     y: &[D], f: &[D], g: impl FnOnce(&[f64], &[f64]) -> R,
 ) -> R {
     let n = y.len();
-    crate::scratch::with_scratch(2 * n, |buf: &mut [f64]| {
+    crate::model::scratch::with_scratch(2 * n, |buf: &mut [f64]| {
         let (yr, fr) = buf.split_at_mut(n);
         for ((a, b), (yv, fv)) in yr.iter_mut().zip(fr.iter_mut()).zip(y.iter().zip(f)) {
             *a = yv.re();

@@ -42,7 +42,7 @@ mod backward;
 mod boxqp;
 mod costs;
 mod driver;
-mod error;
+pub(crate) mod error;
 mod forward;
 mod layout;
 mod second;

@@ -19,9 +19,9 @@ use super::layout::Layout;
 use crate::control::ControlGrid;
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::model::StartOnSection;
 use crate::optimize::shooting::segment::{self, segment_setup, theta_with_start, Span};
 use crate::optimize::shooting::{Node, NodeSide};
-use crate::periodic::section::StartOnSection;
 use crate::setup::Setup;
 use nalgebra::{DMatrix, DVector};
 

@@ -203,9 +203,9 @@ pub fn optimize_shooting<S: HybridSystem>(
             nalgebra::DMatrix::identity(setup.nx(), setup.nx()),
             |m, s| &s.end_start * m,
         );
-        let ev = crate::periodic::stability::eigenvalues(&monodromy);
+        let ev = crate::linalg::eigenvalues(&monodromy);
         ClosureReport {
-            multipliers: crate::periodic::stability::pairs(&ev),
+            multipliers: crate::linalg::pairs(&ev),
             spectral_radius: ev.first().map_or(0.0, |z| z.norm()),
             guard: setup.dims.guard_name(c.guard),
             states: c

@@ -5,7 +5,8 @@
 #[cfg(feature = "plots")]
 use super::figure;
 use crate::error::Error;
-use crate::output::atomic::{format_f64, Staging};
+use crate::format::format_f64;
+use crate::output::atomic::Staging;
 use crate::sweep::record::{Plan, PointRecord, SweepFile};
 use crate::sweep::SweepResult;
 

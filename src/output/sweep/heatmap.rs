@@ -203,7 +203,7 @@ pub fn write(
         message: e.to_string(),
     };
     crate::plot::ensure_fonts()?;
-    crate::output::write_through_temp(png, |tmp| {
+    crate::atomic_file::write_through_temp(png, |tmp| {
         let root = BitMapBackend::new(tmp, SIZE).into_drawing_area();
         render(&root, title, ax, ay, cells, best).map_err(|e| plot_err(png, e))?;
         root.present().map_err(|e| plot_err(png, Box::new(e)))
@@ -214,7 +214,7 @@ pub fn write(
         render(&root, title, ax, ay, cells, best).map_err(|e| plot_err(svg, e))?;
         root.present().map_err(|e| plot_err(svg, Box::new(e)))?;
     }
-    crate::output::atomic::write_atomic(svg, text.as_bytes())
+    crate::atomic_file::write_atomic(svg, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! The forced linear decay `y' = −y + sin t`, with `y(0) = 1` and the closed form
 //! `y(t) = 1.5 e^{−t} + (sin t − cos t)/2` (the homogeneous solution plus the particular
 //! one `(sin t − cos t)/2`): the smooth reference problem of the integrators' convergence
-//! orders (DOPRI5, SDIRK3, Radau IIA, the BDFs).
+//! orders (DOPRI5, SDIRK3, Radau IIA, the BDFs). It lives beside the integrators, whose
+//! own unit tests use it; tests, examples and benchmarks reach it as
+//! `hybridopt::testing::Forced`.
 
+use super::{NewtonJacobian, OdeRhs};
 use crate::error::ModelError;
-use crate::integrate::{NewtonJacobian, OdeRhs};
 use nalgebra::DMatrix;
 
 /// `y' = −y + sin t` (one state), with its exact Jacobian `∂f/∂y = −1`.

@@ -1,8 +1,9 @@
 //! Scratch buffers of the hot loops (steps, stages, guard scans, the model's one-pass
-//! Jacobians), on the stack for small systems so that they cost no allocation. At the
-//! crate's root: the model ([`crate::model`]) and the integrators both use them.
+//! Jacobians), on the stack for small systems so that they cost no allocation. On the
+//! model's floor: the model's Jacobians and everything above it (integrators, the
+//! expression programs, the augmented system) use them.
 
-use crate::model::Scalar;
+use super::Scalar;
 
 /// Stack length of [`with_scratch`]: enough for the state, outputs or controls of the
 /// small systems whose per-step overhead matters; larger ones allocate.
