@@ -14,6 +14,7 @@ mod feedback;
 mod file_names;
 mod optimizer;
 mod parameters;
+mod periodic;
 mod plot;
 pub(crate) mod schema;
 mod shooting;
@@ -95,8 +96,9 @@ pub struct Problem {
     pub reference: Option<BTreeMap<String, f64>>,
     pub optimizer: OptimizerSettings,
     pub plot_outputs: Vec<usize>,
-    /// The `[periodic]` table as written (validated by `periodic::spec::PeriodicSpec`).
-    pub periodic: Option<toml::Table>,
+    /// `[periodic]`, validated ([`Problem::periodic_spec`] gives it with the current
+    /// integration settings).
+    pub periodic: Option<crate::periodic::PeriodicSpec>,
     /// `[shooting]`: multiple shooting's nodes, guess and periodic closing; when present,
     /// `optimize` runs [`crate::optimize::optimize_shooting`].
     pub shooting: Option<crate::optimize::Shooting>,
@@ -186,6 +188,20 @@ impl Problem {
             &dims,
             &doc,
         )?;
+        let periodic = spec
+            .periodic
+            .as_ref()
+            .map(|t| {
+                let cx = periodic::Context {
+                    dims: &dims,
+                    solver,
+                    events,
+                    horizon: spec.simulation.t_end.value() - spec.simulation.t0,
+                    doc: &doc,
+                };
+                periodic::read(t, &cx)
+            })
+            .transpose()?;
         let name = problem_name(spec.name, path, &doc)?;
         Ok(Problem {
             name,
@@ -204,13 +220,28 @@ impl Problem {
             reference,
             optimizer,
             plot_outputs: plot.outputs,
-            periodic: spec.periodic,
+            periodic,
             shooting,
             plot_geometry: plot.geometry,
             plot_loops: plot.loops,
             experiments,
             feedback,
         })
+    }
+
+    /// The periodic-orbit settings of `[periodic]`, integrated with the problem's current
+    /// settings (`[simulation]` rtol, atol, method and the event options); an error naming
+    /// the file when it has no `[periodic]` table.
+    pub fn periodic_spec(&self) -> Result<crate::periodic::PeriodicSpec, Error> {
+        let mut spec = self.periodic.clone().ok_or_else(|| Error::Problem {
+            file: self.file.clone(),
+            message:
+                "no [periodic] table (it names the section, the free components and the guess)"
+                    .into(),
+        })?;
+        spec.map.solver = self.solver;
+        spec.map.events = self.events;
+        Ok(spec)
     }
 
     /// Sets a parameter's value (`--param NAME=VALUE`), checking the name and the bounds.

@@ -230,14 +230,13 @@ fn orbit_sensitivities_equal_central_differences_of_the_periodic_solve() {
 
 #[test]
 fn continuation_finds_the_first_period_doubling() {
-    use hybridopt::periodic::PeriodicSpec;
     use hybridopt::periodic::{continue_orbit, BifurcationKind, Range};
     let pr = hybridopt::problem::Problem::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/problems/simplest_walker.toml"
     )))
     .unwrap();
-    let spec = PeriodicSpec::from_problem(&pr).unwrap();
+    let spec = pr.periodic_spec().unwrap();
     let range = Range::parse("gamma=0.009:0.017:9", &pr.dims).unwrap();
     let b = continue_orbit(
         &SimplestWalker,
@@ -489,13 +488,12 @@ fn compass_gait_gait_is_found_and_stable() {
 fn gait_objectives_have_exact_gradients() {
     use hybridopt::periodic::solve_orbit;
     use hybridopt::periodic::ObjectiveSpec;
-    use hybridopt::periodic::PeriodicSpec;
     let pr = hybridopt::problem::Problem::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/problems/simplest_walker.toml"
     )))
     .unwrap();
-    let spec = PeriodicSpec::from_problem(&pr).unwrap();
+    let spec = pr.periodic_spec().unwrap();
     let specs = [
         ObjectiveSpec::SpectralRadius,
         ObjectiveSpec::Period,

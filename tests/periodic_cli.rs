@@ -388,7 +388,7 @@ fn midstance_hyperplane_through_the_command_line() {
             "state",
             hp.replace("theta = 1.0", "knee = 1.0"),
             &[
-                "[periodic] hyperplane.normal",
+                "periodic.hyperplane.normal",
                 "`knee` is unknown",
                 "theta, phi, dtheta, dphi",
             ][..],
@@ -396,17 +396,17 @@ fn midstance_hyperplane_through_the_command_line() {
         (
             "zero",
             hp.replace("theta = 1.0", "theta = 0.0"),
-            &["[periodic] hyperplane.normal", "the normal is zero"][..],
+            &["periodic.hyperplane.normal", "the normal is zero"][..],
         ),
         (
             "both",
             format!("guard = \"heel_strike\"\n{hp}"),
-            &["[periodic] guard, hyperplane", "both are given"][..],
+            &["periodic: guard and hyperplane are both given"][..],
         ),
         (
             "neither",
             String::new(),
-            &["[periodic] guard, hyperplane", "neither is given"][..],
+            &["periodic: neither guard nor hyperplane is given"][..],
         ),
     ] {
         let file = bad.join(format!("{tag}.toml"));

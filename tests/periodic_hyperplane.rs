@@ -361,10 +361,6 @@ fn a_start_off_the_hyperplane_is_refused() {
 
 // ------------------------------------------------------------------ the problem file
 
-fn load(text: &str) -> hybridopt::problem::Problem {
-    hybridopt::problem::Problem::parse(text, std::path::Path::new("mid.toml")).unwrap()
-}
-
 const MIDSTANCE: &str = include_str!("../problems/simplest_walker_midstance.toml");
 
 #[test]
@@ -376,10 +372,7 @@ fn the_midstance_problem_is_the_walker_problem_seen_at_mid_stance() {
             .unwrap(),
         hybridopt::problem::Problem::load(&root.join("problems/simplest_walker.toml")).unwrap(),
     );
-    let (sm, sw) = (
-        PeriodicSpec::from_problem(&pm).unwrap(),
-        PeriodicSpec::from_problem(&pw).unwrap(),
-    );
+    let (sm, sw) = (pm.periodic_spec().unwrap(), pw.periodic_spec().unwrap());
     assert_eq!(sm.section.hyperplane().unwrap().crossing, Crossing::Falling);
     let p = walker_params(GAMMA);
     let om = solve_orbit(&SimplestWalker, &sm, &p, &sm.guess, true).unwrap();
@@ -428,13 +421,13 @@ fn bad_hyperplanes_are_typed_errors_naming_the_key() {
             "both",
             hp,
             "guard = \"heel_strike\"\nhyperplane = { normal = { theta = 1.0 }, offset = 0.0, direction = \"falling\" }",
-            &["guard, hyperplane", "both are given"],
+            &["periodic: guard and hyperplane are both given"],
         ),
         (
             "neither",
             hp,
             "",
-            &["guard, hyperplane", "neither is given"],
+            &["periodic: neither guard nor hyperplane is given"],
         ),
         (
             "dependent with coefficient 0",
@@ -458,20 +451,24 @@ fn bad_hyperplanes_are_typed_errors_naming_the_key() {
     for (tag, from, to, needles) in cases {
         let text = MIDSTANCE.replacen(from, to, 1);
         assert_ne!(text, MIDSTANCE, "{tag}: the edit did not apply");
-        let e = PeriodicSpec::from_problem(&load(&text)).unwrap_err();
+        let e = hybridopt::problem::Problem::parse(&text, std::path::Path::new("mid.toml"))
+            .err()
+            .expect("refused at load");
         let msg = e.to_string();
         assert!(
-            matches!(&e, PeriodicError::InvalidSection { file, .. } if file == "mid.toml"),
+            matches!(&e, hybridopt::Error::Problem { file, .. } if file == std::path::Path::new("mid.toml")),
             "{tag}: {e:?}"
         );
+        assert!(msg.contains("(line "), "{tag}: the line is named: {msg}");
         for n in needles {
             assert!(msg.contains(n), "{tag}: {msg:?} lacks {n:?}");
         }
     }
     // a direction that is neither: the valid ones named
     let text = MIDSTANCE.replacen("\"falling\"", "\"sideways\"", 1);
-    let msg = PeriodicSpec::from_problem(&load(&text))
-        .unwrap_err()
+    let msg = hybridopt::problem::Problem::parse(&text, std::path::Path::new("mid.toml"))
+        .err()
+        .expect("refused at load")
         .to_string();
     assert!(msg.contains("rising") && msg.contains("falling"), "{msg}");
 }
@@ -483,10 +480,7 @@ fn specs() -> (hybridopt::problem::Problem, PeriodicSpec, PeriodicSpec) {
             .unwrap();
     let pw =
         hybridopt::problem::Problem::load(&root.join("problems/simplest_walker.toml")).unwrap();
-    let (sm, sw) = (
-        PeriodicSpec::from_problem(&pm).unwrap(),
-        PeriodicSpec::from_problem(&pw).unwrap(),
-    );
+    let (sm, sw) = (pm.periodic_spec().unwrap(), pw.periodic_spec().unwrap());
     (pm, sm, sw)
 }
 

@@ -43,16 +43,8 @@ pub enum PeriodicError {
     /// modulus): reported rather than silently wrong.
     #[error("nonsmooth: {0}")]
     Nonsmooth(String),
-    /// The section of `[periodic]` is ill-defined: both or neither of `guard` and
-    /// `hyperplane`, an unknown state in the normal, a zero normal, free components the
-    /// hyperplane cannot chart, a guess off the hyperplane.
-    #[error("{file}: [periodic] {key}: {message}")]
-    InvalidSection {
-        file: String,
-        key: String,
-        message: String,
-    },
-    /// Invalid settings (a `[periodic]` key, a continuation range).
+    /// Invalid settings (a continuation range, a gait optimization without an
+    /// objective, a flow tangent to the section).
     #[error("{0}")]
     Invalid(String),
 }

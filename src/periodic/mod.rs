@@ -35,6 +35,8 @@ pub use continuation::{continue_orbit, BifurcationKind, Range};
 pub use error::NewtonFailure;
 pub use error::PeriodicError;
 pub use hyperplane::{Crossing, Hyperplane};
+pub use map::MapOptions;
+pub use newton::NewtonOptions;
 pub use objective::ObjectiveSpec;
 pub use optimize::GaitOptimum;
 pub use orbit::{solve_orbit, OrbitReport};

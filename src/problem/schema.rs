@@ -31,8 +31,8 @@ pub struct FileSpec {
     pub reference: Option<ReferenceSpec>,
     pub optimizer: Option<OptimizerSpec>,
     pub plot: Option<PlotSpec>,
-    /// The periodic-orbit settings, validated by [`crate::periodic::spec`].
-    pub periodic: Option<toml::Table>,
+    /// The periodic-orbit settings (see `periodic.rs`).
+    pub periodic: Option<PeriodicTable>,
     /// Multiple shooting (see `shooting.rs`).
     pub shooting: Option<ShootingSpec>,
     /// `[[experiment]]` tables (see `experiments.rs`).
@@ -41,6 +41,39 @@ pub struct FileSpec {
     /// `[feedback]`: LQR weights, the phase rule and the robustness runs (see
     /// `feedback.rs`).
     pub feedback: Option<FeedbackSpec>,
+}
+
+/// `[periodic]` (docs/guide/periodic-orbits.md): the section (a guard's reset or a
+/// hyperplane), the free components, the guess and Newton's settings.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeriodicTable {
+    pub guard: Option<String>,
+    pub hyperplane: Option<HyperplaneTable>,
+    #[serde(default = "one_crossing")]
+    pub count: usize,
+    pub mode: Option<String>,
+    pub free: Vec<String>,
+    pub guess: BTreeMap<String, f64>,
+    pub t_max: Option<f64>,
+    pub tol: Option<f64>,
+    pub max_iters: Option<usize>,
+    #[serde(default)]
+    pub sensitivities: Vec<String>,
+    pub objective: Option<crate::periodic::ObjectiveSpec>,
+}
+
+/// `hyperplane = { normal = { state = coefficient, … }, offset = c, direction = … }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HyperplaneTable {
+    pub normal: BTreeMap<String, f64>,
+    pub offset: f64,
+    pub direction: crate::periodic::Crossing,
+}
+
+fn one_crossing() -> usize {
+    1
 }
 
 /// `[feedback]` (docs/guide/problem-files.md, "[feedback]").

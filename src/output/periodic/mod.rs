@@ -9,7 +9,6 @@ use crate::periodic::continuation::{self as cont, Bifurcation, Branch};
 use crate::periodic::error::PeriodicError;
 use crate::periodic::optimize::{optimize_gait, GaitOptimum, GaitSettings};
 use crate::periodic::orbit::{solve_orbit, OrbitReport};
-use crate::periodic::spec::PeriodicSpec;
 use crate::problem::Problem;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -66,7 +65,7 @@ impl PeriodicReport {
 pub fn periodic_to_folder(
     p: &Problem, continuation: Option<&str>, out: &Path,
 ) -> Result<(PeriodicReport, PathBuf), PeriodicError> {
-    let spec = PeriodicSpec::from_problem(p)?;
+    let spec = p.periodic_spec()?;
     let range = continuation
         .map(|c| cont::Range::parse(c, &p.dims))
         .transpose()?;
@@ -108,7 +107,7 @@ pub fn periodic_to_folder(
 pub fn optimize_gait_to_folder(
     p: &Problem, max_iters: Option<u64>, out: &Path,
 ) -> Result<(GaitOptimum, PathBuf), PeriodicError> {
-    let spec = PeriodicSpec::from_problem(p)?;
+    let spec = p.periodic_spec()?;
     let Some(objective) = spec.objective.clone() else {
         return Err(PeriodicError::Invalid(format!(
             "{}: [periodic] has no `objective` (e.g. objective = {{ kind = \"spectral_radius\" }}): nothing to optimize",
