@@ -153,22 +153,7 @@ impl Problem {
                 theta[i].value = v;
             }
         }
-        let free_time = simulation::free_time(&spec.simulation, &doc)?;
-        if let Some(i) = spec
-            .cost
-            .iter()
-            .position(|c| matches!(c, CostSpec::FinalTime { .. }))
-            .filter(|_| free_time.is_none())
-        {
-            return Err(doc.error(
-                &[key("cost"), document::Seg::Entry(i), key("kind")],
-                "a `final_time` cost needs a free final time: write [simulation] t_end = { value = …, optimize = true, lower = …, upper = … }",
-            ));
-        }
-        let constraints = Constraints {
-            list: constraints::entries(&spec.constraint, &dims, &theta, free_time, &doc)?,
-            free_time,
-        };
+        let constraints = read_constraints(&spec, &dims, &theta, &doc)?;
         let reference = costs::reference(spec.reference.as_ref(), &costs, &dims, &doc)?;
         let solver_given = spec.optimizer.as_ref().is_some_and(|o| o.solver.is_some());
         let mut optimizer = optimizer::settings(&spec.optimizer.unwrap_or_default(), &doc)?;
@@ -192,14 +177,11 @@ impl Problem {
             .periodic
             .as_ref()
             .map(|t| {
-                let cx = periodic::Context {
-                    dims: &dims,
-                    solver,
-                    events,
-                    horizon: spec.simulation.t_end.value() - spec.simulation.t0,
-                    doc: &doc,
-                };
-                periodic::read(t, &cx)
+                let horizon = spec.simulation.t_end.value() - spec.simulation.t0;
+                periodic::read(
+                    t,
+                    &periodic::Context::new(&dims, solver, events, horizon, &doc),
+                )
             })
             .transpose()?;
         let name = problem_name(spec.name, path, &doc)?;
@@ -511,6 +493,29 @@ impl Problem {
     pub fn system(&self) -> &impl HybridSystem {
         &self.system
     }
+}
+
+/// `[[constraint]]` tables and a free final time; a `final_time` cost without a free final
+/// time is refused at its entry.
+fn read_constraints(
+    spec: &FileSpec, dims: &Dims, theta: &[ThetaEntry], doc: &Document<'_>,
+) -> Result<Constraints, Error> {
+    let free_time = simulation::free_time(&spec.simulation, doc)?;
+    if let Some(i) = spec
+        .cost
+        .iter()
+        .position(|c| matches!(c, CostSpec::FinalTime { .. }))
+        .filter(|_| free_time.is_none())
+    {
+        return Err(doc.error(
+            &[key("cost"), document::Seg::Entry(i), key("kind")],
+            "a `final_time` cost needs a free final time: write [simulation] t_end = { value = …, optimize = true, lower = …, upper = … }",
+        ));
+    }
+    Ok(Constraints {
+        list: constraints::entries(&spec.constraint, dims, theta, free_time, doc)?,
+        free_time,
+    })
 }
 
 /// `[optimizer] solver` for the file's costs: a pure data fit (data and parameter_squared

@@ -20,7 +20,20 @@ pub(super) struct Context<'d, 'a> {
     pub doc: &'d Document<'a>,
 }
 
-impl Context<'_, '_> {
+impl<'d, 'a> Context<'d, 'a> {
+    pub fn new(
+        dims: &'d Dims, solver: SolverOptions, events: EventOptions, horizon: f64,
+        doc: &'d Document<'a>,
+    ) -> Self {
+        Context {
+            dims,
+            solver,
+            events,
+            horizon,
+            doc,
+        }
+    }
+
     fn error(&self, keys: &[&str], message: impl std::fmt::Display) -> Error {
         let path: Vec<Seg> = std::iter::once("periodic")
             .chain(keys.iter().copied())

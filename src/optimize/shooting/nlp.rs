@@ -18,8 +18,8 @@
 
 use super::nodes::Node;
 use super::segment::{self, SegmentRun, Span};
+use super::settings::Closure;
 use super::split;
-use super::Closure;
 use crate::constraint::{ConstraintKind, Constraints};
 use crate::cost::Objective;
 use crate::error::Error;
@@ -301,55 +301,19 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
 
     /// The point of x from its runs: f, ∇f, the constraint rows and the continuity rows.
     pub fn point(&self, x: &[f64], runs: Runs) -> Result<Point, Error> {
-        let n = self.lower.len();
-        let nx = self.nx();
         let nf = self.free.len();
-        let last = self.k() - 1;
+        let sums = self.sums(&runs);
         let Runs {
             segments,
             theta,
             starts,
             start_jac,
         } = runs;
-        // ∂/∂x of a quantity with derivatives `dtheta` over θ and `dstart` over segment k's
-        // start (node 0's start is x0(θ): chained through ∂x0/∂θ)
-        let over_x = |k: usize, dtheta: &dyn Fn(usize) -> f64, dstart: &dyn Fn(usize) -> f64| {
-            let mut g = vec![0.0; n];
-            for (i, &j) in self.free.iter().enumerate() {
-                g[i] = dtheta(j);
-                if k == 0 {
-                    g[i] += (0..nx).map(|m| dstart(m) * start_jac[(m, j)]).sum::<f64>();
-                }
-            }
-            if k > 0 {
-                let at = self.node_at(k);
-                for m in 0..nx {
-                    g[at + m] = dstart(m);
-                }
-            }
-            g
-        };
-        let nfun = self.setup.objectives.len();
-        let mut values = vec![0.0; nfun];
-        let mut grads = vec![vec![0.0; n]; nfun];
-        let mut grads_theta = vec![vec![0.0; theta.len()]; nfun];
-        for (k, seg) in segments.iter().enumerate() {
-            for i in 0..nfun {
-                values[i] += seg.values[i];
-                let g = over_x(k, &|j| seg.grad_theta[i][j], &|m| seg.grad_start[i][m]);
-                for (a, b) in grads[i].iter_mut().zip(&g) {
-                    *a += b;
-                }
-                for (j, a) in grads_theta[i].iter_mut().enumerate() {
-                    *a += seg.grad_theta[i][j];
-                    if k == 0 {
-                        *a += (0..nx)
-                            .map(|m| seg.grad_start[i][m] * start_jac[(m, j)])
-                            .sum::<f64>();
-                    }
-                }
-            }
-        }
+        let Sums {
+            values,
+            mut grads,
+            grads_theta,
+        } = sums;
         let at_t = self.free_time.then_some(nf);
         if let Some(it) = at_t {
             self.add_time_column(&segments, it, &mut grads);
@@ -360,70 +324,10 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
                 "non-finite cost or gradient at θ = {theta:?}"
             )));
         }
-        let mut rows = Vec::new();
-        for (ci, c) in self.constraints.list.iter().enumerate() {
-            let (lower, upper) = c.limits();
-            let (value, grad) = match (c.kind, self.objective_of[ci], at_t) {
-                (ConstraintKind::FinalTime, _, Some(it)) => {
-                    let mut g = vec![0.0; n];
-                    g[it] = 1.0;
-                    (x[it], g)
-                }
-                (ConstraintKind::Path { .. } | ConstraintKind::FinalTime, _, _) | (_, None, _) => {
-                    unreachable!("rejected when the problem was built")
-                }
-                (_, Some(o), _) => (values[o], grads[o].clone()),
-            };
-            rows.push(Row::whole(ci, value, grad, (lower, upper)));
-        }
-        let continuity = self.constraints.list.len();
-        let mut equal = |node: usize, state: usize, value: f64, grad: Vec<f64>| {
-            rows.push(Row {
-                label: RowLabel {
-                    constraint: continuity,
-                    at: RowAt::Continuity { node, state },
-                },
-                value,
-                grad,
-                lower: 0.0,
-                upper: 0.0,
-            })
-        };
-        for (k, seg) in segments.iter().enumerate().take(last) {
-            for m in 0..nx {
-                let mut g = over_x(k, &|j| seg.end_theta[(m, j)], &|i| seg.end_start[(m, i)]);
-                g[self.node_at(k + 1) + m] -= 1.0;
-                if let Some(it) = at_t {
-                    g[it] += self.fraction(k) * seg.rates.end_over_start[m]
-                        + self.fraction(k + 1) * seg.rates.end_over_end[m];
-                }
-                equal(k + 1, m, seg.end[m] - starts[k + 1][m], g);
-            }
-        }
-        if let Some(c) = &self.closure {
-            let seg = &segments[last];
-            for &m in &c.states {
-                let mut g = over_x(last, &|j| seg.end_theta[(m, j)], &|i| seg.end_start[(m, i)]);
-                for (i, &j) in self.free.iter().enumerate() {
-                    g[i] -= start_jac[(m, j)];
-                }
-                equal(self.k(), m, seg.end[m] - starts[0][m], g);
-            }
-        }
-        let mut stats = Stats::default();
-        for s in &segments {
-            stats += s.stats;
-        }
-        let t_end = segments[last].t_end;
-        let trajectory = crate::integrate::Trajectory {
-            segments: vec![],
-            events: vec![],
-            stats,
-            t0: self.setup.t0,
-            t_final: t_end,
-            y_final: segments[last].end.clone(),
-            mode_final: segments[last].end_mode,
-        };
+        let mut rows = self.constraint_rows(x, &values, &grads, at_t);
+        self.continuity_rows(&segments, &starts, &start_jac, at_t, &mut rows);
+        let trajectory = self.end_of_run(&segments);
+        let (stats, t_end) = (trajectory.stats, trajectory.t_final);
         Ok(Point {
             x: x.to_vec(),
             theta,
@@ -445,9 +349,165 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
         })
         .inspect(|p| {
             let nt = usize::from(self.free_time);
-            debug_assert_eq!(p.x.len(), nf + nt + (self.k() - 1) * nx)
+            debug_assert_eq!(p.x.len(), nf + nt + (self.k() - 1) * self.nx())
         })
     }
+
+    /// `∂/∂x` of a quantity of segment `k` with derivatives `dtheta` over θ and `dstart`
+    /// over its start state: `∂q/∂θ_free + (k = 0: ∂q/∂s₀ · ∂x0/∂θ)` in θ's free slots,
+    /// and `∂q/∂s_k` in node k's slots (node 0's start is `x0(θ)`, chained through it).
+    fn over_x(
+        &self, k: usize, start_jac: &DMatrix<f64>, dtheta: &dyn Fn(usize) -> f64,
+        dstart: &dyn Fn(usize) -> f64,
+    ) -> Vec<f64> {
+        let nx = self.nx();
+        let mut g = vec![0.0; self.lower.len()];
+        for (i, &j) in self.free.iter().enumerate() {
+            g[i] = dtheta(j);
+            if k == 0 {
+                g[i] += (0..nx).map(|m| dstart(m) * start_jac[(m, j)]).sum::<f64>();
+            }
+        }
+        if k > 0 {
+            let at = self.node_at(k);
+            for m in 0..nx {
+                g[at + m] = dstart(m);
+            }
+        }
+        g
+    }
+
+    /// Every functional summed over the segments, with its gradient over x and over θ.
+    fn sums(&self, runs: &Runs) -> Sums {
+        let (n, nx) = (self.lower.len(), self.nx());
+        let start_jac = &runs.start_jac;
+        let nfun = self.setup.objectives.len();
+        let mut values = vec![0.0; nfun];
+        let mut grads = vec![vec![0.0; n]; nfun];
+        let mut grads_theta = vec![vec![0.0; runs.theta.len()]; nfun];
+        for (k, seg) in runs.segments.iter().enumerate() {
+            for i in 0..nfun {
+                values[i] += seg.values[i];
+                let g = self.over_x(k, start_jac, &|j| seg.grad_theta[i][j], &|m| {
+                    seg.grad_start[i][m]
+                });
+                for (a, b) in grads[i].iter_mut().zip(&g) {
+                    *a += b;
+                }
+                for (j, a) in grads_theta[i].iter_mut().enumerate() {
+                    *a += seg.grad_theta[i][j];
+                    if k == 0 {
+                        *a += (0..nx)
+                            .map(|m| seg.grad_start[i][m] * start_jac[(m, j)])
+                            .sum::<f64>();
+                    }
+                }
+            }
+        }
+        Sums {
+            values,
+            grads,
+            grads_theta,
+        }
+    }
+
+    /// The rows of the problem's constraints: each constraint's functional (or the final
+    /// time itself) with its gradient over x.
+    fn constraint_rows(
+        &self, x: &[f64], values: &[f64], grads: &[Vec<f64>], at_t: Option<usize>,
+    ) -> Vec<Row> {
+        let n = self.lower.len();
+        let mut rows = Vec::new();
+        for (ci, c) in self.constraints.list.iter().enumerate() {
+            let (lower, upper) = c.limits();
+            let (value, grad) = match (c.kind, self.objective_of[ci], at_t) {
+                (ConstraintKind::FinalTime, _, Some(it)) => {
+                    let mut g = vec![0.0; n];
+                    g[it] = 1.0;
+                    (x[it], g)
+                }
+                (ConstraintKind::Path { .. } | ConstraintKind::FinalTime, _, _) | (_, None, _) => {
+                    unreachable!("rejected when the problem was built")
+                }
+                (_, Some(o), _) => (values[o], grads[o].clone()),
+            };
+            rows.push(Row::whole(ci, value, grad, (lower, upper)));
+        }
+        rows
+    }
+
+    /// The continuity rows `x_k(τ_{k+1}) − s_{k+1} = 0` of the interior nodes and, for a
+    /// periodic problem, the closing rows `x_K(t_f)[m] − x0(θ)[m] = 0` (theory §9).
+    fn continuity_rows(
+        &self, segments: &[SegmentRun], starts: &[Vec<f64>], start_jac: &DMatrix<f64>,
+        at_t: Option<usize>, rows: &mut Vec<Row>,
+    ) {
+        let (nx, last) = (self.nx(), self.k() - 1);
+        let continuity = self.constraints.list.len();
+        let mut equal = |node: usize, state: usize, value: f64, grad: Vec<f64>| {
+            rows.push(Row {
+                label: RowLabel {
+                    constraint: continuity,
+                    at: RowAt::Continuity { node, state },
+                },
+                value,
+                grad,
+                lower: 0.0,
+                upper: 0.0,
+            })
+        };
+        for (k, seg) in segments.iter().enumerate().take(last) {
+            for m in 0..nx {
+                let mut g = self.over_x(k, start_jac, &|j| seg.end_theta[(m, j)], &|i| {
+                    seg.end_start[(m, i)]
+                });
+                g[self.node_at(k + 1) + m] -= 1.0;
+                if let Some(it) = at_t {
+                    g[it] += self.fraction(k) * seg.rates.end_over_start[m]
+                        + self.fraction(k + 1) * seg.rates.end_over_end[m];
+                }
+                equal(k + 1, m, seg.end[m] - starts[k + 1][m], g);
+            }
+        }
+        if let Some(c) = &self.closure {
+            let seg = &segments[last];
+            for &m in &c.states {
+                let mut g = self.over_x(last, start_jac, &|j| seg.end_theta[(m, j)], &|i| {
+                    seg.end_start[(m, i)]
+                });
+                for (i, &j) in self.free.iter().enumerate() {
+                    g[i] -= start_jac[(m, j)];
+                }
+                equal(self.k(), m, seg.end[m] - starts[0][m], g);
+            }
+        }
+    }
+
+    /// The run's end as a trajectory without samples: the summed step statistics, the
+    /// final time, state and mode of the last segment.
+    fn end_of_run(&self, segments: &[SegmentRun]) -> crate::integrate::Trajectory {
+        let last = &segments[self.k() - 1];
+        let mut stats = Stats::default();
+        for s in segments {
+            stats += s.stats;
+        }
+        crate::integrate::Trajectory {
+            segments: vec![],
+            events: vec![],
+            stats,
+            t0: self.setup.t0,
+            t_final: last.t_end,
+            y_final: last.end.clone(),
+            mode_final: last.end_mode,
+        }
+    }
+}
+
+/// The functionals summed over the segments: values, gradients over x and over θ.
+struct Sums {
+    values: Vec<f64>,
+    grads: Vec<Vec<f64>>,
+    grads_theta: Vec<Vec<f64>>,
 }
 
 /// The functionals with each tracking term's reference θ = (p, c) widened to

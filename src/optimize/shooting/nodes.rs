@@ -3,7 +3,7 @@
 //! (docs/guide/shooting.md, "Nodes and guesses").
 
 use super::error::ShootingError;
-use super::{Guess, GuessTable, NodeTimes, Shooting};
+use super::settings::{Guess, GuessTable, NodeTimes, Shooting};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::setup::Setup;

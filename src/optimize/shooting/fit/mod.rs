@@ -16,8 +16,10 @@ mod problem;
 
 pub use nodes::NodeMove;
 
+use super::error::ShootingError;
 use super::nodes::Node;
-use super::{segment_trajectories, stitch, NodeReport, Shooting, ShootingError, ShootingReport};
+use super::report::{segment_trajectories, stitch, NodeReport, ShootingReport};
+use super::settings::Shooting;
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::fit::{outcome_of, ExperimentFit, FitReport, FitRun};

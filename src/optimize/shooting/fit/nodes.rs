@@ -21,7 +21,7 @@
 
 use super::super::nodes::{initial_nodes, node_times, Node, NodeSide};
 use super::super::segment::{self, segment_setup, theta_with_start, Span};
-use super::super::{Guess, NodeTimes, Shooting};
+use super::super::settings::{Guess, NodeTimes, Shooting};
 use super::problem::segment_objective;
 use crate::cost::{Objective, Samples};
 use crate::error::Error;
