@@ -270,18 +270,7 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
             lu.solve_real(r0, &mut x1);
             lu.solve_complex(r1, r2, &mut x1, &mut x2);
         }
-        // ΔZ = (T ⊗ I) ΔW; W += ΔW, Z += ΔZ
-        for i in 0..n {
-            let (d0, d1, d2) = (r[i], r[n + i], r[2 * n + i]);
-            for s in 0..3 {
-                let d = d0 * tm[s][0] + d1 * tm[s][1] + d2 * tm[s][2];
-                dz[s * n + i] = d;
-                z[s * n + i] += d;
-            }
-            w[i] += d0;
-            w[n + i] += d1;
-            w[2 * n + i] += d2;
-        }
+        apply_correction(&r, tm, &mut z, &mut w, &mut dz);
         let iterations = it + 1;
         let nrm_re = stage_rms(&inv_scale, |k, _| dz[k].re());
         // a dual run's derivative parts must converge too, on their own scale: judged on
@@ -302,21 +291,7 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         } else {
             1.0
         };
-        // the round-off floors, computed only where they decide (above NEWTON_TOL)
-        let small_re = nrm_re <= NEWTON_TOL
-            || nrm_re
-                <= 10.0
-                    * f64::EPSILON
-                    * stage_rms(&inv_scale, |k, i| y[i].re().abs() + z[k].re().abs());
-        let small_d = nrm_d <= NEWTON_TOL
-            || D::NDERIV > 0
-                && nrm_d
-                    <= 10.0
-                        * f64::EPSILON
-                        * stage_rms(&inv_scale_d, |k, i| {
-                            y[i].eps_part().abs() + z[k].eps_part().abs()
-                        });
-        let small = small_re && small_d;
+        let small = at_round_off(nrm_re, nrm_d, (&inv_scale, &inv_scale_d), y, &z);
         if small || eta * nrm <= NEWTON_TOL {
             let rate = if it > 0 { theta } else { 0.0 };
             return Ok((Solve::Converged(z, rate), iterations));
@@ -330,6 +305,45 @@ fn newton_stages<D: Scalar, R: OdeRhs<D> + ?Sized>(
         last = nrm;
     }
     Ok((Solve::Failed, NEWTON_MAX_ITER))
+}
+
+/// `ΔZ = (T ⊗ I) ΔW; W += ΔW, Z += ΔZ` for the solved correction `ΔW` in `r`
+/// (Hairer & Wanner II, (IV.8.16)–(IV.8.18)).
+fn apply_correction<D: Scalar>(
+    r: &[D], tm: &[[f64; 3]; 3], z: &mut [D], w: &mut [D], dz: &mut [D],
+) {
+    let n = r.len() / 3;
+    for i in 0..n {
+        let (d0, d1, d2) = (r[i], r[n + i], r[2 * n + i]);
+        for s in 0..3 {
+            let d = d0 * tm[s][0] + d1 * tm[s][1] + d2 * tm[s][2];
+            dz[s * n + i] = d;
+            z[s * n + i] += d;
+        }
+        w[i] += d0;
+        w[n + i] += d1;
+        w[2 * n + i] += d2;
+    }
+}
+
+/// Whether Newton's correction is as small as it can be: each part's norm (the values';
+/// a dual run's derivative parts', on their own scale) below `NEWTON_TOL` or at its
+/// round-off floor `10 ε rms(|y| + |Z|)` — the floors computed only where they decide.
+fn at_round_off<D: Scalar>(
+    nrm_re: f64, nrm_d: f64, (inv_scale, inv_scale_d): (&[f64], &[f64]), y: &[D], z: &[D],
+) -> bool {
+    let small_re = nrm_re <= NEWTON_TOL
+        || nrm_re
+            <= 10.0 * f64::EPSILON * stage_rms(inv_scale, |k, i| y[i].re().abs() + z[k].re().abs());
+    let small_d = nrm_d <= NEWTON_TOL
+        || D::NDERIV > 0
+            && nrm_d
+                <= 10.0
+                    * f64::EPSILON
+                    * stage_rms(inv_scale_d, |k, i| {
+                        y[i].eps_part().abs() + z[k].eps_part().abs()
+                    });
+    small_re && small_d
 }
 
 /// The embedded error estimate (Hairer & Wanner II, (IV.8.19)) of one part of the scalars

@@ -39,16 +39,7 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
     let n = y0.len();
     let mut t = ta;
     let mut y = y0.to_vec();
-    let mut f0 = match f_start {
-        Some(f) if f.len() == n => f,
-        _ => {
-            let mut f = vec![D::zero(); n];
-            rhs.eval(D::from(t), &y, &mut f)
-                .map_err(|e| SmoothError::Model { t, source: e })?;
-            stats.rhs_evals += 1;
-            f
-        }
-    };
+    let mut f0 = start_slope(rhs, t, &y, f_start, stats)?;
     if (tb - ta).abs() <= 16.0 * f64::EPSILON * ta.abs().max(1.0) {
         return Ok((y, h0.unwrap_or(0.0), f0));
     }
@@ -67,10 +58,7 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
     let mut history = None;
     let steps = || loop {
         h = h.min(sopt.h_max);
-        let remaining = (tb - t).abs();
-        let h_min = 16.0 * f64::EPSILON * t.abs().max(1.0);
-        let last = h >= remaining * (1.0 - 1e-12) || remaining <= h_min;
-        let hs = if last { tb - t } else { dir * h };
+        let (hs, last, h_min) = next_step(h, t, tb, dir);
         if !last && h < h_min {
             return Err(SmoothError::Underflow { t, h });
         }
@@ -91,12 +79,7 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
         .map_err(|e| SmoothError::Model { t, source: e })?;
         match att {
             StepInPlace::NewtonFailed { evals } => {
-                stats.rhs_evals += evals;
-                stats.rejected += 1;
-                h = hs.abs() * 0.25;
-                if h < h_min {
-                    return Err(SmoothError::Underflow { t, h });
-                }
+                h = after_newton_failure(stats, evals, t, hs, h_min)?;
             }
             StepInPlace::Done {
                 err,
@@ -111,10 +94,9 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
                         return Err(SmoothError::NonFinite { t });
                     }
                     h = hs.abs()
-                        * match &after {
-                            Some(a) => a.retry_factor(),
-                            None => ctrl.reject(err),
-                        };
+                        * after
+                            .as_ref()
+                            .map_or_else(|| ctrl.reject(err), |a| a.retry_factor());
                     if hs.abs() <= h_min {
                         return Err(SmoothError::Underflow { t, h: hs.abs() });
                     }
@@ -143,4 +125,45 @@ pub fn integrate_smooth_from<'o, D: Scalar, R: OdeRhs<D> + ?Sized>(
     let result = steps();
     stats.newton += newton.counts();
     result
+}
+
+/// The slope at the start: `f_start` when the caller has it (of the right length), else
+/// `F(t, y)` evaluated (and counted).
+fn start_slope<D: Scalar, R: OdeRhs<D> + ?Sized>(
+    rhs: &R, t: f64, y: &[D], f_start: Option<Vec<D>>, stats: &mut Stats,
+) -> Result<Vec<D>, SmoothError> {
+    match f_start {
+        Some(f) if f.len() == y.len() => Ok(f),
+        _ => {
+            let mut f = vec![D::zero(); y.len()];
+            rhs.eval(D::from(t), y, &mut f)
+                .map_err(|e| SmoothError::Model { t, source: e })?;
+            stats.rhs_evals += 1;
+            Ok(f)
+        }
+    }
+}
+
+/// The next step from `t` towards `tb` for a step size `h`: `(signed step, whether it is
+/// the last — it reaches `tb`, or what remains is below the smallest step — and that
+/// smallest step, 16 ulp of t)`.
+fn next_step(h: f64, t: f64, tb: f64, dir: f64) -> (f64, bool, f64) {
+    let remaining = (tb - t).abs();
+    let h_min = 16.0 * f64::EPSILON * t.abs().max(1.0);
+    let last = h >= remaining * (1.0 - 1e-12) || remaining <= h_min;
+    (if last { tb - t } else { dir * h }, last, h_min)
+}
+
+/// A step whose Newton iteration failed: counted as rejected, retried at a quarter of its
+/// size (an underflow error below the smallest step).
+fn after_newton_failure(
+    stats: &mut Stats, evals: usize, t: f64, hs: f64, h_min: f64,
+) -> Result<f64, SmoothError> {
+    stats.rhs_evals += evals;
+    stats.rejected += 1;
+    let h = hs.abs() * 0.25;
+    if h < h_min {
+        return Err(SmoothError::Underflow { t, h });
+    }
+    Ok(h)
 }

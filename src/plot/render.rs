@@ -588,6 +588,42 @@ where
     mesh.draw()?;
 
     // Markers first, so the data is drawn over them.
+    draw_markers(&mut chart, ctx)?;
+    for series in &pp.series {
+        draw_one_series(&mut chart, series)?;
+    }
+
+    if pp.series.is_empty() {
+        let (w, h) = area.dim_in_pixel();
+        let style = (FONT, 16).into_font().color(&MARKER_COLOR);
+        area.draw_text("no data", &style, (w as i32 / 2 - 28, h as i32 / 2 - 8))?;
+    } else if pp.series.iter().any(|s| !s.label.is_empty()) {
+        chart
+            .configure_series_labels()
+            .position(pp.corner.clone())
+            .margin(8)
+            .legend_area_size(30)
+            .label_font((FONT, 13).into_font())
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(190, 190, 190))
+            .draw()?;
+    }
+    Ok(())
+}
+
+/// The panel's event markers: a vertical line each in the x range, labelled (when the
+/// panel labels them) in three staggered rows so that close markers stay readable.
+fn draw_markers<DB, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    ctx: &PanelCtx,
+) -> DrawResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    Y: Ranged<ValueType = f64>,
+{
+    let (x0, x1) = ctx.x;
+    let (y0, y1) = ctx.prep.y;
     let marker_text = (FONT, 12).into_font().color(&RGBColor(110, 110, 110));
     let mut labelled = 0;
     for m in ctx.markers {
@@ -607,54 +643,49 @@ where
             ))?;
         }
     }
+    Ok(())
+}
 
-    for s in &pp.series {
-        let color = s.color;
-        let anno = match s.style {
-            kind @ (LineKind::Solid | LineKind::Dashed) => {
-                let dashed = kind == LineKind::Dashed;
-                let style = color.stroke_width(2);
-                draw_singles(&mut chart, s)?;
-                let anno = chart.draw_series(
-                    s.runs
-                        .iter()
-                        .filter(|r| r.len() > 1)
-                        .map(move |r| line_path(dashed, r.clone(), style)),
-                )?;
-                anno.legend(move |(x, y)| line_path(dashed, vec![(x, y), (x + 24, y)], style));
-                anno
-            }
-            LineKind::Points => {
-                let style = color.filled();
-                let anno = chart.draw_series(
-                    s.runs
-                        .iter()
-                        .flatten()
-                        .map(move |&p| Circle::new(p, 3, style)),
-                )?;
-                anno.legend(move |(x, y)| Circle::new((x + 12, y), 3, style));
-                anno
-            }
-        };
-        if !s.label.is_empty() {
-            anno.label(s.label.as_str());
+/// One series: its lines (solid or dashed, lone points as dots) or its points, with its
+/// legend entry when it has a label.
+fn draw_one_series<'a, DB, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    s: &PreparedSeries,
+) -> DrawResult
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    Y: Ranged<ValueType = f64>,
+{
+    let color = s.color;
+    let anno = match s.style {
+        kind @ (LineKind::Solid | LineKind::Dashed) => {
+            let dashed = kind == LineKind::Dashed;
+            let style = color.stroke_width(2);
+            draw_singles(chart, s)?;
+            let anno = chart.draw_series(
+                s.runs
+                    .iter()
+                    .filter(|r| r.len() > 1)
+                    .map(move |r| line_path(dashed, r.clone(), style)),
+            )?;
+            anno.legend(move |(x, y)| line_path(dashed, vec![(x, y), (x + 24, y)], style));
+            anno
         }
-    }
-
-    if pp.series.is_empty() {
-        let (w, h) = area.dim_in_pixel();
-        let style = (FONT, 16).into_font().color(&MARKER_COLOR);
-        area.draw_text("no data", &style, (w as i32 / 2 - 28, h as i32 / 2 - 8))?;
-    } else if pp.series.iter().any(|s| !s.label.is_empty()) {
-        chart
-            .configure_series_labels()
-            .position(pp.corner.clone())
-            .margin(8)
-            .legend_area_size(30)
-            .label_font((FONT, 13).into_font())
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(190, 190, 190))
-            .draw()?;
+        LineKind::Points => {
+            let style = color.filled();
+            let anno = chart.draw_series(
+                s.runs
+                    .iter()
+                    .flatten()
+                    .map(move |&p| Circle::new(p, 3, style)),
+            )?;
+            anno.legend(move |(x, y)| Circle::new((x + 12, y), 3, style));
+            anno
+        }
+    };
+    if !s.label.is_empty() {
+        anno.label(s.label.as_str());
     }
     Ok(())
 }

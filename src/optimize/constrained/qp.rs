@@ -53,107 +53,38 @@ enum Dual {
     Slack,
 }
 
+/// The QP's constraint rows for Clarabel, `A v + s = b` with `s` in the cones: the
+/// equalities first (the zero cone), then the inequalities, the step's bounds and the
+/// slacks' signs (the nonnegative cone), with which constraint each row is.
+struct Rows {
+    a: Vec<Vec<(usize, f64)>>,
+    b: Vec<f64>,
+    duals: Vec<Dual>,
+    n_eq: usize,
+}
+
 impl Qp<'_> {
     /// Solves the subproblem.
     pub fn solve(&self) -> Result<QpStep, ConstrainedError> {
         let n = self.g.len();
         let m = self.rows.len();
         let nv = n + 2 * m;
-        // A by rows (sparse: the Jacobian's rows are dense, the rest unit entries)
-        let mut a_rows: Vec<Vec<(usize, f64)>> = Vec::new();
-        let mut b = Vec::new();
-        let mut duals = Vec::new();
-        // equalities first (the zero cone)
-        for (r, row) in self.rows.iter().enumerate() {
-            if row.is_equality() {
-                a_rows.push(jac_row(
-                    row,
-                    1.0,
-                    Some((n + r, 1.0)),
-                    Some((n + m + r, -1.0)),
-                ));
-                b.push(row.upper - row.value);
-                duals.push(Dual::Row(r, 1.0));
-            }
-        }
-        let n_eq = a_rows.len();
-        for (r, row) in self.rows.iter().enumerate() {
-            if row.is_equality() {
-                continue;
-            }
-            if row.upper.is_finite() {
-                a_rows.push(jac_row(row, 1.0, None, Some((n + m + r, -1.0))));
-                b.push(row.upper - row.value);
-                duals.push(Dual::Row(r, 1.0));
-            }
-            if row.lower.is_finite() {
-                a_rows.push(jac_row(row, -1.0, Some((n + r, -1.0)), None));
-                b.push(row.value - row.lower);
-                duals.push(Dual::Row(r, -1.0));
-            }
-        }
-        for j in 0..n {
-            if self.du[j].is_finite() {
-                a_rows.push(vec![(j, 1.0)]);
-                b.push(self.du[j]);
-                duals.push(Dual::Bound(j, 1.0));
-            }
-            if self.dl[j].is_finite() {
-                a_rows.push(vec![(j, -1.0)]);
-                b.push(-self.dl[j]);
-                duals.push(Dual::Bound(j, -1.0));
-            }
-        }
-        for k in n..nv {
-            a_rows.push(vec![(k, -1.0)]);
-            b.push(0.0);
-            duals.push(Dual::Slack);
-        }
-        let a = csc_from_rows(&a_rows, nv);
+        let rows = self.rows_for_clarabel();
+        let a = csc_from_rows(&rows.a, nv);
         let p = upper_triangle(self.b, nv);
         let mut q = self.g.to_vec();
         q.extend(std::iter::repeat_n(self.rho, 2 * m));
         let cones = [
-            SupportedConeT::ZeroConeT(n_eq),
-            SupportedConeT::NonnegativeConeT(a_rows.len() - n_eq),
+            SupportedConeT::ZeroConeT(rows.n_eq),
+            SupportedConeT::NonnegativeConeT(rows.a.len() - rows.n_eq),
         ];
-        // tight tolerances first (the final steps need the multipliers to ~1e-10 for a KKT
-        // residual of 1e-8); a subproblem the solver cannot finish that tightly is solved
-        // again looser
-        let mut last = None;
-        let mut solved = None;
-        for tol in [1e-10f64, 1e-13, 1e-8] {
-            let settings = DefaultSettingsBuilder::default()
-                .verbose(false)
-                .max_iter(400)
-                .tol_gap_abs(tol)
-                .tol_gap_rel(tol)
-                .tol_feas(tol)
-                .tol_ktratio(tol.sqrt().min(1e-6))
-                .build()
-                .map_err(|e| ConstrainedError::Qp(format!("settings: {e:?}")))?;
-            let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings)
-                .map_err(|e| ConstrainedError::Qp(format!("{e:?}")))?;
-            solver.solve();
-            let status = solver.solution.status;
-            if matches!(status, SolverStatus::Solved | SolverStatus::AlmostSolved) {
-                solved = Some(solver);
-                break;
-            }
-            last = Some(status);
-        }
-        let Some(solver) = solved else {
-            return Err(ConstrainedError::Qp(format!(
-                "the QP subproblem ended with status {:?} at every tolerance tried",
-                last.expect("tried")
-            )));
-        };
+        let solver = solve_tight_first(&p, &q, &a, &rows.b, &cones)?;
         let sol = &solver.solution;
         let d = sol.x[..n].to_vec();
         let elastic = sol.x[n..].iter().map(|v| v.max(0.0)).sum();
         let mut lambda = vec![0.0; m];
         let mut nu = vec![0.0; n];
-        for (z, dual) in sol.z.iter().zip(&duals) {
+        for (z, dual) in sol.z.iter().zip(&rows.duals) {
             match *dual {
                 Dual::Row(r, s) => lambda[r] += s * z,
                 Dual::Bound(j, s) => nu[j] += s * z,
@@ -175,6 +106,90 @@ impl Qp<'_> {
             linear_violation,
         })
     }
+
+    /// The rows of `A` by rows (sparse: the Jacobian's rows are dense, the rest unit
+    /// entries) over `v = (d, p, q)`: each equality `J_r d + p_r − q_r = u_r − c_r`; each
+    /// finite side of an inequality `J_r d − q_r ≤ u_r − c_r`, `−J_r d − p_r ≤ c_r − l_r`;
+    /// the step's bounds `d ≤ du`, `−d ≤ −dl`; and `p, q ≥ 0`.
+    fn rows_for_clarabel(&self) -> Rows {
+        let n = self.g.len();
+        let m = self.rows.len();
+        let mut out = Rows {
+            a: Vec::new(),
+            b: Vec::new(),
+            duals: Vec::new(),
+            n_eq: 0,
+        };
+        let push = |out: &mut Rows, row: Vec<(usize, f64)>, b: f64, dual: Dual| {
+            out.a.push(row);
+            out.b.push(b);
+            out.duals.push(dual);
+        };
+        for (r, row) in self.rows.iter().enumerate() {
+            if row.is_equality() {
+                let jr = jac_row(row, 1.0, Some((n + r, 1.0)), Some((n + m + r, -1.0)));
+                push(&mut out, jr, row.upper - row.value, Dual::Row(r, 1.0));
+            }
+        }
+        out.n_eq = out.a.len();
+        for (r, row) in self.rows.iter().enumerate() {
+            if row.is_equality() {
+                continue;
+            }
+            if row.upper.is_finite() {
+                let jr = jac_row(row, 1.0, None, Some((n + m + r, -1.0)));
+                push(&mut out, jr, row.upper - row.value, Dual::Row(r, 1.0));
+            }
+            if row.lower.is_finite() {
+                let jr = jac_row(row, -1.0, Some((n + r, -1.0)), None);
+                push(&mut out, jr, row.value - row.lower, Dual::Row(r, -1.0));
+            }
+        }
+        for j in 0..n {
+            if self.du[j].is_finite() {
+                push(&mut out, vec![(j, 1.0)], self.du[j], Dual::Bound(j, 1.0));
+            }
+            if self.dl[j].is_finite() {
+                push(&mut out, vec![(j, -1.0)], -self.dl[j], Dual::Bound(j, -1.0));
+            }
+        }
+        for k in n..n + 2 * m {
+            push(&mut out, vec![(k, -1.0)], 0.0, Dual::Slack);
+        }
+        out
+    }
+}
+
+/// Clarabel on the QP, tight tolerances first (the final steps need the multipliers to
+/// ~1e-10 for a KKT residual of 1e-8); a subproblem the solver cannot finish that tightly
+/// is solved again looser. The error names the last status.
+fn solve_tight_first(
+    p: &CscMatrix<f64>, q: &[f64], a: &CscMatrix<f64>, b: &[f64], cones: &[SupportedConeT<f64>],
+) -> Result<DefaultSolver<f64>, ConstrainedError> {
+    let mut last = None;
+    for tol in [1e-10f64, 1e-13, 1e-8] {
+        let settings = DefaultSettingsBuilder::default()
+            .verbose(false)
+            .max_iter(400)
+            .tol_gap_abs(tol)
+            .tol_gap_rel(tol)
+            .tol_feas(tol)
+            .tol_ktratio(tol.sqrt().min(1e-6))
+            .build()
+            .map_err(|e| ConstrainedError::Qp(format!("settings: {e:?}")))?;
+        let mut solver = DefaultSolver::new(p, q, a, b, cones, settings)
+            .map_err(|e| ConstrainedError::Qp(format!("{e:?}")))?;
+        solver.solve();
+        let status = solver.solution.status;
+        if matches!(status, SolverStatus::Solved | SolverStatus::AlmostSolved) {
+            return Ok(solver);
+        }
+        last = Some(status);
+    }
+    Err(ConstrainedError::Qp(format!(
+        "the QP subproblem ended with status {:?} at every tolerance tried",
+        last.expect("tried")
+    )))
 }
 
 /// `s·J_r` with the slack entries.

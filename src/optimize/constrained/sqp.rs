@@ -168,29 +168,17 @@ pub(crate) fn sqp(
             Ok(step) => step,
             Err(why) => return Ok(end(SqpEnd::QpFailed(why), p, evaluations, history)),
         };
-        if k.residual() <= tol {
-            return Ok(end(SqpEnd::Converged, p, evaluations, history));
-        }
         let dnorm = inf_norm(&step.d);
-        let tiny = dnorm <= 1e-12 * (1.0 + inf_norm(&p.x));
         let elastic = step.elastic > elastic_tol(&p);
         let infeasible = elastic && p.max_violation() > elastic_tol(&p);
-        if infeasible && state.rho >= RHO_MAX && tiny {
-            return Ok(end(SqpEnd::Infeasible, p, evaluations, history));
-        }
-        if zero_steps >= ZERO_STEPS {
-            let why = format!("{zero_steps} zero-length steps in a row");
-            let why = format!(
-                "{why} (‖d‖∞ = {dnorm:.3e}, KKT residual {:.3e})",
-                k.residual()
-            );
-            return Ok(end(SqpEnd::Stalled(why), p, evaluations, history));
-        }
-        if iteration >= max_iters {
-            return Ok(end(SqpEnd::MaxIterations, p, evaluations, history));
-        }
-        if let Some(why) = nlp.halt(&p) {
-            return Ok(end(SqpEnd::Halted(why), p, evaluations, history));
+        let counts = Counts {
+            zero_steps,
+            iteration,
+            max_iters,
+            tol,
+        };
+        if let Some(e) = end_before_step(nlp, &p, &state, k, dnorm, infeasible, counts) {
+            return Ok(end(e, p, evaluations, history));
         }
         if globalization == Globalization::LineSearch || !elastic {
             state.raise_mu(&lambda);
@@ -227,6 +215,43 @@ pub(crate) fn sqp(
             cb(iteration, p.f);
         }
     }
+}
+
+/// Where the iteration stands: zero-length steps in a row, iterations done and allowed,
+/// and the KKT tolerance.
+#[derive(Clone, Copy)]
+struct Counts {
+    zero_steps: u32,
+    iteration: u64,
+    max_iters: u64,
+    tol: f64,
+}
+
+/// Why the iteration ends at `p` before its step of length `dnorm`, if it does — in this
+/// order: the KKT residual at the tolerance, infeasible (the elastic QP keeps a violation, ρ at
+/// its largest, the step tiny), stalled on zero-length steps, out of iterations, halted
+/// by the problem.
+fn end_before_step(
+    nlp: &impl Problem, p: &Point, state: &State, k: Kkt, dnorm: f64, infeasible: bool, c: Counts,
+) -> Option<SqpEnd> {
+    let tiny = dnorm <= 1e-12 * (1.0 + inf_norm(&p.x));
+    if k.residual() <= c.tol {
+        return Some(SqpEnd::Converged);
+    }
+    if infeasible && state.rho >= RHO_MAX && tiny {
+        return Some(SqpEnd::Infeasible);
+    }
+    if c.zero_steps >= ZERO_STEPS {
+        let why = format!("{} zero-length steps in a row", c.zero_steps);
+        return Some(SqpEnd::Stalled(format!(
+            "{why} (‖d‖∞ = {dnorm:.3e}, KKT residual {:.3e})",
+            k.residual()
+        )));
+    }
+    if c.iteration >= c.max_iters {
+        return Some(SqpEnd::MaxIterations);
+    }
+    nlp.halt(p).map(SqpEnd::Halted)
 }
 
 /// What the iteration carries from one iterate to the next.

@@ -47,46 +47,8 @@ pub struct PiecewiseConstantFlow {
 pub fn piecewise_constant_flow(
     fields: &[DVector<f64>], x0: &DVector<f64>, duration: f64, max_events: usize,
 ) -> Result<PiecewiseConstantFlow, Error> {
+    check_flow_input(fields, x0, duration)?;
     let d = x0.len();
-    if d == 0 || d > MAX_SURFACES {
-        return Err(CornerError::FlowSize { d }.into());
-    }
-    if fields.len() != (1usize << d) {
-        return Err(CornerError::FieldCount {
-            n: d,
-            found: fields.len(),
-            orthants: true,
-        }
-        .into());
-    }
-    for (mask, f) in fields.iter().enumerate() {
-        if f.len() != d {
-            return Err(CornerError::Length {
-                item: format!("field for orthant {}", mask_str(mask, d)),
-                found: f.len(),
-                expected: d,
-                of: LengthOf::Dimension,
-            }
-            .into());
-        }
-        if let Some((k, value)) = first_non_finite(f) {
-            return Err(CornerError::NonFinite {
-                item: format!("field for orthant {}, component {k},", mask_str(mask, d)),
-                value,
-            }
-            .into());
-        }
-    }
-    if let Some((k, value)) = first_non_finite(x0) {
-        return Err(CornerError::NonFinite {
-            item: format!("start point component {k}"),
-            value,
-        }
-        .into());
-    }
-    if !(duration.is_finite() && duration >= 0.0) {
-        return Err(CornerError::Duration { duration }.into());
-    }
     let mut b = 0usize;
     for (k, &v) in x0.iter().enumerate() {
         if v == 0.0 {
@@ -102,19 +64,7 @@ pub fn piecewise_constant_flow(
     let mut crossings = Vec::new();
     loop {
         let f = &fields[b];
-        let mut next: Option<(usize, f64)> = None;
-        for j in 0..d {
-            let below = b & (1usize << j) == 0;
-            let heading = if below { f[j] > 0.0 } else { f[j] < 0.0 };
-            if !heading {
-                continue;
-            }
-            // Round-off may leave x_j a hair on the far side: cross it after a zero step.
-            let tj = (-x[j] / f[j]).max(0.0);
-            if next.is_none_or(|(_, tb)| tj < tb) {
-                next = Some((j, tj));
-            }
-        }
+        let next = next_crossing(f, &x, b);
         match next {
             Some((j, tj)) if t + tj <= duration => {
                 if crossings.len() >= max_events {
@@ -158,4 +108,72 @@ pub fn piecewise_constant_flow(
         signs: b,
         crossings,
     })
+}
+
+/// The sizes (`1 ≤ d ≤ 16`, 2^d fields of length d), every number finite, the duration
+/// non-negative: the oracle's input as [`piecewise_constant_flow`] takes it.
+fn check_flow_input(
+    fields: &[DVector<f64>], x0: &DVector<f64>, duration: f64,
+) -> Result<(), Error> {
+    let d = x0.len();
+    if d == 0 || d > MAX_SURFACES {
+        return Err(CornerError::FlowSize { d }.into());
+    }
+    if fields.len() != (1usize << d) {
+        return Err(CornerError::FieldCount {
+            n: d,
+            found: fields.len(),
+            orthants: true,
+        }
+        .into());
+    }
+    for (mask, f) in fields.iter().enumerate() {
+        if f.len() != d {
+            return Err(CornerError::Length {
+                item: format!("field for orthant {}", mask_str(mask, d)),
+                found: f.len(),
+                expected: d,
+                of: LengthOf::Dimension,
+            }
+            .into());
+        }
+        if let Some((k, value)) = first_non_finite(f) {
+            return Err(CornerError::NonFinite {
+                item: format!("field for orthant {}, component {k},", mask_str(mask, d)),
+                value,
+            }
+            .into());
+        }
+    }
+    if let Some((k, value)) = first_non_finite(x0) {
+        return Err(CornerError::NonFinite {
+            item: format!("start point component {k}"),
+            value,
+        }
+        .into());
+    }
+    if !(duration.is_finite() && duration >= 0.0) {
+        return Err(CornerError::Duration { duration }.into());
+    }
+    Ok(())
+}
+
+/// The first coordinate hyperplane the flow `x + t f` in orthant `b` reaches, and when:
+/// the smallest `t_j = −x_j / f_j` over the coordinates heading to theirs (the smallest
+/// index on a tie).
+fn next_crossing(f: &DVector<f64>, x: &DVector<f64>, b: usize) -> Option<(usize, f64)> {
+    let mut next: Option<(usize, f64)> = None;
+    for j in 0..x.len() {
+        let below = b & (1usize << j) == 0;
+        let heading = if below { f[j] > 0.0 } else { f[j] < 0.0 };
+        if !heading {
+            continue;
+        }
+        // Round-off may leave x_j a hair on the far side: cross it after a zero step.
+        let tj = (-x[j] / f[j]).max(0.0);
+        if next.is_none_or(|(_, tb)| tj < tb) {
+            next = Some((j, tj));
+        }
+    }
+    next
 }
