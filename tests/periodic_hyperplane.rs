@@ -452,8 +452,7 @@ fn bad_hyperplanes_are_typed_errors_naming_the_key() {
         let text = MIDSTANCE.replacen(from, to, 1);
         assert_ne!(text, MIDSTANCE, "{tag}: the edit did not apply");
         let e = hybridopt::problem::Problem::parse(&text, std::path::Path::new("mid.toml"))
-            .err()
-            .expect("refused at load");
+            .expect_err("refused at load");
         let msg = e.to_string();
         assert!(
             matches!(&e, hybridopt::Error::Problem { file, .. } if file == std::path::Path::new("mid.toml")),
@@ -467,8 +466,7 @@ fn bad_hyperplanes_are_typed_errors_naming_the_key() {
     // a direction that is neither: the valid ones named
     let text = MIDSTANCE.replacen("\"falling\"", "\"sideways\"", 1);
     let msg = hybridopt::problem::Problem::parse(&text, std::path::Path::new("mid.toml"))
-        .err()
-        .expect("refused at load")
+        .expect_err("refused at load")
         .to_string();
     assert!(msg.contains("rising") && msg.contains("falling"), "{msg}");
 }
