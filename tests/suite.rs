@@ -28,6 +28,7 @@ mod data_cost;
 mod doc_citations;
 mod doc_commands;
 mod doc_links;
+mod doc_snippets;
 mod engine;
 mod error_paths;
 mod events;

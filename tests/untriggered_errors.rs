@@ -306,3 +306,168 @@ fn missing_algebraic_start_value() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Newton's iteration limit: the fixed point of x⁺ = x³/3 + 1/2 (x* ≈ 0.5437) from 0.5
+/// needs more than the one iteration allowed (`max_iters = 1`).
+#[test]
+fn periodic_newton_stops_at_its_iteration_limit() {
+    let dir = scratch("maxiter");
+    let text = ticking("x*x*x/3 + 0.5", 0.5) + "max_iters = 1\n";
+    let p = problem(&dir, "limit", &text);
+    match periodic_to_folder(&p, None, &dir.join("out")) {
+        Err(
+            e @ PeriodicError::NoConvergence {
+                reason: NewtonFailure::MaxIterations,
+                ..
+            },
+        ) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("MaxIterations") && m.contains("after 1 iteration"),
+                "{m}"
+            );
+        }
+        Err(other) => panic!("expected MaxIterations, got {other:?}"),
+        Ok(_) => panic!("expected MaxIterations, got an orbit"),
+    }
+    assert!(!dir.join("out").exists(), "no partial results");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bouncing ball kept near y = 0.5 over [0, 2] by its restitution e and throw v0
+/// (θ = g, e, c, y0, v0).
+fn ball() -> (Setup<'static, BouncingBall>, [ThetaEntry; 5]) {
+    let cost = Objective::new(
+        "f",
+        vec![Term::IntegralSquared {
+            output: 0,
+            target: 0.5,
+            weight: 1.0,
+        }],
+    );
+    let setup = Setup::builder(&BouncingBall)
+        .horizon(0.0, 2.0)
+        .objective(cost)
+        .build();
+    let theta = [
+        ThetaEntry::fixed("g", 9.81),
+        ThetaEntry::free("e", 0.8).with_bounds(Some(0.1), Some(0.95)),
+        ThetaEntry::fixed("c", 0.0),
+        ThetaEntry::fixed("y0", 1.0),
+        ThetaEntry::free("v0", 0.5).with_bounds(Some(-5.0), Some(5.0)),
+    ];
+    (setup, theta)
+}
+
+/// A constraint on an output the system does not have, and one on the 0th impact: the
+/// constrained solver refuses both before any run, naming the index and what exists.
+#[test]
+fn a_constraint_naming_what_does_not_exist_is_an_index_error() {
+    use hybridopt::cost::EventGuard;
+    use hybridopt::optimize::ConstrainedError;
+    let (setup, theta) = ball();
+    let ny = setup.dims().outputs.len();
+    let cases = [
+        (
+            ConstraintKind::Terminal { output: 9 },
+            format!("output 9 of a `terminal` constraint: the system has {ny} outputs"),
+        ),
+        (
+            ConstraintKind::EventTime {
+                guard: EventGuard::Guard(0),
+                occurrence: 0,
+            },
+            "occurrence 0: occurrences count from 1".to_string(),
+        ),
+    ];
+    for (kind, needle) in cases {
+        let c = Constraints {
+            list: vec![Constraint::new(kind, ConstraintBounds::Equal(0.5))],
+            free_time: None,
+        };
+        match optimize_constrained(&setup, &theta, &c, &OptimizerSettings::default(), None) {
+            Err(e @ Error::Constrained(ConstrainedError::Index(_))) => {
+                assert!(e.to_string().contains(&needle), "{e}");
+            }
+            other => panic!("expected an index error, got {other:?}"),
+        }
+    }
+}
+
+/// A free final time whose value lies outside its bounds.
+#[test]
+fn a_free_final_time_outside_its_bounds_is_refused() {
+    use hybridopt::optimize::ConstrainedError;
+    let (setup, theta) = ball();
+    let c = Constraints {
+        list: vec![],
+        free_time: Some(FreeTime {
+            value: 3.0,
+            lower: 1.0,
+            upper: 2.5,
+        }),
+    };
+    match optimize_constrained(&setup, &theta, &c, &OptimizerSettings::default(), None) {
+        Err(e @ Error::Constrained(ConstrainedError::FreeTime(_))) => {
+            let m = e.to_string();
+            assert!(m.contains("t_end = 3 with lower = 1, upper = 2.5"), "{m}");
+        }
+        other => panic!("expected a free-time error, got {other:?}"),
+    }
+}
+
+/// θ of the wrong length, a shooting point with the wrong number of variables, and θ with
+/// nothing free: each names the sizes or what to mark.
+#[test]
+fn wrong_sizes_and_nothing_free_are_named() {
+    let (setup, theta) = ball();
+    match evaluate(&setup, &[9.81, 0.8], GradientMethod::Adjoint) {
+        Err(e @ Error::ThetaLength { found: 2, .. }) => {
+            assert!(
+                e.to_string().contains("θ has 2 entries, the setup needs 5"),
+                "{e}"
+            );
+        }
+        other => panic!("expected ThetaLength, got {other:?}"),
+    }
+    let shooting = Shooting {
+        nodes: NodeTimes::Segments(2),
+        guess: Guess::SingleShooting,
+        closure: None,
+    };
+    let c = Constraints::default();
+    let ev = hybridopt::optimize::ShootingEvaluator::new(&setup, &theta, &c, &shooting).unwrap();
+    match ev.point(Some(&[0.8])) {
+        Err(e @ Error::VariableCount { found: 1, .. }) => {
+            // e, v0 and the interior node's two states
+            assert!(
+                e.to_string()
+                    .contains("1 variable values for 4 variables (e, v0, y@1, v@1)"),
+                "{e}"
+            );
+        }
+        other => panic!("expected VariableCount, got {other:?}"),
+    }
+    let fixed: Vec<ThetaEntry> = theta
+        .iter()
+        .map(|t| ThetaEntry::fixed(&t.name, t.value))
+        .collect();
+    match optimize(&setup, &fixed, &OptimizerSettings::default(), None) {
+        Err(e @ Error::NothingToOptimize) => {
+            assert!(e.to_string().contains("optimize = true"), "{e}");
+        }
+        other => panic!("expected NothingToOptimize, got {other:?}"),
+    }
+}
+
+/// A sparsity pattern with another number of rows than states.
+#[test]
+fn a_pattern_with_the_wrong_row_count_is_refused() {
+    use hybridopt::model::{Pattern, PatternError};
+    match Pattern::from_rows(3, &[vec![0], vec![1]]) {
+        Err(e @ PatternError::RowCount { given: 2, n: 3 }) => {
+            assert!(e.to_string().contains("2 rows given for 3 states"), "{e}");
+        }
+        other => panic!("expected RowCount, got {other:?}"),
+    }
+}

@@ -22,7 +22,6 @@
 //! coefficients add O(active) work per step.
 
 use super::jump::Jump;
-use super::located;
 use super::seeds::ObjectiveSeeds;
 use super::simultaneous::SimultaneousError;
 use crate::error::{Error, ModelError};
@@ -31,6 +30,7 @@ use crate::integrate::smooth::{integrate_smooth_from, SmoothError};
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::{DenseStep, NewtonJacobian, OdeRhs, Segment, Stats, Trajectory};
 use crate::model::HybridSystem;
+use crate::setup::located;
 use crate::setup::{Plain, Setup};
 use nalgebra::DMatrix;
 use std::cell::RefCell;

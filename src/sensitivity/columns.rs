@@ -14,13 +14,13 @@
 //! One struct, so the right-hand side, its Newton Jacobian, the start and the assembly are
 //! written once.
 
-use super::located;
 use super::seeds::ObjectiveSeeds;
 use super::simultaneous::error::SimultaneousError;
 use crate::error::{Error, ModelError};
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::NewtonJacobian;
 use crate::model::{HybridSystem, LANES};
+use crate::setup::located;
 use crate::setup::Setup;
 use nalgebra::{DMatrix, DVector};
 use num_dual::DualSVec64;

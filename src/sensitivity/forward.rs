@@ -3,9 +3,9 @@
 //! plain simulation. Error control covers S too, so its accuracy follows the tolerances.
 
 use super::columns::{column_flow_rhs, ColumnFlow};
+use super::evaluation::EventSensitivity;
 use super::jump::Jump;
 use super::seeds::ObjectiveSeeds;
-use super::EventSensitivity;
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::{GuardRate, HybridRhs};
 use crate::integrate::trajectory::Ctx;

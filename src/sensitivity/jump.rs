@@ -2,11 +2,11 @@
 //! transpose the adjoint, and the per-event reports (theory.md §3–4; seed 000 (23a)–(25),
 //! seed 003 (2.5)).
 
-use super::located;
 use crate::error::{Error, ModelError};
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
+use crate::setup::located;
 use crate::setup::{ScalarJac, Setup};
 use nalgebra::{DMatrix, DVector};
 

@@ -4,7 +4,7 @@
 //! give them.
 
 use super::fd::{FdOptions, FdScale};
-use super::GradientMethod;
+use super::method::GradientMethod;
 use crate::integrate::Stats;
 
 /// The options of [`super::evaluate_with`], with a builder; `EvaluateOptions::new(method)`

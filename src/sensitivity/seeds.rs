@@ -3,11 +3,12 @@
 //! trajectory and shared by every backward pass.
 
 use super::jump::Jump;
-use super::{located, term_jacobian, term_jacobian_from};
+use super::term::{term_jacobian, term_jacobian_from};
 use crate::error::Error;
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Instant, Trajectory};
 use crate::model::HybridSystem;
+use crate::setup::located;
 use crate::setup::{SampleCotangent, ScalarJac, Setup};
 use nalgebra::DVector;
 use std::collections::BTreeMap;

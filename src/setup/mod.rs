@@ -15,6 +15,7 @@
 mod augmented;
 mod builder;
 mod data;
+mod located;
 mod newton;
 mod objectives;
 mod simulate;
@@ -28,6 +29,7 @@ mod vjp;
 pub use augmented::{FlowJac, ResetJac, ScalarJac};
 pub use builder::SetupBuilder;
 pub(crate) use data::SampleCotangent;
+pub(crate) use located::located;
 pub(crate) use simulate::guards_on_leading_state;
 pub use simulate::Plain;
 pub use system_ref::SystemRef;

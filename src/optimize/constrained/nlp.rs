@@ -388,7 +388,7 @@ pub(crate) fn end_rates<S: HybridSystem>(
     let t = traj.t_final;
     let (n, nx, np) = (setup.n(), setup.nx(), setup.np());
     let mut slope = vec![0.0; n];
-    let at = |e| crate::sensitivity::located(setup, t, ctx.mode)(e);
+    let at = |e| crate::setup::located(setup, t, ctx.mode)(e);
     setup
         .rhs(&ctx, t, &traj.y_final, theta, &mut slope)
         .map_err(at)?;

@@ -175,7 +175,7 @@ fn output_at_start<S: HybridSystem>(
     let t0 = setup.t0;
     let (mode, x) = setup
         .initial(theta)
-        .map_err(crate::sensitivity::located(setup, t0, 0))?;
+        .map_err(crate::setup::located(setup, t0, 0))?;
     // the first breakpoint interval
     let t_hi = setup
         .breakpoints()
@@ -199,7 +199,7 @@ fn output_at_start<S: HybridSystem>(
             &theta[..setup.np()],
             &mut y,
         )
-        .map_err(crate::sensitivity::located(setup, t0, mode))?;
+        .map_err(crate::setup::located(setup, t0, mode))?;
     Ok(y[output])
 }
 
@@ -220,7 +220,7 @@ fn output_on<S: HybridSystem>(
     setup
         .sys()
         .outputs(seg.mode, t, &buf[..setup.nx()], &u, &theta[..setup.np()], y)
-        .map_err(crate::sensitivity::located(setup, t, seg.mode))?;
+        .map_err(crate::setup::located(setup, t, seg.mode))?;
     Ok(y[output])
 }
 

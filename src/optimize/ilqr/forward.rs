@@ -50,7 +50,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         let (mode0, x0) = self
             .setup
             .initial(&theta)
-            .map_err(|e| crate::sensitivity::located(self.setup, self.setup.t0, 0)(e))?;
+            .map_err(|e| crate::setup::located(self.setup, self.setup.t0, 0)(e))?;
         let nx = self.layout.nx;
         let mut out = Rollout {
             theta: vec![],

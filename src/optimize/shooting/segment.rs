@@ -235,7 +235,7 @@ fn time_rates<S: HybridSystem>(
     let mut f0 = vec![0.0; setup.n()];
     setup
         .rhs(&ctx, traj.t0, &y0, theta, &mut f0)
-        .map_err(|e| crate::sensitivity::located(setup, traj.t0, ctx.mode)(e))?;
+        .map_err(|e| crate::setup::located(setup, traj.t0, ctx.mode)(e))?;
     let (slope, value_over_end) = end_rates(setup, traj, theta)?;
     let fs = nalgebra::DVector::from_column_slice(&f0[..nx]);
     let value_over_start = setup

@@ -8,7 +8,7 @@ use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::sensitivity::corner::{bderivative_value, Corner};
 use crate::sensitivity::jump::Jump;
-use crate::sensitivity::located;
+use crate::setup::located;
 use crate::setup::{ResetJac, Setup};
 use nalgebra::{DMatrix, DVector};
 
