@@ -66,6 +66,7 @@ pub use ilqr::{optimize_ilqr, IlqrError, IlqrStages, StageJacobians};
 pub use kink::{min_norm_in_hull, KinkReport};
 pub use least_squares::*;
 use runs::{Ending, Runs, Solved};
+pub use runs::{MAX_RESTARTS, RESTART_SHRINK};
 pub use settings::{
     parse_gradient_method, Globalization, KinkPolicy, OptimizerSettings, SolverKind,
 };
@@ -205,18 +206,6 @@ impl fmt::Display for OptimizeResult {
         Ok(())
     }
 }
-
-/// Line-search restarts after a trial point left the cost's domain (an event that the
-/// cost needs stopped happening, or grazing / sticking / Zeno appeared): at most this many,
-/// each from the last accepted iterate with a fresh solver whose first trial step is
-/// `RESTART_SHRINK` times shorter than the previous run's (the cost's scale is raised;
-/// the convergence tests are scaled with it, so they keep their meaning). Later steps
-/// are the solver's own (L-BFGS: unit quasi-Newton steps), so a restart does not slow the
-/// rest of the run. Each is reported in [`OptimizeResult::restarts`]; other errors end
-/// the run at once.
-pub const MAX_RESTARTS: usize = 6;
-/// How much shorter each restart's first trial step is than the previous run's.
-pub const RESTART_SHRINK: f64 = 4.0;
 
 /// Minimizes the first objective of `setup` over the entries of θ marked `optimize` (the
 /// others stay at their values), each inside its bounds. `progress(iteration, scaled

@@ -10,13 +10,24 @@ use super::driver::{self, Bridge, RunSettings};
 use super::history::{Recorder, Rows};
 use super::monotone::is_line_search_failure;
 use super::settings::{KinkPolicy, OptimizerSettings};
-use super::{MAX_RESTARTS, RESTART_SHRINK};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::setup::Setup;
 use argmin::core::TerminationReason;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// Line-search restarts after a trial point left the cost's domain (an event that the
+/// cost needs stopped happening, or grazing / sticking / Zeno appeared): at most this many,
+/// each from the last accepted iterate with a fresh solver whose first trial step is
+/// `RESTART_SHRINK` times shorter than the previous run's (the cost's scale is raised;
+/// the convergence tests are scaled with it, so they keep their meaning). Later steps
+/// are the solver's own (L-BFGS: unit quasi-Newton steps), so a restart does not slow the
+/// rest of the run. Each is reported in [`super::OptimizeResult::restarts`]; other errors end
+/// the run at once.
+pub const MAX_RESTARTS: usize = 6;
+/// How much shorter each restart's first trial step is than the previous run's.
+pub const RESTART_SHRINK: f64 = 4.0;
 
 /// How the solver runs ended: the solver's own termination, or a stop at a kink (kink
 /// policy `stop`, raised as [`Error::StoppedAtKink`] inside the line search).

@@ -1,7 +1,7 @@
 //! The augmented system on X = (x, z) (theory.md §1): `F = (f, L_1, …)` with the running
 //! costs as quadratures, its exact Jacobians (dual numbers), the guards and the resets.
 
-use super::Setup;
+use super::definition::Setup;
 use crate::control::Active;
 use crate::cost::Term;
 use crate::error::ModelError;

@@ -1,11 +1,13 @@
 //! A builder for [`Setup`], so that a user names what differs from the defaults and
 //! nothing else.
 
-use super::{Setup, SystemRef};
+use super::definition::Setup;
+use super::system_ref::SystemRef;
 use crate::control::ControlGrid;
 use crate::cost::Objective;
 use crate::integrate::{Checkpointing, EventOptions, Method, SolverOptions};
 use crate::model::HybridSystem;
+use std::sync::Arc;
 
 /// Builds a [`Setup`] step by step (see [`Setup::builder`]).
 ///
@@ -134,5 +136,34 @@ impl<'a, S: HybridSystem> SetupBuilder<'a, S> {
         s.events = self.events;
         s.checkpointing = self.checkpointing;
         s
+    }
+}
+
+impl<'a, S: HybridSystem> Setup<'a, S> {
+    /// A builder over a borrowed system (defaults: horizon [0, 1], no controls, no
+    /// objectives, default solver, event and checkpointing settings).
+    pub fn builder(sys: &'a S) -> SetupBuilder<'a, S> {
+        SetupBuilder::new(SystemRef::Borrowed(sys))
+    }
+
+    /// A builder over a shared system (the setup it builds is `'static`).
+    pub fn builder_shared(sys: Arc<S>) -> SetupBuilder<'static, S> {
+        SetupBuilder::new(SystemRef::Shared(sys))
+    }
+
+    /// A builder holding this setup's system and every setting, to build a changed copy:
+    /// a setup is never changed in place, since its quadrature states and sparse Newton
+    /// structures follow from its objectives and system.
+    ///
+    /// ```
+    /// use hybridopt::prelude::*;
+    /// use hybridopt::systems::BouncingBall;
+    ///
+    /// let coarse = Setup::builder(&BouncingBall).horizon(0.0, 2.0).build();
+    /// let fine = coarse.to_builder().tolerances(1e-11, 1e-12).build();
+    /// assert_eq!((fine.t_end(), fine.solver().rtol), (2.0, 1e-11));
+    /// ```
+    pub fn to_builder(&self) -> SetupBuilder<'a, S> {
+        SetupBuilder::from_setup(self)
     }
 }

@@ -2,7 +2,8 @@
 //! instants, generic over the scalar (the dual witness evaluates the same formula), and
 //! their Jacobians in X and θ (the adjoint's cotangents and the direct method's rows).
 
-use super::{ScalarJac, Setup};
+use super::augmented::ScalarJac;
+use super::definition::Setup;
 use crate::cost::Samples;
 use crate::error::Error;
 use crate::integrate::{Instant, Trajectory};

@@ -1,6 +1,6 @@
 //! A model failure located: the time and the mode where it happened.
 
-use super::Setup;
+use super::definition::Setup;
 use crate::error::{Error, ModelError};
 use crate::model::HybridSystem;
 

@@ -8,33 +8,13 @@
 //! the iteration matrix (simplified Newton converges with it left out: the quadratures
 //! follow the state one iteration behind, and their error test is unchanged).
 
-use super::Setup;
+use super::definition::Setup;
+use super::sparse_flows::SparseFlow;
 use crate::error::ModelError;
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::{JacobianBlock, SparseBlock, Structure};
 use crate::model::{lane_eps, lane_seed, HybridSystem, Lanes, LANES};
-use crate::sparsity::{Colouring, Pattern};
-use std::sync::{Arc, OnceLock};
-
-/// What a mode's pattern gives, computed once per setup and mode.
-#[derive(Debug)]
-pub(super) struct SparseFlow {
-    structure: Arc<Structure>,
-    colouring: Colouring,
-    /// The pattern's entries: (position in the block, row, column).
-    entries: Vec<(usize, usize, usize)>,
-}
-
-/// The per-mode [`SparseFlow`]s of a setup (`None` for a mode without a pattern), filled
-/// when first asked for; shared by the setup's clones.
-#[derive(Debug, Clone, Default)]
-pub(super) struct SparseFlows(Arc<Vec<OnceLock<Option<SparseFlow>>>>);
-
-impl SparseFlows {
-    pub(super) fn new(modes: usize) -> Self {
-        SparseFlows(Arc::new((0..modes).map(|_| OnceLock::new()).collect()))
-    }
-}
+use crate::sparsity::Pattern;
 
 impl<S: HybridSystem> Setup<'_, S> {
     /// Mode `m`'s sparse structure if the system declares a pattern for it and the

@@ -1,6 +1,6 @@
 //! The objectives on a finished trajectory: their values and the events they refer to.
 
-use super::Setup;
+use super::definition::Setup;
 use crate::cost::EventGuard;
 use crate::integrate::trajectory::Ctx;
 use crate::model::{HybridSystem, Scalar};

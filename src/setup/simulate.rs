@@ -1,6 +1,6 @@
 //! The plain hybrid system in X (any scalar) and the setup's simulations.
 
-use super::Setup;
+use super::definition::Setup;
 use crate::error::ModelError;
 use crate::integrate::hybrid::{GuardRate, HybridRhs};
 use crate::integrate::trajectory::Ctx;

@@ -2,7 +2,7 @@
 //! floor of the [`Setup`] that names its columns: the results files, the sweeps, the
 //! periodic orbits' figures and the Python package read runs through it.
 
-use super::Setup;
+use super::definition::Setup;
 use crate::error::{Error, ModelError};
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;

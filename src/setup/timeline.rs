@@ -2,7 +2,7 @@
 //! data samples)
 //! and the controls u(t) of each breakpoint interval.
 
-use super::Setup;
+use super::definition::Setup;
 use crate::cost::Term;
 use crate::integrate::trajectory::Ctx;
 use crate::model::{HybridSystem, Scalar};

@@ -3,7 +3,7 @@
 //! Checked at the start of every run ([`Setup::simulate`], the direct and adjoint
 //! passes), so that a bad index is a typed [`Error`], not a panic inside an evaluation.
 
-use super::Setup;
+use super::definition::Setup;
 use crate::cost::{EventGuard, Term};
 use crate::error::Error;
 use crate::model::HybridSystem;

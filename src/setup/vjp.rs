@@ -1,6 +1,6 @@
 //! The vector–Jacobian products of the adjoint's inner loop (theory.md §4).
 
-use super::Setup;
+use super::definition::Setup;
 use crate::cost::Term;
 use crate::error::ModelError;
 use crate::integrate::trajectory::Ctx;
