@@ -290,6 +290,24 @@ fn gait_stability_optimization_converges_and_is_verified() {
     assert!((check - r1).abs() <= 1e-9, "{check} vs {r1}");
     let m_h = v["last"]["params"][0].as_f64().unwrap();
     assert!(m_h > 19.9 && m_h < 20.0, "{m_h}");
+    // the vocabulary of every optimization's summary, beside the gait's own fields, in
+    // the printed report and in summary.json alike
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for w in [&v, &file] {
+        assert_eq!(w["problem"], "compass_gait_stability");
+        assert_eq!(w["outcome"], "converged");
+        assert_eq!(w["optimized"], serde_json::json!(["m_h"]));
+        assert_eq!(w["initial_cost"], w["initial"]["value"]);
+        assert_eq!(w["final_cost"], w["last"]["value"]);
+        assert_eq!(w["parameters_initial"]["m_h"], w["initial"]["params"][0]);
+        assert_eq!(w["parameters_final"]["m_h"], w["last"]["params"][0]);
+        // a fixed parameter keeps its value in both
+        assert_eq!(w["parameters_final"]["m"], w["parameters_initial"]["m"]);
+        let g = w["last"]["gradient"][0].as_f64().unwrap().abs();
+        assert_eq!(w["final_gradient_norm"].as_f64().unwrap(), g);
+        assert_eq!(w["iterations"], v["iterations"]);
+    }
     // the exact gradient at the start against central differences of the re-solved orbit
     let g0 = v["initial"]["gradient"][0].as_f64().unwrap();
     let rho = |mh: f64| -> f64 {

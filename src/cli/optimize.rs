@@ -134,8 +134,9 @@ impl OptimizeArgs {
         }
         let (r, dir) = optimize_gait_to_folder(p, self.max_iters, out)?;
         if self.json {
-            // in the struct's order, as it has always been printed
-            println!("{}", serde_json::to_string_pretty(&r)?);
+            // the fields every optimization's summary has, then the gait's own
+            let summary = hybridopt::output::periodic::GaitSummary::new(p, &r);
+            println!("{}", serde_json::to_string_pretty(&summary)?);
         } else if !self.quiet {
             print!("{}", gait_text(&p.name, &r, &dir));
         }

@@ -13,7 +13,7 @@ use super::spec::PeriodicSpec;
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::driver::{self, Bridge, ErrorSlot, RunSettings, Sample, Smooth, Unobserved};
-use crate::optimize::{SolverKind, Space, Transform};
+use crate::optimize::{Outcome, SolverKind, Space, Transform};
 use argmin::core::TerminationReason;
 use std::sync::Mutex;
 
@@ -51,6 +51,9 @@ pub struct GaitOptimum {
     pub evaluations: usize,
     pub converged: bool,
     pub termination: String,
+    /// The run's end in the vocabulary of every optimization's `summary.json`:
+    /// `converged`, `max_iterations` or `stalled` (the line search could not go on).
+    pub outcome: Outcome,
     /// Every evaluation in order.
     pub history: Vec<GaitEvaluation>,
 }
@@ -155,7 +158,14 @@ pub fn optimize_gait<S: HybridSystem>(
         iterations: out.iterations,
         evaluations: history.len(),
         converged,
-        termination: reason.map_or("none".into(), |r| r.text().to_string()),
+        termination: reason
+            .as_ref()
+            .map_or("none".into(), |r| r.text().to_string()),
+        outcome: match reason {
+            Some(TerminationReason::SolverConverged) => Outcome::Converged,
+            Some(TerminationReason::MaxItersReached) => Outcome::MaxIterations,
+            _ => Outcome::Stalled,
+        },
         history,
     })
 }

@@ -96,9 +96,10 @@ pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Perio
 /// period), the convergence figure (`convergence.png`/`.svg`), and the orbit's files at
 /// the final parameters.
 pub fn write_gait(
-    stage: &Staging, name: &str, opt: &crate::periodic::optimize::GaitOptimum,
+    stage: &Staging, p: &crate::problem::Problem, opt: &crate::periodic::optimize::GaitOptimum,
 ) -> Result<(), PeriodicError> {
-    stage.write_json("summary.json", opt)?;
+    let name = &p.name;
+    stage.write_json("summary.json", &super::summary::GaitSummary::new(p, opt))?;
     let mut header: Vec<String> = vec!["evaluation".into()];
     header.extend(opt.names.iter().cloned());
     header.extend(["value", "spectral_radius", "period"].map(String::from));

@@ -3,6 +3,9 @@
 
 pub(crate) mod figures;
 pub(crate) mod files;
+mod summary;
+
+pub use summary::GaitSummary;
 
 use crate::output::atomic::Staging;
 use crate::periodic::continuation::{self as cont, Bifurcation, Branch};
@@ -139,7 +142,7 @@ pub fn optimize_gait_to_folder(
     let o = solve_orbit(&p.system, &spec, &pf, &spec.guess, true)?;
     let report = OrbitReport::new(&o, &p.dims, &spec.section.free);
     let stage = Staging::new(out)?;
-    files::write_gait(&stage, &p.name, &r)?;
+    files::write_gait(&stage, p, &r)?;
     files::write_orbit(&stage, &p.name, &p.system, &spec, &pf, &o, &report)?;
     let dir = stage.commit()?;
     Ok((r, dir))
