@@ -2,7 +2,7 @@
 //! doctest (a page `src/lib.rs` includes under `#[cfg(doctest)]`) is compiled by
 //! `cargo test --doc`; any other block must stand, comments, whitespace and trailing
 //! commas aside, inside an example (`examples/*.rs`, which `cargo test` builds), whose doc
-//! names the page. A new block in a guide fails here until it is one or the other.
+//! names the page — its leading `use` lines among the example's, the rest in one piece. A new block in a guide fails here until it is one or the other.
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +66,23 @@ fn normalized(code: &str) -> String {
     s
 }
 
+/// A block's leading `use` lines (an example has them at its top, the rest in `main`) and
+/// the code after them.
+fn split_uses(block: &str) -> (Vec<String>, String) {
+    let mut uses = Vec::new();
+    let mut lines = block.lines().peekable();
+    while let Some(l) = lines.peek() {
+        let t = l.trim();
+        if t.starts_with("use ") {
+            uses.push(t.to_string());
+        } else if !t.is_empty() {
+            break;
+        }
+        lines.next();
+    }
+    (uses, lines.collect::<Vec<_>>().join("\n"))
+}
+
 /// The pages `src/lib.rs` includes as doctests.
 fn doctest_pages() -> Vec<PathBuf> {
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
@@ -110,10 +127,11 @@ fn every_rust_block_of_the_docs_is_compiled() {
         let text = std::fs::read_to_string(&page).unwrap();
         for (line, block) in rust_blocks(&text) {
             checked += 1;
-            let code = normalized(&block);
-            let home = examples
-                .iter()
-                .find(|(_, ex)| normalized(ex).contains(&code));
+            let (uses, code) = split_uses(&block);
+            let home = examples.iter().find(|(_, ex)| {
+                let ex = normalized(ex);
+                ex.contains(&normalized(&code)) && uses.iter().all(|u| ex.contains(&normalized(u)))
+            });
             match home {
                 Some((ex, ex_text)) => {
                     let name = rel(&page);
