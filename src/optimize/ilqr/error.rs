@@ -28,6 +28,9 @@ pub enum IlqrError {
         kind: &'static str,
         why: &'static str,
     },
+    /// A constraint whose augmented-Lagrangian term has no stage form.
+    #[error("constraint '{name}': {why}; use the SQP (drop `solver = \"ilqr\"` / `\"ddp\"`)")]
+    Constraint { name: String, why: &'static str },
     /// Constraints, a free final time or multiple shooting: the iLQR minimizes a stage-wise
     /// cost over a fixed horizon only.
     #[error("{what}: the iLQR minimizes a cost over a fixed horizon without constraints; use the SQP (drop `solver = \"ilqr\"` / `\"ddp\"`)")]

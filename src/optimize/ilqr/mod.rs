@@ -38,6 +38,7 @@
 //! # Ok::<(), hybridopt::Error>(())
 //! ```
 
+mod augmented;
 mod backward;
 mod boxqp;
 mod costs;
@@ -45,10 +46,12 @@ mod driver;
 mod error;
 mod forward;
 mod layout;
+mod points;
 mod second;
 mod stage;
 mod witness;
 
+pub use augmented::optimize_ilqr_constrained;
 pub use error::IlqrError;
 pub use witness::{IlqrStages, StageJacobians};
 
@@ -105,7 +108,7 @@ pub fn optimize_ilqr<S: HybridSystem>(
         second_order: settings.solver == super::SolverKind::Ddp,
     };
     let initial = evaluate(&only, &space.base, settings.gradient)?;
-    let solved = stages.solve(&space.base, settings, progress)?;
+    let solved = stages.solve(&space.base, settings, None, progress)?;
     let last = evaluate(&only, &solved.best.theta, settings.gradient)?;
     let final_grad_norm = stages
         .layout
