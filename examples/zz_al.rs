@@ -88,11 +88,13 @@ fn step2(name: &str) {
     let sqp = p.optimize(&setup, &p.theta, None).unwrap();
     let ts = t.elapsed().as_secs_f64();
     let mut tight = p.clone();
-    tight.optimizer.tol_kkt = 1e-11;
+    tight.optimizer.tol_kkt = 1e-12; tight.optimizer.max_iters = 2000;
     let sqpt = tight.optimize(&setup, &p.theta, None).unwrap();
-    for kind in [SolverKind::Ddp, SolverKind::Ilqr] {
+    let kinds = if std::env::var("ZZ_GN").is_ok() { vec![SolverKind::Ddp, SolverKind::Ilqr] } else { vec![SolverKind::Ddp] };
+    for kind in kinds {
         let mut q = p.clone();
         q.optimizer.solver = kind;
+        if let Ok(t) = std::env::var("ZZ_TOL") { q.optimizer.tol_kkt = t.parse().unwrap(); }
         let t = Instant::now();
         let r = q.optimize(&setup, &p.theta, None);
         let td = t.elapsed().as_secs_f64();

@@ -6,7 +6,7 @@
 //! L_A(θ; λ, ρ) = J(θ) + Σ_r φ(c_r(θ); l_r, u_r, λ_r, ρ)          (φ: costs::augmented)
 //! repeat:  θ ← argmin_θ L_A  (the stage solver, warm-started, ‖∇L_A‖ ≤ tol_kkt / 10)
 //!          λ_r ← ρ d_r = φ'(c_r)       (the first-order update; λ signed as the SQP's)
-//!          ρ ← 10 ρ unless the largest violation fell by 4×
+//!          ρ ← 10 ρ unless the largest violation fell by 4× or is ≤ tol_kkt
 //! until the SQP's KKT residual (kkt.rs, same rows, same multipliers' sign) ≤ tol_kkt
 //! ```
 //!
@@ -37,11 +37,16 @@ use crate::setup::Setup;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The first penalty.
-const RHO0: f64 = 10.0;
+/// The first penalty. The problems are not convex and the outer loop's path decides the
+/// KKT point it reaches: on thrust_constrained from θ = 0, ρ₀ = 10, 10², 10³ and 10⁵ lead
+/// to other KKT points (ψ = 118.3, 118.3, 56.9, 56.9), ρ₀ = 10⁴ to the SQP's (13.69)
+/// (measured; docs/theory.md §11).
+const RHO0: f64 = 1e4;
 /// Its growth when the violation did not fall by `DECREASE`.
 const GROWTH: f64 = 10.0;
-const RHO_MAX: f64 = 1e8;
+/// Its largest value: the DDP's second-order terms are differences of the exact first
+/// ones (second.rs), whose integration error (rtol / h) ρ multiplies.
+const RHO_MAX: f64 = 1e6;
 const DECREASE: f64 = 0.25;
 /// At most this many outer iterations.
 const MAX_OUTER: usize = 40;
@@ -244,7 +249,8 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan) -> Stages<'s, 'a, S>
         if o.iterations >= settings.max_iters {
             break;
         }
-        if now > DECREASE * violation {
+        // feasible to the tolerance: only the multipliers' update is left to do
+        if now > settings.tol_kkt && now > DECREASE * violation {
             o.rho = (o.rho * GROWTH).min(RHO_MAX);
         }
         violation = now;
