@@ -31,8 +31,8 @@ use crate::model::HybridSystem;
 use crate::optimize::constrained::kkt::{kkt, Kkt};
 use crate::optimize::constrained::nlp::{Nlp, Point, RowAt, RowLabel};
 use crate::optimize::constrained::{path, report, ConstrainedReport};
-use crate::optimize::{HistoryRow, OptimizeResult, OptimizerSettings, Outcome, SolverKind};
 use crate::optimize::ThetaEntry;
+use crate::optimize::{HistoryRow, OptimizeResult, OptimizerSettings, Outcome, SolverKind};
 use crate::setup::Setup;
 use std::sync::Arc;
 use std::time::Instant;
@@ -206,17 +206,29 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
     };
     o.record();
     let (outcome, text) = outer_loop(&nlp, &base, &stages_with, settings, progress, &mut o)?;
-    let rep = report(&o.point, &o.lambda_vec(), o.kkt, constraints, nlp.method, |out, b| {
-        path::extreme(&nlp, &o.point, out, b)
-    });
-    Ok(result(o, outcome, text, initial, rep, nlp.theta_of(&nlp.x0()).0, start))
+    let rep = report(
+        &o.point,
+        &o.lambda_vec(),
+        o.kkt,
+        constraints,
+        nlp.method,
+        |out, b| path::extreme(&nlp, &o.point, out, b),
+    );
+    Ok(result(
+        o,
+        outcome,
+        text,
+        initial,
+        rep,
+        nlp.theta_of(&nlp.x0()).0,
+        start,
+    ))
 }
 
 /// The outer iterations (module docs): how they ended.
 fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan) -> Stages<'s, 'a, S>>(
-    nlp: &Nlp<'_, '_, S>, base: &Plan, stages_with: &F,
-    settings: &OptimizerSettings, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
-    o: &mut Outer,
+    nlp: &Nlp<'_, '_, S>, base: &Plan, stages_with: &F, settings: &OptimizerSettings,
+    progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>, o: &mut Outer,
 ) -> Result<(Outcome, String), Error> {
     let mut violation = o.point.max_violation();
     for outer in 1..=MAX_OUTER {

@@ -20,8 +20,10 @@
 //! the SQP and must reach the same optimum; the integrator keeps its own adaptive steps
 //! and error control inside each stage.
 //!
-//! The iLQR takes a cost over a fixed horizon: constraints, a free final time, multiple
-//! shooting, free system parameters, squared running terms and data terms are refused
+//! The iLQR takes a cost over a fixed horizon, and constraints by an augmented-Lagrangian
+//! outer loop on the SQP's constraint rows (augmented.rs; a path constraint's interior
+//! points as stage costs, points.rs): a free final time, multiple shooting, an integral
+//! constraint, free system parameters, squared running terms and data terms are refused
 //! with an [`IlqrError`] naming what is unsupported.
 //!
 //! ```

@@ -47,7 +47,12 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             };
             let sys = StartOnSection::new(self.setup.sys(), mode).with_controls();
             let th = theta_with_start(theta, self.setup.np(), &node.state);
-            let s = segment_setup(self.setup, &sys, span, objectives(std::slice::from_ref(piece)));
+            let s = segment_setup(
+                self.setup,
+                &sys,
+                span,
+                objectives(std::slice::from_ref(piece)),
+            );
             let traj = s.simulate(&th)?;
             cost += piece.form.value(s.objective_values(&traj, &th)?[0]);
         }
