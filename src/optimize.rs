@@ -62,7 +62,7 @@ use driver::Smooth;
 pub use fit::{optimize_least_squares, ExperimentFit, FitReport, FitRun};
 pub use history::HistoryRow;
 use history::Rows;
-pub use ilqr::{optimize_ilqr, IlqrError, IlqrStages, StageJacobians};
+pub use ilqr::{optimize_ilqr, optimize_ilqr_constrained, IlqrError, IlqrStages, StageJacobians};
 pub use kink::{min_norm_in_hull, KinkReport};
 pub use least_squares::*;
 use runs::{Ending, Runs, Solved};

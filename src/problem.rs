@@ -358,8 +358,8 @@ impl Problem {
     /// [`crate::optimize::optimize_shooting_fit`]); otherwise multiple shooting with a
     /// `[shooting]` table, the constrained solver when it has
     /// constraints or a free final time, else `[optimizer] solver` (L-BFGS or steepest
-    /// descent); `ilqr` and `ddp` run the hybrid iLQR / DDP, which refuse constraints, a free final time
-    /// and multiple shooting.
+    /// descent); `ilqr` and `ddp` run the hybrid iLQR / DDP (constraints by an augmented Lagrangian),
+    /// which refuse a free final time and multiple shooting.
     pub fn optimize(
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
@@ -410,25 +410,27 @@ impl Problem {
         }
     }
 
-    /// The hybrid iLQR ([`crate::optimize::optimize_ilqr`]), or the typed error naming
-    /// what the file has that it does not take (multiple shooting, constraints, a free
-    /// final time).
+    /// The hybrid iLQR ([`crate::optimize::optimize_ilqr`]); with constraints, its
+    /// augmented-Lagrangian loop ([`crate::optimize::optimize_ilqr_constrained`]); or the
+    /// typed error naming what the file has that it does not take (multiple shooting, a
+    /// free final time).
     fn optimize_ilqr(
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
         use crate::optimize::IlqrError;
-        let what = if self.shooting.is_some() {
-            Some("a [shooting] table")
-        } else if self.constraints.free_time.is_some() {
-            Some("a free final time")
-        } else if !self.constraints.list.is_empty() {
-            Some("[[constraint]] tables")
-        } else {
-            None
-        };
-        if let Some(what) = what {
+        if self.shooting.is_some() {
+            let what = "a [shooting] table";
             return Err(IlqrError::Unsupported { what }.into());
+        }
+        if !self.constraints.is_empty() {
+            return crate::optimize::optimize_ilqr_constrained(
+                setup,
+                theta,
+                &self.constraints,
+                &self.optimizer,
+                progress,
+            );
         }
         crate::optimize::optimize_ilqr(setup, theta, &self.optimizer, progress)
     }

@@ -23,7 +23,7 @@ enum SolverArg {
     /// Gauss–Newton / Levenberg–Marquardt (data fits)
     #[value(name = "gauss_newton")]
     GaussNewton,
-    /// Hybrid iLQR on the control intervals (problems with controls, no constraints)
+    /// Hybrid iLQR on the control intervals (problems with controls; constraints by an augmented Lagrangian)
     Ilqr,
     /// Hybrid DDP: the iLQR with second-order terms
     Ddp,
@@ -79,9 +79,10 @@ impl OptimizeArgs {
         if p.periodic.is_some() {
             return self.run_gait(&p, &out);
         }
-        if self.solver.is_some() && !p.constraints.is_empty() {
+        let unconstrained = !matches!(self.solver, None | Some(SolverArg::Ilqr | SolverArg::Ddp));
+        if unconstrained && !p.constraints.is_empty() {
             bail!(
-                "{}: --solver chooses an unconstrained solver (lbfgs, gd, gauss_newton, ilqr, ddp); this problem has constraints or a free final time, which the constrained solver (SQP) handles: drop --solver",
+                "{}: --solver chooses an unconstrained solver (lbfgs, gd, gauss_newton); this problem has constraints or a free final time, which the constrained solver (SQP) handles (or ilqr / ddp, by an augmented Lagrangian): drop --solver",
                 self.problem.display()
             );
         }

@@ -37,7 +37,7 @@ pub(super) mod kkt;
 mod line_search;
 mod merit;
 pub(super) mod nlp;
-mod path;
+pub(super) mod path;
 pub(super) mod point;
 pub(super) mod problem;
 mod qp;

@@ -32,6 +32,41 @@ pub(crate) enum Form {
     Squared { target: f64, weight: f64 },
     /// `ℓ = q = w ∫ Σ u² dt`, with the exact Hessian `2w G_k`.
     Effort { weight: f64 },
+    /// A constraint `lower ≤ q ≤ upper` in the augmented Lagrangian with multiplier
+    /// `lambda` and penalty `rho` ([`augmented`]).
+    Augmented {
+        lower: f64,
+        upper: f64,
+        lambda: f64,
+        rho: f64,
+    },
+}
+
+/// The augmented-Lagrangian term of a constraint `l ≤ q ≤ u` (Rockafellar 1973; Nocedal &
+/// Wright §17.4, eq. 17.65; docs/theory.md §11), with `s = q + λ/ρ` and
+/// `d = s − clamp(s, l, u)`:
+///
+/// ```text
+/// ℓ = ρ/2 d² − λ²/(2ρ)      dℓ/dq = ρ d      d²ℓ/dq² = ρ (s outside [l, u]), else 0
+/// ```
+///
+/// An equality (l = u = v) gives `λ (q − v) + ρ/2 (q − v)²`; one side gives the
+/// Powell–Hestenes–Rockafellar term. λ is signed as the SQP's multipliers (positive where
+/// the upper side binds): the first-order update is `λ⁺ = ρ d = dℓ/dq`. Returns
+/// `(ℓ, dℓ/dq, d²ℓ/dq²)`.
+pub(crate) fn augmented(q: f64, lower: f64, upper: f64, lambda: f64, rho: f64) -> (f64, f64, f64) {
+    let s = q + lambda / rho;
+    let d = s - s.clamp(lower, upper);
+    let curvature = if lower == upper || s < lower || s > upper {
+        rho
+    } else {
+        0.0
+    };
+    (
+        0.5 * rho * d * d - lambda * lambda / (2.0 * rho),
+        rho * d,
+        curvature,
+    )
 }
 
 impl Form {
@@ -41,6 +76,12 @@ impl Form {
             Form::Plain | Form::Effort { .. } => q,
             Form::Linear { weight } => weight * q,
             Form::Squared { target, weight } => weight * (q - target).powi(2),
+            Form::Augmented {
+                lower,
+                upper,
+                lambda,
+                rho,
+            } => augmented(q, lower, upper, lambda, rho).0,
         }
     }
     /// dℓ/dq at q (the factor of ∇q in ∇ℓ) and the Gauss–Newton curvature factor c in
@@ -50,6 +91,15 @@ impl Form {
             Form::Plain | Form::Effort { .. } => (1.0, 0.0),
             Form::Linear { weight } => (weight, 0.0),
             Form::Squared { target, weight } => (2.0 * weight * (q - target), 2.0 * weight),
+            Form::Augmented {
+                lower,
+                upper,
+                lambda,
+                rho,
+            } => {
+                let (_, slope, curvature) = augmented(q, lower, upper, lambda, rho);
+                (slope, curvature)
+            }
         }
     }
 }
@@ -72,6 +122,10 @@ pub(crate) struct Plan {
     pub events: Vec<(Piece, EventGuard, usize)>,
     /// Terms on θ itself: (index, form), the quantity θ_index.
     pub on_theta: Vec<(usize, Form)>,
+    /// Output values at fixed instants (a path constraint's interior points): (t, piece
+    /// with a `terminal` term), evaluated on the stage `τ_k < t ≤ τ_{k+1}` by a run over
+    /// `[τ_k, t]`.
+    pub points: Vec<(f64, Piece)>,
 }
 
 impl Plan {
@@ -82,6 +136,31 @@ impl Plan {
             plan.add(term)?;
         }
         Ok(plan)
+    }
+
+    /// Adds a constraint's functional (`term`, at weight 1) in `form` to the stage that
+    /// holds it: a terminal value, an event's time or output, an entry of θ; `name` names
+    /// the constraint in the error for an integral (a sum over every stage, whose
+    /// augmented term is no stage-wise cost).
+    pub fn constraint(&mut self, term: Term, form: Form, name: &str) -> Result<(), IlqrError> {
+        let piece = Piece { term, form };
+        match piece.term {
+            Term::Terminal { .. } => self.terminal.push(piece),
+            Term::EventTime {
+                guard, occurrence, ..
+            }
+            | Term::EventOutput {
+                guard, occurrence, ..
+            } => self.events.push((piece, guard, occurrence)),
+            Term::Parameter { index, .. } => self.on_theta.push((index, form)),
+            _ => {
+                return Err(IlqrError::Constraint {
+                    name: name.to_string(),
+                    why: "an integral is a sum over every stage, and its augmented-Lagrangian term (a square of that sum) is no stage-wise cost",
+                })
+            }
+        }
+        Ok(())
     }
 
     fn add(&mut self, term: &Term) -> Result<(), IlqrError> {

@@ -125,10 +125,11 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         }
     }
 
-    /// The iterations from θ0 (module docs). Converged when ‖∇J‖ ≤ `tol_grad · ‖∇J₀‖ /
-    /// first_step` (L-BFGS's test on its scaled cost, the same number).
+    /// The iterations from θ0 (module docs). Converged when ‖∇J‖ ≤ `tol` if given (the
+    /// augmented Lagrangian's inner solves), else ≤ `tol_grad · ‖∇J₀‖ / first_step`
+    /// (L-BFGS's test on its scaled cost, the same number).
     pub fn solve(
-        &self, theta0: &[f64], settings: &OptimizerSettings,
+        &self, theta0: &[f64], settings: &OptimizerSettings, tol: Option<f64>,
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<Solved, Error> {
         let ntheta = theta0.len();
@@ -139,6 +140,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             mu: 0.0,
             delta: 1.0,
         };
+        let fixed_tol = tol;
         let mut tol = 0.0;
         let mut step = 0.0;
         let end = |outcome, text: &str, it, best, history, r, l| Solved {
@@ -155,7 +157,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             linearizations += 1;
             let gnorm = self.grad_norm(&lin, ntheta);
             if it == 0 {
-                tol = settings.tol_grad * gnorm / settings.first_step;
+                tol = fixed_tol.unwrap_or(settings.tol_grad * gnorm / settings.first_step);
             }
             history.push(HistoryRow {
                 iteration: it,

@@ -28,8 +28,11 @@ pub enum IlqrError {
         kind: &'static str,
         why: &'static str,
     },
-    /// Constraints, a free final time or multiple shooting: the iLQR minimizes a stage-wise
-    /// cost over a fixed horizon only.
-    #[error("{what}: the iLQR minimizes a cost over a fixed horizon without constraints; use the SQP (drop `solver = \"ilqr\"` / `\"ddp\"`)")]
+    /// A constraint whose augmented-Lagrangian term has no stage form.
+    #[error("constraint '{name}': {why}; use the SQP (drop `solver = \"ilqr\"` / `\"ddp\"`)")]
+    Constraint { name: String, why: &'static str },
+    /// A free final time or multiple shooting: the iLQR's stages are the control intervals
+    /// of a fixed horizon, run by single shooting.
+    #[error("{what}: the iLQR's stages are the control intervals of a fixed horizon, run by single shooting; use the SQP (drop `solver = \"ilqr\"` / `\"ddp\"`)")]
     Unsupported { what: &'static str },
 }

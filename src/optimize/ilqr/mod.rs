@@ -20,8 +20,10 @@
 //! the SQP and must reach the same optimum; the integrator keeps its own adaptive steps
 //! and error control inside each stage.
 //!
-//! The iLQR takes a cost over a fixed horizon: constraints, a free final time, multiple
-//! shooting, free system parameters, squared running terms and data terms are refused
+//! The iLQR takes a cost over a fixed horizon, and constraints by an augmented-Lagrangian
+//! outer loop on the SQP's constraint rows (augmented.rs; a path constraint's interior
+//! points as stage costs, points.rs): a free final time, multiple shooting, an integral
+//! constraint, free system parameters, squared running terms and data terms are refused
 //! with an [`IlqrError`] naming what is unsupported.
 //!
 //! ```
@@ -38,6 +40,7 @@
 //! # Ok::<(), hybridopt::Error>(())
 //! ```
 
+mod augmented;
 mod backward;
 mod boxqp;
 mod costs;
@@ -45,10 +48,12 @@ mod driver;
 pub(crate) mod error;
 mod forward;
 mod layout;
+mod points;
 mod second;
 mod stage;
 mod witness;
 
+pub use augmented::optimize_ilqr_constrained;
 pub use error::IlqrError;
 pub use witness::{IlqrStages, StageJacobians};
 
@@ -105,7 +110,7 @@ pub fn optimize_ilqr<S: HybridSystem>(
         second_order: settings.solver == super::SolverKind::Ddp,
     };
     let initial = evaluate(&only, &space.base, settings.gradient)?;
-    let solved = stages.solve(&space.base, settings, progress)?;
+    let solved = stages.solve(&space.base, settings, None, progress)?;
     let last = evaluate(&only, &solved.best.theta, settings.gradient)?;
     let final_grad_norm = stages
         .layout

@@ -110,7 +110,8 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             .zip(&values)
             .map(|(p, &q)| p.form.value(q))
             .sum::<f64>()
-            + self.theta_terms(k, theta).0;
+            + self.theta_terms(k, theta).0
+            + self.point_cost(k, x, mode, theta)?;
         Ok(Step {
             x_end: traj.y_final[..self.layout.nx].to_vec(),
             mode_end: traj.mode_final,
@@ -205,6 +206,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
                 self.add_gram(k, &cols, weight, &mut lvv);
             }
         }
+        self.point_first_order(k, x, mode, theta, &cols, &mut lv, &mut lvv)?;
         for (p, s, c) in self.theta_terms(k, theta).1 {
             lv[nx + nc + p] += s;
             lvv[(nx + nc + p, nx + nc + p)] += c;
