@@ -130,8 +130,8 @@ pub fn sampling_box(theta: &[ThetaEntry], flags: &[String]) -> Result<Vec<Range>
         .collect()
 }
 
-/// Start point `i`: entry j is `lo_j + (hi_j − lo_j)·U` with U = [`unit_open`] of draw
-/// `i·d + j` of the [`splitmix64`] stream of `seed` (d = the box's dimension), so strictly
+/// Start point `i`: entry j is `lo_j + (hi_j − lo_j)·U` with U uniform in (0, 1) from draw
+/// `i·d + j` of the SplitMix64 stream of `seed` (random.rs) (d = the box's dimension), so strictly
 /// inside the box.
 pub fn start_point(bx: &[Range], seed: u64, i: usize) -> Vec<f64> {
     let d = bx.len() as u64;

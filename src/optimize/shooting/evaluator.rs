@@ -23,7 +23,7 @@ pub struct ShootingEvaluator<'s, 'a, S: HybridSystem> {
 }
 
 impl<'s, 'a, S: HybridSystem> ShootingEvaluator<'s, 'a, S> {
-    /// The problem of [`optimize_shooting`] with these arguments, at its start.
+    /// The problem of [`optimize_shooting`](super::optimize_shooting) with these arguments, at its start.
     pub fn new(
         setup: &Setup<'a, S>, theta: &[ThetaEntry], constraints: &'s Constraints,
         shooting: &Shooting,

@@ -31,7 +31,7 @@ pub struct NodeReport {
     pub state_final: Vec<f64>,
 }
 
-/// What a multiple-shooting run adds to [`OptimizeResult`].
+/// What a multiple-shooting run adds to [`OptimizeResult`](crate::optimize::OptimizeResult).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ShootingReport {
     pub segments: usize,
@@ -151,7 +151,7 @@ pub(crate) fn stitch(runs: Vec<Trajectory>) -> Trajectory {
 
 /// The segments' dense state trajectories from the nodes' states `which` of `report` (its
 /// `state_initial` or `state_final`) at θ (for figures and tables: the gaps at the nodes
-/// are the defects). `setup` and `closure` as given to [`optimize_shooting`].
+/// are the defects). `setup` and `closure` as given to [`optimize_shooting`](super::optimize_shooting).
 pub fn segment_trajectories<S: HybridSystem>(
     setup: &Setup<'_, S>, report: &ShootingReport, closure: Option<&Closure>, theta: &[f64],
     initial: bool,
