@@ -38,6 +38,7 @@ mod feedback_accuracy;
 mod feedback_cli;
 mod feedback_gait;
 mod feedback_mismatch;
+mod feedback_track;
 mod five_bar;
 mod five_bar_newton_law;
 mod five_bar_reference;
