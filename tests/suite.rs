@@ -40,6 +40,7 @@ mod feedback_gait;
 mod feedback_mismatch;
 mod feedback_track;
 mod five_bar;
+mod five_bar_actuated;
 mod five_bar_newton_law;
 mod five_bar_reference;
 mod fuzz;
