@@ -17,8 +17,7 @@ const FILE: &str = "problems/thrust_feedback.toml";
 /// The problem, its θ at the shipped optimum (the feedback summary's nominal).
 fn shipped() -> (Problem, Vec<f64>) {
     let p = Problem::load(Path::new(FILE)).unwrap();
-    let text =
-        std::fs::read_to_string("results/feedback/thrust_feedback/summary.json").unwrap();
+    let text = std::fs::read_to_string("results/feedback/thrust_feedback/summary.json").unwrap();
     let d: serde_json::Value = serde_json::from_str(&text).unwrap();
     let theta = p
         .setup()
@@ -48,7 +47,12 @@ fn a_small_push_moves_the_end_by_the_closed_loop_transition_through_the_saltatio
     let (p, theta) = shipped();
     // moderate weights (the file's make ∂x(t_f)/∂x(t_0) ~ 1e-5: nothing to compare), tight
     // tolerances and a fine table, no torque limit (the linear law)
-    let setup = p.setup().unwrap().to_builder().tolerances(1e-11, 1e-11).build();
+    let setup = p
+        .setup()
+        .unwrap()
+        .to_builder()
+        .tolerances(1e-11, 1e-11)
+        .build();
     let w = Weights::diagonal(&[1.0, 0.1], &[1.0], &[1.0, 0.1]).unwrap();
     let lqr = tvlqr(&setup, &theta, &w).unwrap();
     assert_eq!(lqr.nominal.events.len(), 3);
@@ -77,7 +81,11 @@ fn a_small_push_moves_the_end_by_the_closed_loop_transition_through_the_saltatio
     }
     // the extended reference is what the design linearizes: measured 2.1e-3 (5.0e-4 ..
     // 2.1e-3 over the four pushes; the error is second order in the push)
-    assert!(worst[0] <= 5e-2, "extend: {:.2e} (measured 2.1e-3)", worst[0]);
+    assert!(
+        worst[0] <= 5e-2,
+        "extend: {:.2e} (measured 2.1e-3)",
+        worst[0]
+    );
     // the clock restarted at each impact keeps the timing error: not the design's
     // linearization (measured 0.51 .. 1.1)
     assert!(worst[1] >= 0.1, "reset: {:.2e}", worst[1]);
@@ -122,7 +130,10 @@ fn early_and_late_impacts_the_extended_reference_keeps_the_nominal_clock() {
     // |Δy(t_f)| 2.9e-6, 4.1e-6)
     for &(clock, push, _, second, end) in &out {
         if clock == Clock::Extend {
-            assert!(second <= 3e-3, "{push}: |Δt₂| {second:.2e} (measured ≤ 1.2e-4)");
+            assert!(
+                second <= 3e-3,
+                "{push}: |Δt₂| {second:.2e} (measured ≤ 1.2e-4)"
+            );
             assert!(end <= 1e-4, "{push}: |Δy| {end:.2e} (measured ≤ 4.1e-6)");
         } else {
             // reset: the first impact's timing error carried to the 2nd (measured 8.5e-3
@@ -136,7 +147,9 @@ fn early_and_late_impacts_the_extended_reference_keeps_the_nominal_clock() {
 #[test]
 fn bad_robustness_keys_name_the_key_and_what_is_valid() {
     let text = std::fs::read_to_string(FILE).unwrap();
-    let cut = text.find("\n# 100 starts").expect("the shipped file's robustness comment");
+    let cut = text
+        .find("\n# 100 starts")
+        .expect("the shipped file's robustness comment");
     let cases: &[(&str, &str)] = &[
         (
             "terminal_tolerance = -1.0\n",

@@ -16,9 +16,10 @@ const FILE: &str = "problems/five_bar_actuated.toml";
 
 /// The shipped file with another formulation.
 fn with_formulation(f: &str) -> Problem {
-    let text = std::fs::read_to_string(FILE)
-        .unwrap()
-        .replace("formulation = \"index1\"", &format!("formulation = \"{f}\""));
+    let text = std::fs::read_to_string(FILE).unwrap().replace(
+        "formulation = \"index1\"",
+        &format!("formulation = \"{f}\""),
+    );
     Problem::parse(&text, Path::new(FILE)).unwrap()
 }
 
@@ -43,7 +44,10 @@ fn the_actuator_force_gradient_adjoint_direct_and_central_differences_agree() {
         let first = names.iter().position(|n| n == "force_y2[0]").unwrap();
         // the control's part is not zero: the force moves the end
         let gu = &g[0].2[first..];
-        assert!(gu.iter().map(|v| v.abs()).fold(0.0, f64::max) > 1e-2, "{gu:?}");
+        assert!(
+            gu.iter().map(|v| v.abs()).fold(0.0, f64::max) > 1e-2,
+            "{gu:?}"
+        );
         let (d, _) = worst_component(&g[0].2, &g[1].2, 1e-3);
         let (h, _) = worst_component(&g[0].2, &g[2].2, 1e-3);
         println!("{f}: adjoint vs direct {d:.2e}, vs FD {h:.2e}");
@@ -77,7 +81,9 @@ fn five_bar_gains_match_a_run_at_rtol_1e_13() {
     let replay = worst(&|t| coarse.gain_exact(t).unwrap(), &|t| {
         fine.gain_exact(t).unwrap()
     });
-    let dense = worst(&|t| coarse.gain_at(t).unwrap(), &|t| fine.gain_exact(t).unwrap());
+    let dense = worst(&|t| coarse.gain_at(t).unwrap(), &|t| {
+        fine.gain_exact(t).unwrap()
+    });
     println!(
         "five-bar: {events} events; K at rtol {:.0e} vs 1e-13: replay {replay:.1e}, dense {dense:.1e}",
         setup.solver().rtol
@@ -93,7 +99,9 @@ fn an_actuator_on_a_coordinate_the_mechanism_lacks_is_refused_with_the_valid_nam
     let text = std::fs::read_to_string(FILE)
         .unwrap()
         .replace("actuators = [\"y2\"]", "actuators = [\"theta\"]");
-    let e = Problem::parse(&text, Path::new("fb.toml")).unwrap_err().to_string();
+    let e = Problem::parse(&text, Path::new("fb.toml"))
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("system.actuators: `theta` is not a coordinate of the mechanism; valid: x1, y1, x2, y2, x3, y3"),
         "{e}"

@@ -118,9 +118,12 @@ pub fn closed_loop(
             p.dims.states.join(", ")
         )));
     }
-    let guard = fb
-        .guard
-        .or_else(|| p.shooting.as_ref().and_then(|s| s.closure.as_ref()).map(|c| c.guard));
+    let guard = fb.guard.or_else(|| {
+        p.shooting
+            .as_ref()
+            .and_then(|s| s.closure.as_ref())
+            .map(|c| c.guard)
+    });
     let Some(guard) = guard else {
         return along_run(p, setup, theta, push, gains);
     };

@@ -214,13 +214,12 @@ impl<'a, S: HybridSystem> Lqr<'a, S> {
         seg.state_at(t, &mut x);
         let ctx = seg.ctx();
         let u = self.setup.controls_at(&ctx, t, &self.theta);
-        let (_, b) = linearization(&self.setup, &ctx, t, &x, &self.theta).map_err(|e| {
-            Error::Model {
+        let (_, b) =
+            linearization(&self.setup, &ctx, t, &x, &self.theta).map_err(|e| Error::Model {
                 t,
                 mode: self.setup.dims().mode_name(seg.mode),
                 source: e,
-            }
-        })?;
+            })?;
         let k = gain(self.weights.r_inv(), &b, &hermite(&rs.knots, t));
         x.truncate(self.setup.nx());
         Ok(GainSample {

@@ -11,8 +11,8 @@
 //! held: Kong et al. (2021) integrate the mode's flow instead; the two differ by O(Δτ²),
 //! which neither the linearization nor a small timing error sees.
 
-use super::error::FeedbackError;
 use super::clock::Clock;
+use super::error::FeedbackError;
 use super::gains::Lqr;
 use super::law::{RefPoint, Reference};
 use crate::model::{HybridSystem, Scalar};
@@ -29,7 +29,6 @@ pub struct PeriodTable {
     pub u: Vec<DVector<f64>>,
     pub k: Vec<DMatrix<f64>>,
 }
-
 
 impl PeriodTable {
     /// Tabulates a design's nominal period at `n` evenly spaced phases (n ≥ 2), the slopes

@@ -94,7 +94,11 @@ impl RunTable {
             let mut knots = Vec::with_capacity(m + 1);
             let mut seg = first;
             for i in 0..=m {
-                let t = if i == m { b } else { a + (b - a) * i as f64 / m as f64 };
+                let t = if i == m {
+                    b
+                } else {
+                    a + (b - a) * i as f64 / m as f64
+                };
                 while seg < last && lqr.segment_span(seg).1 < t {
                     seg += 1;
                 }
@@ -114,7 +118,11 @@ impl RunTable {
             }
             pieces.push(piece(knots, a));
         }
-        Ok(RunTable { pieces, t0, t_final: tf })
+        Ok(RunTable {
+            pieces,
+            t0,
+            t_final: tf,
+        })
     }
 
     /// The number of nominal segments.

@@ -77,8 +77,8 @@ pub struct TrackRun {
 /// closed loop (its states: the system's, then the controller's).
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_track<S: HybridSystem>(
-    cl: &ClosedLoop<'_, S, RunTable>, mode: usize, p: &[f64], x: &[f64],
-    (t0, t_end): (f64, f64), solver: SolverOptions, events: EventOptions,
+    cl: &ClosedLoop<'_, S, RunTable>, mode: usize, p: &[f64], x: &[f64], (t0, t_end): (f64, f64),
+    solver: SolverOptions, events: EventOptions,
 ) -> Result<Trajectory, Error> {
     let wrapped = StartOnSection::new(cl, mode);
     let setup = Setup::builder(&wrapped)

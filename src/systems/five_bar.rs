@@ -160,7 +160,10 @@ impl FiveBar {
             .actuator_indices()
             .map_err(|a| ModelError::InvalidMechanism {
                 element: format!("actuator `{a}`"),
-                problem: format!("is not a coordinate; the coordinates: {}", COORDINATES.join(", ")),
+                problem: format!(
+                    "is not a coordinate; the coordinates: {}",
+                    COORDINATES.join(", ")
+                ),
             })?;
         for c in coords {
             mech.actuator(c)?;

@@ -14,6 +14,8 @@ mod figures;
 mod files;
 mod tracking;
 
+pub use tracking::{targets, EXTENSION};
+
 use crate::error::Error;
 use crate::feedback::Clock;
 use crate::output::atomic::Staging;

@@ -45,8 +45,8 @@ pub(super) fn tracking(
 ) -> Result<(), Error> {
     let setup = lqr.setup();
     let (t0, tf) = lqr.span();
-    let table =
-        RunTable::from_lqr(lqr, TABLE_POINTS, EXTENSION * (tf - t0)).map_err(Error::from_feedback)?;
+    let table = RunTable::from_lqr(lqr, TABLE_POINTS, EXTENSION * (tf - t0))
+        .map_err(Error::from_feedback)?;
     let closed_phi = lqr.transition().map_err(Error::from_feedback)?;
     let open_phi = lqr.open_transition().map_err(Error::from_feedback)?;
     let targets = targets(p, settings);
@@ -65,11 +65,26 @@ pub(super) fn tracking(
     };
     let (solver, events) = (setup.solver(), setup.events());
     let run = track_trials(
-        &p.system, &table, settings.clock, limits.clone(), mode, pv, &x0, (t0, tf), &targets,
-        &spec, solver, events,
+        &p.system,
+        &table,
+        settings.clock,
+        limits.clone(),
+        mode,
+        pv,
+        &x0,
+        (t0, tf),
+        &targets,
+        &spec,
+        solver,
+        events,
     )?;
     report.tracking = Some(TrackingSummary::new(
-        p, settings, &targets, &run, lqr, [&open_phi, &closed_phi],
+        p,
+        settings,
+        &targets,
+        &run,
+        lqr,
+        [&open_phi, &closed_phi],
     ));
     if trials == 0 {
         return Ok(());
@@ -223,4 +238,3 @@ impl TrackingSummary {
         }
     }
 }
-
