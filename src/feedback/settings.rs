@@ -9,7 +9,8 @@ use super::weights::Weights;
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedbackSettings {
     pub weights: Weights,
-    /// The phase rule of a periodic design (default [`Clock::Extend`]).
+    /// The rule at an early or late impact, periodic or along a run (default
+    /// [`Clock::Extend`]).
     pub clock: Clock,
     /// The guard whose firing closes a period; `None`: the `[shooting]` table's periodic
     /// guard, or, without one, a time-varying design along the whole run.

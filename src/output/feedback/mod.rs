@@ -7,7 +7,9 @@
 //!
 //! A problem whose `[shooting]` table closes a period at a guard (or whose `[feedback]`
 //! names one) gets periodic LQR on that period ([`crate::feedback::periodic_lqr`]); any
-//! other, time-varying LQR along the run ([`crate::feedback::tvlqr`]: gains only).
+//! other, time-varying LQR along the run ([`crate::feedback::tvlqr`]) and its closed loop
+//! along the run (`tracking.rs`: the transition open against closed loop, the trials
+//! against the problem's targets, the `robustness` figure and `animation.gif`).
 
 mod design;
 mod figures;
