@@ -597,6 +597,7 @@ fn build_system(spec: &SystemSpec, doc: &Document<'_>) -> Result<Builtin, Error>
     spec.build().map_err(|e| match e {
         BuildError::Custom(c) => doc.problem(c.located(doc.text)),
         BuildError::Model(m) => doc.error(&[key("system")], m),
+        e @ BuildError::UnknownActuator { .. } => doc.error(&[key("system"), key("actuators")], e),
         e @ (BuildError::UnknownAlgebraic { .. } | BuildError::MissingAlgebraic { .. }) => {
             doc.error(&[key("system"), key("initial_algebraic")], e)
         }

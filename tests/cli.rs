@@ -96,6 +96,9 @@ fn expect(stem: &str) -> Expect {
         // exact 2.0e-8, fd 1.8e-8; GD stops at 100 iterations but at the optimum: gap
         // 5.2e-14, |g| 4.7e-10
         "five_bar_stiffness" => e(5e-7, 5e-7, false, 2e-13, 1e-8),
+        // the actuated five-bar (k1 and the 11 force coefficients): exact 3.3e-9 (direct
+        // 1.1e-9), fd 2.9e-8; GD stops at 100 iterations: gap 5.1e-4, |g| 1.9e-4
+        "five_bar_actuated" => e(8e-8, 7.5e-7, false, 1.5e-3, 4e-3),
         // exact 4.9e-15, fd 8.7e-12; GD: gap 5.8e-21, |g| 3.0e-16
         "impact_timing" => e(1e-13, 2e-10, true, 2e-20, 1e-14),
         // exact 7.4e-11, fd 2.0e-11; GD: gap 2.2e-21, |g| 3.1e-13
@@ -103,6 +106,8 @@ fn expect(stem: &str) -> Expect {
         // exact 1.0e-11, fd 3.9e-8 (a fixed step 1e-4·max(1, |θ|): 3.4e-9); GD stops at
         // 500 iterations: gap 1.9e-3, |g| 5.9e-4
         "thrust_control" => e(3e-10, 1e-6, false, 5e-3, 2e-3),
+        // the same problem with a [feedback] table (tests/feedback_track.rs, feedback_cli.rs)
+        "thrust_feedback" => e(3e-10, 1e-6, false, 5e-3, 2e-3),
         // index-2 DAE with an implicit transition: exact 1.9e-10, fd 1.0e-9; GD: gap
         // 1.3e-13, |g| 2.2e-7
         "pendulum_wall" => e(5e-9, 3e-8, true, 5e-13, 2e-6),

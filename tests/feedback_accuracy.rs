@@ -4,8 +4,7 @@
 //! file's tolerances (1e-10) against the same design at rtol = atol = 1e-13, at 20 times
 //! across the strikes — the gains from the replay (`gain_exact`, what `gains_on_grid`
 //! reports) and from the cubic Hermite dense output (`gain_at`, what a closed loop
-//! evaluates). (The five-bar the issue also names has no actuator in hybridopt, and the
-//! design refuses a system without a control channel.)
+//! evaluates). (The five-bar the issue also names, with an actuator: tests/five_bar_actuated.rs.)
 
 use hybridopt::feedback::{tvlqr, Lqr, Weights};
 use hybridopt::model::HybridSystem;

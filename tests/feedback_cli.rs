@@ -118,6 +118,8 @@ fn feedback_without_a_period_designs_time_varying_gains() {
         "feedback",
         file.to_str().unwrap(),
         "--no-optimize",
+        "--trials",
+        "4",
         "--json",
         "--out",
         out.to_str().unwrap(),
@@ -131,7 +133,11 @@ fn feedback_without_a_period_designs_time_varying_gains() {
     assert!(k > 1.0 && k < 1e4, "max |K| {k}");
     let csv = std::fs::read_to_string(out.join("gains.csv")).unwrap();
     assert_eq!(csv.lines().count(), 52);
-    assert!(out.join("gains.png").exists() && !out.join("animation.gif").exists());
+    assert!(out.join("gains.png").exists());
+    // the closed loop along the run: its trials and figure, the ball drawn open against
+    // closed loop
+    assert_eq!(s["tracking"]["trials"], 4);
+    assert!(out.join("robustness.png").exists() && out.join("animation.gif").exists());
 }
 
 /// The shipped gait's text with its `[feedback]` table replaced by `table`.

@@ -4,7 +4,8 @@
 
 use hybridopt::error::Error;
 use hybridopt::feedback::{
-    periodic_lqr, run_steps_bounded, ClosedLoop, PeriodTable, PeriodicOptions, StepsOutcome,
+    periodic_lqr, run_steps_bounded, run_track, simulate_track, tvlqr, ClosedLoop, PeriodTable,
+    PeriodicOptions, Reference, RunTable, StepsOutcome,
 };
 use hybridopt::output::feedback::{feedback_to_folder, FeedbackRequest};
 use hybridopt::problem::Problem;
@@ -79,13 +80,25 @@ fn read_gains(path: &Path, nx: usize, nu: usize) -> Result<GainTable, Error> {
     Ok(g)
 }
 
-/// A closed-loop run: the impact times, the states just after them (with the phase
-/// last), whether every step was taken and, if not, why.
+/// A closed-loop run: the impact times, the states just after them (with the
+/// controller's states last: the phase, and along a run the count of impacts), whether
+/// every step was taken (along a run: whether the run reached its end) and, if not, why;
+/// along a run also the final state, whether it reached the problem's targets and their
+/// errors.
 pub struct ClosedRun {
     pub t: Vec<f64>,
     pub x_plus: Vec<Vec<f64>>,
     pub walked: bool,
     pub why: Option<String>,
+    pub track: Option<TrackResult>,
+}
+
+/// Along a run: the final time and state, the targets reached, their errors.
+pub struct TrackResult {
+    pub t_final: f64,
+    pub x_final: Vec<f64>,
+    pub reached: bool,
+    pub errors: Vec<f64>,
 }
 
 /// The periodic design of `p`'s `[feedback]` at `theta` run from the orbit's start moved
@@ -98,12 +111,6 @@ pub fn closed_loop(
     let fb = p.feedback.as_ref().ok_or_else(|| {
         invalid("the problem has no [feedback] table: closed_loop needs one".into())
     })?;
-    let guard = fb
-        .guard
-        .or_else(|| p.shooting.as_ref().and_then(|s| s.closure.as_ref()).map(|c| c.guard))
-        .ok_or_else(|| {
-            invalid("closed_loop runs a periodic design: the problem needs a [shooting] periodic closing or [feedback] guard".into())
-        })?;
     if push.len() != p.dims.nx() {
         return Err(invalid(format!(
             "push has {} values; give one per state ({})",
@@ -111,6 +118,15 @@ pub fn closed_loop(
             p.dims.states.join(", ")
         )));
     }
+    let guard = fb.guard.or_else(|| {
+        p.shooting
+            .as_ref()
+            .and_then(|s| s.closure.as_ref())
+            .map(|c| c.guard)
+    });
+    let Some(guard) = guard else {
+        return along_run(p, setup, theta, push, gains);
+    };
     let opts = PeriodicOptions::default();
     let plqr = periodic_lqr(setup, theta, &fb.weights, guard, fb.clock, opts)
         .map_err(Error::from_feedback)?;
@@ -146,6 +162,47 @@ pub fn closed_loop(
         x_plus: out.steps().iter().map(|s| s.x_plus.clone()).collect(),
         walked,
         why,
+        track: None,
+    })
+}
+
+/// The time-varying design of `p`'s `[feedback]` along its run at `theta`, run closed loop
+/// over the horizon from the nominal start moved by `push` (as `hybridopt feedback` runs
+/// its trials: the same table, extension and clock rule).
+fn along_run(
+    p: &Problem, setup: &Setup<'_, Builtin>, theta: &[f64], push: &[f64], gains: bool,
+) -> Result<ClosedRun, Error> {
+    let fb = p.feedback.as_ref().expect("checked by the caller");
+    let lqr = tvlqr(setup, theta, &fb.weights).map_err(Error::from_feedback)?;
+    let (t0, tf) = lqr.span();
+    let ext = hybridopt::output::feedback::EXTENSION * (tf - t0);
+    let mut table = RunTable::from_lqr(&lqr, 4801, ext).map_err(Error::from_feedback)?;
+    if !gains {
+        table = table.without_gains();
+    }
+    let cl = ClosedLoop::new(&p.system, table, fb.clock, limits(p));
+    let x0 = lqr.nominal_at(t0).map_err(Error::from_feedback)?.1;
+    let x: Vec<f64> = x0.iter().zip(push).map(|(a, b)| a + b).collect();
+    let mode = lqr.nominal.segments[0].mode;
+    let pv = &theta[..setup.np()];
+    let targets = hybridopt::output::feedback::targets(p, fb);
+    let (solver, events) = (setup.solver(), setup.events());
+    let r = run_track(&cl, mode, pv, &x, (t0, tf), &targets, solver, events)?;
+    let x_plus = match simulate_track(&cl, mode, pv, &x, (t0, tf), solver, events) {
+        Ok(traj) => traj.events.iter().map(|e| e.after.y.clone()).collect(),
+        Err(_) => Vec::new(),
+    };
+    Ok(ClosedRun {
+        t: r.events.iter().map(|e| e.1).collect(),
+        x_plus,
+        walked: r.failed.is_none(),
+        why: r.failed.clone(),
+        track: Some(TrackResult {
+            t_final: r.t_final,
+            x_final: r.x_final,
+            reached: r.reached,
+            errors: r.errors,
+        }),
     })
 }
 

@@ -417,12 +417,16 @@ impl PyProblem {
         Ok(d)
     }
 
-    /// A closed-loop run of the periodic design of `[feedback]` at `theta` (default: the
-    /// current values): from the orbit's start moved by `push` (one value per state) for
-    /// `steps` strikes of the closing guard, the control clamped to the channels' bounds;
-    /// `gains=False` runs the open loop (the nominal control, K = 0). Returns a dict:
-    /// `t` (the strike times), `x_plus` (the states after each strike, the controller's
-    /// phase last), `walked` and `why` (None, or why the run fell).
+    /// A closed-loop run of the design of `[feedback]` at `theta` (default: the current
+    /// values), the control clamped to the channels' bounds; `gains=False` runs the open
+    /// loop (the nominal control, K = 0). A periodic design runs from the orbit's start
+    /// moved by `push` (one value per state) for `steps` strikes of the closing guard; a
+    /// time-varying one (no period) over the run's horizon from its start moved by `push`
+    /// (`steps` unused). Returns a dict: `t` (the strike or impact times), `x_plus` (the
+    /// states after each, the controller's states last), `walked` and `why` (None, or why
+    /// the run fell or failed); along a run also `t_final`, `x_final`, `reached` (the
+    /// problem's targets within `[feedback.robustness]`'s tolerances) and `errors` (the
+    /// targets' errors: terminal outputs, then event times).
     #[pyo3(signature = (push, steps = 10, theta = None, gains = true))]
     fn closed_loop<'py>(
         &self, py: Python<'py>, push: Vec<f64>, steps: usize, theta: Option<&Bound<'_, PyAny>>,
@@ -444,6 +448,12 @@ impl PyProblem {
         d.set_item("x_plus", x)?;
         d.set_item("walked", run.walked)?;
         d.set_item("why", run.why)?;
+        if let Some(tr) = run.track {
+            d.set_item("t_final", tr.t_final)?;
+            d.set_item("x_final", PyArray1::from_vec(py, tr.x_final))?;
+            d.set_item("reached", tr.reached)?;
+            d.set_item("errors", PyArray1::from_vec(py, tr.errors))?;
+        }
         Ok(d)
     }
 

@@ -1,6 +1,8 @@
 //! How a periodic controller's phase runs across impacts, and the jump of the Riccati
 //! solution that each rule implies at the event that closes a period (docs/theory.md §10,
-//! periodic LQR).
+//! periodic LQR). Along a run that is not periodic the same two rules apply at every
+//! impact ([`super::run_table`]: `Extend` keeps the nominal clock, `Reset` restarts it at
+//! the next stretch's nominal start; docs/theory.md §10, "The closed loop along a run").
 //!
 //! The phase τ indexes the nominal period `[0, T]`: the law is
 //! `u = u_nom(τ) + K(τ)(x − x_ref(τ))`. When the actual impact comes before or after the
@@ -20,7 +22,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-/// The phase rule of a periodic controller (module docs).
+/// The phase rule of a controller at an early or late impact (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Clock {

@@ -204,6 +204,55 @@ impl<'a, S: HybridSystem> Lqr<'a, S> {
         Ok(gain(self.weights.r_inv(), &b, p))
     }
 
+    /// The design on the nominal's segment `s` at t in its span, its end included (the
+    /// left limit there, before the segment's closing event): mode, x_ref, u_nom and K
+    /// with P from the dense output.
+    pub fn on_segment(&self, s: usize, t: f64) -> Result<GainSample, FeedbackError> {
+        let rs = &self.sweep.segments[s];
+        let seg = &self.nominal.segments[rs.segment];
+        let mut x = vec![0.0; self.setup.n()];
+        seg.state_at(t, &mut x);
+        let ctx = seg.ctx();
+        let u = self.setup.controls_at(&ctx, t, &self.theta);
+        let (_, b) =
+            linearization(&self.setup, &ctx, t, &x, &self.theta).map_err(|e| Error::Model {
+                t,
+                mode: self.setup.dims().mode_name(seg.mode),
+                source: e,
+            })?;
+        let k = gain(self.weights.r_inv(), &b, &hermite(&rs.knots, t));
+        x.truncate(self.setup.nx());
+        Ok(GainSample {
+            t,
+            mode: seg.mode,
+            x: DVector::from_vec(x),
+            u: DVector::from_vec(u),
+            k,
+        })
+    }
+
+    /// The nominal's stretches between events, as ranges of its segments (a segment also
+    /// ends at a breakpoint of the control grid): `(first, last)`, the last one closed by
+    /// an event (or the run's end).
+    pub fn event_pieces(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut first = 0;
+        for (i, rs) in self.sweep.segments.iter().enumerate() {
+            let last = i + 1 == self.sweep.segments.len();
+            if last || !self.nominal.segments[rs.segment].end_events.is_empty() {
+                out.push((first, i));
+                first = i + 1;
+            }
+        }
+        out
+    }
+
+    /// The span `[t_start, t_end]` of the nominal's segment `s`.
+    pub fn segment_span(&self, s: usize) -> (f64, f64) {
+        let seg = &self.nominal.segments[self.sweep.segments[s].segment];
+        (seg.t_start, seg.t_end)
+    }
+
     /// K on `n` evenly spaced times over the nominal's span (n ≥ 2), each exact
     /// ([`Self::gain_exact`]), with the nominal there.
     pub fn gains_on_grid(&self, n: usize) -> Result<Vec<GainSample>, FeedbackError> {

@@ -105,6 +105,21 @@ impl<S: HybridSystem> Lqr<'_, S> {
         };
         self.transition_with(&xi, true)
     }
+
+    /// The open-loop transition matrix (K = 0) with the same saltations.
+    pub fn open_transition(&self) -> Result<DMatrix<f64>, FeedbackError> {
+        let xi = |i: usize| -> Result<DMatrix<f64>, Error> {
+            let e = &self.nominal.events[i];
+            Jump::from_record(&self.setup, &self.nominal, i, &self.theta)
+                .map(|j| j.xi)
+                .map_err(|source| Error::Model {
+                    t: e.t,
+                    mode: self.setup.dims().mode_name(e.before.mode),
+                    source,
+                })
+        };
+        self.transition_with(&xi, false)
+    }
 }
 
 impl<S: HybridSystem> PeriodicLqr<'_, S> {

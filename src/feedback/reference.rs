@@ -11,8 +11,10 @@
 //! held: Kong et al. (2021) integrate the mode's flow instead; the two differ by O(Δτ²),
 //! which neither the linearization nor a small timing error sees.
 
+use super::clock::Clock;
 use super::error::FeedbackError;
 use super::gains::Lqr;
+use super::law::{RefPoint, Reference};
 use crate::model::{HybridSystem, Scalar};
 use nalgebra::{DMatrix, DVector};
 
@@ -26,13 +28,6 @@ pub struct PeriodTable {
     pub f: Vec<DVector<f64>>,
     pub u: Vec<DVector<f64>>,
     pub k: Vec<DMatrix<f64>>,
-}
-
-/// The reference at one phase: x_ref, u_nom, K (nu×nx, row-major).
-pub struct RefPoint<D> {
-    pub x: Vec<D>,
-    pub u: Vec<D>,
-    pub k: Vec<D>,
 }
 
 impl PeriodTable {
@@ -131,5 +126,25 @@ impl PeriodTable {
         let (ka, kb) = (self.k[i].transpose(), self.k[i + 1].transpose());
         let k = ka.iter().zip(kb.iter()).map(|(&a, &b)| lin(a, b)).collect();
         RefPoint { x, u, k }
+    }
+}
+
+impl Reference for PeriodTable {
+    /// The phase τ alone.
+    fn state_names(&self) -> Vec<String> {
+        vec!["phase".into()]
+    }
+    fn start(&self) -> Vec<f64> {
+        vec![0.0]
+    }
+    fn at<D: Scalar>(&self, c: &[D]) -> RefPoint<D> {
+        PeriodTable::at(self, c[0])
+    }
+    /// τ⁺ by the clock rule ([`Clock::after_impact`]).
+    fn after_impact<D: Scalar>(&self, clock: Clock, c: &[D]) -> Vec<D> {
+        vec![clock.after_impact(c[0], self.period)]
+    }
+    fn without_gains(&self) -> Self {
+        PeriodTable::without_gains(self)
     }
 }

@@ -9,7 +9,8 @@ use super::weights::Weights;
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedbackSettings {
     pub weights: Weights,
-    /// The phase rule of a periodic design (default [`Clock::Extend`]).
+    /// The rule at an early or late impact, periodic or along a run (default
+    /// [`Clock::Extend`]).
     pub clock: Clock,
     /// The guard whose firing closes a period; `None`: the `[shooting]` table's periodic
     /// guard, or, without one, a time-varying design along the whole run.
@@ -32,6 +33,20 @@ pub struct RobustnessSettings {
     pub seed: u64,
     /// Steps (firings of the period-closing guard) a run must take (default 20).
     pub steps: usize,
+    /// Along a run (a time-varying design): how close the final outputs must come to the
+    /// targets of the problem's `terminal_squared` costs (default 0.01, the outputs' units).
+    pub terminal_tolerance: f64,
+    /// Along a run: how close the event times must come to the targets of the problem's
+    /// `event_time_squared` costs (default 0.01, the time's units).
+    pub event_time_tolerance: f64,
+    /// Along a run: perturbed parameters, `(index, half-width)`: each moves by
+    /// U[−width, width] per trial (default none).
+    pub parameters: Vec<(usize, f64)>,
+}
+
+impl RobustnessSettings {
+    /// The default tolerances of the targets.
+    pub const TOLERANCE: f64 = 0.01;
 }
 
 impl FeedbackSettings {

@@ -13,6 +13,10 @@
 //!           q̇ = v − Φ_qᵀη                                               (GGL, reduced form)
 //! ```
 //!
+//! The actuators' forces `B u` enter every `R` additively in the force rows
+//! (multibody/actuators.rs), so `R_u = B` there and the controls' part of the product is
+//! `−w_jᵀ B` with the same `w_j` (no extra pass).
+//!
 //! With `s_z = −R_s⁻¹ R_z`, the product for cotangents `(λ_j, ȳ_j)` on `(g, h)` is
 //!
 //! ```text
@@ -212,7 +216,8 @@ fn primal<M: MultibodySystem>(
     let n = mech.n;
     let (q, v) = args.x.split_at(n);
     let mass = mech.mass_matrix(args.p)?;
-    let force = mech.forces(q, v, args.p)?;
+    let mut force = mech.forces(q, v, args.p)?;
+    mech.add_actuation(args.u, &mut force)?;
     let ev = mech.evaluate(cons, q, v, args.p)?;
     let m = ev.m;
     let (s, k_lu) = match kind {
@@ -306,10 +311,10 @@ fn partials<M: MultibodySystem>(
             None
         };
         let (forced, evd) = if on_z {
-            (
-                mech.forces(&qd, &vd, &pd)?,
-                mech.evaluate(cons, &qd, &vd, &pd)?,
-            )
+            // B u is constant along every direction here: its value only
+            let mut f = mech.forces(&qd, &vd, &pd)?;
+            mech.add_actuation(&lift(args.u, none), &mut f)?;
+            (f, mech.evaluate(cons, &qd, &vd, &pd)?)
         } else {
             (lift(&pr.force, none), lift_eval(&pr.ev))
         };
@@ -362,10 +367,12 @@ fn partials<M: MultibodySystem>(
 }
 
 /// The products of the module docs from a point's linearization: `b_j`, then `w_j`, then
-/// `b_{j,z} − w_jᵀ R_z` into `out.gx`, `out.gp`. `ybar` is k×ny with its nonzero entries
+/// `b_{j,z} − w_jᵀ R_z` into `out.gx`, `out.gp`, and `−w_jᵀ R_u` (the actuators' `B`) into
+/// `out.gu`. `ybar` is k×ny with its nonzero entries
 /// among the outputs the partials cover; `b` is scratch.
 fn apply(
-    lin: &Linearization, args: &VjpArgs<'_>, ybar: &[f64], b: &mut Vec<f64>, out: &mut VjpOut<'_>,
+    lin: &Linearization, actuators: &[usize], args: &VjpArgs<'_>, ybar: &[f64], b: &mut Vec<f64>,
+    out: &mut VjpOut<'_>,
 ) {
     let pa = lin.partials.as_ref().expect("partials");
     let pr = &lin.primal;
@@ -411,7 +418,28 @@ fn apply(
         out.gx[j * nx..(j + 1) * nx].copy_from_slice(&bz[..nx]);
         out.gp[j * np..(j + 1) * np].copy_from_slice(&bz[nx..]);
     }
+    actuated_part(pr, actuators, args, w, sign, out);
+}
+
+/// The controls' part of the product (actuators.rs): `R_u = B` in the force rows (from
+/// row 0, or m for index 2), so `λᵀ g_u = sign · w'ᵀ B` with the solve's `w'` (k per row).
+fn actuated_part(
+    pr: &Primal, actuators: &[usize], args: &VjpArgs<'_>, w: &[f64], sign: f64,
+    out: &mut VjpOut<'_>,
+) {
+    let k = args.k;
+    let nu = args.u.len();
     out.gu.iter_mut().for_each(|g| *g = 0.0);
+    if nu == 0 {
+        return;
+    }
+    // the force balance is R's first block, after the Gram block for index 2 (no K)
+    let off = if pr.k_lu.is_some() { 0 } else { pr.ev.m };
+    for j in 0..k {
+        for (c, &i) in actuators.iter().enumerate().take(nu) {
+            out.gu[j * nu + c] = sign * w[(off + i) * k + j];
+        }
+    }
 }
 
 /// [`crate::model::HybridSystem::flow_vjp`] of a mechanism by implicit differentiation
@@ -473,7 +501,7 @@ pub fn mechanism_vjp<M: MultibodySystem>(
         lin.partials = Some(partials(sys, kind, &args, &lin.primal, wanted, spare)?);
     }
     let mut b = std::mem::take(&mut lin.scratch);
-    apply(&lin, &args, ybar, &mut b, &mut out);
+    apply(&lin, &mech.actuators, &args, ybar, &mut b, &mut out);
     lin.scratch = b;
     if let Some(s) = slot.as_mut() {
         **s = Some(lin);

@@ -37,6 +37,7 @@ pub(super) struct Key {
     pub(super) mode: usize,
     pub(super) t: u64,
     pub(super) x: Vec<u64>,
+    pub(super) u: Vec<u64>,
     pub(super) p: Vec<u64>,
     pub(super) dynamics: Dynamics,
     /// The mode's constraint set (address and length).
@@ -50,6 +51,7 @@ impl Key {
             mode: args.mode,
             t: args.t.to_bits(),
             x: bits(args.x),
+            u: bits(args.u),
             p: bits(args.p),
             dynamics: *dynamics,
             cons: (cons.as_ptr() as usize, cons.len()),

@@ -30,6 +30,9 @@ pub struct Mechanism {
     pub constraints: Vec<Constraint>,
     /// Gravitational acceleration g (along −y).
     pub gravity: ParamRef,
+    /// The coordinates driven by the control channels, one per channel
+    /// ([`super::actuators`]).
+    pub actuators: Vec<usize>,
     /// The last linearization of the flow, for the VJP hook ([`super::implicit`]).
     pub(crate) vjp_cache: super::linearization::VjpCache,
 }
@@ -46,6 +49,7 @@ impl Mechanism {
             dampers: Vec::new(),
             constraints: Vec::new(),
             gravity: ParamRef::Const(0.0),
+            actuators: Vec::new(),
             vjp_cache: Default::default(),
         }
     }
@@ -278,8 +282,16 @@ impl Mechanism {
     pub fn acceleration_with<D: Scalar>(
         &self, dynamics: &Dynamics, cons: &[Constraint], q: &[D], v: &[D], p: &[D],
     ) -> Result<Accel<D>, ModelError> {
+        self.acceleration_actuated(dynamics, cons, q, v, &[], p)
+    }
+
+    /// [`Self::acceleration_with`] under the actuators' forces `B u` (`u` empty: none).
+    pub fn acceleration_actuated<D: Scalar>(
+        &self, dynamics: &Dynamics, cons: &[Constraint], q: &[D], v: &[D], u: &[D], p: &[D],
+    ) -> Result<Accel<D>, ModelError> {
         let mass = self.mass_matrix(p)?;
-        let f = self.forces(q, v, p)?;
+        let mut f = self.forces(q, v, p)?;
+        self.add_actuation(u, &mut f)?;
         let ev = self.evaluate(cons, q, v, p)?;
         dynamics.accelerations(&mass, &f, &ev, v, |w| {
             constraints::velocity_hessian_product(cons, &self.points, v, w)

@@ -3,6 +3,7 @@
 //! - `param.rs`: [`ParamRef`], a mechanism number that is a constant or a design parameter.
 //! - `bodies.rs`: points, uniform bars and point masses (mass matrix, gravity loads).
 //! - `forces.rs`: springs, dampers, gravity.
+//! - `actuators.rs`: generalized forces on coordinates as control channels.
 //! - `constraints.rs`: distance, point-on-line and point-fixed constraints (`Φ`, `Φ_q`, `Φ̇`,
 //!   `(Φ_q v)_q v`).
 //! - `dynamics.rs`: the index-1 (Baumgarte) and penalty formulations.
@@ -15,6 +16,7 @@
 //! Everything is generic over [`crate::model::Scalar`], so a model built from these parts
 //! has exact Jacobians (through the linear solves of `crate::linalg`).
 
+pub(crate) mod actuators;
 pub(crate) mod bodies;
 pub(crate) mod constraints;
 pub(crate) mod dynamics;

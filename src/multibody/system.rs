@@ -33,7 +33,8 @@ pub fn rest_state<D: Scalar>(q0: &[f64]) -> Vec<D> {
 /// [`HybridSystem`] whose flow is `ẋ = (v, a(q, v, p))` with `a` from the mechanism under
 /// the mode's constraint set and the configured formulation, and whose `flow_vjp` is the
 /// implicit-differentiation product of the module docs. The state is `x = (q, v)` with
-/// `q` the mechanism's `n` coordinates. Mechanisms take no controls.
+/// `q` the mechanism's `n` coordinates. The controls are the mechanism's actuators
+/// (generalized forces on coordinates, [`super::actuators`]; none by default).
 pub trait MultibodySystem: Send + Sync {
     /// The mechanism (points, bodies, forces, its own constraint set).
     fn mechanism(&self) -> &Mechanism;
@@ -47,7 +48,7 @@ pub trait MultibodySystem: Send + Sync {
     /// evaluation; a mismatch is a [`ModelError`], never a panic.
     fn check<D: Scalar>(&self, mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError>;
     /// The names: states `(q, v)`, parameters, modes, guards, outputs
-    /// ([`HybridSystem::dims`]; mechanisms take no controls).
+    /// ([`HybridSystem::dims`]; the controls, one per actuator of the mechanism).
     fn dims(&self) -> Dims;
     /// Whether guard `k` is watched in `mode` (all by default).
     fn guard_active(&self, _mode: usize, _k: usize) -> bool {
@@ -90,13 +91,21 @@ pub trait MultibodySystem: Send + Sync {
     fn accelerations<D: Scalar>(
         &self, mode: usize, x: &[D], p: &[D],
     ) -> Result<Accel<D>, ModelError> {
+        self.accelerations_actuated(mode, x, &[], p)
+    }
+
+    /// [`Self::accelerations`] under the actuators' forces (`u` empty: none).
+    fn accelerations_actuated<D: Scalar>(
+        &self, mode: usize, x: &[D], u: &[D], p: &[D],
+    ) -> Result<Accel<D>, ModelError> {
         self.check(mode, x, p)?;
         let n = self.mechanism().n;
-        self.mechanism().acceleration_with(
+        self.mechanism().acceleration_actuated(
             self.dynamics(),
             self.constraints(mode),
             &x[..n],
             &x[n..],
+            u,
             p,
         )
     }
@@ -121,9 +130,9 @@ impl<M: MultibodySystem> HybridSystem for M {
     /// `ẋ = (q̇, a)`, `q̇ = v` except for index 2 (theory.md §5; seed 000 (29)–(32);
     /// index 2: `super::dynamics::ggl_velocity`).
     fn flow<D: Scalar>(
-        &self, mode: usize, _t: D, x: &[D], _u: &[D], p: &[D], dx: &mut [D],
+        &self, mode: usize, _t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
     ) -> Result<(), ModelError> {
-        let acc = self.accelerations(mode, x, p)?;
+        let acc = self.accelerations_actuated(mode, x, u, p)?;
         let n = self.mechanism().n;
         dx[..n].copy_from_slice(&acc.qdot);
         dx[n..].copy_from_slice(&acc.a);
@@ -138,9 +147,9 @@ impl<M: MultibodySystem> HybridSystem for M {
         MultibodySystem::reset(self, mode, k, t, x, p)
     }
     fn outputs<D: Scalar>(
-        &self, mode: usize, t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError> {
-        let acc = self.accelerations(mode, x, p)?;
+        let acc = self.accelerations_actuated(mode, x, u, p)?;
         let n = self.mechanism().n;
         self.outputs_with(mode, t, &x[..n], &x[n..], &acc, p, out)
     }

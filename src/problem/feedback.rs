@@ -139,6 +139,9 @@ fn robustness(
         states: None,
         seed: None,
         steps: None,
+        terminal_tolerance: None,
+        event_time_tolerance: None,
+        parameters: None,
     };
     let s = spec.unwrap_or(&empty);
     let size = s.size.unwrap_or(0.1);
@@ -175,11 +178,60 @@ fn robustness(
             })
             .collect::<Result<Vec<_>, _>>()?,
     };
+    let (terminal_tolerance, event_time_tolerance, parameters) = targets(s, dims, doc)?;
     Ok(RobustnessSettings {
         trials: s.trials.unwrap_or(100),
         size,
         states,
         seed: s.seed.unwrap_or(46),
         steps,
+        terminal_tolerance,
+        event_time_tolerance,
+        parameters,
     })
+}
+
+/// A run along a run's targets: `terminal_tolerance` (default 0.01, the outputs' units),
+/// `event_time_tolerance` (default 0.01 s) and the perturbed parameters by name with
+/// their half-widths (`parameters = { e = 0.02 }`, default none).
+#[allow(clippy::type_complexity)]
+fn targets(
+    s: &RobustnessSpecFile, dims: &Dims, doc: &Document<'_>,
+) -> Result<(f64, f64, Vec<(usize, f64)>), Error> {
+    let at = |k: &str| vec![key("feedback"), key("robustness"), key(k)];
+    let positive = |k: &str, v: Option<f64>| -> Result<f64, Error> {
+        let v = v.unwrap_or(RobustnessSettings::TOLERANCE);
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(doc.error(
+                &at(k),
+                format!("{k} = {v}: a tolerance must be a finite number > 0"),
+            ))
+        }
+    };
+    let terminal = positive("terminal_tolerance", s.terminal_tolerance)?;
+    let event_time = positive("event_time_tolerance", s.event_time_tolerance)?;
+    let mut parameters = Vec::new();
+    for (name, &w) in s.parameters.iter().flatten() {
+        let mut path = at("parameters");
+        path.push(key(name));
+        let Some(i) = dims.params.iter().position(|p| p == name) else {
+            return Err(doc.error(
+                &path,
+                format!(
+                    "`{name}` is not a parameter; the parameters: {}",
+                    dims.params.join(", ")
+                ),
+            ));
+        };
+        if !(w.is_finite() && w > 0.0) {
+            return Err(doc.error(
+                &path,
+                format!("{name} = {w}: a parameter's half-width must be a finite number > 0"),
+            ));
+        }
+        parameters.push((i, w));
+    }
+    Ok((terminal, event_time, parameters))
 }

@@ -107,6 +107,9 @@ pub struct RobustnessSpecFile {
     pub states: Option<Vec<String>>,
     pub seed: Option<u64>,
     pub steps: Option<usize>,
+    pub terminal_tolerance: Option<f64>,
+    pub event_time_tolerance: Option<f64>,
+    pub parameters: Option<BTreeMap<String, f64>>,
 }
 
 /// `[shooting]`: the nodes (`segments = K` or `nodes = [t_1, …]`), the guess

@@ -55,8 +55,11 @@ const P1: usize = 2;
 const P2: usize = 3;
 const P3: usize = 4;
 
+/// The coordinates `q` by name, in order.
+pub const COORDINATES: [&str; 6] = ["x1", "y1", "x2", "y2", "x3", "y3"];
+
 /// Configuration of the five-bar (the `[system]` table of a problem file).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FiveBarConfig {
     /// `"index1"` (default), `"penalty"` or `"index2"` (GGL, `crate::multibody::dynamics::ggl_velocity`).
@@ -72,6 +75,21 @@ pub struct FiveBarConfig {
     /// Height of the ground line (m); default −2.35 (reference-models.md §2). Must be below
     /// the initial height −2 of point 2.
     pub ground: f64,
+    /// Actuated coordinates by name (of [`COORDINATES`]): each a control channel
+    /// `force_<name>`, a generalized force on that coordinate (multibody/actuators.rs);
+    /// default none (the passive mechanism).
+    pub actuators: Vec<String>,
+}
+
+impl FiveBarConfig {
+    /// The indices of the actuated coordinates; the first name that is not a coordinate
+    /// is the error.
+    pub fn actuator_indices(&self) -> Result<Vec<usize>, String> {
+        self.actuators
+            .iter()
+            .map(|a| COORDINATES.iter().position(|c| c == a).ok_or(a.clone()))
+            .collect()
+    }
 }
 
 impl Default for FiveBarConfig {
@@ -83,6 +101,7 @@ impl Default for FiveBarConfig {
             omega: d.omega,
             alpha: d.alpha,
             ground: -2.35,
+            actuators: Vec::new(),
         }
     }
 }
@@ -137,6 +156,18 @@ impl FiveBar {
         }
         mech.spring(B, P1, ParamRef::Param(0), ParamRef::Param(2));
         mech.spring(B, P2, ParamRef::Param(1), ParamRef::Param(3));
+        let coords = config
+            .actuator_indices()
+            .map_err(|a| ModelError::InvalidMechanism {
+                element: format!("actuator `{a}`"),
+                problem: format!(
+                    "is not a coordinate; the coordinates: {}",
+                    COORDINATES.join(", ")
+                ),
+            })?;
+        for c in coords {
+            mech.actuator(c)?;
+        }
         mech.validate(PARAM_NAMES.len())?;
         Ok(FiveBar {
             config,
@@ -205,8 +236,15 @@ impl MultibodySystem for FiveBar {
         let states = [
             "x1", "y1", "x2", "y2", "x3", "y3", "vx1", "vy1", "vx2", "vy2", "vx3", "vy3",
         ];
+        let controls: Vec<String> = self
+            .config
+            .actuators
+            .iter()
+            .map(|a| format!("force_{a}"))
+            .collect();
         Dims::new(states, PARAM_NAMES)
             .param_defaults(Self::default_params())
+            .controls(controls)
             .guards([GuardInfo::new("ground", Direction::Falling)])
             .outputs(OUTPUT_NAMES)
     }

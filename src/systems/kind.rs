@@ -125,6 +125,9 @@ pub enum BuildError {
     /// `initial_algebraic` leaves out an algebraic state.
     #[error("missing a value for the algebraic state `{name}` (give all or none)")]
     MissingAlgebraic { name: String },
+    /// `actuators` names a coordinate the mechanism does not have.
+    #[error("`{name}` is not a coordinate of the mechanism; valid: {valid}")]
+    UnknownActuator { name: String, valid: String },
     /// A shear frame's settings are out of range ([`ShearFrameError::key`] names the key).
     #[error(transparent)]
     ShearFrame(#[from] ShearFrameError),
@@ -140,7 +143,14 @@ impl SystemSpec {
             SystemSpec::ThrustBall(_) => Builtin::ThrustBall(ThrustBall),
             SystemSpec::SwitchedLinear(_) => Builtin::SwitchedLinear(SwitchedLinear),
             SystemSpec::ImpactPendulum(_) => Builtin::ImpactPendulum(ImpactPendulum),
-            SystemSpec::FiveBar(c) => Builtin::FiveBar(Box::new(FiveBar::new(*c)?)),
+            SystemSpec::FiveBar(c) => {
+                c.actuator_indices()
+                    .map_err(|name| BuildError::UnknownActuator {
+                        name,
+                        valid: super::five_bar::COORDINATES.join(", "),
+                    })?;
+                Builtin::FiveBar(Box::new(FiveBar::new(c.clone())?))
+            }
             SystemSpec::LockingPendulum(c) => {
                 Builtin::LockingPendulum(Box::new(LockingPendulum::new(*c)?))
             }

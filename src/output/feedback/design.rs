@@ -93,6 +93,7 @@ pub(super) fn design(
             max_abs: 0.0,
         },
         wall_s: 0.0,
+        tracking: None,
     };
     let closing = settings.guard.or_else(|| {
         p.shooting
@@ -104,6 +105,12 @@ pub(super) fn design(
         let lqr = tvlqr(setup, theta, w).map_err(Error::from_feedback)?;
         report.riccati.steps = lqr.stats().steps;
         report.gains.max_abs = files::write_gains(stage, p, &lqr, settings.grid, &lqr.nominal)?;
+        report.clock = Some(settings.clock);
+        let limits = report
+            .control_limits
+            .as_ref()
+            .map(|l| l.iter().map(|b| (b[0], b[1])).collect::<Vec<_>>());
+        super::tracking::tracking(p, settings, &lqr, req, stage, &mut report, limits)?;
         return Ok(report);
     };
     let opts = PeriodicOptions::default();

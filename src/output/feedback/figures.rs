@@ -1,9 +1,13 @@
 //! The figures of `hybridopt feedback`: the gains over time (one panel per control, a
 //! line per state) and the robustness runs (distance from the orbit after each impact,
-//! per trial, open against closed loop).
+//! per trial, open against closed loop; along a run, the targets' outputs over time).
 
-use crate::feedback::{GainSample, RobustnessReport};
+use crate::feedback::{ClosedLoop, GainSample, RobustnessReport, RunTable, TrackReport};
+use crate::integrate::Trajectory;
+use crate::model::HybridSystem;
 use crate::plot::{Figure, LineKind, Marker, Panel, Series};
+use crate::problem::Problem;
+use crate::systems::builtin::Builtin;
 
 /// K(t): one panel per control channel, a line per state whose gain is not zero
 /// everywhere; the nominal's events marked.
@@ -90,4 +94,69 @@ pub fn robustness(
         ],
         markers: Vec::new(),
     }
+}
+
+/// Along a run: per drawn output, two panels (open loop, closed loop) with the output of
+/// each drawn trial over time (`drawn[i] = [open, closed]`, `None`: the run failed) and
+/// the nominal's; the nominal's events marked.
+pub fn tracks(
+    p: &Problem, r: &TrackReport, drawn: &[[Option<Trajectory>; 2]], outputs: &[usize],
+    cl: &ClosedLoop<'_, Builtin, RunTable>,
+) -> Figure {
+    let mut panels = Vec::new();
+    for &o in outputs {
+        let name = &p.dims.outputs[o];
+        for (side, label, count) in [
+            (0, "open loop (K = 0)", r.reached_open),
+            (1, "closed loop", r.reached_closed),
+        ] {
+            let series = drawn
+                .iter()
+                .zip(&r.starts)
+                .filter_map(|(d, (_, pv))| d[side].as_ref().map(|t| (t, pv)))
+                .map(|(t, pv)| {
+                    let (x, y) = sample_output(cl, t, pv, o);
+                    Series::new("", x, y, LineKind::Solid)
+                })
+                .collect();
+            panels.push(Panel {
+                title: format!("{label}: {count} of {} reached the targets", r.trials),
+                y_label: name.clone(),
+                series,
+                log_y: false,
+            });
+        }
+    }
+    Figure {
+        title: format!(
+            "{}: {} perturbed starts (the first {} drawn), open against closed loop",
+            p.name,
+            r.trials,
+            drawn.len()
+        ),
+        x_label: "t".into(),
+        panels,
+        markers: Vec::new(),
+    }
+}
+
+/// Output `o` of the closed loop along `traj` (100 samples per segment).
+fn sample_output(
+    cl: &ClosedLoop<'_, Builtin, RunTable>, traj: &Trajectory, p: &[f64], o: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let ny = cl.dims().outputs.len();
+    let mut x = vec![0.0; traj.y_final.len()];
+    let mut y = vec![0.0; ny];
+    let (mut ts, mut ys) = (Vec::new(), Vec::new());
+    for seg in &traj.segments {
+        for k in 0..=100 {
+            let t = seg.t_start + (seg.t_end - seg.t_start) * k as f64 / 100.0;
+            seg.state_at(t, &mut x);
+            if cl.outputs(seg.mode, t, &x, &[], p, &mut y).is_ok() {
+                ts.push(t);
+                ys.push(y[o]);
+            }
+        }
+    }
+    (ts, ys)
 }

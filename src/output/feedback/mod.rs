@@ -7,11 +7,16 @@
 //!
 //! A problem whose `[shooting]` table closes a period at a guard (or whose `[feedback]`
 //! names one) gets periodic LQR on that period ([`crate::feedback::periodic_lqr`]); any
-//! other, time-varying LQR along the run ([`crate::feedback::tvlqr`]: gains only).
+//! other, time-varying LQR along the run ([`crate::feedback::tvlqr`]) and its closed loop
+//! along the run (`tracking.rs`: the transition open against closed loop, the trials
+//! against the problem's targets, the `robustness` figure and `animation.gif`).
 
 mod design;
 mod figures;
 mod files;
+mod tracking;
+
+pub use tracking::{targets, EXTENSION};
 
 use crate::error::Error;
 use crate::feedback::Clock;
@@ -66,6 +71,43 @@ pub struct FeedbackReport {
     pub animation: Option<PushSummary>,
     pub gains: GainsSummary,
     pub wall_s: f64,
+    /// A time-varying design's closed loop along the run: the transition open against
+    /// closed loop and the robustness trials against the problem's targets (`null` for a
+    /// periodic design).
+    pub tracking: Option<TrackingSummary>,
+}
+
+/// Seeded perturbations of the start (and parameters) along a run, open (K = 0) against
+/// closed loop, judged by the problem's targets within the tolerances.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrackingSummary {
+    pub trials: usize,
+    /// Each perturbed state moved by U[−size, size].
+    pub size: f64,
+    pub states: Vec<String>,
+    /// Perturbed parameters and their half-widths.
+    pub parameters: BTreeMap<String, f64>,
+    pub seed: u64,
+    /// The targets, e.g. `y(t_end) = 0.5`, `t(ground #2) = 1.6`.
+    pub targets: Vec<String>,
+    pub terminal_tolerance: f64,
+    pub event_time_tolerance: f64,
+    pub reached_open: usize,
+    pub reached_closed: usize,
+    /// The nominal's event times and, per event, the standard deviation of its time over
+    /// the runs that have it (NaN → null: none).
+    pub nominal_event_times: Vec<f64>,
+    pub event_time_std_open: Vec<f64>,
+    pub event_time_std_closed: Vec<f64>,
+    /// Spectral norms of the transition `∂x(t_f)/∂x(t_0)` through the saltations, K = 0
+    /// and closed loop.
+    pub transition_norm_open: f64,
+    pub transition_norm_closed: f64,
+    /// Each stretch between events is extended past its events by this fraction of the
+    /// run (the reference of a late or early impact).
+    pub extension: f64,
+    /// The trial drawn in `animation.gif` (1-based).
+    pub animation_trial: Option<usize>,
 }
 
 /// Where the nominal's θ came from (`"optimized"`, `"summary"`, `"file"`), θ by name
@@ -180,6 +222,29 @@ impl FeedbackReport {
                 r.walked_open,
                 r.trials,
                 r.walked_closed,
+                r.trials
+            );
+        }
+        if let Some(r) = &self.tracking {
+            o += &format!(
+                "  closed loop (clock {}): |∂x(t_f)/∂x(t_0)| open loop {:.4e} → closed loop {:.4e}\n  robustness: {} starts pushed by U[−{}, {}] on {}{}: reached {} within {} / {} s open loop {}/{}, closed loop {}/{}\n",
+                self.clock.map_or("-", |c| c.name()),
+                r.transition_norm_open,
+                r.transition_norm_closed,
+                r.trials,
+                r.size,
+                r.size,
+                r.states.join(", "),
+                r.parameters
+                    .iter()
+                    .map(|(k, v)| format!(", {k} by U[−{v}, {v}]"))
+                    .collect::<String>(),
+                r.targets.join(", "),
+                r.terminal_tolerance,
+                r.event_time_tolerance,
+                r.reached_open,
+                r.trials,
+                r.reached_closed,
                 r.trials
             );
         }
