@@ -7,10 +7,10 @@
 use super::closed_loop::ClosedLoop;
 use super::error::FeedbackError;
 use crate::integrate::{EventOptions, SolverOptions};
+use crate::linalg::eigenvalues;
 use crate::model::HybridSystem;
 use crate::periodic::map::{return_map_with, Columns, MapOptions};
 use crate::periodic::section::Section;
-use crate::periodic::stability::eigenvalues;
 use nalgebra::{Complex, DMatrix};
 
 /// The closed loop's return map at the nominal: its monodromy (n+1 square, the phase

@@ -157,6 +157,6 @@ impl<S: HybridSystem> PeriodicLqr<'_, S> {
     /// The closed-loop Floquet multipliers (eigenvalues of [`Self::monodromy`]), largest
     /// modulus first.
     pub fn multipliers(&self) -> Result<Vec<Complex<f64>>, FeedbackError> {
-        Ok(crate::periodic::stability::eigenvalues(&self.monodromy()?))
+        Ok(crate::linalg::eigenvalues(&self.monodromy()?))
     }
 }

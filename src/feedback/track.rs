@@ -10,7 +10,7 @@ use crate::cost::{EventGuard, Term};
 use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions, Trajectory};
 use crate::model::HybridSystem;
-use crate::periodic::section::StartOnSection;
+use crate::model::StartOnSection;
 use crate::setup::Setup;
 
 /// What a run must reach: terminal outputs and event times, each with its target.

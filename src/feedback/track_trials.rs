@@ -12,7 +12,7 @@ use super::track::{run_track, Targets, TrackRun};
 use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions};
 use crate::model::HybridSystem;
-use crate::sweep::starts::{splitmix64, unit_open};
+use crate::random::{splitmix64, unit_open};
 
 /// What the runs are.
 #[derive(Debug, Clone)]

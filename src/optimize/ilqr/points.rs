@@ -15,8 +15,8 @@ use super::costs::{objectives, Piece};
 use super::stage::Stages;
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::model::StartOnSection;
 use crate::optimize::shooting::segment::{self, segment_setup, theta_with_start, Span};
-use crate::periodic::section::StartOnSection;
 use nalgebra::{DMatrix, DVector};
 
 impl<S: HybridSystem> Stages<'_, '_, S> {

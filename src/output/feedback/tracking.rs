@@ -13,9 +13,9 @@ use crate::feedback::{
 };
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
+use crate::model::StartOnSection;
 use crate::output::animate::{stage_animation, Drawing, Run};
 use crate::output::atomic::Staging;
-use crate::periodic::section::StartOnSection;
 use crate::problem::CostTerm;
 use crate::problem::Problem;
 use crate::setup::Setup;
