@@ -31,7 +31,7 @@ pub struct Mechanism {
     /// Gravitational acceleration g (along −y).
     pub gravity: ParamRef,
     /// The coordinates driven by the control channels, one per channel
-    /// ([`super::actuators`]).
+    /// (multibody/actuators.rs).
     pub actuators: Vec<usize>,
     /// The last linearization of the flow, for the VJP hook ([`super::implicit`]).
     pub(crate) vjp_cache: super::linearization::VjpCache,

@@ -34,7 +34,7 @@ pub fn rest_state<D: Scalar>(q0: &[f64]) -> Vec<D> {
 /// the mode's constraint set and the configured formulation, and whose `flow_vjp` is the
 /// implicit-differentiation product of the module docs. The state is `x = (q, v)` with
 /// `q` the mechanism's `n` coordinates. The controls are the mechanism's actuators
-/// (generalized forces on coordinates, [`super::actuators`]; none by default).
+/// (generalized forces on coordinates, multibody/actuators.rs; none by default).
 pub trait MultibodySystem: Send + Sync {
     /// The mechanism (points, bodies, forces, its own constraint set).
     fn mechanism(&self) -> &Mechanism;

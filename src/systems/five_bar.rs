@@ -75,7 +75,7 @@ pub struct FiveBarConfig {
     /// Height of the ground line (m); default −2.35 (reference-models.md §2). Must be below
     /// the initial height −2 of point 2.
     pub ground: f64,
-    /// Actuated coordinates by name (of [`COORDINATES`]): each a control channel
+    /// Actuated coordinates by name (of the six point coordinates x1, y1, …, y3): each a control channel
     /// `force_<name>`, a generalized force on that coordinate (multibody/actuators.rs);
     /// default none (the passive mechanism).
     pub actuators: Vec<String>,
