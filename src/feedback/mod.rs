@@ -20,6 +20,7 @@ mod closed_loop;
 mod error;
 mod floquet;
 mod gains;
+mod knots;
 mod law;
 mod linearize;
 mod monodromy;

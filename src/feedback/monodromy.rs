@@ -93,32 +93,24 @@ impl<S: HybridSystem> Lqr<'_, S> {
     /// The closed-loop transition matrix `∂x(t_f)/∂x(t_0)` of the linearization with the
     /// exact saltations at the events ([`Jump::from_record`]).
     pub fn transition(&self) -> Result<DMatrix<f64>, FeedbackError> {
-        let xi = |i: usize| -> Result<DMatrix<f64>, Error> {
-            let e = &self.nominal.events[i];
-            Jump::from_record(&self.setup, &self.nominal, i, &self.theta)
-                .map(|j| j.xi)
-                .map_err(|source| Error::Model {
-                    t: e.t,
-                    mode: self.setup.dims().mode_name(e.before.mode),
-                    source,
-                })
-        };
-        self.transition_with(&xi, true)
+        self.transition_with(&|i| self.saltation(i), true)
     }
 
     /// The open-loop transition matrix (K = 0) with the same saltations.
     pub fn open_transition(&self) -> Result<DMatrix<f64>, FeedbackError> {
-        let xi = |i: usize| -> Result<DMatrix<f64>, Error> {
-            let e = &self.nominal.events[i];
-            Jump::from_record(&self.setup, &self.nominal, i, &self.theta)
-                .map(|j| j.xi)
-                .map_err(|source| Error::Model {
-                    t: e.t,
-                    mode: self.setup.dims().mode_name(e.before.mode),
-                    source,
-                })
-        };
-        self.transition_with(&xi, false)
+        self.transition_with(&|i| self.saltation(i), false)
+    }
+
+    /// The exact saltation matrix Ξ of the nominal's event `i` ([`Jump::from_record`]).
+    fn saltation(&self, i: usize) -> Result<DMatrix<f64>, Error> {
+        let e = &self.nominal.events[i];
+        Jump::from_record(&self.setup, &self.nominal, i, &self.theta)
+            .map(|j| j.xi)
+            .map_err(|source| Error::Model {
+                t: e.t,
+                mode: self.setup.dims().mode_name(e.before.mode),
+                source,
+            })
     }
 }
 

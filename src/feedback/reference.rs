@@ -14,9 +14,10 @@
 use super::clock::Clock;
 use super::error::FeedbackError;
 use super::gains::Lqr;
+use super::knots::Knots;
 use super::law::{RefPoint, Reference};
 use crate::model::{HybridSystem, Scalar};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 
 /// One period of a design, tabulated.
 #[derive(Debug, Clone)]
@@ -24,10 +25,7 @@ pub struct PeriodTable {
     pub period: f64,
     /// Grid step T/(n − 1).
     h: f64,
-    pub x: Vec<DVector<f64>>,
-    pub f: Vec<DVector<f64>>,
-    pub u: Vec<DVector<f64>>,
-    pub k: Vec<DMatrix<f64>>,
+    knots: Knots,
 }
 
 impl PeriodTable {
@@ -38,14 +36,7 @@ impl PeriodTable {
         let (t0, tf) = lqr.span();
         let n = n.max(2);
         let h = (tf - t0) / (n - 1) as f64;
-        let mut tab = PeriodTable {
-            period: tf - t0,
-            h,
-            x: Vec::with_capacity(n),
-            f: Vec::with_capacity(n),
-            u: Vec::with_capacity(n),
-            k: Vec::with_capacity(n),
-        };
+        let mut knots = Knots::with_capacity(n);
         let setup = lqr.setup();
         for i in 0..n {
             let t = if i + 1 == n { tf } else { t0 + h * i as f64 };
@@ -66,66 +57,35 @@ impl PeriodTable {
                     mode: setup.dims().mode_name(mode),
                     source,
                 })?;
-            tab.x.push(x);
-            tab.f.push(DVector::from_vec(f));
-            tab.u.push(u);
-            tab.k.push(lqr.gain_at(t)?);
+            knots.push(x, DVector::from_vec(f), u, &lqr.gain_at(t)?);
         }
-        Ok(tab)
+        Ok(PeriodTable {
+            period: tf - t0,
+            h,
+            knots,
+        })
     }
 
     /// The same period with K = 0: the open loop (the nominal control replayed by phase).
     pub fn without_gains(&self) -> Self {
         let mut t = self.clone();
-        t.k.iter_mut().for_each(|k| k.fill(0.0));
+        t.knots.zero_gains();
         t
     }
 
     /// The reference at phase τ (module docs), in any scalar.
     pub fn at<D: Scalar>(&self, tau: D) -> RefPoint<D> {
-        let n = self.x.len();
+        let n = self.knots.len();
         let tr = tau.re();
-        let lift = |v: &DVector<f64>| v.iter().map(|&a| D::from(a)).collect::<Vec<D>>();
-        let lift_k = |m: &DMatrix<f64>| m.transpose().iter().map(|&a| D::from(a)).collect();
-        if tr <= 0.0 || tr >= self.period {
-            let (i, dt) = if tr <= 0.0 {
-                (0, tau)
-            } else {
-                (n - 1, tau - self.period)
-            };
-            let x = self.x[i]
-                .iter()
-                .zip(self.f[i].iter())
-                .map(|(&x, &f)| dt * f + x)
-                .collect();
-            return RefPoint {
-                x,
-                u: lift(&self.u[i]),
-                k: lift_k(&self.k[i]),
-            };
+        if tr <= 0.0 {
+            return self.knots.beyond(0, tau);
+        }
+        if tr >= self.period {
+            return self.knots.beyond(n - 1, tau - self.period);
         }
         let i = ((tr / self.h) as usize).min(n - 2);
         let s = (tau - self.h * i as f64) / self.h;
-        let (s2, s3) = (s * s, s * s * s);
-        let h00 = s3 * 2.0 - s2 * 3.0 + 1.0;
-        let h10 = (s3 - s2 * 2.0 + s) * self.h;
-        let h01 = s2 * 3.0 - s3 * 2.0;
-        let h11 = (s3 - s2) * self.h;
-        let x = (0..self.x[i].len())
-            .map(|j| {
-                h00 * self.x[i][j]
-                    + h10 * self.f[i][j]
-                    + h01 * self.x[i + 1][j]
-                    + h11 * self.f[i + 1][j]
-            })
-            .collect();
-        let lin = |a: f64, b: f64| (D::one() - s) * a + s * b;
-        let u = (0..self.u[i].len())
-            .map(|j| lin(self.u[i][j], self.u[i + 1][j]))
-            .collect();
-        let (ka, kb) = (self.k[i].transpose(), self.k[i + 1].transpose());
-        let k = ka.iter().zip(kb.iter()).map(|(&a, &b)| lin(a, b)).collect();
-        RefPoint { x, u, k }
+        self.knots.between(i, s, self.h)
     }
 }
 

@@ -21,6 +21,7 @@
 use super::clock::Clock;
 use super::error::FeedbackError;
 use super::gains::Lqr;
+use super::knots::Knots;
 use super::law::{RefPoint, Reference};
 use crate::error::{Error, ModelError};
 use crate::integrate::smooth::integrate_smooth;
@@ -32,10 +33,7 @@ use nalgebra::{DMatrix, DVector};
 #[derive(Debug, Clone)]
 struct Piece {
     t: Vec<f64>,
-    x: Vec<DVector<f64>>,
-    f: Vec<DVector<f64>>,
-    u: Vec<DVector<f64>>,
-    k: Vec<DMatrix<f64>>,
+    knots: Knots,
     /// The nominal segment's start (its opening event's time).
     start: f64,
 }
@@ -192,19 +190,13 @@ fn extend<S: HybridSystem>(
 
 fn piece(knots: Vec<KnotData>, start: f64) -> Piece {
     let mut p = Piece {
-        t: Vec::new(),
-        x: Vec::new(),
-        f: Vec::new(),
-        u: Vec::new(),
-        k: Vec::new(),
+        t: Vec::with_capacity(knots.len()),
+        knots: Knots::with_capacity(knots.len()),
         start,
     };
     for (t, x, f, u, k) in knots {
         p.t.push(t);
-        p.x.push(x);
-        p.f.push(f);
-        p.u.push(u);
-        p.k.push(k.transpose());
+        p.knots.push(x, f, u, &k);
     }
     p
 }
@@ -214,45 +206,15 @@ impl Piece {
     fn at<D: Scalar>(&self, tau: D) -> RefPoint<D> {
         let n = self.t.len();
         let tr = tau.re();
-        let lift = |v: &DVector<f64>| v.iter().map(|&a| D::from(a)).collect::<Vec<D>>();
-        let lift_k = |m: &DMatrix<f64>| m.iter().map(|&a| D::from(a)).collect::<Vec<D>>();
-        if n == 1 || tr <= self.t[0] || tr >= self.t[n - 1] {
-            let i = if n == 1 || tr <= self.t[0] { 0 } else { n - 1 };
-            let dt = tau - self.t[i];
-            let x = self.x[i]
-                .iter()
-                .zip(self.f[i].iter())
-                .map(|(&x, &f)| dt * f + x)
-                .collect();
-            return RefPoint {
-                x,
-                u: lift(&self.u[i]),
-                k: lift_k(&self.k[i]),
-            };
+        if n == 1 || tr <= self.t[0] {
+            return self.knots.beyond(0, tau - self.t[0]);
+        }
+        if tr >= self.t[n - 1] {
+            return self.knots.beyond(n - 1, tau - self.t[n - 1]);
         }
         let i = (self.t.partition_point(|&t| t <= tr).max(1) - 1).min(n - 2);
         let h = self.t[i + 1] - self.t[i];
-        let s = (tau - self.t[i]) / h;
-        let (s2, s3) = (s * s, s * s * s);
-        let h00 = s3 * 2.0 - s2 * 3.0 + 1.0;
-        let h10 = (s3 - s2 * 2.0 + s) * h;
-        let h01 = s2 * 3.0 - s3 * 2.0;
-        let h11 = (s3 - s2) * h;
-        let x = (0..self.x[i].len())
-            .map(|j| {
-                h00 * self.x[i][j]
-                    + h10 * self.f[i][j]
-                    + h01 * self.x[i + 1][j]
-                    + h11 * self.f[i + 1][j]
-            })
-            .collect();
-        let lin = |a: f64, b: f64| (D::one() - s) * a + s * b;
-        let u = (0..self.u[i].len())
-            .map(|j| lin(self.u[i][j], self.u[i + 1][j]))
-            .collect();
-        let (ka, kb) = (&self.k[i], &self.k[i + 1]);
-        let k = ka.iter().zip(kb.iter()).map(|(&a, &b)| lin(a, b)).collect();
-        RefPoint { x, u, k }
+        self.knots.between(i, (tau - self.t[i]) / h, h)
     }
 }
 
@@ -283,7 +245,7 @@ impl Reference for RunTable {
     fn without_gains(&self) -> Self {
         let mut t = self.clone();
         for p in &mut t.pieces {
-            p.k.iter_mut().for_each(|k| k.fill(0.0));
+            p.knots.zero_gains();
         }
         t
     }
