@@ -471,3 +471,99 @@ fn a_pattern_with_the_wrong_row_count_is_refused() {
         other => panic!("expected RowCount, got {other:?}"),
     }
 }
+
+/// A spring whose two ends meet has no direction: the mechanism's forces refuse with
+/// `ModelError::ZeroLength` naming the points, where a stretched spring gives its force
+/// `k (ℓ − ℓ0)` towards the anchor.
+#[test]
+fn a_spring_of_zero_length_is_a_model_error() {
+    use hybridopt::multibody::{Mechanism, ParamRef};
+    use hybridopt::ModelError;
+    let mut m = Mechanism::new(2);
+    let anchor = m.fixed_point(0.0, 0.0);
+    let body = m.moving_point(0);
+    m.point_mass(body, ParamRef::Const(1.0));
+    m.spring(anchor, body, ParamRef::Const(10.0), ParamRef::Const(0.25));
+    // at (0.3, 0.4): ℓ = 0.5, |F| = 10 · 0.25 = 2.5, pulling back along −(0.6, 0.8)
+    let f = m.forces(&[0.3, 0.4], &[0.0, 0.0], &[]).unwrap();
+    assert!(
+        (f[0] + 1.5).abs() < 1e-14 && (f[1] + 2.0).abs() < 1e-14,
+        "{f:?}"
+    );
+    let e = m.forces(&[0.0, 0.0], &[0.0, 0.0], &[]).unwrap_err();
+    assert!(
+        matches!(e, ModelError::ZeroLength { a: 0, b: 1, .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("zero length"), "{e}");
+}
+
+/// Multiple shooting from a table whose `mode` column says `left` after the switch: the
+/// continuity rows close in the states, but the first segment ends in `right` while node 1
+/// was given `left` — a trajectory the system cannot run. The converged point is refused
+/// with `ShootingError::ModeMismatch` naming the node, both modes and the table.
+#[test]
+fn a_guess_in_the_wrong_mode_is_refused_at_the_end() {
+    use hybridopt::optimize::{GuessTable, ShootingError};
+    use hybridopt::systems::SwitchedLinear;
+    let cost = Objective::new(
+        "f",
+        vec![Term::TerminalSquared {
+            output: 0,
+            target: 0.3,
+            weight: 1.0,
+        }],
+    );
+    let setup = Setup::builder(&SwitchedLinear)
+        .horizon(0.0, 2.0)
+        .objective(cost)
+        .tolerances(1e-10, 1e-10)
+        .build();
+    let defaults = SwitchedLinear::default_params();
+    let names = ["k_left", "k_right", "d_left", "d_right", "f", "x1_0"];
+    let mut theta: Vec<ThetaEntry> = names
+        .iter()
+        .zip(&defaults)
+        .map(|(&n, &v)| ThetaEntry::fixed(n, v))
+        .collect();
+    theta.push(ThetaEntry::free("x2_0", 0.5).with_bounds(Some(-3.0), Some(3.0)));
+    // the run switches to `right` (x1 crosses 0) before t = 1, where node 1 sits
+    let traj = setup.simulate(&defaults).unwrap();
+    assert!(traj.events[0].t < 1.0, "{}", traj.events[0].t);
+    let mut csv = String::from("t,mode,x1,x2\n");
+    let mut last = f64::NEG_INFINITY;
+    for (t, _, x) in traj.samples(1) {
+        if t > last {
+            csv.push_str(&format!("{t},left,{},{}\n", x[0], x[1]));
+            last = t;
+        }
+    }
+    let table = GuessTable::parse_csv(&csv, "wrong_modes.csv", setup.dims()).unwrap();
+    let shooting = Shooting {
+        nodes: NodeTimes::Segments(2),
+        guess: Guess::Table(table),
+        closure: None,
+    };
+    let e = optimize_shooting(
+        &setup,
+        &theta,
+        &Constraints::default(),
+        &shooting,
+        &OptimizerSettings::default(),
+        None,
+    )
+    .unwrap_err();
+    match &e {
+        Error::Shooting(ShootingError::ModeMismatch {
+            node,
+            expected,
+            found,
+            ..
+        }) => assert_eq!(
+            (*node, expected.as_str(), found.as_str()),
+            (1, "left", "right")
+        ),
+        other => panic!("expected ModeMismatch, got {other}"),
+    }
+    assert!(e.to_string().contains("initial guess"), "{e}");
+}
