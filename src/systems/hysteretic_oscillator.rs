@@ -24,7 +24,9 @@
 //! Parameters `(m, c, k0, f_y, b, F0, Omega)`, defaults `(1, 0.05, 1, 0.5, 0.05, 0.8, 1.2)`
 //! (reference-models §9).
 
+use super::kind::{BuildError, BuiltinSystem, DaeSettings};
 use super::reversal;
+use crate::dae::Dae;
 use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
 use crate::model::{GuardInfo, Scalar};
@@ -139,5 +141,15 @@ impl DaeSystem for HystereticOscillator {
         out[0] = at.y[0];
         out[1] = at.y[1];
         Ok(())
+    }
+}
+
+impl BuiltinSystem for Dae<HystereticOscillator> {
+    type Settings = DaeSettings;
+    fn build(settings: &DaeSettings) -> Result<Self, BuildError> {
+        settings.build(HystereticOscillator)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(HystereticOscillator::default_params())
     }
 }

@@ -18,6 +18,8 @@
 //! values `(1, 1, 9.81, 0.8, 0.3, −0.8)`; the start is at rest at angle θ0 from the
 //! downward vertical. The same motion in the angle is [`super::pendulum_angle`].
 
+use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use crate::dae::Dae;
 use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, Scalar};
@@ -125,5 +127,15 @@ impl DaeSystem for PendulumWall {
     fn invariants<D: Scalar>(&self, _mode: usize, at: Point<'_, D>) -> Vec<D> {
         let l = at.p[1];
         vec![at.y[0] * at.y[0] + at.y[1] * at.y[1] - l * l]
+    }
+}
+
+impl BuiltinSystem for Dae<PendulumWall> {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(Dae::new(PendulumWall))
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(PendulumWall::default_params())
     }
 }

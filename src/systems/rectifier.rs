@@ -15,6 +15,8 @@
 //! is continuous; `i_D` follows from the new mode's algebraic equation. Parameters
 //! `(V, omega, phi0, r, R, C, vC0)`, reference values `(1, 2π, 0.3, 0.01, 1, 0.5, 0)`.
 
+use super::kind::{BuildError, BuiltinSystem, DaeSettings};
+use crate::dae::Dae;
 use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, Scalar};
@@ -115,5 +117,15 @@ impl DaeSystem for Rectifier {
         out[0] = at.y[0];
         out[1] = source(at.t, at.p);
         Ok(())
+    }
+}
+
+impl BuiltinSystem for Dae<Rectifier> {
+    type Settings = DaeSettings;
+    fn build(settings: &DaeSettings) -> Result<Self, BuildError> {
+        settings.build(Rectifier)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Rectifier::default_params())
     }
 }

@@ -26,7 +26,9 @@
 //! `(200000 MPa, 420 MPa, 0.01, 18, 0.925, 0.15, 0.002, 0.004)` (reference-models §9).
 //! The reversal times depend on ε_a, ε_b only, never on the material.
 
+use super::kind::{BuildError, BuiltinSystem, DaeSettings};
 use super::reversal;
+use crate::dae::Dae;
 use crate::dae::{DaeIndex, DaeSystem, Point};
 use crate::error::ModelError;
 use crate::model::{GuardInfo, Scalar};
@@ -181,5 +183,15 @@ impl DaeSystem for SteelCoupon {
         out[0] = strain(at.t, at.p[6], at.p[7]);
         out[1] = at.memory[R];
         Ok(())
+    }
+}
+
+impl BuiltinSystem for Dae<SteelCoupon> {
+    type Settings = DaeSettings;
+    fn build(settings: &DaeSettings) -> Result<Self, BuildError> {
+        settings.build(SteelCoupon)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(SteelCoupon::default_params())
     }
 }
