@@ -71,7 +71,7 @@ impl DaeSettings {
         let Some(given) = &self.initial_algebraic else {
             return Ok(Dae::new(sys));
         };
-        let names = sys.algebraic_names();
+        let names = sys.dims().algebraic;
         if let Some(name) = given.keys().find(|k| !names.contains(k)) {
             return Err(BuildError::UnknownAlgebraic {
                 name: name.clone(),

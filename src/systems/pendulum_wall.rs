@@ -19,8 +19,7 @@
 //! downward vertical. The same motion in the angle is [`super::pendulum_angle`].
 
 use super::kind::{BuildError, BuiltinSystem, NoSettings};
-use crate::dae::Dae;
-use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
+use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, Scalar};
 
@@ -39,26 +38,14 @@ impl DaeSystem for PendulumWall {
     fn index(&self) -> DaeIndex {
         DaeIndex::Two
     }
-    fn differential_names(&self) -> Vec<String> {
-        ["x", "y", "u", "v"].iter().map(|s| s.to_string()).collect()
-    }
-    fn algebraic_names(&self) -> Vec<String> {
-        vec!["lambda".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        ["m", "L", "g", "e", "x_w", "theta0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("wall", Direction::Rising)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        ["px", "py", "theta", "phi_pos_max", "phi_vel_max"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+    fn dims(&self) -> DaeDims {
+        DaeDims::new(
+            ["x", "y", "u", "v"],
+            ["lambda"],
+            ["m", "L", "g", "e", "x_w", "theta0"],
+        )
+        .guards([GuardInfo::new("wall", Direction::Rising)])
+        .outputs(["px", "py", "theta", "phi_pos_max", "phi_vel_max"])
     }
     fn initial_differential<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         let (l, th) = (p[1], p[5]);
