@@ -4,6 +4,7 @@
 //! first period doubling, and the compass gait's mechanics (energy over a swing, the
 //! impact's angular momenta) and gait.
 
+use hybridopt::error::Error;
 use hybridopt::periodic::PeriodicError;
 use hybridopt::periodic::Section;
 use hybridopt::periodic::{orbit_sensitivities, RadiusDerivative};
@@ -280,11 +281,11 @@ fn newton_failure_is_typed_with_its_history() {
     )
     .unwrap_err();
     match e {
-        PeriodicError::NoConvergence {
+        Error::Periodic(PeriodicError::NoConvergence {
             history,
             iterations,
             ..
-        } => {
+        }) => {
             assert_eq!(iterations, 2);
             assert_eq!(history.len(), 3);
             assert!(history[2] < history[0]);
@@ -301,7 +302,10 @@ fn newton_failure_is_typed_with_its_history() {
         &walker_on_section(0.2, -0.2),
     )
     .unwrap_err();
-    assert!(matches!(e, PeriodicError::NoReturn { fired: 0, .. }), "{e}");
+    assert!(
+        matches!(e, Error::Periodic(PeriodicError::NoReturn { fired: 0, .. })),
+        "{e}"
+    );
     // a start before the guard's surface (φ − 2θ < 0 for the rising heel strike) would
     // return at once: refused
     let mut off = walker_on_section(0.2, -0.2);
@@ -314,7 +318,10 @@ fn newton_failure_is_typed_with_its_history() {
         &off,
     )
     .unwrap_err();
-    assert!(matches!(e, PeriodicError::OffSection { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Periodic(PeriodicError::OffSection { .. })),
+        "{e}"
+    );
     // after it (φ − 2θ > 0) the run is a genuine one
     off[1] += 2e-6;
     assert!(return_value(

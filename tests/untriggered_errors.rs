@@ -179,10 +179,10 @@ fn periodic_newton_singular_jacobian_for_a_drifting_state() {
     let p = problem(&dir, "drift", &ticking("x + 1", 0.5));
     match periodic_to_folder(&p, None, &dir.join("out")) {
         Err(
-            e @ PeriodicError::NoConvergence {
+            e @ Error::Periodic(PeriodicError::NoConvergence {
                 reason: NewtonFailure::SingularJacobian,
                 ..
-            },
+            }),
         ) => {
             let m = e.to_string();
             assert!(m.contains("SingularJacobian"), "{m}");
@@ -201,10 +201,10 @@ fn periodic_newton_line_search_fails_without_a_fixed_point() {
     let p = problem(&dir, "noroot", &ticking("x + x*x + 1", 3.0));
     match periodic_to_folder(&p, None, &dir.join("out")) {
         Err(
-            e @ PeriodicError::NoConvergence {
+            e @ Error::Periodic(PeriodicError::NoConvergence {
                 reason: NewtonFailure::LineSearch,
                 ..
-            },
+            }),
         ) => {
             let m = e.to_string();
             assert!(
@@ -254,7 +254,7 @@ objective = { kind = "spectral_radius" }
 "#;
     let p = problem(&dir, "twins", text);
     match optimize_gait_to_folder(&p, Some(5), &dir.join("out")) {
-        Err(e @ PeriodicError::Nonsmooth(_)) => {
+        Err(e @ Error::Periodic(PeriodicError::Nonsmooth(_))) => {
             let m = e.to_string();
             assert!(
                 m.contains("two distinct multipliers") && m.contains("no gradient"),
@@ -316,10 +316,10 @@ fn periodic_newton_stops_at_its_iteration_limit() {
     let p = problem(&dir, "limit", &text);
     match periodic_to_folder(&p, None, &dir.join("out")) {
         Err(
-            e @ PeriodicError::NoConvergence {
+            e @ Error::Periodic(PeriodicError::NoConvergence {
                 reason: NewtonFailure::MaxIterations,
                 ..
-            },
+            }),
         ) => {
             let m = e.to_string();
             assert!(

@@ -19,6 +19,7 @@
 use super::error::PeriodicError;
 use super::section::{Section, SectionKind, StartOnSection};
 use super::section_guard::WithSectionGuard;
+use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions, Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::sensitivity::forward::forward_sensitivity_lean;
@@ -79,7 +80,7 @@ fn setup_for<'a, S: HybridSystem>(
 /// Checks that the run ended at the `count`-th firing of the section's guard `k`.
 fn returned<D>(
     traj: &Trajectory<D>, (k, sec): (usize, &Section), opts: &MapOptions, guard: String, x: &[f64],
-) -> Result<usize, PeriodicError> {
+) -> Result<usize, Error> {
     let fired = traj.events.iter().filter(|e| e.guard == k).count();
     match traj.events.last() {
         Some(e) if e.terminal && e.guard == k && fired == sec.count => Ok(traj.events.len() - 1),
@@ -89,7 +90,8 @@ fn returned<D>(
             count: sec.count,
             t_max: opts.t_max,
             state: x.to_vec(),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -100,7 +102,7 @@ fn returned<D>(
 /// the hyperplane (`|n·x − c| ≤ zero_tol`).
 fn check_start<S: HybridSystem>(
     sys: &WithSectionGuard<'_, S>, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<(), PeriodicError> {
+) -> Result<(), Error> {
     let k = sys.section_guard;
     let g = sys.guard(sec.mode, k, 0.0, x, &[], p);
     let guards = sys.dims().guards;
@@ -128,7 +130,8 @@ fn check_start<S: HybridSystem>(
             zero_tol: tol,
             state: x.to_vec(),
             hint,
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -147,14 +150,14 @@ pub enum Columns {
 /// `P(x)` and its exact Jacobians (see the module docs), in `x` and `p`.
 pub fn return_map<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<Return, PeriodicError> {
+) -> Result<Return, Error> {
     return_map_with(sys, sec, opts, p, x, Columns::StateAndParams)
 }
 
 /// `P(x)` and the chosen Jacobians; with [`Columns::State`], `dp` and `dt_dp` are empty.
 pub fn return_map_with<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], columns: Columns,
-) -> Result<Return, PeriodicError> {
+) -> Result<Return, Error> {
     let aug = WithSectionGuard::new(sys, sec);
     let k = aug.section_guard;
     check_start(&aug, sec, opts, p, x)?;
@@ -210,7 +213,7 @@ fn cycle_events<D: crate::model::Scalar, S: HybridSystem>(
 /// differences. Also returns the trajectory of the cycle (for plots).
 pub fn return_value<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<(DVector<f64>, f64, Trajectory), PeriodicError> {
+) -> Result<(DVector<f64>, f64, Trajectory), Error> {
     let aug = WithSectionGuard::new(sys, sec);
     let k = aug.section_guard;
     check_start(&aug, sec, opts, p, x)?;
@@ -239,7 +242,7 @@ pub fn return_value<S: HybridSystem>(
 /// only.
 pub fn section_basis<S: HybridSystem>(
     sys: &S, sec: &Section, p: &[f64], x: &[f64],
-) -> Result<(DMatrix<f64>, DVector<f64>), PeriodicError> {
+) -> Result<(DMatrix<f64>, DVector<f64>), Error> {
     let n = x.len();
     let model = |source| crate::error::Error::Model {
         t: 0.0,
@@ -303,7 +306,7 @@ impl Stencil {
 /// `DP ≈ [DP d_1 … DP d_{n−1}, 0] [d_1 … d_{n−1}, f]⁻¹`. `h` is scaled by `1 + ‖x‖∞`.
 pub fn fd_monodromy<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], h: f64, stencil: Stencil,
-) -> Result<DMatrix<f64>, PeriodicError> {
+) -> Result<DMatrix<f64>, Error> {
     let n = x.len();
     let (tangent, f) = section_basis(sys, sec, p, x)?;
     let h = h * (1.0 + DVector::from_column_slice(x).amax());
@@ -330,11 +333,11 @@ pub fn fd_monodromy<S: HybridSystem>(
 /// files and phase plots): `t, mode, states…, outputs…`.
 pub fn cycle_table<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<crate::setup::Table, PeriodicError> {
+) -> Result<crate::setup::Table, Error> {
     let aug = WithSectionGuard::new(sys, sec);
     let wrapped = StartOnSection::new(&aug, sec.mode);
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
     let traj = setup.simulate(&theta)?;
-    Ok(crate::setup::trajectory_table(&setup, &traj, &theta)?)
+    crate::setup::trajectory_table(&setup, &traj, &theta)
 }

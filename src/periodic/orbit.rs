@@ -2,13 +2,13 @@
 //! multipliers, and (optionally) the sensitivities; with the report the command line
 //! prints (`hybridopt periodic --json`; its fields are a contract: add, never rename).
 
-use super::error::PeriodicError;
 use super::map::CycleEvent;
 use super::newton::{solve, FixedPoint, JacobianSource};
 use super::section::{Section, SectionKind};
 use super::sensitivity::{orbit_sensitivities, OrbitSensitivities, RadiusDerivative};
 use super::spec::PeriodicSpec;
 use super::stability::{pairs, spectrum_on, Multiplier, Spectrum, Stability};
+use crate::error::Error;
 use crate::model::{Dims, HybridSystem};
 use std::collections::BTreeMap;
 
@@ -26,7 +26,7 @@ pub struct Orbit {
 /// also differentiates it by `spec.sensitivities`.
 pub fn solve_orbit<S: HybridSystem>(
     sys: &S, spec: &PeriodicSpec, p: &[f64], guess: &[f64], with_sensitivities: bool,
-) -> Result<Orbit, PeriodicError> {
+) -> Result<Orbit, Error> {
     let fixed = solve(
         sys,
         &spec.section,

@@ -7,6 +7,7 @@ mod summary;
 
 pub use summary::GaitSummary;
 
+use crate::error::Error;
 use crate::output::atomic::Staging;
 use crate::periodic::continuation::{self as cont, Bifurcation, Branch};
 use crate::periodic::error::PeriodicError;
@@ -67,7 +68,7 @@ impl PeriodicReport {
 /// writes the folder `out` (staged, swapped in atomically).
 pub fn periodic_to_folder(
     p: &Problem, continuation: Option<&str>, out: &Path,
-) -> Result<(PeriodicReport, PathBuf), PeriodicError> {
+) -> Result<(PeriodicReport, PathBuf), Error> {
     let spec = p.periodic_spec()?;
     let range = continuation
         .map(|c| cont::Range::parse(c, &p.dims))
@@ -109,13 +110,13 @@ pub fn periodic_to_folder(
 /// into `out`. The report (`--json`) is the [`GaitOptimum`].
 pub fn optimize_gait_to_folder(
     p: &Problem, max_iters: Option<u64>, out: &Path,
-) -> Result<(GaitOptimum, PathBuf), PeriodicError> {
+) -> Result<(GaitOptimum, PathBuf), Error> {
     let spec = p.periodic_spec()?;
     let Some(objective) = spec.objective.clone() else {
         return Err(PeriodicError::Invalid(format!(
             "{}: [periodic] has no `objective` (e.g. objective = {{ kind = \"spectral_radius\" }}): nothing to optimize",
             p.file.display()
-        )));
+        )).into());
     };
     let np = p.dims.np();
     let pv = p.theta_values()[..np].to_vec();
