@@ -3,7 +3,7 @@
 
 use hybridopt::error::Error;
 use hybridopt::integrate::SolverOptions;
-use hybridopt::output::periodic::{optimize_gait_to_folder, periodic_to_folder};
+use hybridopt::output::periodic::periodic_to_folder;
 use hybridopt::periodic::NewtonFailure;
 use hybridopt::periodic::PeriodicError;
 use hybridopt::prelude::*;
@@ -252,8 +252,10 @@ t_max = 5.0
 sensitivities = ["a"]
 objective = { kind = "spectral_radius" }
 "#;
-    let p = problem(&dir, "twins", text);
-    match optimize_gait_to_folder(&p, Some(5), &dir.join("out")) {
+    let mut p = problem(&dir, "twins", text);
+    p.optimizer.max_iters = 5;
+    let setup = p.setup().expect("setup");
+    match p.run_optimizer(&setup, None) {
         Err(e @ Error::Periodic(PeriodicError::Nonsmooth(_))) => {
             let m = e.to_string();
             assert!(
