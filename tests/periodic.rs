@@ -554,3 +554,57 @@ fn spectral_radius_of_two_distinct_equal_moduli_is_a_reported_kink() {
     assert!(radius_kink(&[c(0.3, 0.4), c(0.3, -0.4), c(-0.5, 0.0)], 1e-9).is_some());
     assert!(radius_kink(&[c(0.3, 0.4), c(0.3, -0.4), c(-0.49, 0.0)], 1e-9).is_none());
 }
+
+/// The compass gait's shipped guess lies on the section θ_ns + θ_s = 2·slope at 3°; at a
+/// slope 0.3 % steeper (0.0525) it misses it by 2.8e-4 and is moved onto it (θ_ns alone,
+/// the component the section fixes), and Newton's method converges from there. At a
+/// slope of 0.1 the miss (9.5e-2) is far above 1 % of the state's scale: refused, saying
+/// why.
+#[test]
+fn a_guess_slightly_off_the_section_is_moved_onto_it() {
+    use hybridopt::periodic::solve_orbit;
+    use hybridopt::problem::Problem;
+    let mut p = Problem::load(std::path::Path::new("problems/compass_gait.toml")).unwrap();
+    let orbit_at = |p: &Problem| {
+        let spec = p.periodic_spec().unwrap();
+        let pv = p.theta_values()[..p.dims.np()].to_vec();
+        solve_orbit(&p.system, &spec, &pv, &spec.guess, false)
+    };
+    // the shipped guess is on the section: not moved
+    assert!(orbit_at(&p).unwrap().fixed.projection.is_none());
+    p.set_param("slope", 0.0525).unwrap();
+    let o = orbit_at(&p).unwrap();
+    let g = o
+        .fixed
+        .projection
+        .as_ref()
+        .expect("the guess is moved onto the section");
+    assert_eq!(g.guard, "heel_strike");
+    // measured −2.8000000000001635e-4 (1.6e-17 from 2·0.0525 − (0.27236 − 0.16764))
+    assert!((g.miss + 2.8e-4).abs() < 4e-16, "{}", g.miss);
+    // only θ_ns moves, by the miss; the start is on the section (both measured 1.4e-17)
+    assert_eq!(g.start[1..], g.guess[1..]);
+    assert!((g.start[0] - g.guess[0] + g.miss).abs() < 4e-16, "{g:?}");
+    assert!(
+        (g.start[0] + g.start[1] - 2.0 * 0.0525).abs() < 4e-16,
+        "{g:?}"
+    );
+    // the fixed point: ‖P(x) − x‖∞ measured 2.8e-15 after 6 iterations, on the section
+    // (θ_ns + θ_s − 2·slope measured 1.4e-17)
+    assert!(o.fixed.residual < 7e-14, "{}", o.fixed.residual);
+    let x = &o.fixed.x;
+    assert!((x[0] + x[1] - 2.0 * 0.0525).abs() < 4e-16, "{x}");
+    // far off: refused with the reason
+    p.set_param("slope", 0.1).unwrap();
+    match orbit_at(&p) {
+        Err(e @ Error::Periodic(PeriodicError::OffSection { .. })) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("too far from the section to be moved onto it"),
+                "{m}"
+            );
+            assert!(m.contains("-9.528"), "{m}");
+        }
+        other => panic!("expected OffSection, got {other:?}"),
+    }
+}

@@ -103,6 +103,42 @@ fn returned<D>(
 fn check_start<S: HybridSystem>(
     sys: &WithSectionGuard<'_, S>, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
 ) -> Result<(), Error> {
+    match miss(sys, sec, opts, p, x) {
+        Some(m) => Err(m.refused(x, m.hint)),
+        None => Ok(()),
+    }
+}
+
+/// How a start misses the section ([`miss`]).
+pub(super) struct Miss {
+    /// The section's guard.
+    pub guard: String,
+    /// Its value at the start.
+    pub value: f64,
+    /// `|g|` at most this is on the section.
+    pub zero_tol: f64,
+    /// What is wrong and what to give instead.
+    pub hint: &'static str,
+}
+
+impl Miss {
+    /// The refusal of the start `x`, with `hint`.
+    pub fn refused(&self, x: &[f64], hint: &'static str) -> Error {
+        PeriodicError::OffSection {
+            guard: self.guard.clone(),
+            value: self.value,
+            zero_tol: self.zero_tol,
+            state: x.to_vec(),
+            hint,
+        }
+        .into()
+    }
+}
+
+/// Whether the start `x` misses the section (see [`check_start`]): `None` when it is on it.
+pub(super) fn miss<S: HybridSystem>(
+    sys: &WithSectionGuard<'_, S>, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
+) -> Option<Miss> {
     let k = sys.section_guard;
     let g = sys.guard(sec.mode, k, 0.0, x, &[], p);
     let guards = sys.dims().guards;
@@ -123,17 +159,12 @@ fn check_start<S: HybridSystem>(
         matches!(sec.kind, SectionKind::AfterReset { .. })
             && super::image::is_reset_image(sys, k, sec.mode, p, x, tol.max(1e-10))
     };
-    if !g.is_finite() || (off && !image()) {
-        return Err(PeriodicError::OffSection {
-            guard: info.name.clone(),
-            value: g,
-            zero_tol: tol,
-            state: x.to_vec(),
-            hint,
-        }
-        .into());
-    }
-    Ok(())
+    (!g.is_finite() || (off && !image())).then(|| Miss {
+        guard: info.name.clone(),
+        value: g,
+        zero_tol: tol,
+        hint,
+    })
 }
 
 const AFTER_RESET_HINT: &str = "on the side from which it fires and not the reset's image of a point on the guard's surface; give a state just after the reset (the reset's image of a state where the guard is zero)";

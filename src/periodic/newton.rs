@@ -12,6 +12,7 @@ use super::error::{NewtonFailure, PeriodicError};
 use super::map::{
     fd_monodromy, return_map, return_map_with, return_value, Columns, MapOptions, Return, Stencil,
 };
+use super::projection::{onto_section, GuessProjection};
 use super::section::Section;
 use crate::error::Error;
 use crate::model::HybridSystem;
@@ -60,6 +61,9 @@ pub struct FixedPoint {
     pub iterations: usize,
     /// `‖P(x_k) − x_k‖∞` per iterate.
     pub history: Vec<f64>,
+    /// The guess moved onto the section before the first iterate, when it missed it by
+    /// little ([`super::projection`]).
+    pub projection: Option<GuessProjection>,
 }
 
 /// Value and Jacobian of `P` at `x` by the chosen source.
@@ -90,7 +94,8 @@ pub fn solve<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, nopt: &NewtonOptions, p: &[f64], x0: &[f64],
     jac: JacobianSource,
 ) -> Result<FixedPoint, Error> {
-    let mut x = DVector::from_column_slice(x0);
+    let (x0, projection) = onto_section(sys, sec, opts, p, x0)?;
+    let mut x = DVector::from_column_slice(&x0);
     let mut history = Vec::new();
     let fail = |reason, history: &Vec<f64>| -> Error {
         PeriodicError::NoConvergence {
@@ -115,6 +120,7 @@ pub fn solve<S: HybridSystem>(
                 x,
                 ret,
                 history,
+                projection,
             });
         }
         if history.len() > nopt.max_iters {

@@ -4,6 +4,7 @@
 
 use super::map::CycleEvent;
 use super::newton::{solve, FixedPoint, JacobianSource};
+use super::projection::GuessProjection;
 use super::section::{Section, SectionKind};
 use super::sensitivity::{orbit_sensitivities, OrbitSensitivities, RadiusDerivative};
 use super::spec::PeriodicSpec;
@@ -142,6 +143,10 @@ pub struct OrbitReport {
     pub sensitivities: Option<SensitivityReport>,
     /// The Poincaré section.
     pub section: SectionReport,
+    /// The guess moved onto the section before Newton's method, when it missed it by little
+    /// (absent when the guess was on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guess_projection: Option<GuessProjection>,
 }
 
 impl OrbitReport {
@@ -171,6 +176,7 @@ impl OrbitReport {
                 .as_ref()
                 .map(|s| sensitivity_report(s, dims)),
             section: SectionReport::new(&orbit.section, dims),
+            guess_projection: fp.projection.clone(),
         }
     }
 }

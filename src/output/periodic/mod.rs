@@ -48,6 +48,12 @@ impl PeriodicReport {
             r.spectral_radius,
             if r.stable { "stable" } else { "unstable" }
         );
+        if let Some(g) = &r.guess_projection {
+            o += &format!(
+                "the guess missed the section (guard '{}' = {:e}) and was moved onto it: {:?} → {:?}\n",
+                g.guard, g.miss, g.guess, g.start
+            );
+        }
         o += &format!("fixed point: {:?}\n", r.fixed_point);
         o += &format!("multipliers on the section: {:?}\n", r.multipliers);
         if let Some(b) = &self.continuation {
