@@ -62,7 +62,7 @@ pub struct FixedPoint {
     /// `‖P(x_k) − x_k‖∞` per iterate.
     pub history: Vec<f64>,
     /// The guess moved onto the section before the first iterate, when it missed it by
-    /// little ([`super::projection`]).
+    /// little (`projection.rs`).
     pub projection: Option<GuessProjection>,
 }
 
