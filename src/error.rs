@@ -362,6 +362,12 @@ pub enum Error {
     /// that met other events than the plain run, an event cost on a group's event).
     #[error("{0}")]
     Simultaneous(#[from] crate::sensitivity::simultaneous::error::SimultaneousError),
+    /// The periodic-orbit solver cannot find or use the orbit (no return to the section,
+    /// a start off it, Newton's method that does not converge, free components that do not
+    /// chart the section, a derivative that does not exist, invalid settings): the variant
+    /// says which. A simulation's own failure comes as itself.
+    #[error(transparent)]
+    Periodic(#[from] crate::periodic::PeriodicError),
     /// The feedback design cannot be made (weights that do not fit, a periodic Riccati
     /// iteration that does not settle, a nominal with no period to close); a simulation's
     /// own failure comes as itself ([`Error::from_feedback`]).

@@ -94,3 +94,10 @@ pub mod readme_tour {}
 #[doc = include_str!("../docs/guide/library.md")]
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod guide_library {}
+
+/// The guide to hybrid DAEs, whose Rust block (a DAE of index 1 with its `dims()`) runs
+/// as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide/dae-and-memory.md")]
+#[allow(rustdoc::broken_intra_doc_links)]
+pub mod guide_dae {}

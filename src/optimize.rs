@@ -64,7 +64,13 @@ pub use history::HistoryRow;
 use history::Rows;
 pub use ilqr::{optimize_ilqr, optimize_ilqr_constrained, IlqrError, IlqrStages, StageJacobians};
 pub use kink::{min_norm_in_hull, KinkReport};
-pub use least_squares::*;
+pub use least_squares::{
+    constrained_statistics, generalized_gauss_newton, levenberg_marquardt, normal_quantile,
+    statistics, student_t_cdf, student_t_quantile, BoundSide, BoxBounds, ConstrainedResiduals,
+    GgnIteration, GgnResult, GgnSettings, Identifiability, Linearization, LmIteration, LmResult,
+    LmSettings, LsqError, LsqOutcome, ParameterStatistics, Residuals, Statistics, CONFIDENCE,
+    ILL_CONDITIONED,
+};
 use runs::{Ending, Runs, Solved};
 pub use runs::{MAX_RESTARTS, RESTART_SHRINK};
 pub use settings::{

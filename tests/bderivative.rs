@@ -7,6 +7,7 @@ use crate::common;
 use common::assert_within;
 use hybridopt::output::bderiv::*;
 use hybridopt::sensitivity::corner::*;
+use hybridopt::testing::piecewise_constant_flow;
 use hybridopt::Error;
 use nalgebra::{DMatrix, DVector};
 

@@ -10,7 +10,7 @@ mod rectifier_oracle;
 
 use common::{assert_close, assert_within, gradients_by};
 use hybridopt::cost::{Objective, Term};
-use hybridopt::dae::{Dae, DaeIndex, DaeSystem, Point, Transition};
+use hybridopt::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use hybridopt::error::{Error, ModelError};
 use hybridopt::integrate::{Method, SolverOptions};
 use hybridopt::sensitivity::GradientMethod::{Adjoint, Direct, Dual, Fd};
@@ -266,17 +266,8 @@ impl DaeSystem for Broken {
     fn index(&self) -> DaeIndex {
         DaeIndex::One
     }
-    fn differential_names(&self) -> Vec<String> {
-        vec!["y".into()]
-    }
-    fn algebraic_names(&self) -> Vec<String> {
-        vec!["z".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["a".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("hit", Direction::Rising)]
+    fn dims(&self) -> DaeDims {
+        DaeDims::new(["y"], ["z"], ["a"]).guards([GuardInfo::new("hit", Direction::Rising)])
     }
     fn initial_differential<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![D::from(1.0)])

@@ -18,12 +18,12 @@
 use crate::common;
 
 use hybridopt::cost::{Objective, Term};
-use hybridopt::dae::{Dae, DaeIndex, DaeSystem, Point};
+use hybridopt::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point};
 use hybridopt::error::ModelError;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::HystereticOscillator;
-use hybridopt::{GuardInfo, HybridSystem, Scalar};
+use hybridopt::{HybridSystem, Scalar};
 use num_dual::Dual64;
 
 /// The oscillator started at `(t_N⁺, y_N, mode_N)` with its memory as the parameters
@@ -37,25 +37,11 @@ impl DaeSystem for FromReversal {
     fn index(&self) -> DaeIndex {
         DaeIndex::One
     }
-    fn differential_names(&self) -> Vec<String> {
-        HystereticOscillator.differential_names()
-    }
-    fn algebraic_names(&self) -> Vec<String> {
-        HystereticOscillator.algebraic_names()
-    }
-    fn memory_names(&self) -> Vec<String> {
-        HystereticOscillator.memory_names()
-    }
-    fn param_names(&self) -> Vec<String> {
-        let mut v = HystereticOscillator.param_names();
-        v.extend(["x_r0".to_string(), "f_r0".to_string()]);
-        v
-    }
-    fn mode_names(&self) -> Vec<String> {
-        HystereticOscillator.mode_names()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        HystereticOscillator.guards()
+    /// The oscillator's, with the two extra parameters and no further outputs.
+    fn dims(&self) -> DaeDims {
+        let mut d = HystereticOscillator.dims().outputs([]);
+        d.params.extend(["x_r0".to_string(), "f_r0".to_string()]);
+        d
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         HystereticOscillator.guard_active(mode, k)

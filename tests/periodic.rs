@@ -4,6 +4,7 @@
 //! first period doubling, and the compass gait's mechanics (energy over a swing, the
 //! impact's angular momenta) and gait.
 
+use hybridopt::error::Error;
 use hybridopt::periodic::PeriodicError;
 use hybridopt::periodic::Section;
 use hybridopt::periodic::{orbit_sensitivities, RadiusDerivative};
@@ -280,11 +281,11 @@ fn newton_failure_is_typed_with_its_history() {
     )
     .unwrap_err();
     match e {
-        PeriodicError::NoConvergence {
+        Error::Periodic(PeriodicError::NoConvergence {
             history,
             iterations,
             ..
-        } => {
+        }) => {
             assert_eq!(iterations, 2);
             assert_eq!(history.len(), 3);
             assert!(history[2] < history[0]);
@@ -301,7 +302,10 @@ fn newton_failure_is_typed_with_its_history() {
         &walker_on_section(0.2, -0.2),
     )
     .unwrap_err();
-    assert!(matches!(e, PeriodicError::NoReturn { fired: 0, .. }), "{e}");
+    assert!(
+        matches!(e, Error::Periodic(PeriodicError::NoReturn { fired: 0, .. })),
+        "{e}"
+    );
     // a start before the guard's surface (φ − 2θ < 0 for the rising heel strike) would
     // return at once: refused
     let mut off = walker_on_section(0.2, -0.2);
@@ -314,7 +318,10 @@ fn newton_failure_is_typed_with_its_history() {
         &off,
     )
     .unwrap_err();
-    assert!(matches!(e, PeriodicError::OffSection { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Periodic(PeriodicError::OffSection { .. })),
+        "{e}"
+    );
     // after it (φ − 2θ > 0) the run is a genuine one
     off[1] += 2e-6;
     assert!(return_value(
@@ -546,4 +553,58 @@ fn spectral_radius_of_two_distinct_equal_moduli_is_a_reported_kink() {
     // a pair and a real one of the same modulus
     assert!(radius_kink(&[c(0.3, 0.4), c(0.3, -0.4), c(-0.5, 0.0)], 1e-9).is_some());
     assert!(radius_kink(&[c(0.3, 0.4), c(0.3, -0.4), c(-0.49, 0.0)], 1e-9).is_none());
+}
+
+/// The compass gait's shipped guess lies on the section θ_ns + θ_s = 2·slope at 3°; at a
+/// slope 0.3 % steeper (0.0525) it misses it by 2.8e-4 and is moved onto it (θ_ns alone,
+/// the component the section fixes), and Newton's method converges from there. At a
+/// slope of 0.1 the miss (9.5e-2) is far above 1 % of the state's scale: refused, saying
+/// why.
+#[test]
+fn a_guess_slightly_off_the_section_is_moved_onto_it() {
+    use hybridopt::periodic::solve_orbit;
+    use hybridopt::problem::Problem;
+    let mut p = Problem::load(std::path::Path::new("problems/compass_gait.toml")).unwrap();
+    let orbit_at = |p: &Problem| {
+        let spec = p.periodic_spec().unwrap();
+        let pv = p.theta_values()[..p.dims.np()].to_vec();
+        solve_orbit(&p.system, &spec, &pv, &spec.guess, false)
+    };
+    // the shipped guess is on the section: not moved
+    assert!(orbit_at(&p).unwrap().fixed.projection.is_none());
+    p.set_param("slope", 0.0525).unwrap();
+    let o = orbit_at(&p).unwrap();
+    let g = o
+        .fixed
+        .projection
+        .as_ref()
+        .expect("the guess is moved onto the section");
+    assert_eq!(g.guard, "heel_strike");
+    // measured −2.8000000000001635e-4 (1.6e-17 from 2·0.0525 − (0.27236 − 0.16764))
+    assert!((g.miss + 2.8e-4).abs() < 4e-16, "{}", g.miss);
+    // only θ_ns moves, by the miss; the start is on the section (both measured 1.4e-17)
+    assert_eq!(g.start[1..], g.guess[1..]);
+    assert!((g.start[0] - g.guess[0] + g.miss).abs() < 4e-16, "{g:?}");
+    assert!(
+        (g.start[0] + g.start[1] - 2.0 * 0.0525).abs() < 4e-16,
+        "{g:?}"
+    );
+    // the fixed point: ‖P(x) − x‖∞ measured 2.8e-15 after 6 iterations, on the section
+    // (θ_ns + θ_s − 2·slope measured 1.4e-17)
+    assert!(o.fixed.residual < 7e-14, "{}", o.fixed.residual);
+    let x = &o.fixed.x;
+    assert!((x[0] + x[1] - 2.0 * 0.0525).abs() < 4e-16, "{x}");
+    // far off: refused with the reason
+    p.set_param("slope", 0.1).unwrap();
+    match orbit_at(&p) {
+        Err(e @ Error::Periodic(PeriodicError::OffSection { .. })) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("too far from the section to be moved onto it"),
+                "{m}"
+            );
+            assert!(m.contains("-9.528"), "{m}");
+        }
+        other => panic!("expected OffSection, got {other:?}"),
+    }
 }

@@ -7,6 +7,7 @@
 //! period-2 count; the compass gait on a stance-angle hyperplane; and the
 //! `[periodic] hyperplane` key's typed errors.
 
+use hybridopt::error::Error;
 use hybridopt::periodic::PeriodicError;
 use hybridopt::periodic::PeriodicSpec;
 use hybridopt::periodic::{orbit_sensitivities, OrbitSensitivities};
@@ -352,7 +353,9 @@ fn a_start_off_the_hyperplane_is_refused() {
         g[0] = dx;
         let e = return_value(&SimplestWalker, &midstance(), &opts, &p, &g).unwrap_err();
         match &e {
-            PeriodicError::OffSection { guard, .. } => assert_eq!(guard, "hyperplane"),
+            Error::Periodic(PeriodicError::OffSection { guard, .. }) => {
+                assert_eq!(guard, "hyperplane")
+            }
             other => panic!("{other}"),
         }
         assert!(e.to_string().contains("on the hyperplane"), "{e}");

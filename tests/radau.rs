@@ -686,23 +686,13 @@ impl hybridopt::dae::DaeSystem for KickedDae {
     fn index(&self) -> hybridopt::dae::DaeIndex {
         hybridopt::dae::DaeIndex::One
     }
-    fn differential_names(&self) -> Vec<String> {
-        vec!["y".into()]
-    }
-    fn algebraic_names(&self) -> Vec<String> {
-        vec!["z".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["a".into(), "e".into(), "y0".into()]
-    }
-    fn guards(&self) -> Vec<hybridopt::GuardInfo> {
-        vec![hybridopt::GuardInfo::new(
-            "z_low",
-            hybridopt::Direction::Falling,
-        )]
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["y_out".into()]
+    fn dims(&self) -> hybridopt::dae::DaeDims {
+        hybridopt::dae::DaeDims::new(["y"], ["z"], ["a", "e", "y0"])
+            .guards([hybridopt::GuardInfo::new(
+                "z_low",
+                hybridopt::Direction::Falling,
+            )])
+            .outputs(["y_out"])
     }
     fn initial_differential<D: hybridopt::Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[2]])

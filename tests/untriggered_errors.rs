@@ -3,7 +3,7 @@
 
 use hybridopt::error::Error;
 use hybridopt::integrate::SolverOptions;
-use hybridopt::output::periodic::{optimize_gait_to_folder, periodic_to_folder};
+use hybridopt::output::periodic::periodic_to_folder;
 use hybridopt::periodic::NewtonFailure;
 use hybridopt::periodic::PeriodicError;
 use hybridopt::prelude::*;
@@ -179,10 +179,10 @@ fn periodic_newton_singular_jacobian_for_a_drifting_state() {
     let p = problem(&dir, "drift", &ticking("x + 1", 0.5));
     match periodic_to_folder(&p, None, &dir.join("out")) {
         Err(
-            e @ PeriodicError::NoConvergence {
+            e @ Error::Periodic(PeriodicError::NoConvergence {
                 reason: NewtonFailure::SingularJacobian,
                 ..
-            },
+            }),
         ) => {
             let m = e.to_string();
             assert!(m.contains("SingularJacobian"), "{m}");
@@ -201,10 +201,10 @@ fn periodic_newton_line_search_fails_without_a_fixed_point() {
     let p = problem(&dir, "noroot", &ticking("x + x*x + 1", 3.0));
     match periodic_to_folder(&p, None, &dir.join("out")) {
         Err(
-            e @ PeriodicError::NoConvergence {
+            e @ Error::Periodic(PeriodicError::NoConvergence {
                 reason: NewtonFailure::LineSearch,
                 ..
-            },
+            }),
         ) => {
             let m = e.to_string();
             assert!(
@@ -252,9 +252,11 @@ t_max = 5.0
 sensitivities = ["a"]
 objective = { kind = "spectral_radius" }
 "#;
-    let p = problem(&dir, "twins", text);
-    match optimize_gait_to_folder(&p, Some(5), &dir.join("out")) {
-        Err(e @ PeriodicError::Nonsmooth(_)) => {
+    let mut p = problem(&dir, "twins", text);
+    p.optimizer.max_iters = 5;
+    let setup = p.setup().expect("setup");
+    match p.run_optimizer(&setup, None) {
+        Err(e @ Error::Periodic(PeriodicError::Nonsmooth(_))) => {
             let m = e.to_string();
             assert!(
                 m.contains("two distinct multipliers") && m.contains("no gradient"),
@@ -316,10 +318,10 @@ fn periodic_newton_stops_at_its_iteration_limit() {
     let p = problem(&dir, "limit", &text);
     match periodic_to_folder(&p, None, &dir.join("out")) {
         Err(
-            e @ PeriodicError::NoConvergence {
+            e @ Error::Periodic(PeriodicError::NoConvergence {
                 reason: NewtonFailure::MaxIterations,
                 ..
-            },
+            }),
         ) => {
             let m = e.to_string();
             assert!(

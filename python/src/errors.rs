@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use hybridopt::periodic::PeriodicError;
 use hybridopt::sensitivity::corner::CornerError;
 use hybridopt::sensitivity::simultaneous::SimultaneousError;
 use hybridopt::Error;
@@ -80,6 +81,9 @@ fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
             }
             _ => ("InvalidInputError", "feedback"),
         },
+        // the periodic-orbit solver (the gait optimizer of a `[periodic]` problem): `periodic_`
+        // and the variant
+        Error::Periodic(pe) => return (periodic_class(pe), variant_kind("periodic", pe)),
         // a problem the iLQR / DDP does not take (constraints, a free final time, …)
         Error::Ilqr(_) => ("InvalidInputError", "ilqr_unsupported"),
         Error::Internal(_) => ("HybridoptError", "internal"),
@@ -118,6 +122,19 @@ fn corner_class(c: &CornerError) -> &'static str {
         }
         C::NotTransversal { .. } | C::SaltationGrazing { .. } => "GrazingError",
         _ => "InvalidInputError",
+    }
+}
+
+/// The class of a periodic-orbit solver's error: a Newton iteration that does not settle
+/// or a derivative that does not exist is the optimizer's, a missing return the run's
+/// event's, the rest bad input.
+fn periodic_class(e: &PeriodicError) -> &'static str {
+    match e {
+        PeriodicError::NoConvergence { .. } | PeriodicError::Nonsmooth(_) => "OptimizerError",
+        PeriodicError::NoReturn { .. } => "MissingEventError",
+        PeriodicError::OffSection { .. }
+        | PeriodicError::BadSection { .. }
+        | PeriodicError::Invalid(_) => "InvalidInputError",
     }
 }
 

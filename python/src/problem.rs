@@ -525,7 +525,8 @@ impl PyProblem {
 
     /// Minimizes the first objective over the optimized entries from the current values
     /// with the library's optimizer, as `hybridopt optimize` does (the constrained solver
-    /// when the problem has constraints or a free final time); returns the CLI's
+    /// when the problem has constraints or a free final time, the gait optimizer on the
+    /// orbit's objective for a `[periodic]` problem); returns the CLI's
     /// `summary.json` as a dict (a data fit's statistics under `least_squares`). `solver`
     /// (lbfgs, gd, gauss_newton), `max_iters` and `gradient`
     /// (adjoint, direct, fd) default to the file's `[optimizer]`. The results folder

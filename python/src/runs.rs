@@ -8,9 +8,10 @@ use hybridopt::output::artifacts::{trajectory_table, Table};
 use hybridopt::output::gradient::{run_gradient, GradientOptions};
 use hybridopt::output::optimize::write_optimize_results;
 use hybridopt::output::optimize::{EventSummary, OptimizeSummary};
+use hybridopt::output::periodic::{write_gait_results, GaitSummary};
 use hybridopt::output::simulate::SimulateReport;
 use hybridopt::output::to_value;
-use hybridopt::problem::Problem;
+use hybridopt::problem::{Optimized, Problem};
 use hybridopt::sensitivity::FdOptions;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
@@ -129,17 +130,26 @@ pub fn first_objective(
 }
 
 /// Runs the optimizer with `p.optimizer` from `p`'s values on `setup` (built from `p`,
-/// whose optimizer settings it does not hold); the summary as JSON text (the CLI's
-/// `summary.json`), and the results folder written when `out` is given.
+/// whose optimizer settings it does not hold) through [`Problem::run_optimizer`], as the
+/// CLI does (the gait optimizer for a `[periodic]` problem); the summary as JSON text (the
+/// CLI's `summary.json`), and the results folder written when `out` is given.
 pub fn optimize(
     p: &Problem, setup: &Setup<'_, Builtin>, out: Option<&Path>,
 ) -> Result<String, Error> {
-    let r = p.optimize(setup, &p.theta, None)?;
+    let json = |e: serde_json::Error| Error::Optimizer(format!("summary as JSON: {e}"));
+    let r = match p.run_optimizer(setup, None)? {
+        Optimized::Trajectory(r) => r,
+        Optimized::Gait(r) => {
+            if let Some(dir) = out {
+                write_gait_results(p, &r, dir)?;
+            }
+            return serde_json::to_string(&GaitSummary::new(p, &r)).map_err(json);
+        }
+    };
     let summary = OptimizeSummary::new(p, setup, &r);
     if let Some(dir) = out {
         write_optimize_results(p, setup, &r, &summary, dir)?;
     }
-    let json = |e: serde_json::Error| Error::Optimizer(format!("summary as JSON: {e}"));
     serde_json::to_string(&summary.to_value().map_err(json)?).map_err(json)
 }
 

@@ -4,12 +4,12 @@ use super::starts::StartArgs;
 use super::{load, OptGradientArg};
 use anyhow::{bail, Result};
 use clap::ValueEnum;
-use hybridopt::optimize::OptimizeResult;
 use hybridopt::output::optimize::write_optimize_results;
 use hybridopt::output::optimize::{MultiStartSummary, OptimizeSummary};
-use hybridopt::output::periodic::{gait_text, optimize_gait_to_folder};
+use hybridopt::output::periodic::{gait_text, write_gait_results};
 use hybridopt::output::to_json;
-use hybridopt::problem::{Problem, SolverKind};
+use hybridopt::periodic::GaitOptimum;
+use hybridopt::problem::{Optimized, Problem, SolverKind};
 use hybridopt::setup::Setup;
 use hybridopt::systems::Builtin;
 use std::io::IsTerminal;
@@ -77,27 +77,36 @@ impl OptimizeArgs {
             .clone()
             .unwrap_or_else(|| PathBuf::from("results").join(&p.name));
         if p.periodic.is_some() {
-            return self.run_gait(&p, &out);
-        }
-        let unconstrained = !matches!(self.solver, None | Some(SolverArg::Ilqr | SolverArg::Ddp));
-        if unconstrained && !p.constraints.is_empty() {
-            bail!(
-                "{}: --solver chooses an unconstrained solver (lbfgs, gd, gauss_newton); this problem has constraints or a free final time, which the constrained solver (SQP) handles (or ilqr / ddp, by an augmented Lagrangian): drop --solver",
-                self.problem.display()
-            );
-        }
-        self.apply_optimizer_flags(&mut p);
-        let setup = p.setup()?;
-        let (r, multi_start) = self.solve(&p, &setup)?;
-        let mut summary = OptimizeSummary::new(&p, &setup, &r);
-        summary.multi_start = multi_start;
-        let dir = write_optimize_results(&p, &setup, &r, &summary, &out)?;
-        if self.json {
-            println!("{}", to_json(&summary)?);
+            self.check_gait_flags()?;
+            if let Some(n) = self.max_iters {
+                p.optimizer.max_iters = n;
+            }
         } else {
-            print!("{}", summary.text(&dir));
+            let unconstrained =
+                !matches!(self.solver, None | Some(SolverArg::Ilqr | SolverArg::Ddp));
+            if unconstrained && !p.constraints.is_empty() {
+                bail!(
+                    "{}: --solver chooses an unconstrained solver (lbfgs, gd, gauss_newton); this problem has constraints or a free final time, which the constrained solver (SQP) handles (or ilqr / ddp, by an augmented Lagrangian): drop --solver",
+                    self.problem.display()
+                );
+            }
+            self.apply_optimizer_flags(&mut p);
         }
-        Ok(())
+        let setup = p.setup()?;
+        match self.solve(&p, &setup)? {
+            (Optimized::Gait(r), _) => self.report_gait(&p, &r, &out),
+            (Optimized::Trajectory(r), multi_start) => {
+                let mut summary = OptimizeSummary::new(&p, &setup, &r);
+                summary.multi_start = multi_start;
+                let dir = write_optimize_results(&p, &setup, &r, &summary, &out)?;
+                if self.json {
+                    println!("{}", to_json(&summary)?);
+                } else {
+                    print!("{}", summary.text(&dir));
+                }
+                Ok(())
+            }
+        }
     }
 
     /// `--single-shooting`, and the flags that do not apply to this problem.
@@ -124,8 +133,8 @@ impl OptimizeArgs {
         Ok(())
     }
 
-    /// A `[periodic]` problem: the gait optimizer.
-    fn run_gait(&self, p: &Problem, out: &Path) -> Result<()> {
+    /// The flags a `[periodic]` problem (the gait optimizer) does not take.
+    fn check_gait_flags(&self) -> Result<()> {
         if self.starts.is_some() {
             bail!(
                 "{}: --starts is not available for a [periodic] problem (the gait optimizer \
@@ -133,13 +142,18 @@ impl OptimizeArgs {
                 self.problem.display()
             );
         }
-        let (r, dir) = optimize_gait_to_folder(p, self.max_iters, out)?;
+        Ok(())
+    }
+
+    /// A gait optimization's results folder and report.
+    fn report_gait(&self, p: &Problem, r: &GaitOptimum, out: &Path) -> Result<()> {
+        let dir = write_gait_results(p, r, out)?;
         if self.json {
             // the fields every optimization's summary has, then the gait's own
-            let summary = hybridopt::output::periodic::GaitSummary::new(p, &r);
+            let summary = hybridopt::output::periodic::GaitSummary::new(p, r);
             println!("{}", serde_json::to_string_pretty(&summary)?);
         } else if !self.quiet {
-            print!("{}", gait_text(&p.name, &r, &dir));
+            print!("{}", gait_text(&p.name, r, &dir));
         }
         Ok(())
     }
@@ -163,15 +177,20 @@ impl OptimizeArgs {
         }
     }
 
-    /// One run (with a progress bar on a terminal), or the best of `--starts N`.
+    /// One run through [`Problem::run_optimizer`] (with a progress bar on a terminal, but
+    /// for the gait optimizer, which reports no iterations), or the best of `--starts N`.
     fn solve(
         &self, p: &Problem, setup: &Setup<'_, Builtin>,
-    ) -> Result<(OptimizeResult, Option<MultiStartSummary>)> {
+    ) -> Result<(Optimized, Option<MultiStartSummary>)> {
         if let Some(n) = self.starts {
             let (r, info) = self.multi.best_of(p, setup, n, self.quiet)?;
-            return Ok((r, Some(info)));
+            return Ok((Optimized::Trajectory(Box::new(r)), Some(info)));
         }
-        let bar = if self.quiet { None } else { progress_bar(p) };
+        let bar = if self.quiet || p.periodic.is_some() {
+            None
+        } else {
+            progress_bar(p)
+        };
         let progress = bar.clone().map(|b| {
             Arc::new(move |it: u64, _c: f64| b.set_position(it))
                 as Arc<dyn Fn(u64, f64) + Send + Sync>
@@ -181,8 +200,8 @@ impl OptimizeArgs {
                 .num_threads(j)
                 .build()
                 .map_err(|e| anyhow::anyhow!("--jobs {j}: {e}"))?
-                .install(|| p.optimize(setup, &p.theta, progress))?,
-            None => p.optimize(setup, &p.theta, progress)?,
+                .install(|| p.run_optimizer(setup, progress))?,
+            None => p.run_optimizer(setup, progress)?,
         };
         if let Some(b) = bar {
             b.finish_and_clear();

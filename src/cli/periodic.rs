@@ -31,6 +31,12 @@ impl PeriodicArgs {
             .out
             .unwrap_or_else(|| PathBuf::from("results").join(&p.name));
         let (report, dir) = periodic_to_folder(&p, self.continuation.as_deref(), &out)?;
+        if let Some(g) = &report.orbit.guess_projection {
+            eprintln!(
+                "note: the [periodic] guess misses the section (guard '{}' = {:e}); moved onto it before Newton's method (guess_projection in orbit.json)",
+                g.guard, g.miss
+            );
+        }
         print_report(&report, self.json, || report.text(&p.name, &dir))
     }
 }

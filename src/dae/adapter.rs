@@ -37,13 +37,14 @@ pub struct Dae<S: DaeSystem> {
 
 impl<S: DaeSystem> Dae<S> {
     pub fn new(sys: S) -> Self {
+        let dims = sys.dims();
         Dae {
-            ny: sys.differential_names().len(),
-            nz: sys.algebraic_names().len(),
-            n_out: sys.output_names().len(),
+            ny: dims.differential.len(),
+            nz: dims.algebraic.len(),
+            n_out: dims.outputs.len(),
             id: cache::next_id(),
-            modes: sys.mode_names(),
-            guards: sys.guards(),
+            modes: dims.modes,
+            guards: dims.guards,
             sys,
             z0: None,
         }
@@ -125,10 +126,7 @@ impl<S: DaeSystem> Dae<S> {
         let tolerance = CONSISTENCY_TOL * scale;
         let given = self.z0.clone().or_else(|| self.sys.initial_algebraic(p));
         let (what, z) = match (self.sys.index(), given) {
-            (DaeIndex::Two, _) => (
-                "the constraint k(y0)",
-                vec![0.0; self.sys.algebraic_names().len()],
-            ),
+            (DaeIndex::Two, _) => ("the constraint k(y0)", vec![0.0; self.nz]),
             (DaeIndex::One, Some(z0)) => ("the algebraic equations at the prescribed z0", z0),
             (DaeIndex::One, None) => return Ok(()),
         };
@@ -159,13 +157,14 @@ impl<S: DaeSystem> HybridSystem for Dae<S> {
     /// The states `(y, y*)`; the outputs: the algebraic states first, then the system's
     /// own. A DAE takes no controls.
     fn dims(&self) -> Dims {
-        let mut states = self.sys.differential_names();
-        states.extend(self.sys.memory_names());
-        let mut outputs = self.sys.algebraic_names();
-        outputs.extend(self.sys.output_names());
-        Dims::new(states, self.sys.param_names())
-            .modes(self.modes.clone())
-            .guards(self.guards.clone())
+        let d = self.sys.dims();
+        let mut states = d.differential;
+        states.extend(d.memory);
+        let mut outputs = d.algebraic;
+        outputs.extend(d.outputs);
+        Dims::new(states, d.params)
+            .modes(d.modes)
+            .guards(d.guards)
             .outputs(outputs)
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {

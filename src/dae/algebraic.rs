@@ -77,7 +77,7 @@ pub struct Where<'a> {
 pub fn solve<S: DaeSystem + ?Sized, D: Scalar>(
     sys: &S, mode: usize, t: D, y: &[D], memory: &[D], p: &[D], at: &Where<'_>,
 ) -> Result<Vec<D>, ModelError> {
-    if sys.algebraic_names().is_empty() {
+    if sys.dims().algebraic.is_empty() {
         return Ok(Vec::new());
     }
     let re = |v: &[D]| v.iter().map(|a| a.re()).collect::<Vec<f64>>();

@@ -20,8 +20,9 @@
 //! once with ordinary arithmetic; every derivative the sensitivities need (including those
 //! of z and of an implicit transition, by the implicit function theorem) is exact.
 
+use super::DaeDims;
 use crate::error::ModelError;
-use crate::model::{GuardInfo, Scalar};
+use crate::model::Scalar;
 
 /// The differential index of the system's algebraic equations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -62,29 +63,12 @@ pub struct Point<'a, D> {
 pub trait DaeSystem: Send + Sync {
     /// The index of the algebraic equations (the same in every mode).
     fn index(&self) -> DaeIndex;
-    /// Names of the differential states `y`.
-    fn differential_names(&self) -> Vec<String>;
-    /// Names of the algebraic states `z`.
-    fn algebraic_names(&self) -> Vec<String>;
-    /// Names of the memory `y*` (none by default).
-    fn memory_names(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// Names of the parameters `p`.
-    fn param_names(&self) -> Vec<String>;
-    /// Names of the modes (one by default).
-    fn mode_names(&self) -> Vec<String> {
-        vec!["default".to_string()]
-    }
-    /// All guards of all modes; [`DaeSystem::guard_active`] says which are live in a mode.
-    fn guards(&self) -> Vec<GuardInfo>;
+    /// The names of its differential and algebraic states, memory, parameters, modes,
+    /// guards and further outputs ([`DaeDims`]).
+    fn dims(&self) -> DaeDims;
     /// Whether guard `k` is watched in `mode` (all by default).
     fn guard_active(&self, _mode: usize, _k: usize) -> bool {
         true
-    }
-    /// Names of further outputs (the algebraic states are always outputs too, first).
-    fn output_names(&self) -> Vec<String> {
-        Vec::new()
     }
     /// The start mode.
     fn initial_mode(&self, _p: &[f64]) -> usize {
@@ -100,7 +84,7 @@ pub trait DaeSystem: Send + Sync {
     }
     /// The memory at the start (zeros by default).
     fn initial_memory<D: Scalar>(&self, _y0: &[D], _p: &[D]) -> Vec<D> {
-        vec![D::zero(); self.memory_names().len()]
+        vec![D::zero(); self.dims().memory.len()]
     }
     /// A start value for the Newton iteration on z at a point (zeros by default). z is
     /// solved afresh at every evaluation; a good guess saves iterations, a linear `k`
@@ -108,7 +92,7 @@ pub trait DaeSystem: Send + Sync {
     fn algebraic_guess(
         &self, _mode: usize, _t: f64, _y: &[f64], _memory: &[f64], _p: &[f64],
     ) -> Vec<f64> {
-        vec![0.0; self.algebraic_names().len()]
+        vec![0.0; self.dims().algebraic.len()]
     }
     /// The differential equations `ẏ = f`, written into `dy`.
     fn flow<D: Scalar>(

@@ -7,9 +7,10 @@ pub enum FeedbackError {
     /// A simulation, a Jacobian or a backward integration failed.
     #[error(transparent)]
     Simulation(#[from] crate::error::Error),
-    /// The closed loop's return map failed.
+    /// The closed loop's return map failed (the periodic solver's error, a
+    /// [`crate::Error::Periodic`] or a simulation's).
     #[error(transparent)]
-    Periodic(#[from] crate::periodic::PeriodicError),
+    Periodic(Box<crate::error::Error>),
     /// A weight matrix has the wrong size.
     #[error("feedback weight {what}: expected {expected}, got {found}")]
     WeightSize {

@@ -39,7 +39,8 @@ pub fn return_floquet<S: HybridSystem>(
     };
     let mut x0 = x.to_vec();
     x0.push(0.0);
-    let r = return_map_with(cl, &sec, &opts, p, &x0, Columns::State)?;
+    let r = return_map_with(cl, &sec, &opts, p, &x0, Columns::State)
+        .map_err(|e| FeedbackError::Periodic(Box::new(e)))?;
     let keep: Vec<usize> = (0..n).filter(|i| !neutral.contains(i)).collect();
     let m = DMatrix::from_fn(keep.len(), keep.len(), |i, j| {
         r.monodromy[(keep[i], keep[j])]

@@ -15,10 +15,13 @@ mod vjp;
 
 pub use crate::sparsity::{Colouring, Pattern, PatternError};
 pub use dims::{Dims, Names};
-pub use jacobian::*;
-pub use scalar::*;
+pub use jacobian::{
+    flow_jacobian, guard_jacobian, initial_jacobian, jacobian_of, jacobian_once, outputs_jacobian,
+    reset_jacobian, Jacobian, ScalarFn,
+};
+pub use scalar::{c, lane_eps, lane_seed, Lanes, Scalar, LANES, SCALAR_DUAL_DIRECTIONS};
 pub use start_on_section::StartOnSection;
-pub use vjp::*;
+pub use vjp::{vjp_by_dual_passes, vjp_by_scalar_duals, OutputCotangent, VjpArgs, VjpOut};
 
 /// In which direction a guard must cross zero to fire (theory.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -6,10 +6,10 @@
 //! a real multiplier through −1 (period doubling), through +1 (fold), or a complex pair
 //! through the unit circle (Neimark–Sacker).
 
-use super::error::PeriodicError;
 use super::orbit::{solve_orbit, Orbit};
 use super::spec::PeriodicSpec;
 use super::stability::{pairs, Multiplier};
+use crate::error::Error;
 use crate::model::{Dims, HybridSystem};
 use nalgebra::{Complex, DMatrix};
 
@@ -26,13 +26,11 @@ pub struct Range {
 
 impl Range {
     /// Parses `NAME=LO:HI:N`; every failure says what would be valid.
-    pub fn parse(s: &str, dims: &Dims) -> Result<Range, PeriodicError> {
-        let bad = |m: String| {
-            PeriodicError::from(crate::error::Error::Flag {
-                flag: "--continue".into(),
-                value: s.into(),
-                message: format!("{m} (expected NAME=LO:HI:N, e.g. gamma=0.009:0.02:45)"),
-            })
+    pub fn parse(s: &str, dims: &Dims) -> Result<Range, Error> {
+        let bad = |m: String| Error::Flag {
+            flag: "--continue".into(),
+            value: s.into(),
+            message: format!("{m} (expected NAME=LO:HI:N, e.g. gamma=0.009:0.02:45)"),
         };
         let (name, rest) = s.split_once('=').ok_or_else(|| bad("no `=`".into()))?;
         let name = name.trim();
@@ -46,7 +44,7 @@ impl Range {
         if parts.len() != 3 {
             return Err(bad(format!("`{rest}` has {} field(s), not 3", parts.len())));
         }
-        let num = |v: &str| -> Result<f64, PeriodicError> {
+        let num = |v: &str| -> Result<f64, Error> {
             v.trim()
                 .parse::<f64>()
                 .ok()
@@ -167,7 +165,7 @@ pub const BISECTIONS: usize = 20;
 /// Follows the orbit over `range` from `guess` at the range's first value.
 pub fn continue_orbit<S: HybridSystem>(
     sys: &S, spec: &PeriodicSpec, p0: &[f64], guess: &[f64], range: &Range,
-) -> Result<Branch, PeriodicError> {
+) -> Result<Branch, Error> {
     let j = range.param;
     let mut p = p0.to_vec();
     let mut branch = Branch {
@@ -233,7 +231,7 @@ pub fn continue_orbit<S: HybridSystem>(
 fn locate<S: HybridSystem>(
     sys: &S, spec: &PeriodicSpec, p: &[f64], j: usize, lo: (f64, Orbit), hi: (f64, Orbit),
     k: usize, kind: BifurcationKind,
-) -> Result<Bifurcation, PeriodicError> {
+) -> Result<Bifurcation, Error> {
     let mut p = p.to_vec();
     let (mut lo, mut hi) = (lo, hi);
     let count_lo = outside(&lo.1.spectrum.section)[k];

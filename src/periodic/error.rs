@@ -1,13 +1,12 @@
-//! Typed failures of the periodic-orbit solver.
+//! Typed failures of the periodic-orbit solver: a leaf under [`crate::Error`]
+//! ([`crate::Error::Periodic`]), as the other modules' errors are; a simulation's own
+//! failure inside the solver is that [`crate::Error`] itself.
 
 use serde::Serialize;
 
 /// Every failure of the periodic-orbit module.
 #[derive(Debug, thiserror::Error)]
 pub enum PeriodicError {
-    /// A simulation (or its sensitivities) failed.
-    #[error(transparent)]
-    Simulation(#[from] crate::error::Error),
     /// The orbit did not come back to the section within the horizon.
     #[error("no return to the section: guard '{guard}' fired {fired} of the {count} time(s) one period needs within t_max = {t_max} (from the state {state:?}); raise [periodic] t_max or start closer to a gait")]
     NoReturn {

@@ -19,6 +19,7 @@
 use super::error::PeriodicError;
 use super::section::{Section, SectionKind, StartOnSection};
 use super::section_guard::WithSectionGuard;
+use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions, Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::sensitivity::forward::forward_sensitivity_lean;
@@ -79,7 +80,7 @@ fn setup_for<'a, S: HybridSystem>(
 /// Checks that the run ended at the `count`-th firing of the section's guard `k`.
 fn returned<D>(
     traj: &Trajectory<D>, (k, sec): (usize, &Section), opts: &MapOptions, guard: String, x: &[f64],
-) -> Result<usize, PeriodicError> {
+) -> Result<usize, Error> {
     let fired = traj.events.iter().filter(|e| e.guard == k).count();
     match traj.events.last() {
         Some(e) if e.terminal && e.guard == k && fired == sec.count => Ok(traj.events.len() - 1),
@@ -89,7 +90,8 @@ fn returned<D>(
             count: sec.count,
             t_max: opts.t_max,
             state: x.to_vec(),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -100,7 +102,43 @@ fn returned<D>(
 /// the hyperplane (`|n·x − c| ≤ zero_tol`).
 fn check_start<S: HybridSystem>(
     sys: &WithSectionGuard<'_, S>, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<(), PeriodicError> {
+) -> Result<(), Error> {
+    match miss(sys, sec, opts, p, x) {
+        Some(m) => Err(m.refused(x, m.hint)),
+        None => Ok(()),
+    }
+}
+
+/// How a start misses the section ([`miss`]).
+pub(super) struct Miss {
+    /// The section's guard.
+    pub guard: String,
+    /// Its value at the start.
+    pub value: f64,
+    /// `|g|` at most this is on the section.
+    pub zero_tol: f64,
+    /// What is wrong and what to give instead.
+    pub hint: &'static str,
+}
+
+impl Miss {
+    /// The refusal of the start `x`, with `hint`.
+    pub fn refused(&self, x: &[f64], hint: &'static str) -> Error {
+        PeriodicError::OffSection {
+            guard: self.guard.clone(),
+            value: self.value,
+            zero_tol: self.zero_tol,
+            state: x.to_vec(),
+            hint,
+        }
+        .into()
+    }
+}
+
+/// Whether the start `x` misses the section (see [`check_start`]): `None` when it is on it.
+pub(super) fn miss<S: HybridSystem>(
+    sys: &WithSectionGuard<'_, S>, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
+) -> Option<Miss> {
     let k = sys.section_guard;
     let g = sys.guard(sec.mode, k, 0.0, x, &[], p);
     let guards = sys.dims().guards;
@@ -121,16 +159,12 @@ fn check_start<S: HybridSystem>(
         matches!(sec.kind, SectionKind::AfterReset { .. })
             && super::image::is_reset_image(sys, k, sec.mode, p, x, tol.max(1e-10))
     };
-    if !g.is_finite() || (off && !image()) {
-        return Err(PeriodicError::OffSection {
-            guard: info.name.clone(),
-            value: g,
-            zero_tol: tol,
-            state: x.to_vec(),
-            hint,
-        });
-    }
-    Ok(())
+    (!g.is_finite() || (off && !image())).then(|| Miss {
+        guard: info.name.clone(),
+        value: g,
+        zero_tol: tol,
+        hint,
+    })
 }
 
 const AFTER_RESET_HINT: &str = "on the side from which it fires and not the reset's image of a point on the guard's surface; give a state just after the reset (the reset's image of a state where the guard is zero)";
@@ -147,14 +181,14 @@ pub enum Columns {
 /// `P(x)` and its exact Jacobians (see the module docs), in `x` and `p`.
 pub fn return_map<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<Return, PeriodicError> {
+) -> Result<Return, Error> {
     return_map_with(sys, sec, opts, p, x, Columns::StateAndParams)
 }
 
 /// `P(x)` and the chosen Jacobians; with [`Columns::State`], `dp` and `dt_dp` are empty.
 pub fn return_map_with<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], columns: Columns,
-) -> Result<Return, PeriodicError> {
+) -> Result<Return, Error> {
     let aug = WithSectionGuard::new(sys, sec);
     let k = aug.section_guard;
     check_start(&aug, sec, opts, p, x)?;
@@ -210,7 +244,7 @@ fn cycle_events<D: crate::model::Scalar, S: HybridSystem>(
 /// differences. Also returns the trajectory of the cycle (for plots).
 pub fn return_value<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<(DVector<f64>, f64, Trajectory), PeriodicError> {
+) -> Result<(DVector<f64>, f64, Trajectory), Error> {
     let aug = WithSectionGuard::new(sys, sec);
     let k = aug.section_guard;
     check_start(&aug, sec, opts, p, x)?;
@@ -239,7 +273,7 @@ pub fn return_value<S: HybridSystem>(
 /// only.
 pub fn section_basis<S: HybridSystem>(
     sys: &S, sec: &Section, p: &[f64], x: &[f64],
-) -> Result<(DMatrix<f64>, DVector<f64>), PeriodicError> {
+) -> Result<(DMatrix<f64>, DVector<f64>), Error> {
     let n = x.len();
     let model = |source| crate::error::Error::Model {
         t: 0.0,
@@ -303,7 +337,7 @@ impl Stencil {
 /// `DP ≈ [DP d_1 … DP d_{n−1}, 0] [d_1 … d_{n−1}, f]⁻¹`. `h` is scaled by `1 + ‖x‖∞`.
 pub fn fd_monodromy<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], h: f64, stencil: Stencil,
-) -> Result<DMatrix<f64>, PeriodicError> {
+) -> Result<DMatrix<f64>, Error> {
     let n = x.len();
     let (tangent, f) = section_basis(sys, sec, p, x)?;
     let h = h * (1.0 + DVector::from_column_slice(x).amax());
@@ -330,11 +364,11 @@ pub fn fd_monodromy<S: HybridSystem>(
 /// files and phase plots): `t, mode, states…, outputs…`.
 pub fn cycle_table<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64],
-) -> Result<crate::setup::Table, PeriodicError> {
+) -> Result<crate::setup::Table, Error> {
     let aug = WithSectionGuard::new(sys, sec);
     let wrapped = StartOnSection::new(&aug, sec.mode);
     let setup = setup_for(&wrapped, sec, opts);
     let theta = wrapped.theta(p, x);
     let traj = setup.simulate(&theta)?;
-    Ok(crate::setup::trajectory_table(&setup, &traj, &theta)?)
+    crate::setup::trajectory_table(&setup, &traj, &theta)
 }

@@ -12,7 +12,9 @@ use super::error::{NewtonFailure, PeriodicError};
 use super::map::{
     fd_monodromy, return_map, return_map_with, return_value, Columns, MapOptions, Return, Stencil,
 };
+use super::projection::{onto_section, GuessProjection};
 use super::section::Section;
+use crate::error::Error;
 use crate::model::HybridSystem;
 use nalgebra::{DMatrix, DVector};
 
@@ -59,12 +61,15 @@ pub struct FixedPoint {
     pub iterations: usize,
     /// `‖P(x_k) − x_k‖∞` per iterate.
     pub history: Vec<f64>,
+    /// The guess moved onto the section before the first iterate, when it missed it by
+    /// little (`projection.rs`).
+    pub projection: Option<GuessProjection>,
 }
 
 /// Value and Jacobian of `P` at `x` by the chosen source.
 fn evaluate<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], jac: JacobianSource,
-) -> Result<(DVector<f64>, DMatrix<f64>), PeriodicError> {
+) -> Result<(DVector<f64>, DMatrix<f64>), Error> {
     match jac {
         JacobianSource::Exact => {
             let r = return_map_with(sys, sec, opts, p, x, Columns::State)?;
@@ -88,14 +93,18 @@ pub const FD_STEP: f64 = 1e-5;
 pub fn solve<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, nopt: &NewtonOptions, p: &[f64], x0: &[f64],
     jac: JacobianSource,
-) -> Result<FixedPoint, PeriodicError> {
-    let mut x = DVector::from_column_slice(x0);
+) -> Result<FixedPoint, Error> {
+    let (x0, projection) = onto_section(sys, sec, opts, p, x0)?;
+    let mut x = DVector::from_column_slice(&x0);
     let mut history = Vec::new();
-    let fail = |reason, history: &Vec<f64>| PeriodicError::NoConvergence {
-        reason,
-        iterations: history.len().saturating_sub(1),
-        history: history.clone(),
-        tol: nopt.tol,
+    let fail = |reason, history: &Vec<f64>| -> Error {
+        PeriodicError::NoConvergence {
+            reason,
+            iterations: history.len().saturating_sub(1),
+            history: history.clone(),
+            tol: nopt.tol,
+        }
+        .into()
     };
     let (mut px, mut m) = evaluate(sys, sec, opts, p, x.as_slice(), jac)?;
     for _ in 0..=nopt.max_iters {
@@ -111,6 +120,7 @@ pub fn solve<S: HybridSystem>(
                 x,
                 ret,
                 history,
+                projection,
             });
         }
         if history.len() > nopt.max_iters {
@@ -135,9 +145,9 @@ pub fn solve<S: HybridSystem>(
                 }
                 // a trial without a return (or grazing) counts as no decrease
                 Ok(_)
-                | Err(PeriodicError::NoReturn { .. })
-                | Err(PeriodicError::OffSection { .. }) => {}
-                Err(PeriodicError::Simulation(e)) if e.is_domain_error() => {}
+                | Err(Error::Periodic(PeriodicError::NoReturn { .. }))
+                | Err(Error::Periodic(PeriodicError::OffSection { .. })) => {}
+                Err(e) if e.is_domain_error() => {}
                 Err(e) => return Err(e),
             }
             alpha *= 0.5;

@@ -5,6 +5,7 @@ use super::error::PeriodicError;
 use super::objective::Objective;
 use super::orbit::Orbit;
 use super::sensitivity::RadiusDerivative;
+use crate::error::Error;
 use crate::model::HybridSystem;
 
 impl Objective {
@@ -12,11 +13,9 @@ impl Objective {
     /// with sensitivities.
     pub fn evaluate<S: HybridSystem>(
         &self, sys: &S, mode: usize, p: &[f64], orbit: &Orbit,
-    ) -> Result<(f64, Vec<f64>), PeriodicError> {
+    ) -> Result<(f64, Vec<f64>), Error> {
         let s = orbit.sensitivities.as_ref().ok_or_else(|| {
-            PeriodicError::from(crate::error::Error::Internal(
-                "the objective needs the orbit's sensitivities".into(),
-            ))
+            Error::Internal("the objective needs the orbit's sensitivities".into())
         })?;
         let t = orbit.fixed.ret.period;
         Ok(match self {
@@ -25,7 +24,7 @@ impl Objective {
                     (orbit.spectrum.spectral_radius, gradient.clone())
                 }
                 RadiusDerivative::Nonsmooth { message } => {
-                    return Err(PeriodicError::Nonsmooth(message.clone()))
+                    return Err(PeriodicError::Nonsmooth(message.clone()).into())
                 }
             },
             Objective::Period => (t, s.period.clone()),

@@ -6,7 +6,6 @@
 //! spectral radius) is kept and returned typed after argmin stops — argmin itself turns
 //! it into a `SolverExit` termination (design.md, Errors).
 
-use super::error::PeriodicError;
 use super::objective::Objective;
 use super::orbit::solve_orbit;
 use super::spec::PeriodicSpec;
@@ -70,7 +69,7 @@ struct Gait<'a, S: HybridSystem> {
 }
 
 impl<S: HybridSystem> Gait<'_, S> {
-    fn evaluate_p(&self, p: &[f64], guess: &[f64]) -> Result<GaitEvaluation, PeriodicError> {
+    fn evaluate_p(&self, p: &[f64], guess: &[f64]) -> Result<GaitEvaluation, Error> {
         let mut spec = self.spec.clone();
         spec.sensitivities = self.space.free.clone();
         let orbit = solve_orbit(self.sys, &spec, p, guess, true)?;
@@ -90,10 +89,10 @@ impl<S: HybridSystem> Gait<'_, S> {
 
 impl<S: HybridSystem> Smooth for Gait<'_, S> {
     type Extra = ();
-    type Error = PeriodicError;
+    type Error = Error;
     /// The objective and its gradient in z (`dθ_k/dz_k` applied), the orbit warm-started
     /// from the last one.
-    fn eval(&self, z: &[f64]) -> Result<Sample<()>, PeriodicError> {
+    fn eval(&self, z: &[f64]) -> Result<Sample<()>, Error> {
         let (p, dxdz) = self.space.theta(z);
         let guess = self.warm.lock().expect("warm").clone();
         let e = self.evaluate_p(&p, &guess)?;
@@ -109,9 +108,9 @@ impl<S: HybridSystem> Smooth for Gait<'_, S> {
 pub fn optimize_gait<S: HybridSystem>(
     sys: &S, spec: &PeriodicSpec, objective: &Objective, p0: &[f64], free: &[usize],
     transforms: &[Transform], settings: &GaitSettings,
-) -> Result<GaitOptimum, PeriodicError> {
+) -> Result<GaitOptimum, Error> {
     if free.is_empty() {
-        return Err(Error::NothingToOptimize.into());
+        return Err(Error::NothingToOptimize);
     }
     let space = Space::from_parts(p0, free, transforms);
     let z0 = space.z(p0);
@@ -124,7 +123,7 @@ pub fn optimize_gait<S: HybridSystem>(
         history: Mutex::new(Vec::new()),
     };
     let initial = gait.evaluate_p(p0, &spec.guess)?;
-    let opt = |e: argmin::core::Error| PeriodicError::from(Error::Optimizer(e.to_string()));
+    let opt = |e: argmin::core::Error| Error::Optimizer(e.to_string());
     let how = RunSettings {
         solver: SolverKind::Lbfgs,
         memory: 7,

@@ -2,13 +2,14 @@
 //! multipliers, and (optionally) the sensitivities; with the report the command line
 //! prints (`hybridopt periodic --json`; its fields are a contract: add, never rename).
 
-use super::error::PeriodicError;
 use super::map::CycleEvent;
 use super::newton::{solve, FixedPoint, JacobianSource};
+use super::projection::GuessProjection;
 use super::section::{Section, SectionKind};
 use super::sensitivity::{orbit_sensitivities, OrbitSensitivities, RadiusDerivative};
 use super::spec::PeriodicSpec;
 use super::stability::{pairs, spectrum_on, Multiplier, Spectrum, Stability};
+use crate::error::Error;
 use crate::model::{Dims, HybridSystem};
 use std::collections::BTreeMap;
 
@@ -26,7 +27,7 @@ pub struct Orbit {
 /// also differentiates it by `spec.sensitivities`.
 pub fn solve_orbit<S: HybridSystem>(
     sys: &S, spec: &PeriodicSpec, p: &[f64], guess: &[f64], with_sensitivities: bool,
-) -> Result<Orbit, PeriodicError> {
+) -> Result<Orbit, Error> {
     let fixed = solve(
         sys,
         &spec.section,
@@ -142,6 +143,10 @@ pub struct OrbitReport {
     pub sensitivities: Option<SensitivityReport>,
     /// The Poincaré section.
     pub section: SectionReport,
+    /// The guess moved onto the section before Newton's method, when it missed it by little
+    /// (absent when the guess was on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guess_projection: Option<GuessProjection>,
 }
 
 impl OrbitReport {
@@ -171,6 +176,7 @@ impl OrbitReport {
                 .as_ref()
                 .map(|s| sensitivity_report(s, dims)),
             section: SectionReport::new(&orbit.section, dims),
+            guess_projection: fp.projection.clone(),
         }
     }
 }

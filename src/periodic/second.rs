@@ -19,6 +19,7 @@ use super::error::PeriodicError;
 use super::map::MapOptions;
 use super::section::Section;
 use super::section_guard::WithSectionGuard;
+use crate::error::Error;
 use crate::error::ModelError;
 use crate::integrate::hybrid::{simulate_hybrid, GuardRate, HybridRhs};
 use crate::integrate::trajectory::Ctx;
@@ -220,7 +221,7 @@ pub struct MonodromyDerivative {
 /// Runs the dual pass (module docs).
 pub fn monodromy_derivative<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], x: &[f64], dp: &[f64], dx: &[f64],
-) -> Result<MonodromyDerivative, PeriodicError> {
+) -> Result<MonodromyDerivative, Error> {
     let n = x.len();
     let aug = WithSectionGuard::new(sys, sec);
     let k = aug.section_guard;
@@ -252,7 +253,8 @@ pub fn monodromy_derivative<S: HybridSystem>(
                 count: sec.count,
                 t_max: opts.t_max,
                 state: x.to_vec(),
-            })
+            }
+            .into())
         }
     };
     let j = var

@@ -13,6 +13,7 @@ use super::newton::FixedPoint;
 use super::second::monodromy_derivative;
 use super::section::Section;
 use super::stability::{eigenvalue_derivative, modulus_derivative, radius_kink, Spectrum};
+use crate::error::Error;
 use crate::model::HybridSystem;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -58,7 +59,7 @@ pub struct OrbitSensitivities {
 pub fn orbit_sensitivities<S: HybridSystem>(
     sys: &S, sec: &Section, opts: &MapOptions, p: &[f64], fp: &FixedPoint, spec: &Spectrum,
     params: &[usize],
-) -> Result<OrbitSensitivities, PeriodicError> {
+) -> Result<OrbitSensitivities, Error> {
     let n = fp.x.len();
     let m = &fp.ret.monodromy;
     let lu = (DMatrix::identity(n, n) - m).lu();

@@ -18,6 +18,7 @@
 use super::error::PeriodicError;
 use super::hyperplane::Hyperplane;
 use super::section::Section;
+use crate::error::Error;
 use nalgebra::{Complex, DMatrix};
 
 pub use crate::linalg::{eigenvalues, pairs, Multiplier};
@@ -51,11 +52,14 @@ pub struct Spectrum {
 /// differs from their number, or `A` is rank-deficient.
 pub fn section_jacobian(
     dp: &DMatrix<f64>, free: &[usize], names: &[String],
-) -> Result<DMatrix<f64>, PeriodicError> {
+) -> Result<DMatrix<f64>, Error> {
     let r = free.len();
-    let bad = |detail: String| PeriodicError::BadSection {
-        free: free.iter().map(|&i| names[i].clone()).collect(),
-        detail,
+    let bad = |detail: String| -> Error {
+        PeriodicError::BadSection {
+            free: free.iter().map(|&i| names[i].clone()).collect(),
+            detail,
+        }
+        .into()
     };
     let sv = dp.clone().singular_values();
     let smax = sv.max();
@@ -91,7 +95,7 @@ pub fn hyperplane_jacobian(
 /// `n − 1` free components, else `A DP A⁺` ([`section_jacobian`]).
 pub fn section_jacobian_on(
     dp: &DMatrix<f64>, sec: &Section, names: &[String],
-) -> Result<DMatrix<f64>, PeriodicError> {
+) -> Result<DMatrix<f64>, Error> {
     match sec
         .hyperplane()
         .and_then(|h| hyperplane_jacobian(dp, h, &sec.free))
@@ -103,17 +107,13 @@ pub fn section_jacobian_on(
 
 /// Multipliers and classification of an orbit on the section `sec` from its `DP`
 /// (`section_jacobian_on`).
-pub fn spectrum_on(
-    dp: &DMatrix<f64>, sec: &Section, names: &[String],
-) -> Result<Spectrum, PeriodicError> {
+pub fn spectrum_on(dp: &DMatrix<f64>, sec: &Section, names: &[String]) -> Result<Spectrum, Error> {
     Ok(classify(section_jacobian_on(dp, sec, names)?, dp))
 }
 
 /// Multipliers and classification of an orbit from its `DP` with `DP_Σ = A DP A⁺`
 /// (module docs).
-pub fn spectrum(
-    dp: &DMatrix<f64>, free: &[usize], names: &[String],
-) -> Result<Spectrum, PeriodicError> {
+pub fn spectrum(dp: &DMatrix<f64>, free: &[usize], names: &[String]) -> Result<Spectrum, Error> {
     Ok(classify(section_jacobian(dp, free, names)?, dp))
 }
 

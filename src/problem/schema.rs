@@ -7,7 +7,7 @@ use crate::control::Basis;
 use crate::integrate::Method;
 use crate::optimize::{Globalization, KinkPolicy, SolverKind};
 use crate::sensitivity::GradientMethod;
-pub use crate::systems::kind::SystemSpec;
+pub use crate::systems::SystemSpec;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

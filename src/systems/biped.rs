@@ -53,6 +53,7 @@
 //! With `θ = x = 0` both feet touch at the same instant, at body height
 //! `y = ℓ sin ψ − ℓ² cos² ψ` (≈ 0.228553 with the defaults): [`Biped::symmetric_touchdown_height`].
 
+use super::kind::{BuildError, BuiltinSystem};
 use crate::error::ModelError;
 use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
@@ -397,5 +398,15 @@ impl HybridSystem for Biped {
         out[11] = potential;
         out[12] = kinetic + potential;
         Ok(())
+    }
+}
+
+impl BuiltinSystem for Biped {
+    type Settings = BipedConfig;
+    fn build(settings: &BipedConfig) -> Result<Self, BuildError> {
+        Ok(Biped::new(*settings)?)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Biped::default_params())
     }
 }

@@ -2,6 +2,7 @@
 //! `ẏ = v, v̇ = −g − c v`, guard `y = 0` falling, reset `v⁺ = −e v⁻`.
 //! Parameters (g, e, c, y0, v0). The restitution e enters only through the reset (R_p).
 
+use super::kind::{BuildError, BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{
     Dims, Direction, GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut,
@@ -326,5 +327,25 @@ pub mod oracle {
         let (_, y2, y, v) = run(p, t_end);
         let d = y - y_target;
         y2 + d * d + v * v * w_v
+    }
+}
+
+impl BuiltinSystem for BouncingBall {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(BouncingBall)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(BouncingBall::default_params())
+    }
+}
+
+impl BuiltinSystem for ThrustBall {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(ThrustBall)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(BouncingBall::default_params())
     }
 }

@@ -18,6 +18,7 @@
 //!   the velocities follow from conserving the whole system's angular momentum about the
 //!   new contact point and the old stance leg's about the hip (Goswami et al. 1996 §3).
 
+use super::kind::{BuildError, BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
@@ -297,5 +298,15 @@ impl HybridSystem for CompassGait {
         // the distance between the feet, 2 l sin((θ_ns − θ_s)/2)
         out[5] = (p[A] + p[B]) * 2.0 * ((x[0] - x[1]) * 0.5).sin();
         Ok(())
+    }
+}
+
+impl BuiltinSystem for CompassGait {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(CompassGait)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(CompassGait::default_params())
     }
 }

@@ -54,6 +54,7 @@
 //! heights above the first stance foot; `hip_torque = u`; `power = u (θ̇_ns − θ̇_s)`.
 
 use super::compass_gait::{CompassGait, G, M, MH, P2, SLOPE};
+use super::kind::{BuildError, BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, HybridSystem, Scalar};
 
@@ -220,5 +221,15 @@ impl HybridSystem for ActuatedCompassGait {
         out[9] = torque;
         out[10] = Self::power(x, torque);
         Ok(())
+    }
+}
+
+impl BuiltinSystem for ActuatedCompassGait {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(ActuatedCompassGait)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(ActuatedCompassGait::default_params())
     }
 }

@@ -13,6 +13,7 @@
 //! stabilization, penalty or GGL index 2, per [`FiveBarConfig::formulation`]); nothing is
 //! hand-written.
 
+use super::kind::{BuildError, BuiltinSystem};
 use crate::error::ModelError;
 use crate::model::{c, Dims, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;
@@ -303,5 +304,22 @@ impl MultibodySystem for FiveBar {
         out[9] = pot;
         out[10] = kin + pot;
         Ok(())
+    }
+}
+
+impl BuiltinSystem for FiveBar {
+    type Settings = FiveBarConfig;
+    /// The mechanism, after checking that its actuators name its coordinates.
+    fn build(settings: &FiveBarConfig) -> Result<Self, BuildError> {
+        settings
+            .actuator_indices()
+            .map_err(|name| BuildError::UnknownActuator {
+                name,
+                valid: COORDINATES.join(", "),
+            })?;
+        Ok(FiveBar::new(settings.clone())?)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(FiveBar::default_params())
     }
 }

@@ -24,10 +24,11 @@
 //! Parameters `(m, c, k0, f_y, b, F0, Omega)`, defaults `(1, 0.05, 1, 0.5, 0.05, 0.8, 1.2)`
 //! (reference-models §9).
 
+use super::kind::{BuildError, BuiltinSystem, DaeSettings};
 use super::reversal;
-use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
+use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
-use crate::model::{GuardInfo, Scalar};
+use crate::model::Scalar;
 
 /// The hysteretic oscillator (see the module doc).
 #[derive(Debug, Clone, Copy, Default)]
@@ -59,29 +60,15 @@ impl DaeSystem for HystereticOscillator {
     fn index(&self) -> DaeIndex {
         DaeIndex::One
     }
-    fn differential_names(&self) -> Vec<String> {
-        vec!["x".into(), "v".into()]
-    }
-    fn algebraic_names(&self) -> Vec<String> {
-        vec!["f".into()]
-    }
-    fn memory_names(&self) -> Vec<String> {
-        vec!["x_r".into(), "f_r".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        Self::PARAMS.iter().map(|s| s.to_string()).collect()
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["positive".into(), "negative".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        reversal::guards("stop_up", "stop_down")
+    fn dims(&self) -> DaeDims {
+        DaeDims::new(["x", "v"], ["f"], Self::PARAMS)
+            .memory(["x_r", "f_r"])
+            .modes(["positive", "negative"])
+            .guards(reversal::guards("stop_up", "stop_down"))
+            .outputs(["x", "v"])
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         reversal::guard_active(mode, k)
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["x".into(), "v".into()]
     }
     /// At rest.
     fn initial_differential<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
@@ -139,5 +126,15 @@ impl DaeSystem for HystereticOscillator {
         out[0] = at.y[0];
         out[1] = at.y[1];
         Ok(())
+    }
+}
+
+impl BuiltinSystem for Dae<HystereticOscillator> {
+    type Settings = DaeSettings;
+    fn build(settings: &DaeSettings) -> Result<Self, BuildError> {
+        settings.build(HystereticOscillator)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(HystereticOscillator::default_params())
     }
 }

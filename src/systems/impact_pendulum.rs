@@ -4,6 +4,7 @@
 //! State (q, v); parameters (g_over_l, c, A, omega, e, q_w, q0, v0). The time-dependent
 //! forcing makes h_t, a_t and the event-time terms all matter.
 
+use super::kind::{BuildError, BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
@@ -56,5 +57,15 @@ impl HybridSystem for ImpactPendulum {
         out[1] = x[1];
         out[2] = dx[1];
         Ok(())
+    }
+}
+
+impl BuiltinSystem for ImpactPendulum {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(ImpactPendulum)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(ImpactPendulum::default_params())
     }
 }

@@ -1,28 +1,52 @@
-//! The `[system]` table of a problem file: the system's kind with that kind's own settings.
-//! The kinds are the variants of a serde enum, so a problem file names them by their
-//! snake_case names (`kind = "five_bar"`) and a settings key that the kind does not take is
-//! an error. The problem reader turns `kind = "x"` plus the settings into serde's variant
-//! tag (see `problem::document`).
+//! What a built-in system's `kind` stands for: [`BuiltinSystem`] (the settings its
+//! `[system]` table takes besides `kind`, and how they build it), the settings shared by
+//! several kinds ([`NoSettings`], [`DaeSettings`]), and [`BuildError`]. A problem file names
+//! the kinds by the table in [`super::builtin`]; a settings key that the kind does not take
+//! is an error. The problem reader turns `kind = "x"` plus the settings into serde's
+//! variant tag (see `problem::document`).
 
-use super::biped::{Biped, BipedConfig};
-use super::bouncing_ball::{BouncingBall, ThrustBall};
-use super::builtin::{Builtin, KINDS};
-use super::compass_gait::CompassGait;
-use super::compass_gait_actuated::ActuatedCompassGait;
-use super::five_bar::{FiveBar, FiveBarConfig};
-use super::hysteretic_oscillator::HystereticOscillator;
-use super::impact_pendulum::ImpactPendulum;
-use super::locking_pendulum::{LockingPendulum, LockingPendulumConfig};
-use super::pendulum_wall::PendulumWall;
-use super::rectifier::Rectifier;
-use super::shear_frame::{ShearFrame, ShearFrameConfig, ShearFrameError};
-use super::simplest_walker::SimplestWalker;
-use super::steel_coupon::SteelCoupon;
-use super::switched::SwitchedLinear;
+use super::builtin::SystemSpec;
+use super::shear_frame::ShearFrameError;
 use crate::custom::{CustomError, CustomSystem};
 use crate::dae::Dae;
 use crate::error::ModelError;
 use serde::Deserialize;
+
+/// A system that a problem file names by its `kind` (one line of the table behind
+/// [`Builtin`](super::Builtin)): what its `[system]` table takes besides `kind`, how those settings
+/// build it, and its documented parameter defaults. Each built-in implements it in its own
+/// file.
+pub trait BuiltinSystem: Sized {
+    /// The settings of its `[system]` table ([`NoSettings`] for none).
+    type Settings: for<'de> Deserialize<'de> + std::fmt::Debug + Clone;
+    /// The system with these settings.
+    fn build(settings: &Self::Settings) -> Result<Self, BuildError>;
+    /// The documented default value of every parameter, in parameter order
+    /// (reference-models.md); `None` when its parameters are the problem file's own.
+    fn param_defaults(&self) -> Option<Vec<f64>>;
+}
+
+/// A boxed system (a large one, kept small in [`Builtin`](super::Builtin)) is named as the system.
+impl<S: BuiltinSystem> BuiltinSystem for Box<S> {
+    type Settings = S::Settings;
+    fn build(settings: &S::Settings) -> Result<Self, BuildError> {
+        S::build(settings).map(Box::new)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        (**self).param_defaults()
+    }
+}
+
+/// `kind = "custom"`: the system its file declares, with the defaults it gives.
+impl BuiltinSystem for CustomSystem {
+    type Settings = Box<crate::custom::schema::SystemSpec>;
+    fn build(spec: &Self::Settings) -> Result<Self, BuildError> {
+        Ok(CustomSystem::from_spec(spec)?)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        None
+    }
+}
 
 /// A kind without settings: its table holds `kind` only.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
@@ -43,11 +67,11 @@ pub struct DaeSettings {
 impl DaeSettings {
     /// The system wrapped as a [`Dae`], with the prescribed z0 in the order of its
     /// algebraic states (every one must be named).
-    fn build<S: crate::dae::DaeSystem>(&self, sys: S) -> Result<Dae<S>, BuildError> {
+    pub(crate) fn build<S: crate::dae::DaeSystem>(&self, sys: S) -> Result<Dae<S>, BuildError> {
         let Some(given) = &self.initial_algebraic else {
             return Ok(Dae::new(sys));
         };
-        let names = sys.algebraic_names();
+        let names = sys.dims().algebraic;
         if let Some(name) = given.keys().find(|k| !names.contains(k)) {
             return Err(BuildError::UnknownAlgebraic {
                 name: name.clone(),
@@ -65,49 +89,6 @@ impl DaeSettings {
             .collect::<Result<Vec<f64>, _>>()?;
         Ok(Dae::new(sys).with_initial_algebraic(z0))
     }
-}
-
-/// A system kind with its settings, as `[system]` gives it.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SystemSpec {
-    /// A planar body on two massless legs (reference-models.md §3).
-    Biped(BipedConfig),
-    /// An expression-defined system ([`crate::custom`]).
-    Custom(Box<crate::custom::schema::SystemSpec>),
-    /// The bouncing ball with linear drag (reference-models.md §1).
-    BouncingBall(NoSettings),
-    /// The bouncing ball with a thrust control.
-    ThrustBall(NoSettings),
-    /// A bilinear spring: two linear modes, identity reset.
-    SwitchedLinear(NoSettings),
-    /// A forced pendulum striking a wall (seed 000 §2).
-    ImpactPendulum(NoSettings),
-    /// The five-bar mechanism (reference-models.md §2), multibody.
-    FiveBar(FiveBarConfig),
-    /// A double pendulum whose joint locks at a stop, multibody.
-    LockingPendulum(LockingPendulumConfig),
-    /// Garcia et al.'s simplest walker (reference-models.md §10).
-    SimplestWalker(NoSettings),
-    /// Goswami et al.'s compass gait (reference-models.md §10).
-    CompassGait(NoSettings),
-    /// The compass gait with a hip torque control, started on the heel-strike section
-    /// (reference-models.md §10).
-    CompassGaitActuated(NoSettings),
-    /// The half-wave rectifier, a hybrid DAE of index 1 (reference-models.md §7).
-    Rectifier(DaeSettings),
-    /// The pendulum against a wall in Cartesian coordinates, a hybrid DAE of index 2
-    /// (reference-models.md §8).
-    PendulumWall(NoSettings),
-    /// Menegotto–Pinto steel under prescribed cyclic strain, a system with memory
-    /// (reference-models.md §9).
-    SteelCoupon(DaeSettings),
-    /// A single-storey structure with an exponential hysteretic law, a system with memory
-    /// (reference-models.md §9).
-    HystereticOscillator(DaeSettings),
-    /// An N-storey shear frame whose storeys follow the hysteretic oscillator's law, under
-    /// ground motion, a system with memory (reference-models.md §11).
-    ShearFrame(ShearFrameConfig),
 }
 
 /// Why a system could not be built from valid settings.
@@ -134,39 +115,6 @@ pub enum BuildError {
 }
 
 impl SystemSpec {
-    /// The system.
-    pub fn build(&self) -> Result<Builtin, BuildError> {
-        Ok(match self {
-            SystemSpec::Biped(c) => Builtin::Biped(Biped::new(*c)?),
-            SystemSpec::Custom(s) => Builtin::Custom(Box::new(CustomSystem::from_spec(s)?)),
-            SystemSpec::BouncingBall(_) => Builtin::BouncingBall(BouncingBall),
-            SystemSpec::ThrustBall(_) => Builtin::ThrustBall(ThrustBall),
-            SystemSpec::SwitchedLinear(_) => Builtin::SwitchedLinear(SwitchedLinear),
-            SystemSpec::ImpactPendulum(_) => Builtin::ImpactPendulum(ImpactPendulum),
-            SystemSpec::FiveBar(c) => {
-                c.actuator_indices()
-                    .map_err(|name| BuildError::UnknownActuator {
-                        name,
-                        valid: super::five_bar::COORDINATES.join(", "),
-                    })?;
-                Builtin::FiveBar(Box::new(FiveBar::new(c.clone())?))
-            }
-            SystemSpec::LockingPendulum(c) => {
-                Builtin::LockingPendulum(Box::new(LockingPendulum::new(*c)?))
-            }
-            SystemSpec::SimplestWalker(_) => Builtin::SimplestWalker(SimplestWalker),
-            SystemSpec::CompassGait(_) => Builtin::CompassGait(CompassGait),
-            SystemSpec::CompassGaitActuated(_) => Builtin::ActuatedCompassGait(ActuatedCompassGait),
-            SystemSpec::Rectifier(d) => Builtin::Rectifier(d.build(Rectifier)?),
-            SystemSpec::PendulumWall(_) => Builtin::PendulumWall(Dae::new(PendulumWall)),
-            SystemSpec::SteelCoupon(d) => Builtin::SteelCoupon(d.build(SteelCoupon)?),
-            SystemSpec::HystereticOscillator(d) => {
-                Builtin::HystereticOscillator(d.build(HystereticOscillator)?)
-            }
-            SystemSpec::ShearFrame(c) => Builtin::ShearFrame(ShearFrame::new(*c)?),
-        })
-    }
-
     /// The kind `kind` with default settings (`None` for an unknown kind or `custom`, which
     /// has no default).
     pub fn default_of(kind: &str) -> Option<SystemSpec> {
@@ -185,21 +133,11 @@ pub fn defaults(kind: &str) -> Option<Vec<(String, f64)>> {
     Some(system.defaults())
 }
 
-impl Builtin {
-    /// Every built-in system (all kinds but `custom`), each with its default `[system]`
-    /// settings, in the order of [`KINDS`].
-    pub fn catalog() -> Vec<Builtin> {
-        KINDS
-            .iter()
-            .filter_map(|k| SystemSpec::default_of(k)?.build().ok())
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::HybridSystem;
+    use crate::systems::KINDS;
 
     #[test]
     fn every_builtin_kind_has_a_default_for_every_parameter() {

@@ -19,6 +19,7 @@
 //! Design parameters `m1, m2, k, L0`: all four change the impact (the velocity at impact and
 //! the impulse).
 
+use super::kind::{BuildError, BuiltinSystem};
 use crate::error::ModelError;
 use crate::model::{c, Dims, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;
@@ -327,5 +328,15 @@ impl MultibodySystem for LockingPendulum {
             D::zero()
         };
         Ok(())
+    }
+}
+
+impl BuiltinSystem for LockingPendulum {
+    type Settings = LockingPendulumConfig;
+    fn build(settings: &LockingPendulumConfig) -> Result<Self, BuildError> {
+        Ok(LockingPendulum::new(*settings)?)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(LockingPendulum::default_params())
     }
 }

@@ -18,7 +18,8 @@
 //! values `(1, 1, 9.81, 0.8, 0.3, −0.8)`; the start is at rest at angle θ0 from the
 //! downward vertical. The same motion in the angle is [`super::pendulum_angle`].
 
-use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
+use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, Scalar};
 
@@ -37,26 +38,14 @@ impl DaeSystem for PendulumWall {
     fn index(&self) -> DaeIndex {
         DaeIndex::Two
     }
-    fn differential_names(&self) -> Vec<String> {
-        ["x", "y", "u", "v"].iter().map(|s| s.to_string()).collect()
-    }
-    fn algebraic_names(&self) -> Vec<String> {
-        vec!["lambda".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        ["m", "L", "g", "e", "x_w", "theta0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![GuardInfo::new("wall", Direction::Rising)]
-    }
-    fn output_names(&self) -> Vec<String> {
-        ["px", "py", "theta", "phi_pos_max", "phi_vel_max"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+    fn dims(&self) -> DaeDims {
+        DaeDims::new(
+            ["x", "y", "u", "v"],
+            ["lambda"],
+            ["m", "L", "g", "e", "x_w", "theta0"],
+        )
+        .guards([GuardInfo::new("wall", Direction::Rising)])
+        .outputs(["px", "py", "theta", "phi_pos_max", "phi_vel_max"])
     }
     fn initial_differential<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         let (l, th) = (p[1], p[5]);
@@ -125,5 +114,15 @@ impl DaeSystem for PendulumWall {
     fn invariants<D: Scalar>(&self, _mode: usize, at: Point<'_, D>) -> Vec<D> {
         let l = at.p[1];
         vec![at.y[0] * at.y[0] + at.y[1] * at.y[1] - l * l]
+    }
+}
+
+impl BuiltinSystem for Dae<PendulumWall> {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(Dae::new(PendulumWall))
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(PendulumWall::default_params())
     }
 }

@@ -15,7 +15,8 @@
 //! is continuous; `i_D` follows from the new mode's algebraic equation. Parameters
 //! `(V, omega, phi0, r, R, C, vC0)`, reference values `(1, 2π, 0.3, 0.01, 1, 0.5, 0)`.
 
-use crate::dae::{DaeIndex, DaeSystem, Point, Transition};
+use super::kind::{BuildError, BuiltinSystem, DaeSettings};
+use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, Scalar};
 
@@ -46,32 +47,17 @@ impl DaeSystem for Rectifier {
     fn index(&self) -> DaeIndex {
         DaeIndex::One
     }
-    fn differential_names(&self) -> Vec<String> {
-        vec!["vC".into()]
-    }
-    fn algebraic_names(&self) -> Vec<String> {
-        vec!["iD".into()]
-    }
-    fn param_names(&self) -> Vec<String> {
-        ["V", "omega", "phi0", "r", "R", "C", "vC0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["on".into(), "off".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        vec![
-            GuardInfo::new("diode_off", Direction::Falling),
-            GuardInfo::new("diode_on", Direction::Rising),
-        ]
+    fn dims(&self) -> DaeDims {
+        DaeDims::new(["vC"], ["iD"], ["V", "omega", "phi0", "r", "R", "C", "vC0"])
+            .modes(["on", "off"])
+            .guards([
+                GuardInfo::new("diode_off", Direction::Falling),
+                GuardInfo::new("diode_on", Direction::Rising),
+            ])
+            .outputs(["vC", "vs"])
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         (mode == ON && k == DIODE_OFF) || (mode == OFF && k == DIODE_ON)
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["vC".into(), "vs".into()]
     }
     fn initial_differential<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(vec![p[6]])
@@ -115,5 +101,15 @@ impl DaeSystem for Rectifier {
         out[0] = at.y[0];
         out[1] = source(at.t, at.p);
         Ok(())
+    }
+}
+
+impl BuiltinSystem for Dae<Rectifier> {
+    type Settings = DaeSettings;
+    fn build(settings: &DaeSettings) -> Result<Self, BuildError> {
+        settings.build(Rectifier)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(Rectifier::default_params())
     }
 }

@@ -70,6 +70,7 @@
 //! at the base of 50 storeys); the pulse `A_g = 0.2`, Ω the elastic frame's fundamental
 //! frequency `ω_1 = 2 sin(ϑ/2)`, `t_p = 2π/ω_1` (one fundamental period).
 
+use super::kind::{BuildError, BuiltinSystem};
 use crate::error::ModelError;
 use crate::model::{
     Dims, Direction, GuardInfo, HybridSystem, Names, OutputCotangent, Scalar, VjpArgs, VjpOut,
@@ -643,5 +644,15 @@ impl crate::animate::Geometry for ShearFrame {
     }
     fn scene(&self, _p: &[f64], _x_range: (f64, f64)) -> Vec<crate::geometry::SceneItem> {
         vec![crate::geometry::SceneItem::Ground { y: 0.0 }]
+    }
+}
+
+impl BuiltinSystem for ShearFrame {
+    type Settings = ShearFrameConfig;
+    fn build(settings: &ShearFrameConfig) -> Result<Self, BuildError> {
+        Ok(ShearFrame::new(*settings)?)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(ShearFrame::default_params(self))
     }
 }

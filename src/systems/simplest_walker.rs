@@ -15,6 +15,7 @@
 //! - Outputs: the states, the energy, and `step_length = 2 sin(φ/2)` (the distance
 //!   between the feet in leg lengths).
 
+use super::kind::{BuildError, BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
@@ -123,5 +124,15 @@ impl HybridSystem for SimplestWalker {
         // the distance between the feet (legs of length 1): 2 sin(φ/2)
         out[5] = (x[1] * 0.5).sin() * 2.0;
         Ok(())
+    }
+}
+
+impl BuiltinSystem for SimplestWalker {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(SimplestWalker)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(SimplestWalker::default_params())
     }
 }

@@ -26,10 +26,11 @@
 //! `(200000 MPa, 420 MPa, 0.01, 18, 0.925, 0.15, 0.002, 0.004)` (reference-models §9).
 //! The reversal times depend on ε_a, ε_b only, never on the material.
 
+use super::kind::{BuildError, BuiltinSystem, DaeSettings};
 use super::reversal;
-use crate::dae::{DaeIndex, DaeSystem, Point};
+use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point};
 use crate::error::ModelError;
-use crate::model::{GuardInfo, Scalar};
+use crate::model::Scalar;
 
 /// The Menegotto–Pinto coupon (see the module doc).
 #[derive(Debug, Clone, Copy, Default)]
@@ -92,32 +93,15 @@ impl DaeSystem for SteelCoupon {
     fn index(&self) -> DaeIndex {
         DaeIndex::One
     }
-    fn differential_names(&self) -> Vec<String> {
-        Vec::new()
-    }
-    fn algebraic_names(&self) -> Vec<String> {
-        vec!["sigma".into()]
-    }
-    fn memory_names(&self) -> Vec<String> {
-        ["eps_r", "sigma_r", "eps_0", "sigma_0", "R"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-    fn param_names(&self) -> Vec<String> {
-        Self::PARAMS.iter().map(|s| s.to_string()).collect()
-    }
-    fn mode_names(&self) -> Vec<String> {
-        vec!["loading".into(), "unloading".into()]
-    }
-    fn guards(&self) -> Vec<GuardInfo> {
-        reversal::guards("peak", "valley")
+    fn dims(&self) -> DaeDims {
+        DaeDims::new([], ["sigma"], Self::PARAMS)
+            .memory(["eps_r", "sigma_r", "eps_0", "sigma_0", "R"])
+            .modes(["loading", "unloading"])
+            .guards(reversal::guards("peak", "valley"))
+            .outputs(["eps", "R"])
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         reversal::guard_active(mode, k)
-    }
-    fn output_names(&self) -> Vec<String> {
-        vec!["eps".into(), "R".into()]
     }
     fn initial_differential<D: Scalar>(&self, _p: &[D]) -> Result<Vec<D>, ModelError> {
         Ok(Vec::new())
@@ -181,5 +165,15 @@ impl DaeSystem for SteelCoupon {
         out[0] = strain(at.t, at.p[6], at.p[7]);
         out[1] = at.memory[R];
         Ok(())
+    }
+}
+
+impl BuiltinSystem for Dae<SteelCoupon> {
+    type Settings = DaeSettings;
+    fn build(settings: &DaeSettings) -> Result<Self, BuildError> {
+        settings.build(SteelCoupon)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(SteelCoupon::default_params())
     }
 }

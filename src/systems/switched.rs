@@ -6,6 +6,7 @@
 //! through 0 in `left`), `to_left` (x1 falling through 0 in `right`).
 //! Parameters: (k_left, k_right, d_left, d_right, f, x1_0, x2_0).
 
+use super::kind::{BuildError, BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 
@@ -63,5 +64,15 @@ impl HybridSystem for SwitchedLinear {
         out[0] = x[0];
         out[1] = x[1];
         Ok(())
+    }
+}
+
+impl BuiltinSystem for SwitchedLinear {
+    type Settings = NoSettings;
+    fn build(_: &NoSettings) -> Result<Self, BuildError> {
+        Ok(SwitchedLinear)
+    }
+    fn param_defaults(&self) -> Option<Vec<f64>> {
+        Some(SwitchedLinear::default_params())
     }
 }

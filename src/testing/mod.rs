@@ -14,7 +14,9 @@
 //! - the oracles: the bouncing ball's closed form ([`ball_oracle`]), the simplest
 //!   walker's published fixed points ([`walker`]) and the forced decay `y' = −y + sin t`
 //!   with its closed form ([`Forced`]), and the linear oscillator against a stop whose
-//!   feedback gains through impacts have a closed form ([`linear_impact`]);
+//!   feedback gains through impacts have a closed form ([`linear_impact`]), and the exact
+//!   event-driven flow of a piecewise-constant field at a corner
+//!   ([`piecewise_constant_flow`], [`PiecewiseConstantFlow`], [`Crossing`]);
 //! - the custom system's expression parser ([`parse`], [`Scope`], [`Node`], [`Env`]), the
 //!   multibody formulations' accelerations, and the built-in systems' index constants
 //!   (modes, guards, parameters).
@@ -38,6 +40,9 @@ pub use crate::periodic::newton::{solve, FixedPoint, JacobianSource, NewtonOptio
 pub use crate::periodic::second::monodromy_derivative;
 pub use crate::sensitivity::adjoint::{
     adjoint_gradients, adjoint_piece_gradients, adjoint_with_history, PieceOverride,
+};
+pub use crate::sensitivity::corner::oracle::{
+    piecewise_constant_flow, Crossing, PiecewiseConstantFlow,
 };
 pub use crate::sensitivity::dual::dual_gradients;
 pub use crate::sensitivity::forward::{forward_sensitivity, ForwardResult};

@@ -5,10 +5,10 @@
 //! `continuation.json`, `continuation.csv`, `continuation.{png,svg}`.
 
 use super::figures;
+use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::output::atomic::Staging;
 use crate::periodic::continuation::Branch;
-use crate::periodic::error::PeriodicError;
 use crate::periodic::map::{cycle_table, return_value};
 use crate::periodic::orbit::{Orbit, OrbitReport};
 use crate::periodic::spec::PeriodicSpec;
@@ -19,7 +19,7 @@ use ndarray::Array2;
 pub fn write_orbit<S: HybridSystem>(
     stage: &Staging, name: &str, sys: &S, spec: &PeriodicSpec, p: &[f64], orbit: &Orbit,
     report: &OrbitReport,
-) -> Result<(), PeriodicError> {
+) -> Result<(), Error> {
     stage.write_json("orbit.json", report)?;
     let x = orbit.fixed.x.as_slice();
     let table = cycle_table(sys, &spec.section, &spec.map, p, x)?;
@@ -59,7 +59,7 @@ pub fn write_orbit<S: HybridSystem>(
 
 /// Writes a continuation's files into `stage`: the branch as JSON, one CSV row per point
 /// (`param, states…, period, spectral_radius, stable, re_1, im_1, …`), and the plot.
-pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), PeriodicError> {
+pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Error> {
     stage.write_json("continuation.json", b)?;
     let nm = figures::multiplier_count(b);
     let mut header = vec![b.param.clone()];
@@ -97,7 +97,7 @@ pub fn write_branch(stage: &Staging, name: &str, b: &Branch) -> Result<(), Perio
 /// the final parameters.
 pub fn write_gait(
     stage: &Staging, p: &crate::problem::Problem, opt: &crate::periodic::optimize::GaitOptimum,
-) -> Result<(), PeriodicError> {
+) -> Result<(), Error> {
     let name = &p.name;
     stage.write_json("summary.json", &super::summary::GaitSummary::new(p, opt))?;
     let mut header: Vec<String> = vec!["evaluation".into()];

@@ -7,10 +7,10 @@ mod summary;
 
 pub use summary::GaitSummary;
 
+use crate::error::Error;
 use crate::output::atomic::Staging;
 use crate::periodic::continuation::{self as cont, Bifurcation, Branch};
-use crate::periodic::error::PeriodicError;
-use crate::periodic::optimize::{optimize_gait, GaitOptimum, GaitSettings};
+use crate::periodic::optimize::GaitOptimum;
 use crate::periodic::orbit::{solve_orbit, OrbitReport};
 use crate::problem::Problem;
 use serde::Serialize;
@@ -48,6 +48,12 @@ impl PeriodicReport {
             r.spectral_radius,
             if r.stable { "stable" } else { "unstable" }
         );
+        if let Some(g) = &r.guess_projection {
+            o += &format!(
+                "the guess missed the section (guard '{}' = {:e}) and was moved onto it: {:?} → {:?}\n",
+                g.guard, g.miss, g.guess, g.start
+            );
+        }
         o += &format!("fixed point: {:?}\n", r.fixed_point);
         o += &format!("multipliers on the section: {:?}\n", r.multipliers);
         if let Some(b) = &self.continuation {
@@ -67,7 +73,7 @@ impl PeriodicReport {
 /// writes the folder `out` (staged, swapped in atomically).
 pub fn periodic_to_folder(
     p: &Problem, continuation: Option<&str>, out: &Path,
-) -> Result<(PeriodicReport, PathBuf), PeriodicError> {
+) -> Result<(PeriodicReport, PathBuf), Error> {
     let spec = p.periodic_spec()?;
     let range = continuation
         .map(|c| cont::Range::parse(c, &p.dims))
@@ -104,48 +110,18 @@ pub fn periodic_to_folder(
     ))
 }
 
-/// `optimize` on a `[periodic]` problem: L-BFGS on the orbit's objective over the
-/// parameters marked `optimize = true`; writes the gait's and the optimized orbit's files
-/// into `out`. The report (`--json`) is the [`GaitOptimum`].
-pub fn optimize_gait_to_folder(
-    p: &Problem, max_iters: Option<u64>, out: &Path,
-) -> Result<(GaitOptimum, PathBuf), PeriodicError> {
+/// Writes the results of `r`, a gait optimization of `p` ([`Problem::optimize_gait`]):
+/// the gait's files and the orbit re-solved at the final parameters, into the folder `out`
+/// (staged, swapped in atomically); returns the folder.
+pub fn write_gait_results(p: &Problem, r: &GaitOptimum, out: &Path) -> Result<PathBuf, Error> {
     let spec = p.periodic_spec()?;
-    let Some(objective) = spec.objective.clone() else {
-        return Err(PeriodicError::Invalid(format!(
-            "{}: [periodic] has no `objective` (e.g. objective = {{ kind = \"spectral_radius\" }}): nothing to optimize",
-            p.file.display()
-        )));
-    };
-    let np = p.dims.np();
-    let pv = p.theta_values()[..np].to_vec();
-    let free: Vec<usize> = (0..np).filter(|&i| p.theta[i].optimize).collect();
-    let transforms: Vec<_> = free.iter().map(|&i| p.theta[i].transform()).collect();
-    let settings = GaitSettings {
-        max_iters: max_iters.unwrap_or(p.optimizer.max_iters),
-        tol_grad: p.optimizer.tol_grad,
-    };
-    let mut r = optimize_gait(
-        &p.system,
-        &spec,
-        &objective,
-        &pv,
-        &free,
-        &transforms,
-        &settings,
-    )?;
-    r.names = free.iter().map(|&i| p.dims.params[i].clone()).collect();
-    let mut pf = pv.clone();
-    for (k, &i) in free.iter().enumerate() {
-        pf[i] = r.last.params[k];
-    }
+    let pf = p.gait_params(r);
     let o = solve_orbit(&p.system, &spec, &pf, &spec.guess, true)?;
     let report = OrbitReport::new(&o, &p.dims, &spec.section.free);
     let stage = Staging::new(out)?;
-    files::write_gait(&stage, p, &r)?;
+    files::write_gait(&stage, p, r)?;
     files::write_orbit(&stage, &p.name, &p.system, &spec, &pf, &o, &report)?;
-    let dir = stage.commit()?;
-    Ok((r, dir))
+    stage.commit()
 }
 
 /// The terminal report of a gait optimization of problem `name`.

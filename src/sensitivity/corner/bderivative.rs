@@ -1,8 +1,9 @@
 //! Algorithm 2.1 of seed 003: `B(δρ⁻)` and the crossing order it selects.
 
+use super::error::CornerError;
+use super::geometry::{first_non_finite, row_dot, Corner};
+use super::pieces::saltation_for_order;
 use nalgebra::{DMatrix, DVector};
-
-use super::*;
 
 /// The B-derivative at a corner with its active piece.
 #[derive(Debug, Clone, PartialEq)]

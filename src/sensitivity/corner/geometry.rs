@@ -1,9 +1,10 @@
 //! The corner's data — normals and limiting fields — and its checks: transversality
 //! (event selection, seed 003 Definition 2.1) and independent normals.
 
+use super::error::{CornerError, LengthOf};
+use super::limits::{INDEPENDENCE_TOL, MAX_SURFACES, TRANSVERSALITY_TOL};
+use super::signs::{format_signs, mask_str, mask_to_signs, signs_to_mask};
 use nalgebra::{DMatrix, DVector};
-
-use super::*;
 
 /// `η_jᵀ x` for row j of `normals`.
 #[inline]

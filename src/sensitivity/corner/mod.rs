@@ -36,36 +36,22 @@
 //!
 //! The module also holds an exact event-driven oracle for piecewise-constant fields
 //! (`ẋ = F(sign x)`, seed 003 §3.1, `docs/reference-models.md` §4), used to check `B` against
-//! finite differences of the exact flow. The JSON cases of `hybridopt bderiv` are read and
+//! finite differences of the exact flow (public through [`crate::testing`]). The JSON cases of `hybridopt bderiv` are read and
 //! written in [`crate::output::bderiv`].
 
 mod bderivative;
 mod error;
 mod geometry;
-mod oracle;
+mod limits;
+pub(crate) mod oracle;
 mod pieces;
 mod signs;
 
-pub use bderivative::*;
-pub use error::*;
-pub use geometry::*;
-pub use oracle::*;
-pub use pieces::*;
-pub use signs::*;
-
-/// Largest number of surfaces at a corner (the corner stores 2^n fields).
-pub const MAX_SURFACES: usize = 16;
-
-/// Largest number of surfaces for which [`all_pieces`] enumerates the n! pieces.
-pub const MAX_ENUMERATED_SURFACES: usize = 8;
-
-/// Largest number of matrix entries (n! · d²) that [`all_pieces`] will allocate (1 GiB of f64).
-pub const MAX_PIECE_ENTRIES: usize = 1 << 27;
-
-/// Relative threshold of the transversality checks: a normal speed `η_jᵀΓ(b)` with
-/// `|η_jᵀΓ(b)| ≤ TRANSVERSALITY_TOL · ‖η_j‖ ‖Γ(b)‖` is treated as zero (grazing).
-pub const TRANSVERSALITY_TOL: f64 = 1e-12;
-
-/// Relative threshold of the independence check on the normals: the smallest singular value of
-/// the matrix of unit normals must exceed this times the largest.
-pub const INDEPENDENCE_TOL: f64 = 1e-12;
+pub use bderivative::{bderivative, bderivative_value, BResult};
+pub use error::{CornerError, LengthOf};
+pub use geometry::Corner;
+pub use limits::{
+    INDEPENDENCE_TOL, MAX_ENUMERATED_SURFACES, MAX_PIECE_ENTRIES, MAX_SURFACES, TRANSVERSALITY_TOL,
+};
+pub use pieces::{all_pieces, saltation, saltation_for_order, Piece};
+pub use signs::{format_signs, mask_to_signs, signs_to_mask};

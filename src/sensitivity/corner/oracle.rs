@@ -2,9 +2,12 @@
 //! §3.1, docs/reference-models.md §4): the tests check `B` against finite differences of
 //! this exact flow.
 
+use super::error::{CornerError, LengthOf};
+use super::geometry::first_non_finite;
+use super::limits::MAX_SURFACES;
+use super::signs::{mask_str, mask_to_signs};
 use nalgebra::DVector;
 
-use super::*;
 use crate::error::Error;
 
 /// One crossing of a coordinate hyperplane by the exact piecewise-constant flow.

@@ -1,9 +1,11 @@
 //! Saltation matrices and the pieces of `B`: the product of ordinary saltation matrices in
 //! one crossing order (seed 003 (6.4)), and all n! of them.
 
+use super::error::{CornerError, LengthOf};
+use super::geometry::{first_non_finite, is_transversal, row_dot, Corner};
+use super::limits::{MAX_ENUMERATED_SURFACES, MAX_PIECE_ENTRIES};
+use super::signs::mask_to_signs;
 use nalgebra::{DMatrix, DVector};
-
-use super::*;
 
 /// Ordinary saltation matrix for crossing one surface with normal η from the field `f⁻` to the
 /// field `f⁺` with the identity reset:

@@ -1,6 +1,6 @@
 //! Sign vectors and their bit masks (bit j set ⇔ `b_j = +1`; module doc of [`super`]).
-
-use super::*;
+use super::error::CornerError;
+use super::limits::MAX_SURFACES;
 
 /// The sign vector `b ∈ {−1, +1}^n` of a mask (bit j set ⇔ `b_j = +1`).
 pub fn mask_to_signs(mask: usize, n: usize) -> Vec<i32> {

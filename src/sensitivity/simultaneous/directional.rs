@@ -1,6 +1,8 @@
 //! One-sided directional derivatives `Dψ(θ; δθ)` through the B-derivative at every group.
 
-use super::*;
+use super::error::SimultaneousError;
+use super::event::SimultaneousEvent;
+use super::plan::{plain_groups, run_columns, GroupRule};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::setup::Setup;

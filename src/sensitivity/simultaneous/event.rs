@@ -1,7 +1,7 @@
 //! One simultaneous event (a corner): its crossing orders with their composed jumps, and
 //! the B-derivative map for identity resets (module doc of [`super`]).
 
-use super::*;
+use super::error::{GroupProblem, SimultaneousError, MAX_GROUP_SIZE};
 use crate::error::Error;
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::Trajectory;

@@ -81,12 +81,10 @@ mod event;
 mod pieces;
 mod plan;
 
-pub use directional::*;
-pub use error::*;
-pub use event::*;
-pub use pieces::*;
-use plan::*;
-
-/// Piece gradients differing by more than this (relative to the largest gradient entry of
-/// the objective) make an evaluation nonsmooth.
-pub const NONSMOOTH_TOL: f64 = 1e-9;
+pub use directional::{directional_derivative, directional_derivatives, DirectionalDerivative};
+pub use error::{Divergence, GroupProblem, SimultaneousError, MAX_GROUP_SIZE};
+pub use event::{simultaneous_events, OrderPiece, SimultaneousEvent};
+pub use pieces::{
+    is_nonsmooth, piece_gradients, GroupGradients, NonsmoothEvaluation, PieceGradient,
+    NONSMOOTH_TOL,
+};

@@ -1,10 +1,15 @@
 //! One gradient per crossing order of every simultaneous group, and the `nonsmooth` flag.
 
-use super::*;
+use super::event::SimultaneousEvent;
+use super::plan::{plain_groups, run_columns, GroupRule};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::setup::Setup;
 use nalgebra::DMatrix;
+
+/// Piece gradients differing by more than this (relative to the largest gradient entry of
+/// the objective) make an evaluation nonsmooth.
+pub const NONSMOOTH_TOL: f64 = 1e-9;
 
 /// The gradient of ψ for one crossing order of one group.
 #[derive(Debug, Clone)]

@@ -1,7 +1,8 @@
 //! The column pass: a forward-sensitivity run whose columns cross each simultaneous group
 //! by a chosen rule (the B-derivative, or one crossing order's composed jump).
 
-use super::*;
+use super::error::{Divergence, SimultaneousError};
+use super::event::{simultaneous_events, SimultaneousEvent, PLAN_TIME_TOL};
 use crate::error::{Error, ModelError};
 use crate::integrate::hybrid::{GuardRate, HybridRhs};
 use crate::integrate::trajectory::Ctx;
