@@ -9,7 +9,7 @@ use crate::common;
 
 use common::{assert_close, assert_within, gradients_by};
 use hybridopt::control::{Basis, ControlGrid};
-use hybridopt::cost::{EventGuard, Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Quantity, Term};
 use hybridopt::integrate::Method;
 use hybridopt::sensitivity::GradientMethod::{self, Adjoint, Direct, Dual, Fd};
 use hybridopt::setup::Setup;
@@ -85,22 +85,16 @@ fn switched_setup(sys: &SwitchedLinear) -> Setup<'_, SwitchedLinear> {
     let obj = Objective::new(
         "psi",
         vec![
-            Term::IntegralSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 1,
-                target: 0.2,
-                weight: 1.0,
-            },
-            Term::EventTimeSquared {
-                guard: EventGuard::Guard(0),
-                occurrence: 2,
-                target: 2.0,
-                weight: 0.5,
-            },
+            Term::squared(Quantity::Integral { output: 0 }, 0.0, 1.0),
+            Term::squared(Quantity::Terminal { output: 1 }, 0.2, 1.0),
+            Term::squared(
+                Quantity::EventTime {
+                    guard: EventGuard::Guard(0),
+                    occurrence: 2,
+                },
+                2.0,
+                0.5,
+            ),
         ],
     );
     let mut s = Setup::new(sys, 0.0, 6.0, None, vec![obj]);
@@ -175,33 +169,26 @@ fn impact_pendulum_several_impacts() {
     let obj = Objective::new(
         "psi",
         vec![
-            Term::IntegralSquared {
-                output: 1,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::Integral {
-                output: 2,
-                weight: 0.3,
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: -0.2,
-                weight: 1.0,
-            },
-            Term::EventTimeSquared {
-                guard: EventGuard::Guard(0),
-                occurrence: 2,
-                target: 3.5,
-                weight: 1.0,
-            },
-            Term::EventOutputSquared {
-                guard: EventGuard::Guard(0),
-                occurrence: 3,
-                output: 1,
-                target: 0.5,
-                weight: 1.0,
-            },
+            Term::squared(Quantity::Integral { output: 1 }, 0.0, 1.0),
+            Term::plain(Quantity::Integral { output: 2 }, 0.3),
+            Term::squared(Quantity::Terminal { output: 0 }, -0.2, 1.0),
+            Term::squared(
+                Quantity::EventTime {
+                    guard: EventGuard::Guard(0),
+                    occurrence: 2,
+                },
+                3.5,
+                1.0,
+            ),
+            Term::squared(
+                Quantity::EventOutput {
+                    guard: EventGuard::Guard(0),
+                    occurrence: 3,
+                    output: 1,
+                },
+                0.5,
+                1.0,
+            ),
         ],
     );
     let mut s = Setup::new(&sys, 0.0, 8.0, None, vec![obj]);
@@ -260,17 +247,15 @@ fn thrust_ball_with_each_control_basis() {
             "psi",
             vec![
                 Term::Effort { weight: 0.05 },
-                Term::EventTimeSquared {
-                    guard: EventGuard::Guard(0),
-                    occurrence: 2,
-                    target: 1.2,
-                    weight: 1.0,
-                },
-                Term::TerminalSquared {
-                    output: 0,
-                    target: 0.3,
-                    weight: 1.0,
-                },
+                Term::squared(
+                    Quantity::EventTime {
+                        guard: EventGuard::Guard(0),
+                        occurrence: 2,
+                    },
+                    1.2,
+                    1.0,
+                ),
+                Term::squared(Quantity::Terminal { output: 0 }, 0.3, 1.0),
             ],
         );
         let effort = Objective::new("effort", vec![Term::Effort { weight: 1.0 }]);
