@@ -283,3 +283,111 @@ fn thrust_ball_with_each_control_basis() {
         }
     }
 }
+
+/// An output just after an event (`event_output_after`): the impact pendulum's angle and
+/// velocity read at `x⁺ = R(t_e, x⁻, p)` (its reset depends on t and p), whose derivative
+/// chains the outputs' Jacobians through the reset's (theory.md §4, "Event costs after
+/// the reset"): the adjoint, the direct method, the dual run and central differences
+/// agree. The values after differ from those before, so reading x⁻ would fail here.
+#[test]
+fn event_output_after_the_reset() {
+    let sys = ImpactPendulum;
+    let at = |occurrence, output, after: bool| {
+        let guard = EventGuard::Guard(0);
+        if after {
+            Quantity::EventOutputAfter {
+                guard,
+                occurrence,
+                output,
+            }
+        } else {
+            Quantity::EventOutput {
+                guard,
+                occurrence,
+                output,
+            }
+        }
+    };
+    let psi = |after| {
+        Objective::new(
+            if after { "after" } else { "before" },
+            vec![
+                Term::squared(at(2, 1, after), 0.5, 1.0),
+                Term::plain(at(1, 0, after), 0.7),
+            ],
+        )
+    };
+    let mut s = Setup::new(&sys, 0.0, 8.0, None, vec![psi(true)]);
+    tight(&mut s, 1e-10);
+    let p = ImpactPendulum::default_params();
+    let (exact, fd) = check(
+        "event output after",
+        &s,
+        &p,
+        &[Adjoint, Direct, Dual, Fd],
+        // measured MEASURE_EXACT, margin
+        1e-6,
+        // measured MEASURE_FD, margin
+        1e-5,
+    );
+    println!("event output after: exact {exact:.1e}, fd {fd:.1e}");
+    let both = s.with_objectives(vec![psi(true), psi(false)]);
+    let v = hybridopt::sensitivity::evaluate(&both, &p, Adjoint).unwrap();
+    let (after, before) = (v.values[0], v.values[1]);
+    println!("ψ after {after:.6}, before {before:.6}");
+    // measured |after − before| = MEASURE_GAP
+    assert!((after - before).abs() > 1e-2, "{after} vs {before}");
+}
+
+/// The same quantity in a problem file: `[[cost]] kind = "event_output_after_squared"` and
+/// `[[constraint]] kind = "event_output_after"` (named `v@ground#1+` by default) resolve to
+/// the ball's velocity after its first bounce, `v⁺ = −e·v⁻`.
+#[test]
+fn event_output_after_in_a_problem_file() {
+    use hybridopt::prelude::ConstraintKind;
+    use hybridopt::problem::Problem;
+    let text = r#"
+[system]
+kind = "bouncing_ball"
+[simulation]
+t_end = 1.0
+rtol = 1e-10
+atol = 1e-10
+[parameters]
+c = { value = 0.0 }
+v0 = { value = 0.5, optimize = true, lower = 0.0, upper = 3.0 }
+[[cost]]
+kind = "event_output_after_squared"
+guard = "ground"
+occurrence = 1
+output = "v"
+target = 4.0
+[[constraint]]
+kind = "event_output_after"
+guard = "ground"
+occurrence = 1
+output = "v"
+lower = 3.0
+"#;
+    let p = Problem::parse(text, std::path::Path::new("after.toml")).unwrap();
+    let c = &p.constraints.list[0];
+    assert_eq!(c.name, "v@ground#1+");
+    let v_after = Quantity::EventOutputAfter {
+        guard: EventGuard::Guard(0),
+        occurrence: 1,
+        output: 1,
+    };
+    assert_eq!(c.kind, ConstraintKind::Quantity(v_after));
+    // v⁻ = −√(v0² + 2 g y0) at the first impact, v⁺ = −e v⁻ (no drag)
+    let (g, e, y0, v0): (f64, f64, f64, f64) = (9.81, 0.8, 1.0, 0.5);
+    let v_plus = e * (v0 * v0 + 2.0 * g * y0).sqrt();
+    let setup = p.setup().unwrap();
+    let ev = hybridopt::sensitivity::evaluate(&setup, &p.theta_values(), Adjoint).unwrap();
+    // measured MEASURE_VALUE relative (the event location at rtol 1e-10)
+    let want: f64 = (v_plus - 4.0).powi(2);
+    assert!(
+        (ev.values[0] - want).abs() <= 1e-7 * want,
+        "{} vs {want}",
+        ev.values[0]
+    );
+}

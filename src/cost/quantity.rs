@@ -32,6 +32,14 @@ pub enum Quantity {
         occurrence: usize,
         output: usize,
     },
+    /// `y(t_e, x⁺)`: an output just after the `occurrence`-th firing (the post-event
+    /// value, in the mode the reset enters, `x⁺ = R(t_e, x⁻, p)`; after a terminal event,
+    /// which does not reset, the value before).
+    EventOutputAfter {
+        guard: EventGuard,
+        occurrence: usize,
+        output: usize,
+    },
     /// `y(t_f)`.
     Terminal { output: usize },
     /// `∫ y dt` over the horizon; a cost's law weighs the integrand (`∫ law(y) dt`, a
@@ -58,6 +66,7 @@ impl Quantity {
         match self {
             Quantity::EventTime { .. } => "event_time",
             Quantity::EventOutput { .. } => "event_output",
+            Quantity::EventOutputAfter { .. } => "event_output_after",
             Quantity::Terminal { .. } => "terminal",
             Quantity::Integral { .. } => "integral",
             Quantity::Parameter { .. } => "parameter",
@@ -71,6 +80,9 @@ impl Quantity {
             Quantity::EventTime { guard, occurrence }
             | Quantity::EventOutput {
                 guard, occurrence, ..
+            }
+            | Quantity::EventOutputAfter {
+                guard, occurrence, ..
             } => Some((guard, occurrence)),
             _ => None,
         }
@@ -80,6 +92,7 @@ impl Quantity {
     pub fn output(&self) -> Option<usize> {
         match *self {
             Quantity::EventOutput { output, .. }
+            | Quantity::EventOutputAfter { output, .. }
             | Quantity::Terminal { output }
             | Quantity::Integral { output } => Some(output),
             _ => None,
@@ -99,6 +112,11 @@ impl Quantity {
         matches!(self, Quantity::Integral { .. })
     }
 
+    /// Whether it is read after its event's reset (at `x⁺`), not before it.
+    pub fn is_after_event(&self) -> bool {
+        matches!(self, Quantity::EventOutputAfter { .. })
+    }
+
     /// Whether it is read at the horizon's end `t_f`.
     pub fn is_terminal(&self) -> bool {
         matches!(self, Quantity::Terminal { .. })
@@ -116,16 +134,24 @@ impl Quantity {
                 occurrence: local,
                 output,
             },
+            Quantity::EventOutputAfter { guard, output, .. } => Quantity::EventOutputAfter {
+                guard,
+                occurrence: local,
+                output,
+            },
             q => q,
         }
     }
 
-    /// The value at an event from its time `t` and the outputs `y` there (0 for a
-    /// quantity that is not read at an event).
+    /// The value at an event from its time `t` and the outputs `y` there (on the side
+    /// of the event it is read: [`Self::is_after_event`]; 0 for a quantity that is not
+    /// read at an event).
     pub fn at_event<D: crate::model::Scalar>(&self, t: D, y: &[D]) -> D {
         match *self {
             Quantity::EventTime { .. } => t,
-            Quantity::EventOutput { output, .. } => y[output],
+            Quantity::EventOutput { output, .. } | Quantity::EventOutputAfter { output, .. } => {
+                y[output]
+            }
             _ => D::zero(),
         }
     }

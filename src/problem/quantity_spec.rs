@@ -27,6 +27,12 @@ pub enum QuantitySpec {
         occurrence: usize,
         output: String,
     },
+    /// `guard`, `occurrence`, `output`: y(t_e⁺), the output just after the event.
+    EventOutputAfter {
+        guard: GuardSpec,
+        occurrence: usize,
+        output: String,
+    },
     /// The (free) final time.
     FinalTime,
 }
@@ -44,6 +50,11 @@ pub(super) const QUANTITIES: &[(&str, &str, &[&str])] = &[
         &["guard", "occurrence", "output"],
     ),
     ("final_time", "final_time_squared", &[]),
+    (
+        "event_output_after",
+        "event_output_after_squared",
+        &["guard", "occurrence", "output"],
+    ),
 ];
 
 impl QuantitySpec {
@@ -65,6 +76,11 @@ impl QuantitySpec {
                 occurrence: need(k.occurrence.take(), "occurrence")?,
             },
             "event_output" => QuantitySpec::EventOutput {
+                guard: need(k.guard.take(), "guard")?,
+                occurrence: need(k.occurrence.take(), "occurrence")?,
+                output: need(k.output.take(), "output")?,
+            },
+            "event_output_after" => QuantitySpec::EventOutputAfter {
                 guard: need(k.guard.take(), "guard")?,
                 occurrence: need(k.occurrence.take(), "occurrence")?,
                 output: need(k.output.take(), "output")?,
@@ -104,6 +120,18 @@ impl QuantitySpec {
                     output: r.output(output)?,
                 }
             }
+            QuantitySpec::EventOutputAfter {
+                guard,
+                occurrence,
+                output,
+            } => {
+                let (guard, occurrence) = r.event(guard, *occurrence)?;
+                Quantity::EventOutputAfter {
+                    guard,
+                    occurrence,
+                    output: r.output(output)?,
+                }
+            }
             QuantitySpec::FinalTime => Quantity::FinalTime,
         })
     }
@@ -123,6 +151,11 @@ impl QuantitySpec {
                 occurrence,
                 output,
             } => format!("{output}@{}", event(guard, *occurrence)),
+            QuantitySpec::EventOutputAfter {
+                guard,
+                occurrence,
+                output,
+            } => format!("{output}@{}+", event(guard, *occurrence)),
             QuantitySpec::FinalTime => "t_end".into(),
         }
     }
