@@ -325,22 +325,23 @@ fn event_output_after_the_reset() {
         &s,
         &p,
         &[Adjoint, Direct, Dual, Fd],
-        // measured MEASURE_EXACT, margin
-        1e-6,
-        // measured MEASURE_FD, margin
-        1e-5,
+        // measured 7.1e-10 (dual vs direct; 2026-12-07), margin 28×
+        2e-8,
+        // measured 7.6e-10 (fd vs dual), margin 26×
+        2e-8,
     );
     println!("event output after: exact {exact:.1e}, fd {fd:.1e}");
     let both = s.with_objectives(vec![psi(true), psi(false)]);
     let v = hybridopt::sensitivity::evaluate(&both, &p, Adjoint).unwrap();
     let (after, before) = (v.values[0], v.values[1]);
     println!("ψ after {after:.6}, before {before:.6}");
-    // measured |after − before| = MEASURE_GAP
-    assert!((after - before).abs() > 1e-2, "{after} vs {before}");
+    // measured |after − before| = 1.45 (2.515 vs 1.064), 29× the bound
+    assert!((after - before).abs() > 0.05, "{after} vs {before}");
 }
 
 /// The same quantity in a problem file: `[[cost]] kind = "event_output_after_squared"` and
-/// `[[constraint]] kind = "event_output_after"` (named `v@ground#1+` by default) resolve to
+/// `[[constraint]] kind = "event_output_after"` (named `event_output_after(v@ground#1+)` by
+/// default) resolve to
 /// the ball's velocity after its first bounce, `v⁺ = −e·v⁻`.
 #[test]
 fn event_output_after_in_a_problem_file() {
@@ -371,7 +372,7 @@ lower = 3.0
 "#;
     let p = Problem::parse(text, std::path::Path::new("after.toml")).unwrap();
     let c = &p.constraints.list[0];
-    assert_eq!(c.name, "v@ground#1+");
+    assert_eq!(c.name, "event_output_after(v@ground#1+)");
     let v_after = Quantity::EventOutputAfter {
         guard: EventGuard::Guard(0),
         occurrence: 1,
@@ -383,11 +384,14 @@ lower = 3.0
     let v_plus = e * (v0 * v0 + 2.0 * g * y0).sqrt();
     let setup = p.setup().unwrap();
     let ev = hybridopt::sensitivity::evaluate(&setup, &p.theta_values(), Adjoint).unwrap();
-    // measured MEASURE_VALUE relative (the event location at rtol 1e-10)
     let want: f64 = (v_plus - 4.0).powi(2);
-    assert!(
-        (ev.values[0] - want).abs() <= 1e-7 * want,
-        "{} vs {want}",
+    let err = (ev.values[0] - want).abs() / want;
+    println!(
+        "ψ = {} vs closed form {want}: relative {err:.1e}",
         ev.values[0]
     );
+    // measured 0 (2026-12-07: the flight is a parabola the integrator follows to
+    // round-off, and the impact is located to round-off); the bound is that floor. ψ
+    // read before the reset it would be (v⁻ − 4)² = (−4.46 − 4)² = 71.5 instead
+    assert!(err <= 1e-12, "{} vs {want}", ev.values[0]);
 }
