@@ -391,7 +391,7 @@ lower = 3.0
         ev.values[0]
     );
     // measured 0 (2026-12-07: the flight is a parabola the integrator follows to
-    // round-off, and the impact is located to round-off); the bound is that floor. ψ
-    // read before the reset it would be (v⁻ − 4)² = (−4.46 − 4)² = 71.5 instead
+    // round-off, and the impact is located to round-off); the bound is that floor. Read
+    // before the reset, ψ would be (v⁻ − 4)² = (−4.46 − 4)² = 71.5 instead
     assert!(err <= 1e-12, "{} vs {want}", ev.values[0]);
 }

@@ -12,6 +12,7 @@ use super::schema::{ConstraintKindSpec, ConstraintSpec, CostKindSpec, CostSpec, 
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, VariantAccess};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 /// What a kind is.
@@ -163,17 +164,23 @@ impl Keys {
     }
 }
 
-/// Reads one table of `kinds`: its kind and its keys.
-fn read_table<'de, D: Deserializer<'de>>(
-    d: D, what: &'static str, kinds: &'static Kinds,
-) -> Result<(&'static Kind, Keys), D::Error> {
-    d.deserialize_enum(what, &kinds.names, TableVisitor(kinds))
+/// A table's value from its kind's shape and its keys, built inside serde's visit of the
+/// table (so that a missing key is reported at the table, not at the array).
+trait FromKeys: Sized {
+    fn from_keys<E: de::Error>(shape: Shape, keys: Keys) -> Result<Self, E>;
 }
 
-struct TableVisitor(&'static Kinds);
+/// Reads one table of `kinds` as `T`.
+fn read_table<'de, D: Deserializer<'de>, T: FromKeys>(
+    d: D, what: &'static str, kinds: &'static Kinds,
+) -> Result<T, D::Error> {
+    d.deserialize_enum(what, &kinds.names, TableVisitor(kinds, PhantomData))
+}
 
-impl<'de> de::Visitor<'de> for TableVisitor {
-    type Value = (&'static Kind, Keys);
+struct TableVisitor<T>(&'static Kinds, PhantomData<T>);
+
+impl<'de, T: FromKeys> de::Visitor<'de> for TableVisitor<T> {
+    type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
@@ -181,14 +188,13 @@ impl<'de> de::Visitor<'de> for TableVisitor {
             self.0.names.join(", ")
         )
     }
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<T, A::Error> {
         let (i, variant) = data.variant_seed(OneOf {
             names: &self.0.names,
             key: false,
         })?;
         let kind = &self.0.list[i];
-        let keys = variant.struct_variant(&kind.keys, KeysVisitor(kind))?;
-        Ok((kind, keys))
+        variant.struct_variant(&kind.keys, KeysVisitor(kind, PhantomData))
     }
 }
 
@@ -219,20 +225,20 @@ impl<'de> de::Visitor<'de> for OneOf {
     }
 }
 
-struct KeysVisitor(&'static Kind);
+struct KeysVisitor<T>(&'static Kind, PhantomData<T>);
 
-impl<'de> de::Visitor<'de> for KeysVisitor {
-    type Value = Keys;
+impl<'de, T: FromKeys> de::Visitor<'de> for KeysVisitor<T> {
+    type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "the keys of a `{}` table", self.0.name)
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Keys, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let names: &'static [&'static str] = &self.0.keys;
         let mut keys = Keys::default();
         while let Some(i) = map.next_key_seed(OneOf { names, key: true })? {
             keys.read(names[i], &mut map)?;
         }
-        Ok(keys)
+        T::from_keys(self.0.shape, keys)
     }
 }
 
@@ -249,10 +255,9 @@ fn quantity<E: de::Error>(
     Ok((q, target))
 }
 
-impl<'de> de::Deserialize<'de> for CostSpec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CostSpec, D::Error> {
-        let (kind, mut keys) = read_table(d, "CostSpec", cost_kinds())?;
-        let what = match kind.shape {
+impl FromKeys for CostSpec {
+    fn from_keys<E: de::Error>(shape: Shape, mut keys: Keys) -> Result<CostSpec, E> {
+        let what = match shape {
             Shape::Quantity { name, squared } => {
                 let (quantity, target) = quantity(name, squared, &mut keys)?;
                 CostKindSpec::Weighed { quantity, target }
@@ -275,10 +280,9 @@ impl<'de> de::Deserialize<'de> for CostSpec {
     }
 }
 
-impl<'de> de::Deserialize<'de> for ConstraintSpec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ConstraintSpec, D::Error> {
-        let (kind, mut keys) = read_table(d, "ConstraintSpec", constraint_kinds())?;
-        let what = match kind.shape {
+impl FromKeys for ConstraintSpec {
+    fn from_keys<E: de::Error>(shape: Shape, mut keys: Keys) -> Result<ConstraintSpec, E> {
+        let what = match shape {
             Shape::Quantity { name, .. } => {
                 ConstraintKindSpec::Quantity(quantity(name, false, &mut keys)?.0)
             }
@@ -294,5 +298,17 @@ impl<'de> de::Deserialize<'de> for ConstraintSpec {
             upper: keys.upper,
             name: keys.name,
         })
+    }
+}
+
+impl<'de> de::Deserialize<'de> for CostSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CostSpec, D::Error> {
+        read_table(d, "CostSpec", cost_kinds())
+    }
+}
+
+impl<'de> de::Deserialize<'de> for ConstraintSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ConstraintSpec, D::Error> {
+        read_table(d, "ConstraintSpec", constraint_kinds())
     }
 }

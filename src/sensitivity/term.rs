@@ -33,8 +33,8 @@ pub fn term_jacobian<S: HybridSystem>(
 /// function of `(t_e, X⁻, θ)` like every event term, so [`Jump::event_cost`]'s adjoint
 /// and forward seeds hold for it unchanged.
 ///
-/// [`Jump::event_cost`]: super::Jump::event_cost
-pub fn term_jacobian_after<S: HybridSystem>(
+/// [`Jump::event_cost`]: super::jump::Jump::event_cost
+pub(crate) fn term_jacobian_after<S: HybridSystem>(
     setup: &Setup<'_, S>, term: &Term, ctx: &Ctx, k: usize, t: f64, x_minus: &[f64], theta: &[f64],
 ) -> Result<ScalarJac, Error> {
     let r = setup
