@@ -146,26 +146,23 @@ fn augmented_lagrangian(rho: f64, max_outer: usize) -> (f64, f64, usize, usize, 
         outer += 1;
         let mut terms = effort.clone();
         terms.extend([
-            Term::EventTime {
-                guard: ground,
-                occurrence: 2,
-                weight: lam[0],
-            },
-            Term::EventTimeSquared {
-                guard: ground,
-                occurrence: 2,
-                target: 1.6,
-                weight: 0.5 * rho,
-            },
-            Term::Terminal {
-                output: 0,
-                weight: lam[1],
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: 0.5,
-                weight: 0.5 * rho,
-            },
+            Term::plain(
+                Quantity::EventTime {
+                    guard: ground,
+                    occurrence: 2,
+                },
+                lam[0],
+            ),
+            Term::squared(
+                Quantity::EventTime {
+                    guard: ground,
+                    occurrence: 2,
+                },
+                1.6,
+                0.5 * rho,
+            ),
+            Term::plain(Quantity::Terminal { output: 0 }, lam[1]),
+            Term::squared(Quantity::Terminal { output: 0 }, 0.5, 0.5 * rho),
         ]);
         let setup = base.with_objectives(vec![Objective::new("al", terms)]);
         let Ok(r) = optimize(&setup, &theta, &settings, None) else {

@@ -48,12 +48,14 @@ fn main() -> Result<(), hybridopt::Error> {
     // ψ = (t₂ − 2)²: the second impact at t = 2 s (the second event of any guard)
     let cost = Objective::new(
         "timing",
-        vec![Term::EventTimeSquared {
-            guard: EventGuard::Any,
-            occurrence: 2,
-            target: 2.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(
+            Quantity::EventTime {
+                guard: EventGuard::Any,
+                occurrence: 2,
+            },
+            2.0,
+            1.0,
+        )],
     );
     let setup = Setup::builder(&WallCart)
         .horizon(0.0, 4.0)

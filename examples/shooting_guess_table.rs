@@ -15,11 +15,7 @@ use hybridopt::systems::BouncingBall;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cost = Objective::new(
         "f",
-        vec![Term::IntegralSquared {
-            output: 0,
-            target: 0.5,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Integral { output: 0 }, 0.5, 1.0)],
     );
     let setup = Setup::builder(&BouncingBall)
         .horizon(0.0, 2.0)

@@ -1,5 +1,5 @@
 //! Constraints of an optimization (docs/constrained.md): `lower ≤ c(θ, T) ≤ upper`, each
-//! `c` one of the cost terms' functionals with weight 1, or the path functional
+//! `c` one of the cost terms' quantities ([`Quantity`]) with weight 1, or the path functional
 //! `y(t) for every t` of the whole continuous trajectory. A constraint is an [`Objective`]
 //! for the engine (so all constraints share the cost's forward run and its vector
 //! adjoint), with bounds for the solver.
@@ -9,7 +9,7 @@
 //!
 //! // the 2nd impact at exactly 1.6 s, and y ≤ 1.2 over the whole run
 //! let impact = Constraint::new(
-//!     ConstraintKind::EventTime { guard: EventGuard::Guard(0), occurrence: 2 },
+//!     Quantity::EventTime { guard: EventGuard::Guard(0), occurrence: 2 },
 //!     ConstraintBounds::Equal(1.6),
 //! );
 //! let ceiling = Constraint::new(
@@ -20,7 +20,8 @@
 //! assert_eq!(ceiling.violation(1.25), 0.050000000000000044);
 //! ```
 
-use crate::cost::{EventGuard, Objective, Term};
+use crate::cost::{BadIndex, Objective, Quantity, Term};
+use crate::model::Dims;
 
 /// How far `c` lies outside `[lower, upper]`: `max(lower − c, c − upper, 0)` (±∞ for an open
 /// side).
@@ -28,33 +29,39 @@ pub fn violation(c: f64, lower: f64, upper: f64) -> f64 {
     (lower - c).max(c - upper).max(0.0)
 }
 
-/// The functional a constraint bounds (the same functionals as the cost terms').
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// The functional a constraint bounds: a [`Quantity`] of the run (the cost terms'
+/// quantities), or a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConstraintKind {
-    /// `t_e` of the `occurrence`-th (1-based) firing of `guard`.
-    EventTime {
-        guard: EventGuard,
-        occurrence: usize,
-    },
-    /// `y(t_e, x⁻)`: an output just before the `occurrence`-th firing (the pre-event value).
-    EventOutput {
-        guard: EventGuard,
-        occurrence: usize,
-        output: usize,
-    },
-    /// `y(t_f)`.
-    Terminal { output: usize },
-    /// `∫ y dt` over the horizon.
-    Integral { output: usize },
-    /// `θ_index` (a parameter or control coefficient).
-    Parameter { index: usize },
+    /// One quantity of the run.
+    Quantity(Quantity),
     /// `y(t)` at every `t` of the horizon, on the continuous trajectory: imposed at the
     /// output's local extrema, the horizon's ends and the pre-event values (docs, "Path
     /// constraints").
     Path { output: usize },
-    /// The horizon's end `t_f` (with a free final time).
-    FinalTime,
+}
+
+impl From<Quantity> for ConstraintKind {
+    fn from(q: Quantity) -> ConstraintKind {
+        ConstraintKind::Quantity(q)
+    }
+}
+
+/// Written as the quantity's fields under `kind` (`{"kind": "event_time", "guard": …}`),
+/// a path as `{"kind": "path", "output": o}`.
+impl serde::Serialize for ConstraintKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        match self {
+            ConstraintKind::Quantity(q) => q.serialize(s),
+            ConstraintKind::Path { output } => {
+                let mut st = s.serialize_struct("ConstraintKind", 2)?;
+                st.serialize_field("kind", "path")?;
+                st.serialize_field("output", output)?;
+                st.end()
+            }
+        }
+    }
 }
 
 /// A constraint's bounds: an equality or a range (one side may be open).
@@ -79,8 +86,10 @@ pub struct Constraint {
 }
 
 impl Constraint {
-    /// A constraint named after its kind (`event_time`, `path`, …).
-    pub fn new(kind: ConstraintKind, bounds: ConstraintBounds) -> Constraint {
+    /// A constraint named after its kind (`event_time`, `path`, …): a [`ConstraintKind`]
+    /// or a [`Quantity`].
+    pub fn new(kind: impl Into<ConstraintKind>, bounds: ConstraintBounds) -> Constraint {
+        let kind = kind.into();
         Constraint {
             name: kind.name().to_string(),
             kind,
@@ -122,34 +131,12 @@ impl Constraint {
     /// which is imposed at points found on each trajectory, and `final_time`, which is
     /// the optimizer's own variable): an objective of one term with weight 1.
     pub fn objective(&self) -> Option<Objective> {
-        let term = match self.kind {
-            ConstraintKind::EventTime { guard, occurrence } => Term::EventTime {
-                guard,
-                occurrence,
-                weight: 1.0,
-            },
-            ConstraintKind::EventOutput {
-                guard,
-                occurrence,
-                output,
-            } => Term::EventOutput {
-                guard,
-                occurrence,
-                output,
-                weight: 1.0,
-            },
-            ConstraintKind::Terminal { output } => Term::Terminal {
-                output,
-                weight: 1.0,
-            },
-            ConstraintKind::Integral { output } => Term::Integral {
-                output,
-                weight: 1.0,
-            },
-            ConstraintKind::Parameter { index } => Term::Parameter { index, weight: 1.0 },
-            ConstraintKind::Path { .. } | ConstraintKind::FinalTime => return None,
-        };
-        Some(Objective::new(&self.name, vec![term]))
+        match self.kind {
+            ConstraintKind::Quantity(Quantity::FinalTime) | ConstraintKind::Path { .. } => None,
+            ConstraintKind::Quantity(q) => {
+                Some(Objective::new(&self.name, vec![Term::plain(q, 1.0)]))
+            }
+        }
     }
 }
 
@@ -157,13 +144,16 @@ impl ConstraintKind {
     /// The kind's name in a problem file.
     pub fn name(&self) -> &'static str {
         match self {
-            ConstraintKind::EventTime { .. } => "event_time",
-            ConstraintKind::EventOutput { .. } => "event_output",
-            ConstraintKind::Terminal { .. } => "terminal",
-            ConstraintKind::Integral { .. } => "integral",
-            ConstraintKind::Parameter { .. } => "parameter",
+            ConstraintKind::Quantity(q) => q.name(),
             ConstraintKind::Path { .. } => "path",
-            ConstraintKind::FinalTime => "final_time",
+        }
+    }
+
+    /// The indices it names exist (outputs, guards, θ): [`Quantity::check`].
+    pub fn check(&self, dims: &Dims, ntheta: usize) -> Result<(), BadIndex> {
+        match *self {
+            ConstraintKind::Quantity(q) => q.check(dims, ntheta),
+            ConstraintKind::Path { output } => Quantity::Terminal { output }.check(dims, ntheta),
         }
     }
 }

@@ -1,14 +1,17 @@
 //! Typed cost terms over named outputs (theory.md §1):
-//! `ψ = ∫ L dt + Φ(x(tf)) + Σ_events E(t_e, x⁻)`. Running terms become quadrature states
-//! `ż = L` (so their jumps at events need no code of their own); a vector ψ is a list of
-//! [`Objective`]s, each a sum of terms.
+//! `ψ = ∫ L dt + Φ(x(tf)) + Σ_events E(t_e, x⁻)`. A term weighs one [`Quantity`] of the
+//! run by a [`Law`] (or is a tracking, effort or data term). Running terms become
+//! quadrature states `ż = L` (so their jumps at events need no code of their own); a
+//! vector ψ is a list of [`Objective`]s, each a sum of terms.
 
 mod data;
 mod event_guard;
 mod law;
+mod quantity;
 pub use data::{Channel, Datum, Samples};
 pub use event_guard::EventGuard;
-use law::Law;
+pub use law::Law;
+pub use quantity::{BadIndex, Quantity};
 
 use crate::integrate::Trajectory;
 use crate::model::Scalar;
@@ -22,17 +25,22 @@ pub struct Reference {
     pub theta: Vec<f64>,
 }
 
-/// One term of an objective. Outputs and guards are indices into the system's lists.
+/// One term of an objective: a [`Quantity`] of the run weighed by a [`Law`], or one of
+/// the terms that weigh more than one quantity (a tracked output, the controls' effort, a
+/// measured record).
+///
+/// ```
+/// use hybridopt::prelude::*;
+///
+/// // w·(y₀(t_f) − 0.2)² and ∫ y₁ dt
+/// let end = Term::squared(Quantity::Terminal { output: 0 }, 0.2, 1.0);
+/// let area = Term::plain(Quantity::Integral { output: 1 }, 1.0);
+/// assert!(end.is_terminal() && area.is_running());
+/// ```
 #[derive(Debug, Clone)]
 pub enum Term {
-    /// `∫ w·y dt`
-    Integral { output: usize, weight: f64 },
-    /// `∫ w·(y − target)² dt`
-    IntegralSquared {
-        output: usize,
-        target: f64,
-        weight: f64,
-    },
+    /// `law(q)`; for an integral the law weighs the integrand, `∫ law(y) dt`.
+    Weighed { quantity: Quantity, law: Law },
     /// `∫ w·(y − y_ref(t))² dt`, with y_ref the same output along a reference run.
     Track {
         output: usize,
@@ -41,89 +49,92 @@ pub enum Term {
     },
     /// `∫ w·Σ_j u_j² dt` (control effort).
     Effort { weight: f64 },
-    /// `w·y(tf)`
-    Terminal { output: usize, weight: f64 },
-    /// `w·(y(tf) − target)²`
-    TerminalSquared {
-        output: usize,
-        target: f64,
-        weight: f64,
-    },
-    /// `w·t_e` of the `occurrence`-th (1-based) firing of `guard` (or event, for
-    /// [`EventGuard::Any`]).
-    EventTime {
-        guard: EventGuard,
-        occurrence: usize,
-        weight: f64,
-    },
-    /// `w·(t_e − target)²` of the `occurrence`-th firing of `guard`.
-    EventTimeSquared {
-        guard: EventGuard,
-        occurrence: usize,
-        target: f64,
-        weight: f64,
-    },
-    /// `w·(θ_i − target)²`: a regularization on a parameter (or control coefficient).
-    ParameterSquared {
-        index: usize,
-        target: f64,
-        weight: f64,
-    },
-    /// `w·y(t_e, x⁻)`: an output just before the `occurrence`-th firing.
-    EventOutput {
-        guard: EventGuard,
-        occurrence: usize,
-        output: usize,
-        weight: f64,
-    },
-    /// `w·θ_i`: a parameter (or control coefficient) itself (a constraint's functional).
-    Parameter { index: usize, weight: f64 },
-    /// `w·t_f`: the horizon's end (minimum-time problems, with a free final time; it does
-    /// not depend on θ).
-    FinalTime { weight: f64 },
-    /// `w·(y(t_e, x⁻) − target)²`: an output just before the `occurrence`-th firing.
-    EventOutputSquared {
-        guard: EventGuard,
-        occurrence: usize,
-        output: usize,
-        target: f64,
-        weight: f64,
-    },
     /// `w·Σ_{i,c} ((y_c(t_i) − d_{i,c})/σ_{i,c})²`: a measured record ([`Samples`]), each
     /// sample read after the events at its instant.
     Data { samples: Arc<Samples>, weight: f64 },
 }
 
 impl Term {
+    /// `w·q`.
+    pub fn plain(quantity: Quantity, weight: f64) -> Term {
+        Term::Weighed {
+            quantity,
+            law: Law::Plain { weight },
+        }
+    }
+
+    /// `w·(q − target)²`.
+    pub fn squared(quantity: Quantity, target: f64, weight: f64) -> Term {
+        Term::Weighed {
+            quantity,
+            law: Law::Squared { target, weight },
+        }
+    }
+
+    /// The quantity a weighed term weighs.
+    pub fn quantity(&self) -> Option<&Quantity> {
+        match self {
+            Term::Weighed { quantity, .. } => Some(quantity),
+            _ => None,
+        }
+    }
+
     /// Whether the term is an integral (a quadrature state).
     pub fn is_running(&self) -> bool {
-        matches!(
-            self,
-            Term::Integral { .. }
-                | Term::IntegralSquared { .. }
-                | Term::Track { .. }
-                | Term::Effort { .. }
-        )
+        match self {
+            Term::Weighed { quantity, .. } => quantity.is_running(),
+            Term::Track { .. } | Term::Effort { .. } => true,
+            Term::Data { .. } => false,
+        }
     }
+
+    /// Whether the term is read at the horizon's end (`Φ(y(t_f))`).
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Term::Terminal { .. } | Term::TerminalSquared { .. })
+        self.quantity().is_some_and(Quantity::is_terminal)
     }
+
     /// (guard, occurrence) of an event term.
     pub fn event(&self) -> Option<(EventGuard, usize)> {
-        match *self {
-            Term::EventTime {
-                guard, occurrence, ..
+        self.quantity().and_then(Quantity::event)
+    }
+
+    /// The term's kind as a problem file names it (`integral_squared`, `track`, …).
+    pub fn name(&self) -> String {
+        match self {
+            Term::Weighed {
+                quantity,
+                law: Law::Plain { .. },
+            } => quantity.name().to_string(),
+            Term::Weighed {
+                quantity,
+                law: Law::Squared { .. },
+            } => format!("{}_squared", quantity.name()),
+            Term::Track { .. } => "track".into(),
+            Term::Effort { .. } => "effort".into(),
+            Term::Data { .. } => "data".into(),
+        }
+    }
+
+    /// Whether it is a `parameter_squared` term (a least-squares fit's prior).
+    pub fn is_parameter_squared(&self) -> bool {
+        matches!(
+            self,
+            Term::Weighed {
+                quantity: Quantity::Parameter { .. },
+                law: Law::Squared { .. },
             }
-            | Term::EventTimeSquared {
-                guard, occurrence, ..
-            }
-            | Term::EventOutputSquared {
-                guard, occurrence, ..
-            }
-            | Term::EventOutput {
-                guard, occurrence, ..
-            } => Some((guard, occurrence)),
-            _ => None,
+        )
+    }
+
+    /// The same term at occurrence `local` of its guard (an event term placed on a
+    /// segment or stage that counts its own firings; others unchanged).
+    pub fn with_occurrence(&self, local: usize) -> Term {
+        match self {
+            Term::Weighed { quantity, law } => Term::Weighed {
+                quantity: quantity.with_occurrence(local),
+                law: *law,
+            },
+            t => t.clone(),
         }
     }
 
@@ -135,48 +146,23 @@ impl Term {
         }
     }
 
-    /// The term's law on its one quantity against a constant target: `w·v` for the
-    /// plain kinds, `w·(v − target)²` for the squared ones; `None` for `Track` (its
-    /// target moves with the reference), `Effort` (every control), `FinalTime` (no
-    /// quantity of the run) and `Data` (one quantity a measured cell, cost/data.rs).
-    fn law(&self) -> Option<Law> {
-        match *self {
-            Term::Integral { weight, .. }
-            | Term::Terminal { weight, .. }
-            | Term::EventTime { weight, .. }
-            | Term::EventOutput { weight, .. }
-            | Term::Parameter { weight, .. } => Some(Law::Plain { weight }),
-            Term::IntegralSquared { target, weight, .. }
-            | Term::TerminalSquared { target, weight, .. }
-            | Term::EventTimeSquared { target, weight, .. }
-            | Term::ParameterSquared { target, weight, .. }
-            | Term::EventOutputSquared { target, weight, .. } => {
-                Some(Law::Squared { target, weight })
-            }
-            Term::Track { .. }
-            | Term::Effort { .. }
-            | Term::FinalTime { .. }
-            | Term::Data { .. } => None,
+    /// [`Law::value`] of a weighed term whose quantity passes `pick`, at the value
+    /// `pick` reads (0 otherwise).
+    fn weigh<D: Scalar>(&self, pick: impl FnOnce(&Quantity) -> Option<D>) -> D {
+        match self {
+            Term::Weighed { quantity, law } => pick(quantity).map_or(D::zero(), |v| law.value(v)),
+            _ => D::zero(),
         }
-    }
-
-    /// [`Law::value`] of the term's law at its quantity `v` (0 for a term without one).
-    fn weigh<D: Scalar>(&self, v: D) -> D {
-        self.law().map_or(D::zero(), |law| law.value(v))
-    }
-
-    /// [`Law::slope`] of the term's law at its quantity `v` (0 for a term without one).
-    fn weigh_slope(&self, v: f64) -> f64 {
-        self.law().map_or(0.0, |law| law.slope(v))
     }
 
     /// The integrand `L` from the outputs `y`, controls `u` and, for tracking, `y_ref`.
     #[inline]
     pub fn running<D: Scalar>(&self, y: &[D], u: &[D], y_ref: D) -> D {
         match *self {
-            Term::Integral { output, .. } | Term::IntegralSquared { output, .. } => {
-                self.weigh(y[output])
-            }
+            Term::Weighed {
+                quantity: Quantity::Integral { output },
+                law,
+            } => law.value(y[output]),
             Term::Track { output, weight, .. } => {
                 let d = y[output] - y_ref;
                 d * d * weight
@@ -190,8 +176,8 @@ impl Term {
     /// entry (only the non-zero ones): `dy(i, ∂L/∂y_i)` and `du(i, ∂L/∂u_i)` with
     ///
     /// ```text
-    /// Integral: ∂L/∂y_o = w     IntegralSquared: 2w(y_o − target)
-    /// Track:    2w(y_o − y_ref) Effort:          ∂L/∂u_i = 2w u_i
+    /// Integral: ∂L/∂y_o = law′(y_o)  (w, or 2w(y_o − target))
+    /// Track:    2w(y_o − y_ref)      Effort: ∂L/∂u_i = 2w u_i
     /// ```
     ///
     /// (the adjoint's output cotangent ȳ, theory.md §4; the unit test holds it to the
@@ -202,9 +188,10 @@ impl Term {
         mut du: impl FnMut(usize, f64),
     ) {
         match *self {
-            Term::Integral { output, .. } | Term::IntegralSquared { output, .. } => {
-                dy(output, self.weigh_slope(y[output]))
-            }
+            Term::Weighed {
+                quantity: Quantity::Integral { output },
+                law,
+            } => dy(output, law.slope(y[output])),
             Term::Track { output, weight, .. } => dy(output, 2.0 * weight * (y[output] - y_ref)),
             Term::Effort { weight } => {
                 for (i, &v) in u.iter().enumerate() {
@@ -217,51 +204,47 @@ impl Term {
 
     /// The terminal value `Φ` from the outputs at tf.
     pub fn terminal<D: Scalar>(&self, y: &[D]) -> D {
-        match *self {
-            Term::Terminal { output, .. } | Term::TerminalSquared { output, .. } => {
-                self.weigh(y[output])
-            }
-            _ => D::zero(),
-        }
+        self.weigh(|q| match *q {
+            Quantity::Terminal { output } => Some(y[output]),
+            _ => None,
+        })
     }
 
     /// The value of a parameter term (0 for other kinds).
     pub fn parameter_value<D: Scalar>(&self, theta: &[D]) -> D {
-        match *self {
-            Term::Parameter { index, .. } | Term::ParameterSquared { index, .. } => {
-                self.weigh(theta[index])
-            }
-            _ => D::zero(),
-        }
+        self.weigh(|q| q.parameter().map(|i| theta[i]))
     }
 
     /// Adds the gradient of a parameter term to `g`.
     pub fn add_parameter_gradient(&self, theta: &[f64], g: &mut [f64]) {
-        match *self {
-            Term::Parameter { index, .. } | Term::ParameterSquared { index, .. } => {
-                g[index] += self.weigh_slope(theta[index])
-            }
-            _ => {}
+        if let Term::Weighed {
+            quantity: Quantity::Parameter { index },
+            law,
+        } = *self
+        {
+            g[index] += law.slope(theta[index])
         }
     }
 
     /// The value of a final-time term at the horizon's end `tf` (0 for other kinds).
     pub fn time_value(&self, tf: f64) -> f64 {
+        self.weigh(|q| (*q == Quantity::FinalTime).then_some(tf))
+    }
+
+    /// The derivative of [`Self::time_value`] in `tf` (0 for other kinds).
+    pub fn time_slope(&self, tf: f64) -> f64 {
         match *self {
-            Term::FinalTime { weight } => weight * tf,
+            Term::Weighed {
+                quantity: Quantity::FinalTime,
+                law,
+            } => law.slope(tf),
             _ => 0.0,
         }
     }
 
-    /// The event value `E` from the event time and the outputs just before it.
+    /// The event value `E` from the event time and the outputs there.
     pub fn event_value<D: Scalar>(&self, t: D, y: &[D]) -> D {
-        match *self {
-            Term::EventTime { .. } | Term::EventTimeSquared { .. } => self.weigh(t),
-            Term::EventOutput { output, .. } | Term::EventOutputSquared { output, .. } => {
-                self.weigh(y[output])
-            }
-            _ => D::zero(),
-        }
+        self.weigh(|q| q.event().map(|_| q.at_event(t, y)))
     }
 }
 
@@ -273,8 +256,8 @@ impl Term {
 ///
 /// // ψ = ∫ y² dt + 0.1 (t₂ − 1.5)²: output 0 and the second event of any guard
 /// let psi = Objective::new("psi", vec![
-///     Term::IntegralSquared { output: 0, target: 0.0, weight: 1.0 },
-///     Term::EventTimeSquared { guard: EventGuard::Any, occurrence: 2, target: 1.5, weight: 0.1 },
+///     Term::squared(Quantity::Integral { output: 0 }, 0.0, 1.0),
+///     Term::squared(Quantity::EventTime { guard: EventGuard::Any, occurrence: 2 }, 1.5, 0.1),
 /// ]);
 /// assert!(psi.terms[0].is_running() && psi.terms[1].event() == Some((EventGuard::Any, 2)));
 /// ```
@@ -296,7 +279,7 @@ impl Objective {
 
 #[cfg(test)]
 mod tests {
-    use super::Term;
+    use super::{Quantity, Term};
     use num_dual::Dual64;
 
     /// The closed-form partials equal the dual derivative of `running`, entry by entry.
@@ -305,15 +288,8 @@ mod tests {
         let y = [0.7, -1.3, 2.1];
         let u = [0.4, -0.9];
         let terms = [
-            Term::Integral {
-                output: 1,
-                weight: 0.3,
-            },
-            Term::IntegralSquared {
-                output: 2,
-                target: 0.5,
-                weight: 1.7,
-            },
+            Term::plain(Quantity::Integral { output: 1 }, 0.3),
+            Term::squared(Quantity::Integral { output: 2 }, 0.5, 1.7),
             Term::Effort { weight: 0.25 },
         ];
         for term in &terms {

@@ -27,8 +27,8 @@
 //! use hybridopt::systems::BouncingBall;
 //!
 //! // ψ = (t₃ − 2)²: the ball's third impact at t = 2 s; θ = (g, e, c, y0, v0)
-//! let cost = Objective::new("timing", vec![Term::EventTimeSquared {
-//!     guard: EventGuard::Guard(0), occurrence: 3, target: 2.0, weight: 1.0 }]);
+//! let third = Quantity::EventTime { guard: EventGuard::Guard(0), occurrence: 3 };
+//! let cost = Objective::new("timing", vec![Term::squared(third, 2.0, 1.0)]);
 //! let setup = Setup::new(&BouncingBall, 0.0, 3.0, None, vec![cost]);
 //! let theta = [9.81, 0.8, 0.0, 1.0, 0.5];
 //! let adjoint = evaluate(&setup, &theta, GradientMethod::Adjoint)?;

@@ -12,8 +12,8 @@
 //! use hybridopt::systems::BouncingBall;
 //!
 //! // the ball's throw v0 ≥ 0 so that its third impact is at t = 2 s (θ = g, e, c, y0, v0)
-//! let cost = Objective::new("timing", vec![Term::EventTimeSquared {
-//!     guard: EventGuard::Guard(0), occurrence: 3, target: 2.0, weight: 1.0 }]);
+//! let third = Quantity::EventTime { guard: EventGuard::Guard(0), occurrence: 3 };
+//! let cost = Objective::new("timing", vec![Term::squared(third, 2.0, 1.0)]);
 //! // the run ends at the third impact (as `problems/impact_timing.toml`)
 //! let mut events = hybridopt::integrate::EventOptions::default();
 //! events.stop_after = Some((0, 3));

@@ -29,7 +29,7 @@
 //! }
 //!
 //! // the crossing time t = ln 2 / k: dt/dk = −ln 2 / k²
-//! let cost = Objective::new("t", vec![Term::EventTime { guard: EventGuard::Any, occurrence: 1, weight: 1.0 }]);
+//! let cost = Objective::new("t", vec![Term::plain(Quantity::EventTime { guard: EventGuard::Any, occurrence: 1 }, 1.0)]);
 //! let setup = Setup::builder(&Decay).horizon(0.0, 2.0).objective(cost).tolerances(1e-12, 1e-14).build();
 //! let ev = evaluate(&setup, &[1.0], GradientMethod::Adjoint)?;
 //! assert!((ev.values[0] - 2f64.ln()).abs() < 1e-9);
@@ -38,7 +38,7 @@
 //! ```
 
 pub use crate::constraint::{Constraint, ConstraintBounds, ConstraintKind, Constraints, FreeTime};
-pub use crate::cost::{EventGuard, Objective, Term};
+pub use crate::cost::{EventGuard, Law, Objective, Quantity, Term};
 pub use crate::error::{Error, ModelError, Result};
 pub use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 pub use crate::optimize::{

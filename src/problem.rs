@@ -12,11 +12,13 @@ pub(crate) mod document;
 mod experiments;
 mod feedback;
 mod file_names;
+mod kinds;
 mod optimized;
 mod optimizer;
 mod parameters;
 mod periodic;
 mod plot;
+mod quantity_spec;
 pub(crate) mod schema;
 mod shooting;
 mod simulation;
@@ -508,7 +510,7 @@ fn read_constraints(
     if let Some(i) = spec
         .cost
         .iter()
-        .position(|c| matches!(c, CostSpec::FinalTime { .. }))
+        .position(CostSpec::is_final_time)
         .filter(|_| free_time.is_none())
     {
         return Err(doc.error(

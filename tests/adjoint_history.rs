@@ -6,7 +6,7 @@
 //! finite differences on that restarted run.
 
 use crate::common;
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{Objective, Quantity, Term};
 use hybridopt::sensitivity::fd_gradients;
 use hybridopt::setup::Setup;
 use hybridopt::systems::BouncingBall;
@@ -15,11 +15,7 @@ use hybridopt::testing::adjoint_with_history;
 fn int_y2() -> Objective {
     Objective::new(
         "int_y2",
-        vec![Term::IntegralSquared {
-            output: 0,
-            target: 0.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Integral { output: 0 }, 0.0, 1.0)],
     )
 }
 

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::assert_within;
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{Objective, Quantity, Term};
 use hybridopt::model::{
     flow_jacobian, guard_jacobian, initial_jacobian, outputs_jacobian, HybridSystem,
 };
@@ -319,10 +319,7 @@ fn energy_is_conserved_in_flight_and_dissipated_in_contact() {
     let sys = Biped::default();
     let obj = Objective::new(
         "e",
-        vec![Term::Terminal {
-            output: 12,
-            weight: 1.0,
-        }],
+        vec![Term::plain(Quantity::Terminal { output: 12 }, 1.0)],
     );
     let s = setup(&sys, vec![obj]);
     let mut th = Biped::default_params();

@@ -45,11 +45,7 @@ fn run(target: f64, entry: ThetaEntry, solver: SolverKind) -> (OptimizeResult, V
     };
     let cost = Objective::new(
         "x_end",
-        vec![Term::TerminalSquared {
-            output: 0,
-            target,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Terminal { output: 0 }, target, 1.0)],
     );
     let setup = Setup::builder(&sys)
         .horizon(0.0, 1.0)
@@ -101,10 +97,7 @@ fn a_start_outside_its_bounds_is_an_error() {
     };
     let cost = Objective::new(
         "x_end",
-        vec![Term::Terminal {
-            output: 0,
-            weight: 1.0,
-        }],
+        vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
     );
     let setup = Setup::new(&sys, 0.0, 1.0, None, vec![cost]);
     let settings = OptimizerSettings::default();

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::{assert_close, assert_within, gradients_by};
 use hybridopt::control::{Basis, ControlGrid};
-use hybridopt::cost::{EventGuard, Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Quantity, Term};
 use hybridopt::sensitivity::GradientMethod::{Adjoint, Direct, Dual, Fd};
 use hybridopt::setup::Setup;
 use hybridopt::systems::ActuatedCompassGait;
@@ -142,10 +142,12 @@ fn energy_balance_along_a_forced_run() {
     let g = grid(t_end, 10);
     let power = Objective::new(
         "work",
-        vec![Term::Integral {
-            output: output("power"),
-            weight: 1.0,
-        }],
+        vec![Term::plain(
+            Quantity::Integral {
+                output: output("power"),
+            },
+            1.0,
+        )],
     );
     let mut s = Setup::new(&SYS, 0.0, t_end, Some(g.clone()), vec![power]);
     tight(&mut s, 1e-11);
@@ -344,18 +346,22 @@ fn gradients_through_heel_strikes_agree() {
     let obj = Objective::new(
         "walk",
         vec![
-            Term::TerminalSquared {
-                output: output("progress"),
-                target: 1.0,
-                weight: 1.0,
-            },
-            Term::EventOutputSquared {
-                guard: EventGuard::Guard(0),
-                occurrence: 1,
-                output: output("step_length"),
-                target: 0.4,
-                weight: 1.0,
-            },
+            Term::squared(
+                Quantity::Terminal {
+                    output: output("progress"),
+                },
+                1.0,
+                1.0,
+            ),
+            Term::squared(
+                Quantity::EventOutput {
+                    guard: EventGuard::Guard(0),
+                    occurrence: 1,
+                    output: output("step_length"),
+                },
+                0.4,
+                1.0,
+            ),
             Term::Effort { weight: 0.05 },
         ],
     );

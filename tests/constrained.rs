@@ -49,16 +49,8 @@ fn closed_form_kkt_point_and_multipliers() {
     let cost = Objective::new(
         "f",
         vec![
-            Term::ParameterSquared {
-                index: 4,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::ParameterSquared {
-                index: 1,
-                target: 0.5,
-                weight: 1.0,
-            },
+            Term::squared(Quantity::Parameter { index: 4 }, 0.0, 1.0),
+            Term::squared(Quantity::Parameter { index: 1 }, 0.5, 1.0),
         ],
     );
     let setup = Setup::builder(&BouncingBall)
@@ -77,17 +69,17 @@ fn closed_form_kkt_point_and_multipliers() {
     let constraints = Constraints {
         list: vec![
             Constraint::new(
-                ConstraintKind::EventTime {
+                ConstraintKind::Quantity(Quantity::EventTime {
                     guard: ground,
                     occurrence: 3,
-                },
+                }),
                 ConstraintBounds::Equal(t3),
             ),
             Constraint::new(
-                ConstraintKind::EventTime {
+                ConstraintKind::Quantity(Quantity::EventTime {
                     guard: ground,
                     occurrence: 1,
-                },
+                }),
                 ConstraintBounds::Range {
                     lower: Some(t1),
                     upper: None,
@@ -193,17 +185,9 @@ fn free_final_time_derivative_equals_fd() {
     setup = setup.with_objectives(vec![Objective::new(
         "mixed",
         vec![
-            Term::FinalTime { weight: 0.3 },
-            Term::IntegralSquared {
-                output: 0,
-                target: 0.2,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 1,
-                target: 0.5,
-                weight: 2.0,
-            },
+            Term::plain(Quantity::FinalTime, 0.3),
+            Term::squared(Quantity::Integral { output: 0 }, 0.2, 1.0),
+            Term::squared(Quantity::Terminal { output: 1 }, 0.5, 2.0),
         ],
     )]);
     let mut theta = p.theta.clone();
@@ -246,11 +230,7 @@ fn free_final_time_derivative_equals_fd() {
 fn infeasible_problem_ends_with_least_violation() {
     let cost = Objective::new(
         "f",
-        vec![Term::ParameterSquared {
-            index: 4,
-            target: 0.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Parameter { index: 4 }, 0.0, 1.0)],
     );
     let setup = Setup::builder(&BouncingBall)
         .horizon(0.0, 1.0)
@@ -265,7 +245,7 @@ fn infeasible_problem_ends_with_least_violation() {
     ];
     let constraints = Constraints {
         list: vec![Constraint::new(
-            ConstraintKind::Parameter { index: 4 },
+            ConstraintKind::Quantity(Quantity::Parameter { index: 4 }),
             ConstraintBounds::Range {
                 lower: Some(5.0),
                 upper: None,

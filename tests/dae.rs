@@ -9,7 +9,7 @@ use crate::common;
 mod rectifier_oracle;
 
 use common::{assert_close, assert_within, gradients_by};
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{Objective, Quantity, Term};
 use hybridopt::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use hybridopt::error::{Error, ModelError};
 use hybridopt::integrate::{Method, SolverOptions};
@@ -34,11 +34,7 @@ fn rectifier_setup(sys: &Dae<Rectifier>, tol: f64) -> Setup<'_, Dae<Rectifier>> 
         .horizon(0.0, 5.0)
         .objective(Objective::new(
             "psi",
-            vec![Term::IntegralSquared {
-                output: vc,
-                target: 0.8,
-                weight: 1.0,
-            }],
+            vec![Term::squared(Quantity::Integral { output: vc }, 0.8, 1.0)],
         ))
         .tolerances(tol, tol)
         .build()
@@ -146,11 +142,7 @@ fn pendulum_cost<S: HybridSystem>(sys: &S) -> Objective {
     let px = sys.dims().output_index("px").unwrap();
     Objective::new(
         "psi",
-        vec![Term::IntegralSquared {
-            output: px,
-            target: 0.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Integral { output: px }, 0.0, 1.0)],
     )
 }
 
@@ -322,11 +314,7 @@ fn run_broken(case: Case) -> Error {
         .horizon(0.0, 3.0)
         .objective(Objective::new(
             "psi",
-            vec![Term::IntegralSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            }],
+            vec![Term::squared(Quantity::Integral { output: 0 }, 0.0, 1.0)],
         ))
         .build();
     setup.simulate(&[1.0]).expect_err("bad DAE input must fail")

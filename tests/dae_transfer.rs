@@ -22,7 +22,7 @@
 use crate::common;
 
 use common::assert_within;
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{Objective, Quantity, Term};
 use hybridopt::dae::Dae;
 use hybridopt::setup::Setup;
 use hybridopt::systems::PendulumWall;
@@ -67,16 +67,14 @@ fn index2_adjoint_transfer_equals_the_seed_formula_on_an_impact() {
         .objective(Objective::new(
             "psi",
             vec![
-                Term::IntegralSquared {
-                    output: out("px"),
-                    target: 0.0,
-                    weight: 1.0,
-                },
-                Term::IntegralSquared {
-                    output: out("lambda"),
-                    target: 0.0,
-                    weight: W_LAMBDA,
-                },
+                Term::squared(Quantity::Integral { output: out("px") }, 0.0, 1.0),
+                Term::squared(
+                    Quantity::Integral {
+                        output: out("lambda"),
+                    },
+                    0.0,
+                    W_LAMBDA,
+                ),
             ],
         ))
         .tolerances(1e-10, 1e-10)

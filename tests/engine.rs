@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::Rng;
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{Objective, Quantity, Term};
 use hybridopt::model::{vjp_by_dual_passes, vjp_by_scalar_duals, OutputCotangent, VjpArgs, VjpOut};
 use hybridopt::multibody::Formulation;
 use hybridopt::problem::Problem;
@@ -249,16 +249,8 @@ fn long_horizon_adjoint_matches_direct_over_hundreds_of_events() {
     let obj = Objective::new(
         "psi",
         vec![
-            Term::IntegralSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: 0.005,
-                weight: 1.0,
-            },
+            Term::squared(Quantity::Integral { output: 0 }, 0.0, 1.0),
+            Term::squared(Quantity::Terminal { output: 0 }, 0.005, 1.0),
         ],
     );
     let mut s = Setup::new(&ball, 0.0, 33.0, None, vec![obj]);
@@ -437,11 +429,7 @@ fn a_shared_setup_lives_on_another_thread_and_equals_the_borrowed_one() {
     let obj = || {
         Objective::new(
             "psi",
-            vec![Term::TerminalSquared {
-                output: 0,
-                target: 0.2,
-                weight: 1.0,
-            }],
+            vec![Term::squared(Quantity::Terminal { output: 0 }, 0.2, 1.0)],
         )
     };
     let theta = [9.81, 0.8, 0.0, 1.0, 0.0];

@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use hybridopt::cost::{EventGuard, Objective, Term};
+use hybridopt::cost::{EventGuard, Law, Objective, Quantity, Term};
 use hybridopt::integrate::Method;
 use hybridopt::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 use hybridopt::optimize::{optimize, KinkPolicy, Outcome, MAX_RESTARTS};
@@ -113,7 +113,11 @@ fn exhausted_restarts_return_the_named_error() {
         let mut p = problem("impact_timing.toml");
         p.optimizer.solver = solver;
         for c in p.costs.iter_mut() {
-            if let CostTerm::Term(Term::EventTimeSquared { target, .. }) = &mut c.term {
+            if let CostTerm::Term(Term::Weighed {
+                law: Law::Squared { target, .. },
+                ..
+            }) = &mut c.term
+            {
                 *target = 20.0;
             }
         }
@@ -255,10 +259,7 @@ impl HybridSystem for Creep {
 fn terminal_x() -> Objective {
     Objective::new(
         "x(T)",
-        vec![Term::Terminal {
-            output: 0,
-            weight: 1.0,
-        }],
+        vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
     )
 }
 
@@ -362,12 +363,14 @@ fn shallow_crossing_is_not_grazing() {
 fn missing_event_is_reported_with_its_fields() {
     let obj = Objective::new(
         "t2",
-        vec![Term::EventTimeSquared {
-            guard: EventGuard::Guard(0),
-            occurrence: 2,
-            target: 0.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(
+            Quantity::EventTime {
+                guard: EventGuard::Guard(0),
+                occurrence: 2,
+            },
+            0.0,
+            1.0,
+        )],
     );
     let s = ball_setup(1.0, obj);
     let p = BouncingBall::default_params();
@@ -399,10 +402,7 @@ fn missing_event_is_reported_with_its_fields() {
 fn stop_after_ends_at_the_chosen_event() {
     let obj = Objective::new(
         "v",
-        vec![Term::Terminal {
-            output: 1,
-            weight: 1.0,
-        }],
+        vec![Term::plain(Quantity::Terminal { output: 1 }, 1.0)],
     );
     let mut s = ball_setup(10.0, obj);
     let mut events = s.events();

@@ -8,7 +8,7 @@ use crate::common;
 
 use common::{assert_close, assert_within, gradients_by};
 use hybridopt::control::{Basis, ControlGrid};
-use hybridopt::cost::{EventGuard, Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Quantity, Term};
 use hybridopt::integrate::Method;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
@@ -369,18 +369,17 @@ fn terminal_event_time_and_its_derivative() {
             let objectives = vec![
                 Objective::new(
                     "T",
-                    vec![Term::EventTime {
-                        guard: EventGuard::Guard(0),
-                        occurrence: 1,
-                        weight: 1.0,
-                    }],
+                    vec![Term::plain(
+                        Quantity::EventTime {
+                            guard: EventGuard::Guard(0),
+                            occurrence: 1,
+                        },
+                        1.0,
+                    )],
                 ),
                 Objective::new(
                     "u(T)",
-                    vec![Term::Terminal {
-                        output: 0,
-                        weight: 1.0,
-                    }],
+                    vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
                 ),
             ];
             let mut s = Setup::new(&sys, 0.0, 10.0, None, objectives);
@@ -438,10 +437,7 @@ fn sawtooth_terminal_value_and_derivative() {
     for (p, k) in [(0.6, 1.0), (0.3, 3.0), (0.45, 2.0)] {
         let obj = Objective::new(
             "u(1)",
-            vec![Term::Terminal {
-                output: 0,
-                weight: 1.0,
-            }],
+            vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
         );
         let s = Setup::new(&sys, 0.0, 1.0, None, vec![obj]);
         let traj = s.simulate(&[p]).unwrap();
@@ -500,10 +496,7 @@ fn event_within_an_ulp_of_a_breakpoint() {
     let sys = Ramp { terminal: false };
     let obj = Objective::new(
         "u(1)",
-        vec![Term::Terminal {
-            output: 0,
-            weight: 1.0,
-        }],
+        vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
     );
     for bp in offsets(0.6) {
         let mut s = Setup::new(&sys, 0.0, 1.0, None, vec![obj.clone()]);
@@ -592,16 +585,8 @@ fn event_within_an_ulp_of_a_control_node() {
             "psi",
             vec![
                 Term::Effort { weight: 0.5 },
-                Term::IntegralSquared {
-                    output: 0,
-                    target: 0.0,
-                    weight: 1.0,
-                },
-                Term::TerminalSquared {
-                    output: 1,
-                    target: 0.0,
-                    weight: 0.1,
-                },
+                Term::squared(Quantity::Integral { output: 0 }, 0.0, 1.0),
+                Term::squared(Quantity::Terminal { output: 1 }, 0.0, 0.1),
             ],
         );
         let mut s = Setup::new(&sys, 0.0, 2.0 * node, Some(grid), vec![obj]);
@@ -856,10 +841,7 @@ fn grazing_crossing_is_an_error() {
         let sys = Cubic { dir };
         let obj = Objective::new(
             "x(2)",
-            vec![Term::Terminal {
-                output: 0,
-                weight: 1.0,
-            }],
+            vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
         );
         let s = Setup::new(&sys, 0.0, 2.0, None, vec![obj]);
         let check = |r: Result<(), Error>, what: &str| match r {

@@ -10,7 +10,7 @@
 use crate::common;
 
 use hybridopt::control::{Basis, ControlGrid};
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{Objective, Quantity, Term};
 use hybridopt::model::{
     flow_jacobian, guard_jacobian, initial_jacobian, outputs_jacobian, reset_jacobian, Dims,
 };
@@ -319,11 +319,7 @@ fn check_setup<S: HybridSystem>(sys: &S, p: &[f64], x: &[f64], effort_row: usize
             "psi",
             vec![
                 Term::Effort { weight: 0.3 },
-                Term::IntegralSquared {
-                    output: 0,
-                    target: 1.0,
-                    weight: 0.7,
-                },
+                Term::squared(Quantity::Integral { output: 0 }, 1.0, 0.7),
             ],
         );
         let setup = Setup::new(sys, 0.0, 3.0, Some(grid.clone()), vec![obj]);

@@ -11,7 +11,7 @@
 use crate::common;
 
 use common::Rng;
-use hybridopt::cost::{EventGuard, Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Quantity, Term};
 use hybridopt::testing::Ctx;
 
 use hybridopt::setup::Setup;
@@ -29,28 +29,25 @@ fn objective() -> Objective {
     Objective::new(
         "psi",
         vec![
-            Term::IntegralSquared {
-                output: 1,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::Integral {
-                output: 2,
-                weight: 0.5,
-            },
-            Term::EventOutputSquared {
-                guard: EventGuard::Guard(0),
-                occurrence: 1,
-                output: 1,
-                target: 0.5,
-                weight: 2.0,
-            },
-            Term::EventTimeSquared {
-                guard: EventGuard::Guard(0),
-                occurrence: 1,
-                target: 1.0,
-                weight: 0.7,
-            },
+            Term::squared(Quantity::Integral { output: 1 }, 0.0, 1.0),
+            Term::plain(Quantity::Integral { output: 2 }, 0.5),
+            Term::squared(
+                Quantity::EventOutput {
+                    guard: EventGuard::Guard(0),
+                    occurrence: 1,
+                    output: 1,
+                },
+                0.5,
+                2.0,
+            ),
+            Term::squared(
+                Quantity::EventTime {
+                    guard: EventGuard::Guard(0),
+                    occurrence: 1,
+                },
+                1.0,
+                0.7,
+            ),
         ],
     )
 }

@@ -17,7 +17,7 @@
 
 use crate::common;
 
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{Objective, Quantity, Term};
 use hybridopt::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point};
 use hybridopt::error::ModelError;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
@@ -74,11 +74,7 @@ fn cost_on_f<S: HybridSystem>(sys: &S) -> Objective {
     let f = sys.dims().output_index("f").unwrap();
     Objective::new(
         "psi",
-        vec![Term::IntegralSquared {
-            output: f,
-            target: 0.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Integral { output: f }, 0.0, 1.0)],
     )
 }
 

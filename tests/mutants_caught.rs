@@ -12,7 +12,7 @@ use crate::common;
 
 use common::assert_close;
 use hybridopt::control::{Basis, ControlGrid};
-use hybridopt::cost::{EventGuard, Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Quantity, Term};
 use hybridopt::integrate::Method;
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
@@ -80,28 +80,22 @@ fn two_channels_three_objectives(basis: Basis, tol: f64) {
         "mixed",
         vec![
             Term::Effort { weight: 0.05 },
-            Term::EventTimeSquared {
-                guard: EventGuard::Guard(0),
-                occurrence: 1,
-                target: 1.0,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: 0.3,
-                weight: 1.0,
-            },
+            Term::squared(
+                Quantity::EventTime {
+                    guard: EventGuard::Guard(0),
+                    occurrence: 1,
+                },
+                1.0,
+                1.0,
+            ),
+            Term::squared(Quantity::Terminal { output: 0 }, 0.3, 1.0),
         ],
     );
     let velocity = Objective::new(
         "velocity",
         vec![
             Term::Effort { weight: 0.2 },
-            Term::TerminalSquared {
-                output: 1,
-                target: -1.0,
-                weight: 1.0,
-            },
+            Term::squared(Quantity::Terminal { output: 1 }, -1.0, 1.0),
         ],
     );
     let effort = Objective::new("effort", vec![Term::Effort { weight: 1.0 }]);
@@ -154,11 +148,7 @@ fn sdirk3_adjoint_step_counts_are_pinned() {
     let sys = SwitchedLinear;
     let obj = Objective::new(
         "psi",
-        vec![Term::TerminalSquared {
-            output: 1,
-            target: 0.2,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Terminal { output: 1 }, 0.2, 1.0)],
     );
     let mut s = Setup::new(&sys, 0.0, 6.0, None, vec![obj]);
     s = s

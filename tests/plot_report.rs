@@ -496,7 +496,7 @@ fn convergence_figure_of_a_narrow_span_renders() {
 /// the ball), μ_p(t0) and Z_p(tf) both equal the FD value.
 #[test]
 fn seed_figure_marks_fd_at_both_ends() {
-    use hybridopt::cost::{Objective, Term};
+    use hybridopt::cost::{Objective, Quantity, Term};
     use hybridopt::output::artifacts::seed_figure;
     use hybridopt::sensitivity::fd_gradients;
     use hybridopt::setup::Setup;
@@ -507,11 +507,7 @@ fn seed_figure_marks_fd_at_both_ends() {
     // a running cost alone, ∫ y² dt, so that Z(tf) is the whole dψ/dθ
     let cost = Objective::new(
         "int_y2",
-        vec![Term::IntegralSquared {
-            output: 0,
-            target: 0.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Integral { output: 0 }, 0.0, 1.0)],
     );
     let mut setup = Setup::new(&ball, 0.0, 3.0, None, vec![cost]);
     setup = setup.to_builder().tolerances(1e-10, 1e-12).build();

@@ -736,21 +736,13 @@ impl hybridopt::dae::DaeSystem for KickedDae {
 /// independent DOPRI5 run.
 #[test]
 fn hybrid_index1_dae_gradients_with_radau5() {
-    use hybridopt::cost::{Objective, Term};
+    use hybridopt::cost::{Objective, Quantity, Term};
     let sys = hybridopt::dae::Dae::new(KickedDae);
     let obj = Objective::new(
         "psi",
         vec![
-            Term::IntegralSquared {
-                output: 1,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            },
+            Term::squared(Quantity::Integral { output: 1 }, 0.0, 1.0),
+            Term::squared(Quantity::Terminal { output: 0 }, 0.0, 1.0),
         ],
     );
     let p = [0.7, 0.5, 0.3];

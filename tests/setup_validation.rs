@@ -2,7 +2,7 @@
 //! error at the start of every run, through the public API only (issue 31: these panicked
 //! inside an evaluation with "index out of bounds" and "a segment").
 
-use hybridopt::cost::{EventGuard, Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Quantity, Term};
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;
 use hybridopt::systems::BouncingBall;
@@ -45,22 +45,20 @@ fn term_setup(term: Term) -> Setup<'static, BouncingBall> {
 
 #[test]
 fn an_output_that_does_not_exist_is_named() {
-    let s = term_setup(Term::IntegralSquared {
-        output: 7,
-        target: 0.0,
-        weight: 1.0,
-    });
+    let s = term_setup(Term::squared(Quantity::Integral { output: 7 }, 0.0, 1.0));
     every_run_fails(&s, |e| {
         matches!(e, Error::BadTerm { what: "output", index: 7, term: 0, objective, .. } if objective == "psi")
             && e.to_string().contains("3 outputs, 0..=2 (y, v, energy)")
     });
     // an event output as well
-    let s = term_setup(Term::EventOutput {
-        guard: EventGuard::Guard(0),
-        occurrence: 1,
-        output: 3,
-        weight: 1.0,
-    });
+    let s = term_setup(Term::plain(
+        Quantity::EventOutput {
+            guard: EventGuard::Guard(0),
+            occurrence: 1,
+            output: 3,
+        },
+        1.0,
+    ));
     every_run_fails(&s, |e| {
         matches!(
             e,
@@ -75,11 +73,13 @@ fn an_output_that_does_not_exist_is_named() {
 
 #[test]
 fn a_guard_that_does_not_exist_is_named_not_counted() {
-    let s = term_setup(Term::EventTime {
-        guard: EventGuard::Guard(1),
-        occurrence: 1,
-        weight: 1.0,
-    });
+    let s = term_setup(Term::plain(
+        Quantity::EventTime {
+            guard: EventGuard::Guard(1),
+            occurrence: 1,
+        },
+        1.0,
+    ));
     every_run_fails(&s, |e| {
         matches!(
             e,
@@ -95,12 +95,14 @@ fn a_guard_that_does_not_exist_is_named_not_counted() {
 #[test]
 fn occurrence_zero_says_occurrences_count_from_one() {
     for guard in [EventGuard::Guard(0), EventGuard::Any] {
-        let s = term_setup(Term::EventTimeSquared {
-            guard,
-            occurrence: 0,
-            target: 1.0,
-            weight: 1.0,
-        });
+        let s = term_setup(Term::squared(
+            Quantity::EventTime {
+                guard,
+                occurrence: 0,
+            },
+            1.0,
+            1.0,
+        ));
         every_run_fails(&s, |e| {
             matches!(
                 e,
@@ -116,11 +118,7 @@ fn occurrence_zero_says_occurrences_count_from_one() {
 
 #[test]
 fn a_parameter_index_out_of_range_is_named() {
-    let s = term_setup(Term::ParameterSquared {
-        index: 5,
-        target: 0.0,
-        weight: 1.0,
-    });
+    let s = term_setup(Term::squared(Quantity::Parameter { index: 5 }, 0.0, 1.0));
     every_run_fails(&s, |e| {
         matches!(
             e,
@@ -138,11 +136,7 @@ fn an_empty_or_reversed_horizon_is_a_typed_error() {
     let psi = || {
         vec![Objective::new(
             "psi",
-            vec![Term::TerminalSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            }],
+            vec![Term::squared(Quantity::Terminal { output: 0 }, 0.0, 1.0)],
         )]
     };
     for (t0, t_end) in [

@@ -13,7 +13,7 @@
 use crate::common;
 
 use common::Rng;
-use hybridopt::cost::{Objective, Term};
+use hybridopt::cost::{Objective, Quantity, Term};
 use hybridopt::dae::Dae;
 use hybridopt::model::{vjp_by_dual_passes, OutputCotangent, VjpArgs, VjpOut};
 use hybridopt::optimize::optimize;
@@ -205,11 +205,7 @@ fn one_storey_is_the_hysteretic_oscillator() {
     let setup = |out: usize| {
         Objective::new(
             "psi",
-            vec![Term::IntegralSquared {
-                output: out,
-                target: 0.0,
-                weight: 1.0,
-            }],
+            vec![Term::squared(Quantity::Integral { output: out }, 0.0, 1.0)],
         )
     };
     // the oscillator's outputs are (f, x, v); the frame's (roof, …)

@@ -22,17 +22,9 @@ fn ball_setup() -> Setup<'static, BouncingBall> {
 }
 
 fn ball_setup_with(terminal: bool) -> Setup<'static, BouncingBall> {
-    let mut terms = vec![Term::IntegralSquared {
-        output: 0,
-        target: 0.5,
-        weight: 1.0,
-    }];
+    let mut terms = vec![Term::squared(Quantity::Integral { output: 0 }, 0.5, 1.0)];
     if terminal {
-        terms.push(Term::TerminalSquared {
-            output: 0,
-            target: 0.3,
-            weight: 1.0,
-        });
+        terms.push(Term::squared(Quantity::Terminal { output: 0 }, 0.3, 1.0));
     }
     let cost = Objective::new("f", terms);
     Setup::builder_shared(std::sync::Arc::new(BouncingBall))
@@ -202,17 +194,15 @@ fn same_optimum_as_single_shooting() {
     let cost = Objective::new(
         "f",
         vec![
-            Term::EventTimeSquared {
-                guard: EventGuard::Guard(0),
-                occurrence: 2,
-                target: 1.3,
-                weight: 1.0,
-            },
-            Term::ParameterSquared {
-                index: 1,
-                target: 0.6,
-                weight: 0.1,
-            },
+            Term::squared(
+                Quantity::EventTime {
+                    guard: EventGuard::Guard(0),
+                    occurrence: 2,
+                },
+                1.3,
+                1.0,
+            ),
+            Term::squared(Quantity::Parameter { index: 1 }, 0.6, 0.1),
         ],
     );
     let setup = Setup::builder(&BouncingBall)

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::assert_within;
 
-use hybridopt::cost::{EventGuard, Objective, Term};
+use hybridopt::cost::{EventGuard, Objective, Quantity, Term};
 use hybridopt::sensitivity::corner::saltation_for_order;
 use hybridopt::sensitivity::simultaneous::{
     directional_derivative, directional_derivatives, piece_gradients, simultaneous_events,
@@ -27,16 +27,8 @@ const T_END: f64 = 0.6;
 
 /// ψ1 = ∫ θ² + ẏ² dt;  ψ2 = (x(tf) − 0.1)² + (θ(tf) − 0.05)² + ẏ(tf).
 fn objectives() -> Vec<Objective> {
-    let sq = |output, target| Term::IntegralSquared {
-        output,
-        target,
-        weight: 1.0,
-    };
-    let tsq = |output, target| Term::TerminalSquared {
-        output,
-        target,
-        weight: 1.0,
-    };
+    let sq = |output, target| Term::squared(Quantity::Integral { output }, target, 1.0);
+    let tsq = |output, target| Term::squared(Quantity::Terminal { output }, target, 1.0);
     vec![
         Objective::new("running", vec![sq(2, 0.0), sq(4, 0.0)]),
         Objective::new(
@@ -44,10 +36,7 @@ fn objectives() -> Vec<Objective> {
             vec![
                 tsq(0, 0.1),
                 tsq(2, 0.05),
-                Term::Terminal {
-                    output: 4,
-                    weight: 1.0,
-                },
+                Term::plain(Quantity::Terminal { output: 4 }, 1.0),
             ],
         ),
     ]
@@ -456,11 +445,13 @@ fn event_cost_on_a_simultaneous_event_is_an_error() {
     let sys = Biped::default();
     let obj = Objective::new(
         "t",
-        vec![Term::EventTime {
-            guard: EventGuard::Guard(G_TOUCH2),
-            occurrence: 1,
-            weight: 1.0,
-        }],
+        vec![Term::plain(
+            Quantity::EventTime {
+                guard: EventGuard::Guard(G_TOUCH2),
+                occurrence: 1,
+            },
+            1.0,
+        )],
     );
     let s = Setup::new(&sys, 0.0, T_END, None, vec![obj]);
     let th = Biped::default_params();
@@ -542,18 +533,9 @@ fn parameter_and_time_dependent_guards_enter_the_corner() {
     let obj = Objective::new(
         "q",
         vec![
-            Term::Terminal {
-                output: 0,
-                weight: 1.0,
-            },
-            Term::Terminal {
-                output: 1,
-                weight: 2.0,
-            },
-            Term::Integral {
-                output: 1,
-                weight: 1.0,
-            },
+            Term::plain(Quantity::Terminal { output: 0 }, 1.0),
+            Term::plain(Quantity::Terminal { output: 1 }, 2.0),
+            Term::plain(Quantity::Integral { output: 1 }, 1.0),
         ],
     );
     let mut s = Setup::new(&sys, 0.0, 2.0, None, vec![obj]);
@@ -640,10 +622,7 @@ fn one_surface_with_parameter_and_time_dependent_guards_is_the_ordinary_jump() {
     let sys = Quadrant;
     let obj = Objective::new(
         "q",
-        vec![Term::Terminal {
-            output: 0,
-            weight: 1.0,
-        }],
+        vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
     );
     let s = Setup::new(&sys, 0.0, 2.0, None, vec![obj]);
     let th = vec![0.1, -0.05, -1.0, -1.0, 1.3];

@@ -11,12 +11,14 @@ use hybridopt::systems::BouncingBall;
 fn setup(ball: &BouncingBall) -> Setup<'_, BouncingBall> {
     let cost = Objective::new(
         "timing",
-        vec![Term::EventTimeSquared {
-            guard: EventGuard::Guard(0),
-            occurrence: 3,
-            target: 2.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(
+            Quantity::EventTime {
+                guard: EventGuard::Guard(0),
+                occurrence: 3,
+            },
+            2.0,
+            1.0,
+        )],
     );
     let events = EventOptions {
         stop_after: Some((0, 3)),

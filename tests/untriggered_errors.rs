@@ -84,12 +84,14 @@ fn newton_failure_of_an_implicit_stepper_at_a_finite_time_singularity() {
 fn too_many_steps_for_a_small_step_budget() {
     let cost = Objective::new(
         "timing",
-        vec![Term::EventTimeSquared {
-            guard: EventGuard::Guard(0),
-            occurrence: 3,
-            target: 2.0,
-            weight: 1.0,
-        }],
+        vec![Term::squared(
+            Quantity::EventTime {
+                guard: EventGuard::Guard(0),
+                occurrence: 3,
+            },
+            2.0,
+            1.0,
+        )],
     );
     let solver = SolverOptions {
         max_steps: 20,
@@ -341,11 +343,7 @@ fn periodic_newton_stops_at_its_iteration_limit() {
 fn ball() -> (Setup<'static, BouncingBall>, [ThetaEntry; 5]) {
     let cost = Objective::new(
         "f",
-        vec![Term::IntegralSquared {
-            output: 0,
-            target: 0.5,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Integral { output: 0 }, 0.5, 1.0)],
     );
     let setup = Setup::builder(&BouncingBall)
         .horizon(0.0, 2.0)
@@ -371,15 +369,15 @@ fn a_constraint_naming_what_does_not_exist_is_an_index_error() {
     let ny = setup.dims().outputs.len();
     let cases = [
         (
-            ConstraintKind::Terminal { output: 9 },
+            ConstraintKind::Quantity(Quantity::Terminal { output: 9 }),
             format!("output 9 of a `terminal` constraint: the system has {ny} outputs"),
         ),
         (
-            ConstraintKind::EventTime {
+            ConstraintKind::Quantity(Quantity::EventTime {
                 guard: EventGuard::Guard(0),
                 occurrence: 0,
-            },
-            "occurrence 0: occurrences count from 1".to_string(),
+            }),
+            "occurrence 0 of a `event_time` constraint: occurrences count from 1".to_string(),
         ),
     ];
     for (kind, needle) in cases {

@@ -10,7 +10,7 @@
 /// use hybridopt::prelude::*;
 ///
 /// // the third event, whichever guard fires it
-/// let third = Term::EventTime { guard: EventGuard::Any, occurrence: 3, weight: 1.0 };
+/// let third = Term::plain(Quantity::EventTime { guard: EventGuard::Any, occurrence: 3 }, 1.0);
 /// assert_eq!(third.event(), Some((EventGuard::Any, 3)));
 /// assert!(EventGuard::Any.counts(1) && !EventGuard::Guard(0).counts(1));
 /// assert_eq!(EventGuard::from(2), EventGuard::Guard(2));

@@ -1,11 +1,12 @@
-//! How a cost term weighs its one quantity (an output, an event time or a parameter):
-//! the plain and the squared kinds of theory.md §1, stated once for every term.
+//! How a cost term weighs its one [`Quantity`](super::Quantity) (an output, an event time,
+//! a parameter, …): the plain and the squared kinds of theory.md §1, stated once for
+//! every term.
 
 use crate::model::Scalar;
 
 /// A term's law on its quantity `v`.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Law {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Law {
     /// `w·v`
     Plain { weight: f64 },
     /// `w·(v − target)²`

@@ -6,7 +6,7 @@
 
 use super::closed_loop::ClosedLoop;
 use super::run_table::RunTable;
-use crate::cost::{EventGuard, Term};
+use crate::cost::{EventGuard, Law, Quantity, Term};
 use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions, Trajectory};
 use crate::model::HybridSystem;
@@ -37,12 +37,17 @@ impl Targets {
         };
         for term in terms {
             match term {
-                Term::TerminalSquared { output, target, .. } => t.terminal.push((*output, *target)),
-                Term::EventTimeSquared {
-                    guard: EventGuard::Guard(g),
-                    occurrence,
-                    target,
-                    ..
+                Term::Weighed {
+                    quantity: Quantity::Terminal { output },
+                    law: Law::Squared { target, .. },
+                } => t.terminal.push((*output, *target)),
+                Term::Weighed {
+                    quantity:
+                        Quantity::EventTime {
+                            guard: EventGuard::Guard(g),
+                            occurrence,
+                        },
+                    law: Law::Squared { target, .. },
                 } => t.event_times.push((*g, *occurrence, *target)),
                 _ => {}
             }

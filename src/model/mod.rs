@@ -125,7 +125,7 @@ impl GuardInfo {
 /// }
 ///
 /// // the first impact at t₁ = √(2 y0/g): dt₁/dy0 = 1/√(2 g y0)
-/// let t1 = Objective::new("t1", vec![Term::EventTime { guard: EventGuard::Guard(0), occurrence: 1, weight: 1.0 }]);
+/// let t1 = Objective::new("t1", vec![Term::plain(Quantity::EventTime { guard: EventGuard::Guard(0), occurrence: 1 }, 1.0)]);
 /// let setup = Setup::builder(&Ball).horizon(0.0, 1.0).objective(t1).tolerances(1e-12, 1e-14).build();
 /// let ev = evaluate(&setup, &[9.81, 0.8, 2.0], GradientMethod::Direct)?;
 /// assert!((ev.values[0] - (4.0f64 / 9.81).sqrt()).abs() < 1e-9);

@@ -4,8 +4,9 @@
 
 use super::costs::Resolver;
 use super::document::Document;
-use super::schema::{ConstraintSpec, GuardSpec};
+use super::schema::{ConstraintKindSpec, ConstraintSpec};
 use crate::constraint::{Constraint, ConstraintBounds, ConstraintKind, FreeTime};
+use crate::cost::Quantity;
 use crate::error::Error;
 use crate::model::Dims;
 use crate::optimize::ThetaEntry;
@@ -24,14 +25,14 @@ pub(super) fn entries(
             doc,
         };
         let (kind, details) = kind(&r, spec, theta)?;
-        if kind == ConstraintKind::FinalTime && free_time.is_none() {
+        if kind == ConstraintKind::Quantity(Quantity::FinalTime) && free_time.is_none() {
             return Err(r.err(
                 "kind",
                 "a `final_time` constraint needs a free final time: write [simulation] t_end = { value = …, optimize = true, lower = …, upper = … }".into(),
             ));
         }
         let bounds = bounds(&r, spec, kind)?;
-        let name = match spec.bounds().3 {
+        let name = match spec.name.as_deref() {
             Some(n) if n.trim().is_empty() => {
                 return Err(r.err("name", "a constraint's name cannot be empty".into()))
             }
@@ -53,65 +54,14 @@ pub(super) fn entries(
 fn kind(
     r: &Resolver<'_, '_>, spec: &ConstraintSpec, theta: &[ThetaEntry],
 ) -> Result<(ConstraintKind, String), Error> {
-    use ConstraintSpec as C;
-    let event_name = |g: &GuardSpec, occ: usize| match g {
-        GuardSpec::Any => format!("any#{occ}"),
-        GuardSpec::Named(n) => format!("{n}#{occ}"),
-    };
-    Ok(match spec {
-        C::EventTime {
-            guard, occurrence, ..
-        } => {
-            let (guard_ix, occurrence_ix) = r.event(guard, *occurrence)?;
-            (
-                ConstraintKind::EventTime {
-                    guard: guard_ix,
-                    occurrence: occurrence_ix,
-                },
-                event_name(guard, *occurrence),
-            )
-        }
-        C::EventOutput {
-            guard,
-            occurrence,
-            output,
-            ..
-        } => {
-            let (guard_ix, occurrence_ix) = r.event(guard, *occurrence)?;
-            (
-                ConstraintKind::EventOutput {
-                    guard: guard_ix,
-                    occurrence: occurrence_ix,
-                    output: r.output(output)?,
-                },
-                format!("{output}@{}", event_name(guard, *occurrence)),
-            )
-        }
-        C::Terminal { output, .. } => (
-            ConstraintKind::Terminal {
-                output: r.output(output)?,
-            },
-            output.clone(),
-        ),
-        C::Integral { output, .. } => (
-            ConstraintKind::Integral {
-                output: r.output(output)?,
-            },
-            output.clone(),
-        ),
-        C::Path { output, .. } => (
+    Ok(match &spec.what {
+        ConstraintKindSpec::Quantity(q) => (q.resolve(r, theta)?.into(), q.details()),
+        ConstraintKindSpec::Path { output } => (
             ConstraintKind::Path {
                 output: r.output(output)?,
             },
             output.clone(),
         ),
-        C::Parameter { param, .. } => (
-            ConstraintKind::Parameter {
-                index: r.param(param, theta)?,
-            },
-            param.clone(),
-        ),
-        C::FinalTime { .. } => (ConstraintKind::FinalTime, "t_end".into()),
     })
 }
 
@@ -119,7 +69,7 @@ fn kind(
 fn bounds(
     r: &Resolver<'_, '_>, spec: &ConstraintSpec, kind: ConstraintKind,
 ) -> Result<ConstraintBounds, Error> {
-    let (equals, lower, upper, _) = spec.bounds();
+    let (equals, lower, upper) = (spec.equals, spec.lower, spec.upper);
     for (k, v) in [("equals", equals), ("lower", lower), ("upper", upper)] {
         if let Some(v) = v {
             r.finite(k, v)?;

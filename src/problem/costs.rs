@@ -3,7 +3,7 @@
 
 use super::data::Frame;
 use super::document::{key, Document, Seg};
-use super::schema::{CostSpec, GuardSpec, ReferenceSpec};
+use super::schema::{CostKindSpec, CostSpec, GuardSpec, ReferenceSpec};
 use super::simulation::guard_names;
 use crate::cost::{EventGuard, Samples, Term};
 use crate::error::Error;
@@ -53,7 +53,7 @@ impl CostEntry {
 
     /// Whether it is a `parameter_squared` term (a least-squares fit's prior).
     pub fn is_parameter_squared(&self) -> bool {
-        matches!(self.term, CostTerm::Term(Term::ParameterSquared { .. }))
+        matches!(&self.term, CostTerm::Term(t) if t.is_parameter_squared())
     }
 }
 
@@ -82,34 +82,7 @@ pub(super) fn entries(
                     ),
                 ));
             }
-            let term = match c {
-                CostSpec::Data {
-                    file,
-                    sigma,
-                    weight,
-                    ..
-                } => {
-                    let weight = r.finite("weight", *weight)?;
-                    match file {
-                        Some(f) => CostTerm::Term(Term::Data {
-                            samples: Arc::new(read_data(
-                                doc,
-                                &[key("cost"), Seg::Entry(i), key("file")],
-                                f,
-                                sigma,
-                                dims,
-                                horizon,
-                            )?),
-                            weight,
-                        }),
-                        None => CostTerm::ExperimentData {
-                            sigma: sigma.clone(),
-                            weight,
-                        },
-                    }
-                }
-                _ => r.term(c, theta)?,
-            };
+            let term = r.term(c, theta, horizon)?;
             Ok(CostEntry { term, objective })
         })
         .collect()
@@ -213,86 +186,50 @@ impl Resolver<'_, '_> {
         })
     }
 
-    fn term(&self, c: &CostSpec, theta: &[ThetaEntry]) -> Result<CostTerm, Error> {
-        use CostSpec as C;
-        let weight = self.finite("weight", c.weight())?;
-        let t = |v: &f64| self.finite("target", *v);
-        Ok(CostTerm::Term(match c {
-            C::ParameterSquared { param, target, .. } => Term::ParameterSquared {
-                index: self.param(param, theta)?,
-                target: t(target)?,
-                weight,
-            },
-            C::FinalTime { .. } => Term::FinalTime { weight },
-            C::Integral { output, .. } => Term::Integral {
-                output: self.output(output)?,
-                weight,
-            },
-            C::IntegralSquared { output, target, .. } => Term::IntegralSquared {
-                output: self.output(output)?,
-                target: t(target)?,
-                weight,
-            },
-            C::Track { output, .. } => {
+    /// The term of entry #i, its names resolved (a data term's file read, its samples
+    /// checked against the horizon).
+    fn term(
+        &self, c: &CostSpec, theta: &[ThetaEntry], horizon: (f64, f64),
+    ) -> Result<CostTerm, Error> {
+        let weight = self.finite("weight", c.weight)?;
+        Ok(CostTerm::Term(match &c.what {
+            CostKindSpec::Weighed { quantity, target } => {
+                let quantity = quantity.resolve(self, theta)?;
+                match target {
+                    None => Term::plain(quantity, weight),
+                    Some(t) => Term::squared(quantity, self.finite("target", *t)?, weight),
+                }
+            }
+            CostKindSpec::Track { output } => {
                 return Ok(CostTerm::Track {
                     output: self.output(output)?,
                     weight,
                 })
             }
-            C::Effort { .. } if self.dims.controls.is_empty() => {
+            CostKindSpec::Effort if self.dims.controls.is_empty() => {
                 return Err(self.err("kind", "the system has no controls".into()))
             }
-            C::Effort { .. } => Term::Effort { weight },
-            C::Terminal { output, .. } => Term::Terminal {
-                output: self.output(output)?,
+            CostKindSpec::Effort => Term::Effort { weight },
+            CostKindSpec::Data { file: None, sigma } => {
+                return Ok(CostTerm::ExperimentData {
+                    sigma: sigma.clone(),
+                    weight,
+                })
+            }
+            CostKindSpec::Data {
+                file: Some(f),
+                sigma,
+            } => Term::Data {
+                samples: Arc::new(read_data(
+                    self.doc,
+                    &[key("cost"), Seg::Entry(self.i), key("file")],
+                    f,
+                    sigma,
+                    self.dims,
+                    horizon,
+                )?),
                 weight,
             },
-            C::TerminalSquared { output, target, .. } => Term::TerminalSquared {
-                output: self.output(output)?,
-                target: t(target)?,
-                weight,
-            },
-            C::EventTime {
-                guard, occurrence, ..
-            } => {
-                let (guard, occurrence) = self.event(guard, *occurrence)?;
-                Term::EventTime {
-                    guard,
-                    occurrence,
-                    weight,
-                }
-            }
-            C::EventTimeSquared {
-                guard,
-                occurrence,
-                target,
-                ..
-            } => {
-                let (guard, occurrence) = self.event(guard, *occurrence)?;
-                Term::EventTimeSquared {
-                    guard,
-                    occurrence,
-                    target: t(target)?,
-                    weight,
-                }
-            }
-            C::EventOutputSquared {
-                guard,
-                occurrence,
-                output,
-                target,
-                ..
-            } => {
-                let (guard, occurrence) = self.event(guard, *occurrence)?;
-                Term::EventOutputSquared {
-                    guard,
-                    occurrence,
-                    output: self.output(output)?,
-                    target: t(target)?,
-                    weight,
-                }
-            }
-            C::Data { .. } => unreachable!("data terms are read by `entries`"),
         }))
     }
 }

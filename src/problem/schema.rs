@@ -1,8 +1,10 @@
 //! The problem file's tables as serde types. Every kind is a serde enum: the system
 //! ([`SystemSpec`], each kind with its own settings), the integration method, the control
-//! basis, the cost terms ([`CostSpec`], each kind with the keys it takes), the solver, the
-//! gradient method and the kink policy. Unknown keys are rejected.
+//! basis, the cost terms and constraints ([`CostSpec`], [`ConstraintSpec`]: a
+//! [`QuantitySpec`] or a kind of their own, each with the keys it takes, `kinds.rs`), the
+//! solver, the gradient method and the kink policy. Unknown keys are rejected.
 
+pub use super::quantity_spec::QuantitySpec;
 use crate::control::Basis;
 use crate::integrate::Method;
 use crate::optimize::{Globalization, KinkPolicy, SolverKind};
@@ -231,273 +233,72 @@ pub struct ChannelSpec {
     pub upper: Option<f64>,
 }
 
-fn one() -> f64 {
-    1.0
+/// One `[[cost]]` term: its kind with the keys that kind takes (read by `kinds.rs`), its
+/// `weight` (default 1) and `objective` (default "cost": terms with the same objective
+/// are summed).
+#[derive(Debug, Clone)]
+pub struct CostSpec {
+    pub what: CostKindSpec,
+    pub weight: f64,
+    pub objective: Option<String>,
 }
 
-/// One `[[cost]]` term: its kind and the keys that kind takes. Each has `weight` (default
-/// 1) and `objective` (default "cost": terms with the same objective are summed).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum CostSpec {
-    /// w (θ_param − target)².
-    ParameterSquared {
-        param: String,
-        target: f64,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
-    /// w ∫ y dt.
-    Integral {
-        output: String,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
-    /// w ∫ (y − target)² dt.
-    IntegralSquared {
-        output: String,
-        target: f64,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
+/// What a cost term weighs.
+#[derive(Debug, Clone)]
+pub enum CostKindSpec {
+    /// w q (`terminal`, `integral`, …) or w (q − target)² (`terminal_squared`, …): a
+    /// quantity and, for a squared kind, its `target`.
+    Weighed {
+        quantity: QuantitySpec,
+        target: Option<f64>,
     },
     /// w ∫ (y − y_ref)² dt against the run with `[reference.params]`.
-    Track {
-        output: String,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
+    Track { output: String },
     /// w ∫ |u|² dt.
-    Effort {
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
-    /// w y(t_end).
-    Terminal {
-        output: String,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
-    /// w (y(t_end) − target)².
-    TerminalSquared {
-        output: String,
-        target: f64,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
-    /// w t_e (the occurrence-th event of `guard`).
-    EventTime {
-        guard: GuardSpec,
-        occurrence: usize,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
-    /// w (t_e − target)².
-    EventTimeSquared {
-        guard: GuardSpec,
-        occurrence: usize,
-        target: f64,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
-    /// w t_end (a free final time: minimum-time problems).
-    FinalTime {
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
-    /// w (y(t_e⁻) − target)².
-    EventOutputSquared {
-        guard: GuardSpec,
-        occurrence: usize,
-        output: String,
-        target: f64,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
-    },
+    Effort,
     /// w Σ ((y(t_i) − d_i)/σ)² over a measured record (a CSV file; with `[[experiment]]`
-    /// tables, each experiment's `data` file instead).
+    /// tables, each experiment's `data` file instead); σ per output column (default 1;
+    /// a `sigma_<output>` column overrides it per sample).
     Data {
         file: Option<String>,
-        /// σ per output column (default 1; a `sigma_<output>` column overrides it per
-        /// sample).
-        #[serde(default)]
         sigma: BTreeMap<String, f64>,
-        #[serde(default = "one")]
-        weight: f64,
-        objective: Option<String>,
     },
 }
 
 impl CostSpec {
-    /// The term's weight.
-    pub fn weight(&self) -> f64 {
-        use CostSpec::*;
-        match self {
-            ParameterSquared { weight, .. }
-            | Integral { weight, .. }
-            | IntegralSquared { weight, .. }
-            | Track { weight, .. }
-            | Effort { weight, .. }
-            | Terminal { weight, .. }
-            | TerminalSquared { weight, .. }
-            | EventTime { weight, .. }
-            | EventTimeSquared { weight, .. }
-            | FinalTime { weight, .. }
-            | EventOutputSquared { weight, .. }
-            | Data { weight, .. } => *weight,
-        }
-    }
-
     /// The objective the term belongs to (default "cost").
     pub fn objective(&self) -> String {
-        use CostSpec::*;
-        match self {
-            ParameterSquared { objective, .. }
-            | Integral { objective, .. }
-            | IntegralSquared { objective, .. }
-            | Track { objective, .. }
-            | Effort { objective, .. }
-            | Terminal { objective, .. }
-            | TerminalSquared { objective, .. }
-            | EventTime { objective, .. }
-            | EventTimeSquared { objective, .. }
-            | FinalTime { objective, .. }
-            | EventOutputSquared { objective, .. }
-            | Data { objective, .. } => objective.clone().unwrap_or_else(|| "cost".into()),
-        }
+        self.objective.clone().unwrap_or_else(|| "cost".into())
+    }
+
+    /// Whether it weighs the final time.
+    pub fn is_final_time(&self) -> bool {
+        matches!(
+            self.what,
+            CostKindSpec::Weighed {
+                quantity: QuantitySpec::FinalTime,
+                ..
+            }
+        )
     }
 }
 
-/// One `[[constraint]]` table: its kind, the keys that kind takes, and its bounds
-/// (`equals`, or `lower` and/or `upper`) and optional `name`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum ConstraintSpec {
-    /// t_e of the occurrence-th event of `guard`.
-    EventTime {
-        guard: GuardSpec,
-        occurrence: usize,
-        equals: Option<f64>,
-        lower: Option<f64>,
-        upper: Option<f64>,
-        name: Option<String>,
-    },
-    /// y(t_e⁻): the output just before the event.
-    EventOutput {
-        guard: GuardSpec,
-        occurrence: usize,
-        output: String,
-        equals: Option<f64>,
-        lower: Option<f64>,
-        upper: Option<f64>,
-        name: Option<String>,
-    },
-    /// y(t_end).
-    Terminal {
-        output: String,
-        equals: Option<f64>,
-        lower: Option<f64>,
-        upper: Option<f64>,
-        name: Option<String>,
-    },
-    /// ∫ y dt.
-    Integral {
-        output: String,
-        equals: Option<f64>,
-        lower: Option<f64>,
-        upper: Option<f64>,
-        name: Option<String>,
-    },
-    /// A parameter's value.
-    Parameter {
-        param: String,
-        equals: Option<f64>,
-        lower: Option<f64>,
-        upper: Option<f64>,
-        name: Option<String>,
-    },
-    /// y(t) for every t of the horizon.
-    Path {
-        output: String,
-        equals: Option<f64>,
-        lower: Option<f64>,
-        upper: Option<f64>,
-        name: Option<String>,
-    },
-    /// The (free) final time.
-    FinalTime {
-        equals: Option<f64>,
-        lower: Option<f64>,
-        upper: Option<f64>,
-        name: Option<String>,
-    },
+/// One `[[constraint]]` table: its kind with the keys that kind takes (read by
+/// `kinds.rs`), its bounds (`equals`, or `lower` and/or `upper`) and optional `name`.
+#[derive(Debug, Clone)]
+pub struct ConstraintSpec {
+    pub what: ConstraintKindSpec,
+    pub equals: Option<f64>,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+    pub name: Option<String>,
 }
 
-impl ConstraintSpec {
-    /// `(equals, lower, upper, name)`.
-    pub fn bounds(&self) -> (Option<f64>, Option<f64>, Option<f64>, Option<&str>) {
-        use ConstraintSpec::*;
-        match self {
-            EventTime {
-                equals,
-                lower,
-                upper,
-                name,
-                ..
-            }
-            | EventOutput {
-                equals,
-                lower,
-                upper,
-                name,
-                ..
-            }
-            | Terminal {
-                equals,
-                lower,
-                upper,
-                name,
-                ..
-            }
-            | Integral {
-                equals,
-                lower,
-                upper,
-                name,
-                ..
-            }
-            | Parameter {
-                equals,
-                lower,
-                upper,
-                name,
-                ..
-            }
-            | Path {
-                equals,
-                lower,
-                upper,
-                name,
-                ..
-            }
-            | FinalTime {
-                equals,
-                lower,
-                upper,
-                name,
-            } => (*equals, *lower, *upper, name.as_deref()),
-        }
-    }
+/// What a constraint bounds: a quantity, or an output at every t of the horizon.
+#[derive(Debug, Clone)]
+pub enum ConstraintKindSpec {
+    Quantity(QuantitySpec),
+    Path { output: String },
 }
 
 /// The guard of an event cost term: a guard's name, or `"any"` (every event counts,

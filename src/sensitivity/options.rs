@@ -14,8 +14,8 @@ use crate::integrate::Stats;
 /// use hybridopt::prelude::*;
 /// use hybridopt::systems::BouncingBall;
 ///
-/// let cost = Objective::new("timing", vec![Term::EventTimeSquared {
-///     guard: EventGuard::Guard(0), occurrence: 3, target: 2.0, weight: 1.0 }]);
+/// let third = Quantity::EventTime { guard: EventGuard::Guard(0), occurrence: 3 };
+/// let cost = Objective::new("timing", vec![Term::squared(third, 2.0, 1.0)]);
 /// let setup = Setup::builder(&BouncingBall).horizon(0.0, 3.0).objective(cost)
 ///     .tolerances(1e-10, 1e-12).build();
 /// let options = EvaluateOptions::new(GradientMethod::Adjoint)

@@ -12,7 +12,7 @@
 //! `2 Jᵀ r` is its gradient.
 
 use super::forward::forward_sensitivity_lean;
-use crate::cost::Term;
+use crate::cost::{Law, Quantity, Term};
 use crate::error::Error;
 use crate::integrate::Stats;
 use crate::model::HybridSystem;
@@ -41,14 +41,8 @@ pub fn least_squares_obstacle<S: HybridSystem>(setup: &Setup<'_, S>) -> Option<S
     let obj = setup.objectives().first()?;
     obj.terms
         .iter()
-        .find(|t| !matches!(t, Term::Data { .. } | Term::ParameterSquared { .. }))
-        .map(|t| {
-            format!("{t:?}")
-                .split([' ', '{'])
-                .next()
-                .unwrap_or("")
-                .to_string()
-        })
+        .find(|t| !(t.data().is_some() || t.is_parameter_squared()))
+        .map(|t| t.name())
         .or_else(|| {
             (!obj.terms.iter().any(|t| t.data().is_some())).then(|| "no data term".to_string())
         })
@@ -97,10 +91,9 @@ pub fn residuals<S: HybridSystem>(
         }
     }
     for t in &obj.terms {
-        if let Term::ParameterSquared {
-            index,
-            target,
-            weight,
+        if let Term::Weighed {
+            quantity: Quantity::Parameter { index },
+            law: Law::Squared { target, weight },
         } = *t
         {
             let sw = weight.sqrt();

@@ -3,7 +3,7 @@
 //! trajectory and shared by every backward pass.
 
 use super::jump::Jump;
-use super::term::{term_jacobian, term_jacobian_from};
+use super::term::{term_jacobian, term_jacobian_after, term_jacobian_from};
 use crate::error::Error;
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Instant, Trajectory};
@@ -90,7 +90,12 @@ impl ObjectiveSeeds {
                 if let Some((guard, occ)) = term.event() {
                     let (i, ctx) = setup.find_event(traj, guard, occ)?;
                     let e = &traj.events[i];
-                    let tj = term_jacobian(setup, term, &ctx, e.t, &e.before.y, theta, false)?;
+                    let after = term.quantity().is_some_and(|q| q.is_after_event());
+                    let tj = if after && !e.terminal {
+                        term_jacobian_after(setup, term, &ctx, e.guard, e.t, &e.before.y, theta)?
+                    } else {
+                        term_jacobian(setup, term, &ctx, e.t, &e.before.y, theta, false)?
+                    };
                     seeds.add_event(i, oi, jump(i)?.borrow().event_cost(&tj));
                 }
             }

@@ -25,6 +25,40 @@ pub fn term_jacobian<S: HybridSystem>(
     Ok(term_jacobian_from(term, t, &outs, dims, as_terminal))
 }
 
+/// Value and gradients (t, X⁻, θ) of an event term read after the reset of guard `k` at
+/// `(t, X⁻)`: with `X⁺ = R(t, X⁻, θ)` and the outputs `y = h(t, X⁺, θ)` in the mode the
+/// reset enters, the outputs' Jacobians chained through the reset's (theory.md §4,
+/// "Event costs after the reset"):
+/// `y_t = h_t + h_X R_t`, `y_X⁻ = h_X R_X`, `y_θ = h_θ + h_X R_θ`; the term is then a
+/// function of `(t_e, X⁻, θ)` like every event term, so [`Jump::event_cost`]'s adjoint
+/// and forward seeds hold for it unchanged.
+///
+/// [`Jump::event_cost`]: super::jump::Jump::event_cost
+pub(crate) fn term_jacobian_after<S: HybridSystem>(
+    setup: &Setup<'_, S>, term: &Term, ctx: &Ctx, k: usize, t: f64, x_minus: &[f64], theta: &[f64],
+) -> Result<ScalarJac, Error> {
+    let r = setup
+        .reset_jacobian(ctx.mode, k, t, x_minus, theta)
+        .map_err(located(setup, t, ctx.mode))?;
+    let after = Ctx {
+        mode: r.mode_after,
+        ..*ctx
+    };
+    let outs: Vec<ScalarJac> = setup
+        .output_jacobian(&after, t, r.x_plus.as_slice(), theta)
+        .map_err(located(setup, t, after.mode))?
+        .into_iter()
+        .map(|h| ScalarJac {
+            value: h.value,
+            t: h.t + h.x.dot(&r.rt),
+            x: r.rx.tr_mul(&h.x),
+            theta: &h.theta + r.rtheta.tr_mul(&h.x),
+        })
+        .collect();
+    let dims = (setup.n(), setup.ntheta());
+    Ok(term_jacobian_from(term, t, &outs, dims, false))
+}
+
 /// [`term_jacobian`] from the outputs' Jacobians at `(t, X)` (computed once for every
 /// term at the same point), `(n, nθ)` the sizes of X and θ: with `y = h(t, X, θ)` and the
 /// term `T(t, y)`, `T_t = ∂T/∂t + Σ_k ∂T/∂y_k h_{k,t}`, `T_X = Σ_k ∂T/∂y_k h_{k,X}`, `T_θ`

@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// use hybridopt::systems::BouncingBall;
 ///
 /// let ball = BouncingBall;
-/// let height = Term::TerminalSquared { output: 0, target: 0.2, weight: 1.0 };
+/// let height = Term::squared(Quantity::Terminal { output: 0 }, 0.2, 1.0);
 /// let setup = Setup::builder(&ball)
 ///     .horizon(0.0, 1.3)
 ///     .objective(Objective::new("height", vec![height]))

@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// use hybridopt::systems::BouncingBall;
 /// use std::sync::Arc;
 ///
-/// let y_end = Objective::new("y_end", vec![Term::Terminal { output: 0, weight: 1.0 }]);
+/// let y_end = Objective::new("y_end", vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)]);
 /// // borrowed: Setup::new(&sys, t0, t_end, controls, objectives)
 /// let borrowed = Setup::new(&BouncingBall, 0.0, 1.0, None, vec![y_end.clone()]);
 /// // shared: 'static, so it can move to another thread

@@ -63,19 +63,25 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                     let (idx, ctx) = self.find_event(traj, guard, occ)?;
                     let e = &traj.events[idx];
                     let u = self.controls_at(&ctx, e.t, theta);
+                    let after = term.quantity().is_some_and(|q| q.is_after_event());
+                    let side = if after && !e.terminal {
+                        &e.after
+                    } else {
+                        &e.before
+                    };
                     let mut y = vec![D::zero(); ny];
                     self.sys
                         .outputs(
-                            e.before.mode,
+                            side.mode,
                             e.t,
-                            &e.before.y[..nx],
+                            &side.y[..nx],
                             &u,
                             &theta[..self.np()],
                             &mut y,
                         )
                         .map_err(|er| crate::error::Error::Model {
                             t: e.t.re(),
-                            mode: self.dims.mode_name(e.before.mode),
+                            mode: self.dims.mode_name(side.mode),
                             source: er,
                         })?;
                     v += term.event_value(e.t, &y);

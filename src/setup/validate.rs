@@ -1,10 +1,11 @@
 //! What a setup must hold before it runs: a horizon `t0 < t_end`, both finite, and cost
-//! terms whose outputs, guards and parameters exist, with occurrences counted from 1.
+//! terms whose outputs, guards and parameters exist, with occurrences counted from 1
+//! ([`Quantity::check`], the check constraints use too).
 //! Checked at the start of every run ([`Setup::simulate`], the direct and adjoint
 //! passes), so that a bad index is a typed [`Error`], not a panic inside an evaluation.
 
 use super::definition::Setup;
-use crate::cost::{EventGuard, Term};
+use crate::cost::{Quantity, Term};
 use crate::error::Error;
 use crate::model::HybridSystem;
 
@@ -17,80 +18,26 @@ impl<S: HybridSystem> Setup<'_, S> {
                 t_end: self.t_end,
             });
         }
-        let ny = self.dims.outputs.len();
-        let ng = self.dims.guards.len();
         let nth = self.ntheta();
         for obj in &self.objectives {
             for (j, term) in obj.terms.iter().enumerate() {
-                let bad = |what, index, valid: String| Error::BadTerm {
-                    objective: obj.name.clone(),
-                    term: j,
-                    what,
-                    index,
-                    valid,
+                let quantity = match term {
+                    Term::Weighed { quantity, .. } => *quantity,
+                    // a tracked output is checked as the output it integrates
+                    Term::Track { output, .. } => Quantity::Integral { output: *output },
+                    Term::Effort { .. } | Term::Data { .. } => continue,
                 };
-                if let Some(o) = output_of(term).filter(|&o| o >= ny) {
-                    return Err(bad("output", o, range("outputs", ny, &self.dims.outputs)));
-                }
-                if let Some(i) = parameter_of(term).filter(|&i| i >= nth) {
-                    return Err(bad(
-                        "parameter",
-                        i,
-                        format!("θ has {nth} entries (0-based)"),
-                    ));
-                }
-                if let Some((guard, occurrence)) = term.event() {
-                    if let EventGuard::Guard(k) = guard {
-                        if k >= ng {
-                            let names: Vec<String> =
-                                self.dims.guards.iter().map(|g| g.name.clone()).collect();
-                            return Err(bad("guard", k, range("guards", ng, &names)));
-                        }
-                    }
-                    if occurrence == 0 {
-                        return Err(bad(
-                            "occurrence",
-                            0,
-                            "occurrences count from 1 (the first firing is 1)".into(),
-                        ));
-                    }
+                if let Err(b) = quantity.check(&self.dims, nth) {
+                    return Err(Error::BadTerm {
+                        objective: obj.name.clone(),
+                        term: j,
+                        what: b.what,
+                        index: b.index,
+                        valid: b.valid,
+                    });
                 }
             }
         }
         Ok(())
-    }
-}
-
-/// The output a term reads, if any.
-fn output_of(term: &Term) -> Option<usize> {
-    match *term {
-        Term::Integral { output, .. }
-        | Term::IntegralSquared { output, .. }
-        | Term::Track { output, .. }
-        | Term::Terminal { output, .. }
-        | Term::TerminalSquared { output, .. }
-        | Term::EventOutput { output, .. }
-        | Term::EventOutputSquared { output, .. } => Some(output),
-        _ => None,
-    }
-}
-
-/// The θ entry a term reads, if any.
-fn parameter_of(term: &Term) -> Option<usize> {
-    match *term {
-        Term::ParameterSquared { index, .. } | Term::Parameter { index, .. } => Some(index),
-        _ => None,
-    }
-}
-
-/// "the system has n <what> (0-based): names".
-fn range(what: &str, n: usize, names: &[String]) -> String {
-    match n {
-        0 => format!("the system has no {what}"),
-        _ => format!(
-            "the system has {n} {what}, 0..={} ({})",
-            n - 1,
-            names.join(", ")
-        ),
     }
 }

@@ -22,25 +22,13 @@ impl BouncingBall {
 /// The cost of the shipped problem (problems/bouncing_ball.toml), shared by the tests,
 /// the oracle checks and the benchmark: ψ = ∫ y² dt + (y(T) − 0.1)² + 0.1·v(T)².
 pub fn shipped_objective() -> crate::cost::Objective {
-    use crate::cost::{Objective, Term};
+    use crate::cost::{Objective, Quantity, Term};
     Objective::new(
         "psi",
         vec![
-            Term::IntegralSquared {
-                output: 0,
-                target: 0.0,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 0,
-                target: 0.1,
-                weight: 1.0,
-            },
-            Term::TerminalSquared {
-                output: 1,
-                target: 0.0,
-                weight: 0.1,
-            },
+            Term::squared(Quantity::Integral { output: 0 }, 0.0, 1.0),
+            Term::squared(Quantity::Terminal { output: 0 }, 0.1, 1.0),
+            Term::squared(Quantity::Terminal { output: 1 }, 0.0, 0.1),
         ],
     )
 }

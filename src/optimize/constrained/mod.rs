@@ -10,7 +10,7 @@
 //! use hybridopt::systems::BouncingBall;
 //!
 //! // the smallest throw v0 (min v0²) whose 2nd impact comes at t ≥ 1.5 s (no drag)
-//! let cost = Objective::new("effort", vec![Term::ParameterSquared { index: 4, target: 0.0, weight: 1.0 }]);
+//! let cost = Objective::new("effort", vec![Term::squared(Quantity::Parameter { index: 4 }, 0.0, 1.0)]);
 //! let setup = Setup::builder(&BouncingBall).horizon(0.0, 4.0).objective(cost)
 //!     .tolerances(1e-11, 1e-12).build();
 //! let theta = [
@@ -19,7 +19,7 @@
 //! ];
 //! let constraints = Constraints {
 //!     list: vec![Constraint::new(
-//!         ConstraintKind::EventTime { guard: EventGuard::Guard(0), occurrence: 2 },
+//!         ConstraintKind::Quantity(Quantity::EventTime { guard: EventGuard::Guard(0), occurrence: 2 }),
 //!         ConstraintBounds::Range { lower: Some(1.5), upper: None },
 //!     )],
 //!     free_time: None,

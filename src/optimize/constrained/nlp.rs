@@ -9,6 +9,7 @@ use super::error::ConstrainedError;
 pub(crate) use super::point::{PathRow, Point, Row, RowAt, RowLabel};
 use super::problem::Problem;
 use crate::constraint::{ConstraintKind, Constraints};
+use crate::cost::Quantity;
 use crate::error::Error;
 use crate::integrate::trajectory::Ctx;
 use crate::model::HybridSystem;
@@ -145,7 +146,7 @@ impl<'s, 'a, S: HybridSystem> Nlp<'s, 'a, S> {
             let (lower, upper) = c.limits();
             let whole = |value: f64, grad: Vec<f64>| Row::whole(ci, value, grad, (lower, upper));
             match (c.kind, self.objective_of[ci]) {
-                (ConstraintKind::FinalTime, _) => {
+                (ConstraintKind::Quantity(Quantity::FinalTime), _) => {
                     let mut grad = vec![0.0; self.n()];
                     grad[self.free.len()] = 1.0;
                     rows.push(whole(t_end, grad));
@@ -282,49 +283,21 @@ pub(crate) fn free_bounds(theta: &[ThetaEntry]) -> Result<(Vec<usize>, Vec<f64>,
     Ok((free, lower, upper))
 }
 
-/// The indices a constraint names exist in `setup` (outputs, guards, θ).
+/// The indices a constraint names exist in `setup` (outputs, guards, θ):
+/// [`ConstraintKind::Quantity(Quantity::check)`], the cost terms' check.
 pub(crate) fn check_indices<S: HybridSystem>(
     setup: &Setup<'_, S>, kind: &ConstraintKind, ntheta: usize,
 ) -> Result<(), Error> {
-    let ny = setup.dims.outputs.len();
-    let ng = setup.dims.guards.len();
-    let bad = |what: String| Err(ConstrainedError::Index(what).into());
-    let output = |o: usize| {
-        if o >= ny {
-            bad(format!(
-                "output {o} of a `{}` constraint: the system has {ny} outputs",
-                kind.name()
-            ))
-        } else {
-            Ok(())
-        }
-    };
-    match *kind {
-        ConstraintKind::EventTime { guard, occurrence }
-        | ConstraintKind::EventOutput {
-            guard, occurrence, ..
-        } => {
-            if let crate::cost::EventGuard::Guard(k) = guard {
-                if k >= ng {
-                    return bad(format!("guard {k}: the system has {ng} guards"));
-                }
-            }
-            if occurrence == 0 {
-                return bad("occurrence 0: occurrences count from 1".into());
-            }
-            if let ConstraintKind::EventOutput { output: o, .. } = *kind {
-                output(o)?;
-            }
-            Ok(())
-        }
-        ConstraintKind::Terminal { output: o }
-        | ConstraintKind::Integral { output: o }
-        | ConstraintKind::Path { output: o } => output(o),
-        ConstraintKind::Parameter { index } if index >= ntheta => bad(format!(
-            "θ index {index} of a `parameter` constraint: θ has {ntheta} entries"
-        )),
-        ConstraintKind::Parameter { .. } | ConstraintKind::FinalTime => Ok(()),
-    }
+    kind.check(&setup.dims, ntheta).map_err(|b| {
+        ConstrainedError::Index(format!(
+            "{} {} of a `{}` constraint: {}",
+            b.what,
+            b.index,
+            kind.name(),
+            b.valid
+        ))
+        .into()
+    })
 }
 
 /// A free final time needs a horizon that ends at T (no `stop_after` event) and controls
@@ -422,7 +395,7 @@ pub(crate) fn end_rates<S: HybridSystem>(
                     } else {
                         0.0
                     };
-                    terminal + term.time_value(1.0)
+                    terminal + term.time_slope(setup.t_end)
                 })
                 .sum();
             running + ends

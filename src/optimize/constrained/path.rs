@@ -18,7 +18,7 @@
 
 use super::nlp::Nlp;
 use super::point::{PathRow, Point, RowAt};
-use crate::cost::{EventGuard, Objective, Term};
+use crate::cost::{EventGuard, Objective, Quantity, Term};
 use crate::error::Error;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
@@ -85,16 +85,15 @@ impl<S: HybridSystem> Nlp<'_, '_, S> {
         let mut terms = Vec::new();
         for e in &chosen {
             match e.at {
-                RowAt::BeforeEvent { .. } => terms.push(Term::EventOutput {
-                    guard: EventGuard::Any,
-                    occurrence: e.event + 1,
-                    output,
-                    weight: 1.0,
-                }),
-                RowAt::End => terms.push(Term::Terminal {
-                    output,
-                    weight: 1.0,
-                }),
+                RowAt::BeforeEvent { .. } => terms.push(Term::plain(
+                    Quantity::EventOutput {
+                        guard: EventGuard::Any,
+                        occurrence: e.event + 1,
+                        output,
+                    },
+                    1.0,
+                )),
+                RowAt::End => terms.push(Term::plain(Quantity::Terminal { output }, 1.0)),
                 _ => {}
             }
         }
@@ -120,10 +119,7 @@ impl<S: HybridSystem> Nlp<'_, '_, S> {
                 RowAt::Interior { .. } => {
                     let mut s = setup.with_objectives(vec![Objective::new(
                         "path",
-                        vec![Term::Terminal {
-                            output,
-                            weight: 1.0,
-                        }],
+                        vec![Term::plain(Quantity::Terminal { output }, 1.0)],
                     )]);
                     s.t_end = e.t;
                     let w = evaluate(&s, theta, GradientMethod::Adjoint)?;

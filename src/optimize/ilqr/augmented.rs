@@ -25,7 +25,7 @@ use super::layout::Layout;
 use super::stage::Stages;
 use super::IlqrError;
 use crate::constraint::{ConstraintKind, Constraints};
-use crate::cost::{EventGuard, Term};
+use crate::cost::{EventGuard, Quantity, Term};
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::constrained::kkt::{kkt, Kkt};
@@ -86,7 +86,7 @@ fn augmented_plan<S: HybridSystem>(
             rho,
         };
         let output = match (c.kind, row.label.at) {
-            (ConstraintKind::FinalTime, _) => continue,
+            (ConstraintKind::Quantity(Quantity::FinalTime), _) => continue,
             (ConstraintKind::Path { output }, _) => output,
             (_, _) => {
                 let term = c.objective().expect("a whole row has a functional").terms[0].clone();
@@ -101,10 +101,7 @@ fn augmented_plan<S: HybridSystem>(
         let e = found[ci]
             .as_ref()
             .and_then(|v| v.iter().find(|e| e.at == row.label.at).copied());
-        let terminal = Term::Terminal {
-            output,
-            weight: 1.0,
-        };
+        let terminal = Term::plain(Quantity::Terminal { output }, 1.0);
         match (row.label.at, e) {
             (RowAt::Interior { .. }, Some(e)) => plan.points.push((
                 e.t,
@@ -114,12 +111,14 @@ fn augmented_plan<S: HybridSystem>(
                 },
             )),
             (RowAt::BeforeEvent { .. }, Some(e)) => {
-                let term = Term::EventOutput {
-                    guard: EventGuard::Any,
-                    occurrence: e.event + 1,
-                    output,
-                    weight: 1.0,
-                };
+                let term = Term::plain(
+                    Quantity::EventOutput {
+                        guard: EventGuard::Any,
+                        occurrence: e.event + 1,
+                        output,
+                    },
+                    1.0,
+                );
                 plan.constraint(term, form, &c.name)?
             }
             (RowAt::End, _) => plan.constraint(terminal, form, &c.name)?,

@@ -19,7 +19,7 @@
 //! [`ControlGrid::gram_interval`]: crate::control::ControlGrid::gram_interval
 
 use super::error::IlqrError;
-use crate::cost::{EventGuard, Objective, Term};
+use crate::cost::{EventGuard, Law, Objective, Quantity, Term};
 
 /// How a component's value q becomes stage cost.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -143,16 +143,15 @@ impl Plan {
     /// the constraint in the error for an integral (a sum over every stage, whose
     /// augmented term is no stage-wise cost).
     pub fn constraint(&mut self, term: Term, form: Form, name: &str) -> Result<(), IlqrError> {
+        let quantity = term.quantity().copied();
         let piece = Piece { term, form };
-        match piece.term {
-            Term::Terminal { .. } => self.terminal.push(piece),
-            Term::EventTime {
-                guard, occurrence, ..
+        match quantity {
+            Some(q) if q.is_terminal() => self.terminal.push(piece),
+            Some(q) if q.event().is_some() => {
+                let (guard, occurrence) = q.event().expect("an event quantity");
+                self.events.push((piece, guard, occurrence))
             }
-            | Term::EventOutput {
-                guard, occurrence, ..
-            } => self.events.push((piece, guard, occurrence)),
-            Term::Parameter { index, .. } => self.on_theta.push((index, form)),
+            Some(Quantity::Parameter { index }) => self.on_theta.push((index, form)),
             _ => {
                 return Err(IlqrError::Constraint {
                     name: name.to_string(),
@@ -164,80 +163,12 @@ impl Plan {
     }
 
     fn add(&mut self, term: &Term) -> Result<(), IlqrError> {
-        let plain = |t: &Term| Piece {
-            term: t.clone(),
-            form: Form::Plain,
-        };
-        let squared = |t: Term, target: f64, weight: f64| Piece {
-            term: t,
-            form: Form::Squared { target, weight },
-        };
         match *term {
             Term::Effort { weight } => self.running.push(Piece {
                 term: term.clone(),
                 form: Form::Effort { weight },
             }),
-            Term::Integral { .. } => self.running.push(plain(term)),
-            Term::Terminal { .. } => self.terminal.push(plain(term)),
-            Term::TerminalSquared {
-                output,
-                target,
-                weight,
-            } => self.terminal.push(squared(
-                Term::Terminal {
-                    output,
-                    weight: 1.0,
-                },
-                target,
-                weight,
-            )),
-            Term::EventTime {
-                guard, occurrence, ..
-            }
-            | Term::EventOutput {
-                guard, occurrence, ..
-            } => self.events.push((plain(term), guard, occurrence)),
-            Term::EventTimeSquared {
-                guard,
-                occurrence,
-                target,
-                weight,
-            } => {
-                let t = Term::EventTime {
-                    guard,
-                    occurrence,
-                    weight: 1.0,
-                };
-                self.events
-                    .push((squared(t, target, weight), guard, occurrence))
-            }
-            Term::EventOutputSquared {
-                guard,
-                occurrence,
-                output,
-                target,
-                weight,
-            } => {
-                let t = Term::EventOutput {
-                    guard,
-                    occurrence,
-                    output,
-                    weight: 1.0,
-                };
-                self.events
-                    .push((squared(t, target, weight), guard, occurrence))
-            }
-            Term::Parameter { index, weight } => {
-                self.on_theta.push((index, Form::Linear { weight }))
-            }
-            Term::ParameterSquared {
-                index,
-                target,
-                weight,
-            } => self
-                .on_theta
-                .push((index, Form::Squared { target, weight })),
-            Term::IntegralSquared { .. } => return Err(unsupported("integral_squared")),
+            Term::Weighed { quantity, law } => self.add_weighed(term, quantity, law)?,
             Term::Track { .. } => return Err(unsupported("track")),
             Term::Data { .. } => {
                 return Err(IlqrError::Term {
@@ -245,12 +176,44 @@ impl Plan {
                     why: "a fit's residuals: use gauss_newton",
                 })
             }
-            Term::FinalTime { .. } => {
-                return Err(IlqrError::Term {
-                    kind: "final_time",
-                    why: "the stages need a fixed horizon",
-                })
-            }
+        }
+        Ok(())
+    }
+
+    /// A weighed term: plain, its weight inside q; squared, q its quantity at weight 1; a
+    /// term on θ itself by its index.
+    fn add_weighed(&mut self, term: &Term, q: Quantity, law: Law) -> Result<(), IlqrError> {
+        if q == Quantity::FinalTime {
+            return Err(IlqrError::Term {
+                kind: "final_time",
+                why: "the stages need a fixed horizon",
+            });
+        }
+        if let Some(index) = q.parameter() {
+            let form = match law {
+                Law::Plain { weight } => Form::Linear { weight },
+                Law::Squared { target, weight } => Form::Squared { target, weight },
+            };
+            self.on_theta.push((index, form));
+            return Ok(());
+        }
+        let piece = match law {
+            Law::Plain { .. } => Piece {
+                term: term.clone(),
+                form: Form::Plain,
+            },
+            Law::Squared { .. } if q.is_running() => return Err(unsupported("integral_squared")),
+            Law::Squared { target, weight } => Piece {
+                term: Term::plain(q, 1.0),
+                form: Form::Squared { target, weight },
+            },
+        };
+        if q.is_running() {
+            self.running.push(piece);
+        } else if q.is_terminal() {
+            self.terminal.push(piece);
+        } else if let Some((guard, occurrence)) = q.event() {
+            self.events.push((piece, guard, occurrence));
         }
         Ok(())
     }
@@ -279,9 +242,10 @@ pub(crate) fn stage_pieces(
     for (i, (piece, guard, occurrence)) in plan.events.iter().enumerate() {
         let here = fired.iter().filter(|&&g| guard.counts(g)).count();
         if before[i] < *occurrence && *occurrence <= before[i] + here {
-            let mut p = piece.clone();
-            set_occurrence(&mut p.term, occurrence - before[i]);
-            out.push(p);
+            out.push(Piece {
+                term: piece.term.with_occurrence(occurrence - before[i]),
+                form: piece.form,
+            });
         }
         before[i] += here;
     }
@@ -296,13 +260,6 @@ pub(crate) fn objectives(pieces: &[Piece]) -> Vec<Objective> {
         .enumerate()
         .map(|(i, p)| Objective::new(&format!("piece{i}"), vec![p.term.clone()]))
         .collect()
-}
-
-/// `term` naming occurrence `local` of its guard.
-fn set_occurrence(term: &mut Term, local: usize) {
-    if let Term::EventTime { occurrence, .. } | Term::EventOutput { occurrence, .. } = term {
-        *occurrence = local;
-    }
 }
 
 /// The event terms that no stage placed: (guard, occurrence, firings counted).

@@ -14,7 +14,7 @@
 //!
 //! // the ball's restitution e and throw v0 that keep it nearest y = 0.5 over [0, 2]
 //! // (θ = g, e, c, y0, v0), by 4 shooting segments with the impacts free inside them
-//! let cost = Objective::new("f", vec![Term::IntegralSquared { output: 0, target: 0.5, weight: 1.0 }]);
+//! let cost = Objective::new("f", vec![Term::squared(Quantity::Integral { output: 0 }, 0.5, 1.0)]);
 //! let setup = Setup::builder(&BouncingBall).horizon(0.0, 2.0).objective(cost)
 //!     .tolerances(1e-12, 1e-12).build();
 //! let theta = [

@@ -22,6 +22,7 @@ use super::settings::Closure;
 use super::split;
 use crate::constraint::{ConstraintKind, Constraints};
 use crate::cost::Objective;
+use crate::cost::Quantity;
 use crate::error::Error;
 use crate::integrate::Stats;
 use crate::model::HybridSystem;
@@ -421,12 +422,17 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
         for (ci, c) in self.constraints.list.iter().enumerate() {
             let (lower, upper) = c.limits();
             let (value, grad) = match (c.kind, self.objective_of[ci], at_t) {
-                (ConstraintKind::FinalTime, _, Some(it)) => {
+                (ConstraintKind::Quantity(Quantity::FinalTime), _, Some(it)) => {
                     let mut g = vec![0.0; n];
                     g[it] = 1.0;
                     (x[it], g)
                 }
-                (ConstraintKind::Path { .. } | ConstraintKind::FinalTime, _, _) | (_, None, _) => {
+                (
+                    ConstraintKind::Path { .. } | ConstraintKind::Quantity(Quantity::FinalTime),
+                    _,
+                    _,
+                )
+                | (_, None, _) => {
                     unreachable!("rejected when the problem was built")
                 }
                 (_, Some(o), _) => (values[o], grads[o].clone()),

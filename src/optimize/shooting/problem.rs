@@ -8,6 +8,7 @@ use super::nlp::{self, ShootingNlp};
 use super::nodes;
 use super::settings::{Closure, Shooting};
 use crate::constraint::{ConstraintKind, Constraints};
+use crate::cost::Quantity;
 use crate::error::Error;
 use crate::model::HybridSystem;
 use crate::optimize::constrained::nlp::{free_bounds, functionals};
@@ -91,7 +92,7 @@ fn supported<S: HybridSystem>(
                     "bound the output at events or at the end (`event_output`, `terminal`), or use single shooting",
                 )
             }
-            ConstraintKind::FinalTime if constraints.free_time.is_none() => {
+            ConstraintKind::Quantity(Quantity::FinalTime) if constraints.free_time.is_none() => {
                 return no(
                     "a `final_time` constraint with a fixed t_end",
                     "make t_end free ([simulation] t_end = { value, optimize = true, lower, upper })",

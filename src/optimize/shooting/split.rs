@@ -16,7 +16,7 @@
 //! functional that no smooth solver survives. At convergence the firings are counted
 //! again; if a term moved, the SQP runs again from there with the new placement.
 
-use crate::cost::{Objective, Term};
+use crate::cost::{Objective, Quantity};
 use crate::error::Error;
 use crate::model::Dims;
 
@@ -67,7 +67,7 @@ pub(super) fn split(
                     if count + here >= occurrence {
                         out[k][i]
                             .terms
-                            .push(with_occurrence(term, occurrence - count));
+                            .push(term.with_occurrence(occurrence - count));
                         placement.push((i, ti, k, occurrence - count));
                         placed = true;
                         break;
@@ -86,7 +86,7 @@ pub(super) fn split(
                         t1: horizon.1,
                     });
                 }
-            } else if term.is_terminal() || matches!(term, Term::FinalTime { .. }) {
+            } else if term.is_terminal() || term.quantity() == Some(&Quantity::FinalTime) {
                 out[last][i].terms.push(term.clone());
             } else {
                 // parameter terms: the first segment's θ is the problem's
@@ -95,17 +95,4 @@ pub(super) fn split(
         }
     }
     Ok((out, placement))
-}
-
-/// `term` naming occurrence `local` of its guard instead.
-fn with_occurrence(term: &Term, local: usize) -> Term {
-    let mut t = term.clone();
-    match &mut t {
-        Term::EventTime { occurrence, .. }
-        | Term::EventTimeSquared { occurrence, .. }
-        | Term::EventOutput { occurrence, .. }
-        | Term::EventOutputSquared { occurrence, .. } => *occurrence = local,
-        _ => unreachable!("only event terms have an occurrence"),
-    }
-    t
 }

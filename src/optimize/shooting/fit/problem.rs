@@ -94,7 +94,7 @@ pub(super) fn segment_objective(
                     weight: *weight,
                 });
             }
-            Term::ParameterSquared { .. } if k == 0 => terms.push(t.clone()),
+            t if t.is_parameter_squared() && k == 0 => terms.push(t.clone()),
             _ => {}
         }
     }
