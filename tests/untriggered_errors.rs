@@ -508,11 +508,7 @@ fn a_guess_in_the_wrong_mode_is_refused_at_the_end() {
     use hybridopt::systems::SwitchedLinear;
     let cost = Objective::new(
         "f",
-        vec![Term::TerminalSquared {
-            output: 0,
-            target: 0.3,
-            weight: 1.0,
-        }],
+        vec![Term::squared(Quantity::Terminal { output: 0 }, 0.3, 1.0)],
     );
     let setup = Setup::builder(&SwitchedLinear)
         .horizon(0.0, 2.0)
