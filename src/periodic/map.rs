@@ -119,6 +119,8 @@ pub(super) struct Miss {
     pub zero_tol: f64,
     /// What is wrong and what to give instead.
     pub hint: &'static str,
+    /// The same, for a miss too large to be moved onto the section (`projection.rs`).
+    pub far_hint: &'static str,
 }
 
 impl Miss {
@@ -144,13 +146,13 @@ pub(super) fn miss<S: HybridSystem>(
     let guards = sys.dims().guards;
     let info = &guards[k];
     let tol = opts.events.zero_tol;
-    let (off, hint) = match (&sec.kind, info.direction) {
-        (SectionKind::Hyperplane(_), _) => {
-            (g.abs() > tol, "give a state on the hyperplane n·x = c")
+    let (off, hint, far_hint) = match (&sec.kind, info.direction) {
+        (SectionKind::Hyperplane(_), _) => (g.abs() > tol, HYPERPLANE_HINT, HYPERPLANE_FAR_HINT),
+        (_, crate::model::Direction::Rising) => (g < -tol, AFTER_RESET_HINT, AFTER_RESET_FAR_HINT),
+        (_, crate::model::Direction::Falling) => (g > tol, AFTER_RESET_HINT, AFTER_RESET_FAR_HINT),
+        (_, crate::model::Direction::Either) => {
+            (g.abs() > tol, AFTER_RESET_HINT, AFTER_RESET_FAR_HINT)
         }
-        (_, crate::model::Direction::Rising) => (g < -tol, AFTER_RESET_HINT),
-        (_, crate::model::Direction::Falling) => (g > tol, AFTER_RESET_HINT),
-        (_, crate::model::Direction::Either) => (g.abs() > tol, AFTER_RESET_HINT),
     };
     // on the firing side, a start after a reset may still be the reset's image of a point
     // on the surface (a reset that maps off the surface): that is on the section. The
@@ -164,10 +166,27 @@ pub(super) fn miss<S: HybridSystem>(
         value: g,
         zero_tol: tol,
         hint,
+        far_hint,
     })
 }
 
-const AFTER_RESET_HINT: &str = "on the side from which it fires and not the reset's image of a point on the guard's surface; give a state just after the reset (the reset's image of a state where the guard is zero)";
+/// The hints of an off-section start ([`Miss::hint`]), and of one too far off to be moved
+/// onto the section ([`Miss::far_hint`]; the bound is `projection.rs`'s `MAX_MISS`).
+macro_rules! hints {
+    ($($name:ident, $far:ident: $text:literal;)*) => {
+        $(
+            const $name: &str = $text;
+            const $far: &str = concat!(
+                $text,
+                "; it misses by more than 1 % of 1 + max|x|: too far from the section to be moved onto it"
+            );
+        )*
+    };
+}
+hints! {
+    HYPERPLANE_HINT, HYPERPLANE_FAR_HINT: "give a state on the hyperplane n·x = c";
+    AFTER_RESET_HINT, AFTER_RESET_FAR_HINT: "on the side from which it fires and not the reset's image of a point on the guard's surface; give a state just after the reset (the reset's image of a state where the guard is zero)";
+}
 
 /// Which Jacobians a return-map evaluation computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

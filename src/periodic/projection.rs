@@ -45,7 +45,6 @@ pub struct GuessProjection {
     pub start: Vec<f64>,
 }
 
-const FAR_HINT: &str = "too far from the section to be moved onto it (a miss of at most 1 % of 1 + max|x| is projected); give a state on the section";
 const STUCK_HINT: &str =
     "the projection onto the guard's surface did not converge; give a state on the section";
 
@@ -60,7 +59,7 @@ pub fn onto_section<S: HybridSystem>(
     };
     let scale = 1.0 + x.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     if !(m.value.abs() <= MAX_MISS * scale) {
-        return Err(m.refused(x, FAR_HINT));
+        return Err(m.refused(x, m.far_hint));
     }
     let k = aug.section_guard;
     let fixed: Vec<usize> = (0..x.len()).filter(|i| !sec.free.contains(i)).collect();
