@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// Builds a [`Setup`] step by step (see [`Setup::builder`]).
 ///
 /// ```
-/// use hybridopt::cost::{Objective, Term};
+/// use hybridopt::cost::{Objective, Quantity, Term};
 /// use hybridopt::setup::Setup;
 /// use hybridopt::systems::BouncingBall;
 ///
