@@ -160,6 +160,7 @@ fn every_relative_link_resolves() {
 const OTHER_TOOLS: &[&str] = &[
     // cargo and the test harness
     "--release",
+    "--workspace",
     "--test",
     "--bench",
     "--doc",
@@ -173,6 +174,8 @@ const OTHER_TOOLS: &[&str] = &[
     "--path",
     // pip, maturin
     "--no-build-isolation",
+    // scripts/mutants.sh
+    "--list",
     // Slurm
     "--job-name",
     "--array",
