@@ -134,14 +134,7 @@ impl<S: HybridSystem> PeriodicLqr<'_, S> {
             if i == last {
                 return Ok(self.closing.clone());
             }
-            let e = &lqr.nominal.events[i];
-            Jump::from_record(&lqr.setup, &lqr.nominal, i, &lqr.theta)
-                .map(|j| j.xi)
-                .map_err(|source| Error::Model {
-                    t: e.t,
-                    mode: lqr.setup.dims().mode_name(e.before.mode),
-                    source,
-                })
+            lqr.saltation(i)
         };
         lqr.transition_with(&xi, feedback)
     }
