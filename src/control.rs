@@ -173,6 +173,13 @@ impl ControlGrid {
     pub fn gram_interval(&self, i: usize) -> (Vec<usize>, Vec<Vec<f64>>) {
         let h = (self.t1 - self.t0) / self.intervals as f64;
         let a = self.t0 + h * i as f64;
+        self.gram_part(i, a, h)
+    }
+
+    /// The same Gram matrix over the part `[a, a + h]` of interval `i`,
+    /// `G_pq = ∫_a^{a+h} φ_{a_p} φ_{a_q} dt` (exact likewise: one polynomial piece; a free
+    /// final time ends the last interval inside it).
+    pub fn gram_part(&self, i: usize, a: f64, h: f64) -> (Vec<usize>, Vec<Vec<f64>>) {
         let first = self.active::<f64>(i, a);
         let idx = first.idx[..first.n].to_vec();
         let mut g = vec![vec![0.0; idx.len()]; idx.len()];

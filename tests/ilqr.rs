@@ -7,7 +7,7 @@
 //! refusals.
 
 use crate::common;
-use hybridopt::optimize::{IlqrError, IlqrStages};
+use hybridopt::optimize::{constrained_point, IlqrError, IlqrStages, StageJacobians};
 use hybridopt::prelude::*;
 use hybridopt::sensitivity::evaluate;
 use nalgebra::{DMatrix, DVector};
@@ -101,6 +101,51 @@ fn thrust_at_varied_thrust() -> Problem {
     p
 }
 
+/// The worst gap of stage k's `Φ_z, Φ_u, ℓ_z, ℓ_u` (`j`) from central differences (step
+/// 1e-5) of its plain runs at θ `th`, relative to each column's largest entry (the cost's
+/// to its own size): the columns over the state, then the carried and the new entries of θ.
+fn stage_vs_central_differences<S: HybridSystem>(
+    stages: &IlqrStages<'_, '_, S>, k: usize, j: &StageJacobians, th: &[f64],
+) -> f64 {
+    let h = 1e-5;
+    let nx = j.x.len();
+    let mut cols: Vec<(Option<usize>, Option<usize>, DVector<f64>, f64)> = vec![];
+    for c in 0..nx {
+        cols.push((Some(c), None, j.fz.column(c).into_owned(), j.lz[c]));
+    }
+    for (c, &q) in j.carried.iter().enumerate() {
+        cols.push((
+            None,
+            Some(q),
+            j.fz.column(nx + c).into_owned(),
+            j.lz[nx + c],
+        ));
+    }
+    for (c, &q) in j.new.iter().enumerate() {
+        cols.push((None, Some(q), j.fu.column(c).into_owned(), j.lu[c]));
+    }
+    let mut worst = 0.0f64;
+    for (xi, qi, col, l) in cols {
+        let run = |s: f64| {
+            let (mut x, mut t) = (j.x.clone(), th.to_vec());
+            if let Some(c) = xi {
+                x[c] += s;
+            }
+            if let Some(q) = qi {
+                t[q] += s;
+            }
+            stages.run_stage(k, &x, &t).unwrap()
+        };
+        let ((ep, cp), (em, cm)) = (run(h), run(-h));
+        let scale = col.amax().max(1.0);
+        for r in 0..nx {
+            worst = worst.max(((ep[r] - em[r]) / (2.0 * h) - col[r]).abs() / scale);
+        }
+        worst = worst.max(((cp - cm) / (2.0 * h) - l).abs() / l.abs().max(1.0));
+    }
+    worst
+}
+
 /// Every stage's `Φ_z, Φ_u, ℓ_z, ℓ_u` of thrust_control against central differences of
 /// the stage's plain runs (step 1e-5), the stages with an impact among them: the
 /// saltation at the true event time and the event-time shift are in the Jacobians.
@@ -119,45 +164,10 @@ fn stage_jacobians_through_impacts_match_central_differences() {
         .collect();
     let stages = IlqrStages::new(&setup, &p.theta).unwrap();
     let jac = stages.jacobians().unwrap();
-    let h = 1e-5;
     let (mut worst, mut with_impact) = (0.0f64, 0);
     for (k, j) in jac.iter().enumerate() {
         with_impact += events.iter().filter(|&&t| t > j.t0 && t < j.t1).count();
-        // the columns: the state entries, then the carried and the new coefficients
-        let nx = j.x.len();
-        let mut cols: Vec<(Option<usize>, Option<usize>, DVector<f64>, f64)> = vec![];
-        for c in 0..nx {
-            cols.push((Some(c), None, j.fz.column(c).into_owned(), j.lz[c]));
-        }
-        for (c, &q) in j.carried.iter().enumerate() {
-            cols.push((
-                None,
-                Some(q),
-                j.fz.column(nx + c).into_owned(),
-                j.lz[nx + c],
-            ));
-        }
-        for (c, &q) in j.new.iter().enumerate() {
-            cols.push((None, Some(q), j.fu.column(c).into_owned(), j.lu[c]));
-        }
-        for (xi, qi, col, l) in cols {
-            let run = |s: f64| {
-                let (mut x, mut t) = (j.x.clone(), th.clone());
-                if let Some(c) = xi {
-                    x[c] += s;
-                }
-                if let Some(q) = qi {
-                    t[q] += s;
-                }
-                stages.run_stage(k, &x, &t).unwrap()
-            };
-            let ((ep, cp), (em, cm)) = (run(h), run(-h));
-            let scale = col.amax().max(1.0);
-            for r in 0..nx {
-                worst = worst.max(((ep[r] - em[r]) / (2.0 * h) - col[r]).abs() / scale);
-            }
-            worst = worst.max(((cp - cm) / (2.0 * h) - l).abs() / l.abs().max(1.0));
-        }
+        worst = worst.max(stage_vs_central_differences(&stages, k, j, &th));
     }
     println!(
         "stage Jacobians vs central differences: {worst:.2e} ({with_impact} stages with an impact)"
@@ -191,6 +201,150 @@ fn implied_gradient_equals_the_adjoint() {
         assert!(worst < 2e-11, "{worst:.3e}");
         assert!(cost_gap < 2e-13, "{cost_gap:.3e}");
     }
+}
+
+/// thrust_control's cost at a varied thrust with its final time free at `t` (the grid spans
+/// [0, 2.5]): 2.36 ends the last stage inside interval 55, 2.3813 makes it run over
+/// intervals 55 and 56 (layout.rs: from τ_m = max{τ_j ≤ T − h/2}).
+const FREE_ENDS: [f64; 2] = [2.36, 2.3813];
+
+fn free_time(t: f64) -> Constraints {
+    Constraints {
+        list: vec![],
+        free_time: Some(FreeTime {
+            value: t,
+            lower: 0.5,
+            upper: 2.5,
+        }),
+    }
+}
+
+/// A free final time: the stages' Jacobians, T's column among them (`∂x(T)/∂T = f(T⁻)`,
+/// `∂ℓ/∂T = L(T⁻) + Φ_y ẏ`), against central differences of the stages' plain runs, on
+/// the last two stages (the last over part of one interval, then over two).
+/// Measured: 4.0e-9 and 1.2e-9 at worst (the differences' truncation: the same test over a
+/// fixed horizon measures 8e-10).
+#[test]
+fn free_final_time_stage_jacobians_match_central_differences() {
+    let p = thrust_at_varied_thrust();
+    let setup = p.setup().unwrap();
+    for t in FREE_ENDS {
+        let stages = IlqrStages::with_free_time(&setup, &p.theta, (t, 0.5, 2.5)).unwrap();
+        let mut th: Vec<f64> = p.theta.iter().map(|e| e.value).collect();
+        th.push(t);
+        let jac = stages.jacobians().unwrap();
+        let n = jac.len();
+        let last = &jac[n - 1];
+        assert_eq!(last.t1, t);
+        assert_eq!(last.new.last(), Some(&p.theta.len()), "T is the last stage's decision");
+        let worst = (n - 2..n)
+            .map(|k| stage_vs_central_differences(&stages, k, &jac[k], &th))
+            .fold(0.0f64, f64::max);
+        println!("T = {t}: last stage [{}, {}], new {:?}: {worst:.2e}", last.t0, last.t1, last.new);
+        assert!(worst < 1e-7, "{worst:.3e}");
+    }
+}
+
+/// A free final time: the gradient the stages imply (the discrete adjoint over the
+/// stages, T's entry from the last stage) equals the SQP's (the continuous adjoint, and
+/// `dψ/dT` from the run's end), and T's entry a central difference of the whole run's cost
+/// (step 1e-5); the stages' summed cost equals the run's. Measured: coefficients 1.7e-12
+/// and 6.3e-13; T 2.4e-14 and 3.3e-13 vs the SQP, 6.6e-9 and 1.1e-8 vs the difference
+/// (its truncation and the runs' error over 2h); costs 9.1e-15 and 9.0e-15 apart.
+#[test]
+fn free_final_time_implied_gradient_equals_the_adjoint_and_fd() {
+    let p = thrust_at_varied_thrust();
+    let setup = p.setup().unwrap();
+    let nth = p.theta.len();
+    for t in FREE_ENDS {
+        let stages = IlqrStages::with_free_time(&setup, &p.theta, (t, 0.5, 2.5)).unwrap();
+        let g = stages.gradient().unwrap();
+        let at = |v: f64| constrained_point(&setup, &p.theta, &free_time(v), GradientMethod::Adjoint).unwrap();
+        let sqp = at(t);
+        assert_eq!(sqp.variables.last().map(String::as_str), Some("t_end"));
+        let coefs = common::worst_component(&g[5..nth], &sqp.cost_gradient[..nth - 5], 0.0).0;
+        let dt = *sqp.cost_gradient.last().unwrap();
+        let h = 1e-5;
+        let fd = (at(t + h).cost - at(t - h).cost) / (2.0 * h);
+        let (vs_sqp, vs_fd) = ((g[nth] - dt).abs() / dt.abs(), (g[nth] - fd).abs() / dt.abs());
+        let cost_gap = (stages.cost() - sqp.cost).abs() / sqp.cost;
+        println!(
+            "T = {t}: coefficients {coefs:.2e}; dψ/dT = {:.6} vs SQP {vs_sqp:.2e}, vs FD {vs_fd:.2e}; costs {cost_gap:.2e}",
+            g[nth]
+        );
+        assert!(coefs < 5e-11, "{coefs:.3e}");
+        assert!(vs_sqp < 1e-11, "{vs_sqp:.3e}");
+        assert!(vs_fd < 3e-7, "{vs_fd:.3e}");
+        assert!(cost_gap < 2e-13, "{cost_gap:.3e}");
+    }
+}
+
+/// `thrust_min_time` (minimize T; y(T) = 0.8; the thrust bang–bang, so the problem has
+/// several KKT points): the DDP, θ extended by T, started at the SQP's optimum stays there,
+/// and started from T = 1.5 ends at another KKT point, T = 1.0423 (below the SQP's 1.1919
+/// from any of the starts 1.2, 1.5, 2.0, 2.5), which the SQP started there keeps. Each
+/// solver's KKT test (the SQP's rows and multipliers, the continuous adjoint's gradients)
+/// holds at the other's point. Measured: at the SQP's point |ΔT| 2.0e-12, max|Δc| 1.1e-10
+/// over the coefficients active before T; at the DDP's |ΔT| 1.3e-11, KKT 9.6e-10.
+#[test]
+fn ddp_with_a_free_final_time_meets_the_sqp_at_its_kkt_points() {
+    let load = |t0: f64| {
+        let text = std::fs::read_to_string("problems/thrust_min_time.toml")
+            .unwrap()
+            .replace("t_end = { value = 2.5", &format!("t_end = {{ value = {t0}"));
+        let mut p = Problem::parse(&text, Path::new("problems/x.toml")).unwrap();
+        p.optimizer.max_iters = 1000;
+        p
+    };
+    // the SQP at tol_kkt 1e-10, the DDP at the file's 1e-8 (its augmented Lagrangian's
+    // inner solves do not reach 1e-10: 40 outer iterations end at KKT 9e-9)
+    let solve = |p: &Problem, solver: SolverKind| {
+        let mut q = p.clone();
+        q.optimizer.solver = solver;
+        if solver == SolverKind::Lbfgs {
+            q.optimizer.tol_kkt = 1e-10;
+        }
+        let setup = q.setup().unwrap();
+        q.optimize(&setup, &q.theta, None).unwrap()
+    };
+    // p restarted at r's point: θ's values and T's
+    let at = |p: &Problem, r: &OptimizeResult| {
+        let mut q = p.clone();
+        for (e, v) in q.theta.iter_mut().zip(&r.theta_final) {
+            e.value = *v;
+        }
+        let t = r.constrained.as_ref().unwrap().t_end_final.unwrap();
+        q.constraints.free_time.as_mut().unwrap().value = t;
+        q
+    };
+    let t_of = |r: &OptimizeResult| r.constrained.as_ref().unwrap().t_end_final.unwrap();
+    // the coefficients whose hat function reaches before T (h = 0.25, node j at j·h)
+    let active_gap = |a: &OptimizeResult, b: &OptimizeResult| {
+        let t = t_of(b);
+        (0..13)
+            .filter(|&j| (j as f64 - 1.0) * 0.25 < t)
+            .map(|j| (a.theta_final[5 + j] - b.theta_final[5 + j]).abs())
+            .fold(0.0f64, f64::max)
+    };
+    let p = load(2.5);
+    let sqp = solve(&p, SolverKind::Lbfgs);
+    let ddp = solve(&at(&p, &sqp), SolverKind::Ddp);
+    let (dt, dc) = ((t_of(&ddp) - t_of(&sqp)).abs(), active_gap(&ddp, &sqp));
+    println!("SQP T = {:.10}; the DDP from there: {ddp}\n|ΔT| {dt:.2e}, max|Δc| {dc:.2e}", t_of(&sqp));
+    assert!(sqp.converged() && ddp.converged(), "{sqp}\n{ddp}");
+    assert!((t_of(&sqp) - 1.19185).abs() < 1e-4, "{sqp}");
+    assert!(dt < 1e-9, "{dt:.3e}");
+    assert!(dc < 1e-7, "{dc:.3e}");
+
+    let ddp = solve(&load(1.5), SolverKind::Ddp);
+    let kkt = ddp.constrained.as_ref().unwrap().kkt_residual;
+    let sqp = solve(&at(&load(1.5), &ddp), SolverKind::Lbfgs);
+    let dt = (t_of(&ddp) - t_of(&sqp)).abs();
+    println!("the DDP from T = 1.5: {ddp}\nthe SQP from there: |ΔT| {dt:.2e}, KKT {kkt:.2e}");
+    assert!(ddp.converged(), "{ddp}");
+    assert!((t_of(&ddp) - 1.04226).abs() < 1e-4, "{ddp}");
+    assert!(kkt < 1e-8, "{kkt:.3e}");
+    assert!(dt < 1e-9, "{dt:.3e}");
 }
 
 /// The DDP on thrust_control reaches L-BFGS's optimum (tol_grad 1e-12; L-BFGS restarted
@@ -227,12 +381,10 @@ fn ddp_reaches_the_lbfgs_optimum_on_thrust_control() {
 }
 
 /// The problems the iLQR does not take are refused with a typed error naming what.
+/// (A free final time it takes: the tests above and below.)
 #[test]
-fn free_time_shooting_and_integral_constraints_are_refused() {
-    for (file, what) in [
-        ("thrust_min_time", "a free final time"),
-        ("compass_gait_four_steps", "a [shooting] table"),
-    ] {
+fn shooting_and_integral_constraints_are_refused() {
+    for (file, what) in [("compass_gait_four_steps", "a [shooting] table")] {
         let mut p = Problem::load(Path::new(&format!("problems/{file}.toml"))).unwrap();
         p.optimizer.solver = SolverKind::Ilqr;
         let setup = p.setup().unwrap();

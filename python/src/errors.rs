@@ -84,7 +84,7 @@ fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
         // the periodic-orbit solver (the gait optimizer of a `[periodic]` problem): `periodic_`
         // and the variant
         Error::Periodic(pe) => return (periodic_class(pe), variant_kind("periodic", pe)),
-        // a problem the iLQR / DDP does not take (constraints, a free final time, …)
+        // a problem the iLQR / DDP does not take (`[shooting]`, an integral constraint, …)
         Error::Ilqr(_) => ("InvalidInputError", "ilqr_unsupported"),
         Error::Internal(_) => ("HybridoptError", "internal"),
         Error::Interrupted => ("HybridoptError", "interrupted"),

@@ -152,14 +152,14 @@ def test_every_class_is_tested():
 
 
 def test_ilqr_unsupported(cli, problems, tmp_path):
-    """`solver = "ddp"` on a problem with a free final time: InvalidInputError, kind
+    """`solver = "ddp"` on a problem with a `[shooting]` table: InvalidInputError, kind
     ilqr_unsupported, the command line's message."""
-    text = (problems / "thrust_min_time.toml").read_text()
+    text = (problems / "compass_gait_periodic_walk.toml").read_text()
     f = tmp_path / "ddp.toml"
     f.write_text(text.replace("[optimizer]\n", '[optimizer]\nsolver = "ddp"\n', 1))
     p = hybridopt.Problem.from_file(f)
     with pytest.raises(hybridopt.InvalidInputError) as info:
         p.optimize()
     assert info.value.kind == "ilqr_unsupported"
-    assert "a free final time" in str(info.value)
+    assert "a [shooting] table" in str(info.value)
     assert str(info.value) == cli.error("optimize", f, "--out", tmp_path / "out")

@@ -86,7 +86,6 @@ fn augmented_plan<S: HybridSystem>(
             rho,
         };
         let output = match (c.kind, row.label.at) {
-            (ConstraintKind::Quantity(Quantity::FinalTime), _) => continue,
             (ConstraintKind::Path { output }, _) => output,
             (_, _) => {
                 let term = c.objective().expect("a whole row has a functional").terms[0].clone();
@@ -154,22 +153,19 @@ impl Outer {
     }
 }
 
-/// Minimizes the first objective of `setup` subject to `constraints` (no free final time)
+/// Minimizes the first objective of `setup` subject to `constraints` (and over a free final
+/// time, the last stage's decision: layout.rs)
 /// by the augmented Lagrangian around the iLQR / DDP of `settings.solver` (module docs).
 /// The result carries the SQP's constrained report (multipliers, KKT residual); its
 /// history has one row per outer iteration.
 ///
 /// Errors: those of [`super::optimize_ilqr`]; [`IlqrError::Constraint`] for an integral
-/// constraint; [`IlqrError::Unsupported`] for a free final time.
+/// constraint.
 pub fn optimize_ilqr_constrained<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints,
     settings: &OptimizerSettings, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
-    if constraints.free_time.is_some() {
-        let what = "a free final time";
-        return Err(IlqrError::Unsupported { what }.into());
-    }
     if setup.objectives.is_empty() {
         return Err(Error::NoObjective);
     }
@@ -177,18 +173,33 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
     let theta = &only.resolve_theta(theta)?;
     let nlp = Nlp::new(&only, theta, constraints, settings.gradient)?;
     let grid = only.controls.clone().ok_or(IlqrError::NoControls)?;
-    let layout = Layout::new(&grid, (only.t0, only.t_end), theta, only.np(), only.nx())?;
-    let base = Plan::new(&only.objectives[0])?;
-    let bound = |f: fn(&ThetaEntry) -> Option<f64>, open: f64| -> Vec<f64> {
-        theta.iter().map(|e| f(e).unwrap_or(open)).collect()
+    let (np, nx) = (only.np(), only.nx());
+    // a free final time: θ extended by T, the last stage's decision (layout.rs)
+    let (layout, time) = match constraints.free_time {
+        None => (Layout::new(&grid, (only.t0, only.t_end), theta, np, nx)?, None),
+        Some(ft) => {
+            let at = (ft.value, ft.upper);
+            let layout = Layout::free_time(&grid, only.t0, at, theta, np, nx)?;
+            (layout, Some((ft.lower, ft.upper)))
+        }
     };
-    let stages_with = |plan| Stages {
+    let base = Plan::new(&only.objectives[0], layout.time)?;
+    let bound = |f: fn(&ThetaEntry) -> Option<f64>, open: f64, side: fn((f64, f64)) -> f64| {
+        let mut b: Vec<f64> = theta.iter().map(|e| f(e).unwrap_or(open)).collect();
+        b.extend(time.map(side));
+        b
+    };
+    let (lower, upper) = (
+        bound(|e| e.lower, f64::NEG_INFINITY, |(lo, _)| lo),
+        bound(|e| e.upper, f64::INFINITY, |(_, hi)| hi),
+    );
+    let stages_with = |plan, t_end: f64| Stages {
         setup: &only,
-        layout: layout.clone(),
+        layout: layout.at_time(&grid, t_end),
         plan,
         grid: grid.clone(),
-        lower: bound(|e| e.lower, f64::NEG_INFINITY),
-        upper: bound(|e| e.upper, f64::INFINITY),
+        lower: lower.clone(),
+        upper: upper.clone(),
         second_order: settings.solver == SolverKind::Ddp,
     };
     let point = nlp.evaluate_at(&nlp.x0())?;
@@ -205,7 +216,7 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
     };
     o.record();
     let (outcome, text) = outer_loop(&nlp, &base, &stages_with, settings, progress, &mut o)?;
-    let rep = report(
+    let mut rep = report(
         &o.point,
         &o.lambda_vec(),
         o.kkt,
@@ -213,6 +224,7 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
         nlp.method,
         |out, b| path::extreme(&nlp, &o.point, out, b),
     );
+    rep.t_end_initial = constraints.free_time.map(|f| f.value);
     Ok(result(
         o,
         outcome,
@@ -225,21 +237,26 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
 }
 
 /// The outer iterations (module docs): how they ended.
-fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan) -> Stages<'s, 'a, S>>(
+fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, 'a, S>>(
     nlp: &Nlp<'_, '_, S>, base: &Plan, stages_with: &F, settings: &OptimizerSettings,
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>, o: &mut Outer,
 ) -> Result<(Outcome, String), Error> {
     let mut violation = o.point.max_violation();
     for outer in 1..=MAX_OUTER {
-        let stages = stages_with(augmented_plan(nlp, &o.point, base, &o.lambda, o.rho)?);
+        let plan = augmented_plan(nlp, &o.point, base, &o.lambda, o.rho)?;
+        let mut stages = stages_with(plan, o.point.t_end);
         let mut inner = settings.clone();
         inner.max_iters = settings.max_iters.saturating_sub(o.iterations);
         let tol = Some(0.1 * settings.tol_kkt);
-        let solved = stages.solve(&o.point.theta, &inner, tol, progress.clone())?;
+        // θ, extended by T with a free final time
+        let mut start = o.point.theta.clone();
+        start.extend(stages.layout.time.map(|_| o.point.t_end));
+        let solved = stages.solve(&start, &inner, tol, progress.clone())?;
         o.iterations += solved.iterations;
         o.calls.0 += solved.rollouts;
         o.calls.1 += solved.linearizations;
-        let x: Vec<f64> = nlp.free.iter().map(|&k| solved.best.theta[k]).collect();
+        let mut x: Vec<f64> = nlp.free.iter().map(|&k| solved.best.theta[k]).collect();
+        x.extend(stages.layout.time.map(|t| solved.best.theta[t]));
         let next = nlp.evaluate_at(&x)?;
         // the multipliers of the rows the inner solve saw, updated at its solution
         let lambda = update(&next, &o.lambda, o.rho);

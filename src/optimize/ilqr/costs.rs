@@ -13,8 +13,9 @@
 //! Running terms go to every stage, terminal terms to the last, the j-th firing of a
 //! guard to the stage where the rollout fires it (counted along the stages in order, as
 //! multiple shooting counts them), and terms on θ itself to the stage that decides the
-//! coefficient. Squared running terms (`integral_squared`, `track`), data terms and a
-//! final-time cost have no such form here: the solver refuses them.
+//! coefficient (a `final_time` term, with a free final time, on θ's entry T). Squared
+//! running terms (`integral_squared`, `track`) and data terms have no such form here: the
+//! solver refuses them.
 //!
 //! [`ControlGrid::gram_interval`]: crate::control::ControlGrid::gram_interval
 
@@ -126,12 +127,18 @@ pub(crate) struct Plan {
     /// with a `terminal` term), evaluated on the stage `τ_k < t ≤ τ_{k+1}` by a run over
     /// `[τ_k, t]`.
     pub points: Vec<(f64, Piece)>,
+    /// A free final time's index in the extended θ: a term on T is a term on that entry.
+    pub time: Option<usize>,
 }
 
 impl Plan {
-    /// The plan of `objective`, or the term it cannot take.
-    pub fn new(objective: &Objective) -> Result<Plan, IlqrError> {
-        let mut plan = Plan::default();
+    /// The plan of `objective` (with a free final time T at index `time` of the extended
+    /// θ), or the term it cannot take.
+    pub fn new(objective: &Objective, time: Option<usize>) -> Result<Plan, IlqrError> {
+        let mut plan = Plan {
+            time,
+            ..Plan::default()
+        };
         for term in &objective.terms {
             plan.add(term)?;
         }
@@ -152,6 +159,9 @@ impl Plan {
                 self.events.push((piece, guard, occurrence))
             }
             Some(Quantity::Parameter { index }) => self.on_theta.push((index, form)),
+            Some(Quantity::FinalTime) if self.time.is_some() => {
+                self.on_theta.push((self.time.expect("a free final time"), form))
+            }
             _ => {
                 return Err(IlqrError::Constraint {
                     name: name.to_string(),
@@ -183,13 +193,19 @@ impl Plan {
     /// A weighed term: plain, its weight inside q; squared, q its quantity at weight 1; a
     /// term on θ itself by its index.
     fn add_weighed(&mut self, term: &Term, q: Quantity, law: Law) -> Result<(), IlqrError> {
-        if q == Quantity::FinalTime {
-            return Err(IlqrError::Term {
-                kind: "final_time",
-                why: "the stages need a fixed horizon",
-            });
-        }
-        if let Some(index) = q.parameter() {
+        let on_theta = match q {
+            Quantity::FinalTime => match self.time {
+                Some(t) => Some(t),
+                None => {
+                    return Err(IlqrError::Term {
+                        kind: "final_time",
+                        why: "the final time is fixed (a constant cost)",
+                    })
+                }
+            },
+            _ => q.parameter(),
+        };
+        if let Some(index) = on_theta {
             let form = match law {
                 Law::Plain { weight } => Form::Linear { weight },
                 Law::Squared { target, weight } => Form::Squared { target, weight },

@@ -71,10 +71,13 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             .stages
             .iter()
             .map(|st| {
-                let b = |v: &[f64]| {
-                    DVector::from_iterator(st.new.len(), st.new.iter().map(|&q| v[q] - theta[q]))
+                let b = |side: fn((f64, f64)) -> f64| {
+                    DVector::from_iterator(
+                        st.new.len(),
+                        st.new.iter().map(|&q| side(self.bounds_of(q)) - theta[q]),
+                    )
                 };
-                (b(&self.lower), b(&self.upper))
+                (b(|(lo, _)| lo), b(|(_, hi)| hi))
             })
             .collect()
     }
@@ -125,11 +128,26 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         }
     }
 
+    /// A free final time's stages follow T (layout.rs): when the accepted rollout's T
+    /// belongs to another last stage, the layout is rebuilt and θ rolled out on it.
+    fn follow_time(&mut self, r: Rollout, rollouts: &mut u64) -> Result<Rollout, Error> {
+        let Some(t) = self.layout.time else {
+            return Ok(r);
+        };
+        let moved = self.layout.at_time(&self.grid, r.theta[t]);
+        if moved.same_stages(&self.layout) {
+            return Ok(r);
+        }
+        self.layout = moved;
+        *rollouts += 1;
+        self.rollout(&r.theta, None)
+    }
+
     /// The iterations from θ0 (module docs). Converged when ‖∇J‖ ≤ `tol` if given (the
     /// augmented Lagrangian's inner solves), else ≤ `tol_grad · ‖∇J₀‖ / first_step`
     /// (L-BFGS's test on its scaled cost, the same number).
     pub fn solve(
-        &self, theta0: &[f64], settings: &OptimizerSettings, tol: Option<f64>,
+        &mut self, theta0: &[f64], settings: &OptimizerSettings, tol: Option<f64>,
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<Solved, Error> {
         let ntheta = theta0.len();
@@ -196,7 +214,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
                         .map(|&q| (r.theta[q] - nominal.theta[q]).powi(2))
                         .sum::<f64>()
                         .sqrt();
-                    nominal = r;
+                    nominal = self.follow_time(r, &mut rollouts)?;
                 }
                 Err((outcome, text)) => {
                     return Ok(end(

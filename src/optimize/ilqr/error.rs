@@ -31,8 +31,8 @@ pub enum IlqrError {
     /// A constraint whose augmented-Lagrangian term has no stage form.
     #[error("constraint '{name}': {why}; use the SQP (drop `solver = \"ilqr\"` / `\"ddp\"`)")]
     Constraint { name: String, why: &'static str },
-    /// A free final time or multiple shooting: the iLQR's stages are the control intervals
-    /// of a fixed horizon, run by single shooting.
+    /// Multiple shooting: the iLQR's stages are the control intervals, run by single
+    /// shooting.
     #[error("{what}: the iLQR's stages are the control intervals of a fixed horizon, run by single shooting; use the SQP (drop `solver = \"ilqr\"` / `\"ddp\"`)")]
     Unsupported { what: &'static str },
 }

@@ -49,7 +49,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         let mut theta = theta.to_vec();
         let (mode0, x0) = self
             .setup
-            .initial(&theta)
+            .initial(self.core(&theta))
             .map_err(|e| crate::setup::located(self.setup, self.setup.t0, 0)(e))?;
         let nx = self.layout.nx;
         let mut out = Rollout {
@@ -106,7 +106,8 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         }
         let du = &policy.k[k] * alpha + &policy.gain[k] * dz;
         for (j, &q) in st.new.iter().enumerate() {
-            theta[q] = (nominal.theta[q] + du[j]).clamp(self.lower[q], self.upper[q]);
+            let (lower, upper) = self.bounds_of(q);
+            theta[q] = (nominal.theta[q] + du[j]).clamp(lower, upper);
         }
     }
 

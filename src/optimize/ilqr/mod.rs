@@ -20,11 +20,12 @@
 //! the SQP and must reach the same optimum; the integrator keeps its own adaptive steps
 //! and error control inside each stage.
 //!
-//! The iLQR takes a cost over a fixed horizon, and constraints by an augmented-Lagrangian
-//! outer loop on the SQP's constraint rows (augmented.rs; a path constraint's interior
-//! points as stage costs, points.rs): a free final time, multiple shooting, an integral
-//! constraint, free system parameters, squared running terms and data terms are refused
-//! with an [`IlqrError`] naming what is unsupported.
+//! The iLQR takes a cost over a fixed horizon or a free final time (T the last stage's
+//! decision, layout.rs), and constraints by an augmented-Lagrangian outer loop on the
+//! SQP's constraint rows (augmented.rs; a path constraint's interior points as stage
+//! costs, points.rs): multiple shooting, an integral constraint, free system parameters,
+//! squared running terms and data terms are refused with an [`IlqrError`] naming what is
+//! unsupported.
 //!
 //! ```
 //! use hybridopt::prelude::*;
@@ -84,7 +85,7 @@ pub fn optimize_ilqr<S: HybridSystem>(
         let grid = only.controls.clone().ok_or(IlqrError::NoControls)?;
         let horizon = (only.t0, only.t_end);
         let layout = Layout::new(&grid, horizon, theta, only.np(), only.nx())?;
-        let plan = Plan::new(&only.objectives[0])?;
+        let plan = Plan::new(&only.objectives[0], None)?;
         Ok((grid, layout, plan))
     };
     if setup.objectives.is_empty() {
@@ -94,7 +95,7 @@ pub fn optimize_ilqr<S: HybridSystem>(
     let theta = &only.resolve_theta(theta)?;
     let space = Space::new(theta)?;
     let (grid, layout, plan) = stages_of(&only, theta)?;
-    let stages = Stages {
+    let mut stages = Stages {
         setup: &only,
         layout,
         plan,

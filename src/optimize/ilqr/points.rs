@@ -46,7 +46,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
                 closure: None,
             };
             let sys = StartOnSection::new(self.setup.sys(), mode).with_controls();
-            let th = theta_with_start(theta, self.setup.np(), &node.state);
+            let th = theta_with_start(self.core(theta), self.setup.np(), &node.state);
             let s = segment_setup(
                 self.setup,
                 &sys,
@@ -81,7 +81,11 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
                 run.grad_start[0]
                     .iter()
                     .copied()
-                    .chain(cols.iter().map(|&q| run.grad_theta[0][q])),
+                    // a point before a free final time does not move with T
+                    .chain(cols.iter().map(|&q| match self.layout.time {
+                        Some(t) if t == q => 0.0,
+                        _ => run.grad_theta[0][q],
+                    })),
             );
             let (slope, curvature) = piece.form.slope_curvature(run.values[0]);
             *lv += &g * slope;

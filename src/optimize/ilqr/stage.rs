@@ -87,16 +87,15 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
     pub fn plain(
         &self, k: usize, x: &[f64], mode: usize, theta: &[f64], before: &mut [usize],
     ) -> Result<Step, Error> {
-        let st = &self.layout.stages[k];
         let node = self.node(k, x, mode);
         let span = Span {
             node: &node,
-            t0: st.t0,
-            t1: st.t1,
+            t0: node.t,
+            t1: self.layout.end(k, theta),
             closure: None,
         };
         let sys = StartOnSection::new(self.setup.sys(), mode).with_controls();
-        let th = theta_with_start(theta, self.setup.np(), &node.state);
+        let th = theta_with_start(self.core(theta), self.setup.np(), &node.state);
         // the running (and terminal) pieces first: the events placed after them do not
         // move their quadrature states, so one run serves both setups
         let first = stage_pieces(&self.plan, k, self.n(), &mut before.to_vec(), &[]);
@@ -179,14 +178,21 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         let (nc, nu) = (st.carried.len(), st.new.len());
         let nv = nx + nc + nu;
         let node = self.node(k, x, mode);
+        let end = self.layout.end(k, theta);
         let span = Span {
             node: &node,
-            t0: st.t0,
-            t1: st.t1,
+            t0: node.t,
+            t1: end,
             closure: None,
         };
-        let run = segment::run(self.setup, span, objectives(pieces), theta, &node.state)?;
+        let core = self.core(theta);
+        let run = segment::run(self.setup, span, objectives(pieces), core, &node.state)?;
         let cols: Vec<usize> = st.carried.iter().chain(&st.new).copied().collect();
+        // ∂q/∂θ_q, or ∂q/∂T for a free final time (the end's rate, segment::TimeRates)
+        let over = |i: usize, q: usize| match self.layout.time {
+            Some(t) if t == q => run.rates.value_over_end[i],
+            _ => run.grad_theta[i][q],
+        };
         let mut lv = DVector::zeros(nv);
         let mut lvv = DMatrix::zeros(nv, nv);
         for (i, p) in pieces.iter().enumerate() {
@@ -195,7 +201,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
                 run.grad_start[i]
                     .iter()
                     .copied()
-                    .chain(cols.iter().map(|&q| run.grad_theta[i][q])),
+                    .chain(cols.iter().map(|&q| over(i, q))),
             );
             let (slope, curvature) = p.form.slope_curvature(run.values[i]);
             lv += &g * slope;
@@ -203,10 +209,10 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
                 lvv += &g * g.transpose() * curvature;
             }
             if let Form::Effort { weight } = p.form {
-                self.add_gram(k, &cols, weight, &mut lvv);
+                self.add_gram(k, end, &cols, weight, &mut lvv);
             }
         }
-        self.point_first_order(k, x, mode, theta, &cols, &mut lv, &mut lvv)?;
+        self.point_first_order(k, x, mode, core, &cols, &mut lv, &mut lvv)?;
         for (p, s, c) in self.theta_terms(k, theta).1 {
             lv[nx + nc + p] += s;
             lvv[(nx + nc + p, nx + nc + p)] += c;
@@ -231,13 +237,16 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         let mut fz = DMatrix::zeros(rows, nx + st.carried.len());
         let mut fu = DMatrix::zeros(rows, st.new.len());
         fz.view_mut((0, 0), (nx, nx)).copy_from(&run.end_start);
+        // ∂x_end/∂θ_q, or ẋ(T⁻) for a free final time
+        let column = |q: usize| match self.layout.time {
+            Some(t) if t == q => DVector::from_column_slice(&run.rates.end_over_end),
+            _ => run.end_theta.column(q).into_owned(),
+        };
         for (j, &q) in st.carried.iter().enumerate() {
-            fz.view_mut((0, nx + j), (nx, 1))
-                .copy_from(&run.end_theta.column(q));
+            fz.view_mut((0, nx + j), (nx, 1)).copy_from(&column(q));
         }
         for (j, &q) in st.new.iter().enumerate() {
-            fu.view_mut((0, j), (nx, 1))
-                .copy_from(&run.end_theta.column(q));
+            fu.view_mut((0, j), (nx, 1)).copy_from(&column(q));
         }
         for (r, q) in next.iter().enumerate() {
             if let Some(j) = st.carried.iter().position(|c| c == q) {
@@ -249,21 +258,47 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         (fz, fu)
     }
 
-    /// Adds the effort's exact Hessian `2w G_k` (per channel, [`ControlGrid::gram_interval`])
+    /// Adds the effort's exact Hessian `2w G_k` (per channel, [`ControlGrid::gram_interval`];
+    /// over `[τ_k, T]` for the last stage of a free final time, [`ControlGrid::gram_part`])
     /// over the stage's decided coefficients `cols` (at positions `nx + …` of v).
-    fn add_gram(&self, k: usize, cols: &[usize], weight: f64, lvv: &mut DMatrix<f64>) {
+    fn add_gram(&self, k: usize, end: f64, cols: &[usize], weight: f64, lvv: &mut DMatrix<f64>) {
         let nx = self.layout.nx;
-        let (idx, g) = self.grid.gram_interval(self.layout.stages[k].interval);
         let (np, ncoef) = (self.setup.np(), self.grid.n_coef());
-        for j in 0..self.grid.channels {
-            let pos = |a: usize| cols.iter().position(|&q| q == np + j * ncoef + a);
-            for (p, &a) in idx.iter().enumerate() {
-                for (q, &b) in idx.iter().enumerate() {
-                    if let (Some(pa), Some(pb)) = (pos(a), pos(b)) {
-                        lvv[(nx + pa, nx + pb)] += 2.0 * weight * g[p][q];
+        let nodes = self.grid.nodes();
+        for i in self.layout.stages[k].intervals.clone() {
+            let (a, b) = (nodes[i], nodes[i + 1].min(end));
+            let (idx, g) = if b == nodes[i + 1] {
+                self.grid.gram_interval(i)
+            } else {
+                self.grid.gram_part(i, a, b - a)
+            };
+            for j in 0..self.grid.channels {
+                let pos = |a: usize| cols.iter().position(|&q| q == np + j * ncoef + a);
+                for (p, &a) in idx.iter().enumerate() {
+                    for (q, &b) in idx.iter().enumerate() {
+                        if let (Some(pa), Some(pb)) = (pos(a), pos(b)) {
+                            lvv[(nx + pa, nx + pb)] += 2.0 * weight * g[p][q];
+                        }
                     }
                 }
             }
+        }
+    }
+
+    /// θ without a free final time's T (what the system's runs take).
+    pub(crate) fn core<'t>(&self, theta: &'t [f64]) -> &'t [f64] {
+        &theta[..self.layout.time.unwrap_or(theta.len())]
+    }
+
+    /// The bounds of θ's entry q (T's lower one also keeps the last stage at least 10⁻⁶ of
+    /// an interval long: layout.rs).
+    pub(crate) fn bounds_of(&self, q: usize) -> (f64, f64) {
+        match (self.layout.time, self.layout.stages.last()) {
+            (Some(t), Some(last)) if t == q => {
+                let h = (self.grid.t1 - self.grid.t0) / self.grid.intervals as f64;
+                (self.lower[q].max(last.t0 + 1e-6 * h), self.upper[q])
+            }
+            _ => (self.lower[q], self.upper[q]),
         }
     }
 }

@@ -44,32 +44,44 @@ pub struct IlqrStages<'s, 'a, S: HybridSystem> {
 impl<'s, 'a, S: HybridSystem> IlqrStages<'s, 'a, S> {
     /// The stages and the rollout of θ; the errors of [`super::optimize_ilqr`].
     pub fn new(setup: &'s Setup<'a, S>, theta: &[ThetaEntry]) -> Result<Self, Error> {
+        Self::build(setup, theta, None)
+    }
+
+    /// The same with a free final time `t_end = (value, lower, upper)`: θ extended by T
+    /// (index `theta.len()`), the last stage's decision (docs/theory.md §11).
+    pub fn with_free_time(
+        setup: &'s Setup<'a, S>, theta: &[ThetaEntry], t_end: (f64, f64, f64),
+    ) -> Result<Self, Error> {
+        Self::build(setup, theta, Some(t_end))
+    }
+
+    fn build(
+        setup: &'s Setup<'a, S>, theta: &[ThetaEntry], t_end: Option<(f64, f64, f64)>,
+    ) -> Result<Self, Error> {
         let theta = setup.resolve_theta(theta)?;
         let grid = setup.controls.clone().ok_or(IlqrError::NoControls)?;
         let obj = setup.objectives.first().ok_or(Error::NoObjective)?;
-        let layout = Layout::new(
-            &grid,
-            (setup.t0, setup.t_end),
-            &theta,
-            setup.np(),
-            setup.nx(),
-        )?;
+        let (np, nx) = (setup.np(), setup.nx());
+        let layout = match t_end {
+            None => Layout::new(&grid, (setup.t0, setup.t_end), &theta, np, nx)?,
+            Some((v, _, hi)) => Layout::free_time(&grid, setup.t0, (v, hi), &theta, np, nx)?,
+        };
+        let side = |f: fn(&ThetaEntry) -> Option<f64>, open: f64, t: Option<f64>| {
+            let mut b: Vec<f64> = theta.iter().map(|e| f(e).unwrap_or(open)).collect();
+            b.extend(t);
+            b
+        };
         let stages = Stages {
             setup,
+            plan: Plan::new(obj, layout.time)?,
             layout,
-            plan: Plan::new(obj)?,
             grid,
-            lower: theta
-                .iter()
-                .map(|e| e.lower.unwrap_or(f64::NEG_INFINITY))
-                .collect(),
-            upper: theta
-                .iter()
-                .map(|e| e.upper.unwrap_or(f64::INFINITY))
-                .collect(),
+            lower: side(|e| e.lower, f64::NEG_INFINITY, t_end.map(|t| t.1)),
+            upper: side(|e| e.upper, f64::INFINITY, t_end.map(|t| t.2)),
             second_order: false,
         };
-        let values: Vec<f64> = theta.iter().map(|e| e.value).collect();
+        let mut values: Vec<f64> = theta.iter().map(|e| e.value).collect();
+        values.extend(t_end.map(|t| t.0));
         let rollout = stages.rollout(&values, None)?;
         Ok(IlqrStages { stages, rollout })
     }
