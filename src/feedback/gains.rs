@@ -9,12 +9,12 @@
 //! is evaluated exactly at the nominal's state. At an event time the segment after the
 //! event is used (the gains are right-continuous), except at the final time.
 
-use super::error::FeedbackError;
 use super::linearize::{gain, linearization};
 use super::riccati::RiccatiRhs;
 use super::sweep::{sweep, Knot, Sweep};
 use super::weights::Weights;
 use crate::error::Error;
+use crate::error::FeedbackError;
 use crate::integrate::smooth::integrate_smooth;
 use crate::integrate::{Stats, Trajectory};
 use crate::model::HybridSystem;

@@ -3,10 +3,10 @@
 //! one period of a periodic design the monodromy `M = Ξ_c Φ_cl(T, 0)` whose eigenvalues
 //! are the closed-loop Floquet multipliers (docs/theory.md §10).
 
-use super::error::FeedbackError;
 use super::gains::Lqr;
 use super::linearize::linearization;
 use super::periodic::PeriodicLqr;
+use crate::error::FeedbackError;
 use crate::error::{Error, ModelError};
 use crate::integrate::smooth::integrate_smooth;
 use crate::integrate::{NewtonJacobian, OdeRhs, Segment, Stats};

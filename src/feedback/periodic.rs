@@ -11,11 +11,11 @@
 //! 1991, §5).
 
 use super::clock::Clock;
-use super::error::FeedbackError;
 use super::gains::Lqr;
 use super::sweep::sweep;
 use super::weights::Weights;
 use crate::error::Error;
+use crate::error::FeedbackError;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::sensitivity::jump::Jump;

@@ -16,12 +16,12 @@
 //! the period is `T = t_e − t_0` with `dT/dθ = τ`. For a hyperplane section the reset is
 //! the identity, `Ξ = I`, `f⁺ = f⁻`, and this is `DP = S⁻ + f⁻ τ`.
 
-use super::error::PeriodicError;
 use super::section::{Section, SectionKind, StartOnSection};
 use super::section_guard::WithSectionGuard;
 use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions, Stats, Trajectory};
 use crate::model::HybridSystem;
+use crate::periodic_error::PeriodicError;
 use crate::sensitivity::forward::forward_sensitivity_lean;
 use crate::sensitivity::jump::Jump;
 use crate::setup::Setup;

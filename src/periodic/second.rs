@@ -15,7 +15,6 @@
 //! in nested duals). It runs the system with the section's guard
 //! ([`WithSectionGuard`]), so a hyperplane section's crossings are events with `Ξ = I`.
 
-use super::error::PeriodicError;
 use super::map::MapOptions;
 use super::section::Section;
 use super::section_guard::WithSectionGuard;
@@ -25,6 +24,7 @@ use crate::integrate::hybrid::{simulate_hybrid, GuardRate, HybridRhs};
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Method, NewtonJacobian};
 use crate::model::{Dims, HybridSystem};
+use crate::periodic_error::PeriodicError;
 use nalgebra::DMatrix;
 use num_dual::{Dual, Dual64};
 
