@@ -62,7 +62,7 @@ pub fn tvlqr<'a, S: HybridSystem>(
             .map(|j| j.xi)
             .map_err(|source| Error::Model {
                 t: e.t,
-                mode: bare.dims().mode_name(e.before.mode),
+                mode: bare.dims().mode_name(e.mode_before()),
                 source,
             })
     };

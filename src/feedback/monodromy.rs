@@ -108,7 +108,7 @@ impl<S: HybridSystem> Lqr<'_, S> {
             .map(|j| j.xi)
             .map_err(|source| Error::Model {
                 t: e.t,
-                mode: self.setup.dims().mode_name(e.before.mode),
+                mode: self.setup.dims().mode_name(e.mode_before()),
                 source,
             })
     }

@@ -274,10 +274,10 @@ pub fn return_value<S: HybridSystem>(
     let last = returned(&traj, (k, sec), opts, setup.dims.guard_name(k), x)?;
     let e = &traj.events[last];
     let (_, xp) = setup
-        .reset(e.before.mode, k, e.t, &e.before.y, &theta)
+        .reset(e.mode_before(), k, e.t, &e.before.y, &theta)
         .map_err(|source| crate::error::Error::Model {
             t: e.t,
-            mode: setup.dims.mode_name(e.before.mode),
+            mode: setup.dims.mode_name(e.mode_before()),
             source,
         })?;
     let period = e.t - setup.t0;

@@ -258,10 +258,10 @@ pub fn monodromy_derivative<S: HybridSystem>(
         }
     };
     let j = var
-        .jump(e.before.mode, k, e.t, &e.before.y[..n])
+        .jump(e.mode_before(), k, e.t, &e.before.y[..n])
         .map_err(|source| crate::error::Error::Model {
             t: e.t.re,
-            mode: var.dims.mode_name(e.before.mode),
+            mode: var.dims.mode_name(e.mode_before()),
             source,
         })?;
     // DP = Ξ S⁻ + f⁺ τ, τ = −g_x S⁻/ġ

@@ -109,7 +109,7 @@ pub(super) fn initial_nodes<S: HybridSystem>(
                     // instant, when several fire together)
                     Some(e) => Node {
                         t,
-                        mode: e.after.mode,
+                        mode: e.mode_after(),
                         state: e.after.y[..base.nx()].to_vec(),
                         side: NodeSide::AfterEvent {
                             guard: base.dims.guard_name(e.guard),

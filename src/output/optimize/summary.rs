@@ -32,8 +32,8 @@ impl EventSummary {
             .map(|e| EventSummary {
                 t: e.t,
                 guard: setup.dims.guard_name(e.guard),
-                mode_before: setup.dims.mode_name(e.before.mode),
-                mode_after: setup.dims.mode_name(e.after.mode),
+                mode_before: setup.dims.mode_name(e.mode_before()),
+                mode_after: setup.dims.mode_name(e.mode_after()),
             })
             .collect()
     }
