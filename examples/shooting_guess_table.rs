@@ -4,7 +4,8 @@
 //!
 //! The bouncing ball's restitution e and throw v0 that keep it nearest y = 0.5 over
 //! [0, 2], by 8 shooting segments whose nodes start from a "measured" motion: here the
-//! ball's own run at e = 0.7, v0 = 0, written to `measured.csv` in a temporary folder.
+//! ball's own run at e = 0.7, v0 = 0, tabulated by `GuessTable::from_trajectory` (a table
+//! in a file is `GuessTable::read_csv`).
 //!
 //! Run: `cargo run --release --example shooting_guess_table`
 
@@ -29,21 +30,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ThetaEntry::fixed("y0", 1.0),
         ThetaEntry::free("v0", 0.5).with_bounds(Some(-5.0), Some(5.0)),
     ];
-    // the "measured" motion: a run at e = 0.7, v0 = 0, tabulated as `trajectory.csv` is
+    // the "measured" motion: a run at e = 0.7, v0 = 0
     let measured = [9.81, 0.7, 0.0, 1.0, 0.0];
     let run = setup.simulate(&measured)?;
-    let table = hybridopt::setup::trajectory_table(&setup, &run, &measured)?;
-    let mut csv = table.header.join(",") + "\n";
-    for row in table.rows.rows() {
-        let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
-        csv += &(cells.join(",") + "\n");
-    }
-    let dir = std::env::temp_dir().join(format!("hybridopt-guess-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("measured.csv"), csv)?;
-    std::env::set_current_dir(&dir)?;
 
-    let table = GuessTable::read_csv(std::path::Path::new("measured.csv"), setup.dims())?;
+    let table = GuessTable::from_trajectory(&run, setup.dims());
     let shooting = Shooting {
         nodes: NodeTimes::Segments(8),
         guess: Guess::Table(table),
@@ -62,7 +53,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         r.shooting.as_ref().unwrap().max_defect
     );
 
-    std::fs::remove_dir_all(&dir)?;
     assert!(r.converged(), "{r}");
     assert!(r.shooting.as_ref().unwrap().max_defect < 1e-9);
     Ok(())

@@ -1,6 +1,7 @@
 //! The one error type of the library. Every variant carries the context a user needs to
 //! find the cause: time, mode and guard for simulation failures; file, key and value for
-//! input failures.
+//! input failures. Beside it: [`ModelError`] (a model's leaf code) and [`FeedbackError`] (the
+//! feedback design's, which wraps it and which it wraps).
 
 use std::path::PathBuf;
 
@@ -367,12 +368,12 @@ pub enum Error {
     /// chart the section, a derivative that does not exist, invalid settings): the variant
     /// says which. A simulation's own failure comes as itself.
     #[error(transparent)]
-    Periodic(#[from] crate::periodic::PeriodicError),
+    Periodic(#[from] crate::periodic_error::PeriodicError),
     /// The feedback design cannot be made (weights that do not fit, a periodic Riccati
     /// iteration that does not settle, a nominal with no period to close); a simulation's
     /// own failure comes as itself ([`Error::from_feedback`]).
     #[error("feedback: {0}")]
-    Feedback(Box<crate::feedback::FeedbackError>),
+    Feedback(Box<FeedbackError>),
     /// A broken internal invariant (a bug, not a bad input): the message says which. Please
     /// report it with the input that triggered it.
     #[error("internal error (a bug; please report it): {0}")]
@@ -384,9 +385,9 @@ pub enum Error {
 
 impl Error {
     /// A feedback design's failure: a simulation's error as itself, the others wrapped.
-    pub fn from_feedback(e: crate::feedback::FeedbackError) -> Error {
+    pub fn from_feedback(e: FeedbackError) -> Error {
         match e {
-            crate::feedback::FeedbackError::Simulation(e) => e,
+            FeedbackError::Simulation(e) => e,
             other => Error::Feedback(Box::new(other)),
         }
     }
@@ -404,6 +405,43 @@ impl Error {
                 | Error::Zeno { .. }
         )
     }
+}
+
+/// The feedback design's failures ([`crate::feedback`]); it lives beside [`Error`] because each
+/// wraps the other (a simulation's failure inside a design, a design's failure as a run's).
+/// Every failure of the feedback module.
+#[derive(Debug, thiserror::Error)]
+pub enum FeedbackError {
+    /// A simulation, a Jacobian or a backward integration failed.
+    #[error(transparent)]
+    Simulation(#[from] Error),
+    /// The closed loop's return map failed (the periodic solver's error, a
+    /// [`crate::Error::Periodic`] or a simulation's).
+    #[error(transparent)]
+    Periodic(Box<Error>),
+    /// A weight matrix has the wrong size.
+    #[error("feedback weight {what}: expected {expected}, got {found}")]
+    WeightSize {
+        what: &'static str,
+        expected: String,
+        found: String,
+    },
+    /// A weight is negative, not finite, or R is not positive definite.
+    #[error("feedback weight {what}: {message}")]
+    WeightValue { what: &'static str, message: String },
+    /// The nominal run has no segment where a gain was asked for.
+    #[error("no gain at t = {t}: the nominal runs over [{t0}, {tf}]")]
+    OutOfRange { t: f64, t0: f64, tf: f64 },
+    /// The periodic Riccati iteration did not settle.
+    #[error("the periodic Riccati iteration did not converge in {sweeps} sweeps: the change of P(0) over the last sweep is {change:e} relative (tolerance {tol:e}); the orbit may not be stabilizable with these weights")]
+    NoConvergence {
+        sweeps: usize,
+        change: f64,
+        tol: f64,
+    },
+    /// The nominal has no event to close a period with.
+    #[error("{0}")]
+    Nominal(String),
 }
 
 /// [`Error::MissingShards`]'s message.

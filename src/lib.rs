@@ -67,6 +67,7 @@ pub mod multibody;
 pub mod optimize;
 pub mod output;
 pub mod periodic;
+mod periodic_error;
 pub mod plot;
 pub mod prelude;
 pub mod problem;

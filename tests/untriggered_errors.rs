@@ -526,15 +526,10 @@ fn a_guess_in_the_wrong_mode_is_refused_at_the_end() {
     // the run switches to `right` (x1 crosses 0) before t = 1, where node 1 sits
     let traj = setup.simulate(&defaults).unwrap();
     assert!(traj.events[0].t < 1.0, "{}", traj.events[0].t);
-    let mut csv = String::from("t,mode,x1,x2\n");
-    let mut last = f64::NEG_INFINITY;
-    for (t, _, x) in traj.samples(1) {
-        if t > last {
-            csv.push_str(&format!("{t},left,{},{}\n", x[0], x[1]));
-            last = t;
-        }
-    }
-    let table = GuessTable::parse_csv(&csv, "wrong_modes.csv", setup.dims()).unwrap();
+    // the run's states, every row claiming the mode `left`
+    let mut table = GuessTable::from_trajectory(&traj, setup.dims());
+    let left = setup.dims().modes.iter().position(|m| m == "left").unwrap();
+    table.mode = Some(vec![left; table.t.len()]);
     let shooting = Shooting {
         nodes: NodeTimes::Segments(2),
         guess: Guess::Table(table),

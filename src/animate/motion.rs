@@ -129,7 +129,7 @@ impl<'a> Motion<'a> {
     pub fn shapes_at_event(&self, k: usize) -> Result<Vec<Shape>, Error> {
         let e = &self.traj.events[k];
         let seg = &self.traj.segments[e.segment];
-        self.shapes(seg, e.before.mode, e.t, &e.before.y[..self.nx])
+        self.shapes(seg, e.mode_before(), e.t, &e.before.y[..self.nx])
     }
 
     fn shapes(

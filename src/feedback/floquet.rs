@@ -5,7 +5,7 @@
 //! `Ξ_c Φ_cl(T, 0)` ([`super::PeriodicLqr::monodromy`]).
 
 use super::closed_loop::ClosedLoop;
-use super::error::FeedbackError;
+use crate::error::FeedbackError;
 use crate::integrate::{EventOptions, SolverOptions};
 use crate::linalg::eigenvalues;
 use crate::model::HybridSystem;

@@ -9,12 +9,12 @@
 //! is evaluated exactly at the nominal's state. At an event time the segment after the
 //! event is used (the gains are right-continuous), except at the final time.
 
-use super::error::FeedbackError;
 use super::linearize::{gain, linearization};
 use super::riccati::RiccatiRhs;
 use super::sweep::{sweep, Knot, Sweep};
 use super::weights::Weights;
 use crate::error::Error;
+use crate::error::FeedbackError;
 use crate::integrate::smooth::integrate_smooth;
 use crate::integrate::{Stats, Trajectory};
 use crate::model::HybridSystem;
@@ -62,7 +62,7 @@ pub fn tvlqr<'a, S: HybridSystem>(
             .map(|j| j.xi)
             .map_err(|source| Error::Model {
                 t: e.t,
-                mode: bare.dims().mode_name(e.before.mode),
+                mode: bare.dims().mode_name(e.mode_before()),
                 source,
             })
     };

@@ -13,11 +13,10 @@
 //! floquet.rs (its multipliers by the periodic machinery), steps.rs (closed-loop runs step
 //! by step), track.rs (a closed-loop run along a run with events and its targets),
 //! track_trials.rs (perturbed starts along a run, open against closed loop), robustness.rs (perturbed starts, open against closed loop), settings.rs (a problem
-//! file's `[feedback]` table, resolved), error.rs.
+//! file's `[feedback]` table, resolved); its error, [`FeedbackError`], is in `crate::error`.
 
 mod clock;
 mod closed_loop;
-mod error;
 mod floquet;
 mod gains;
 mod knots;
@@ -36,9 +35,9 @@ mod track;
 mod track_trials;
 mod weights;
 
+pub use crate::error::FeedbackError;
 pub use clock::Clock;
 pub use closed_loop::ClosedLoop;
-pub use error::FeedbackError;
 pub use floquet::{multipliers_without, return_floquet, ReturnFloquet};
 pub use gains::{tvlqr, GainSample, Lqr};
 pub use law::{RefPoint, Reference};

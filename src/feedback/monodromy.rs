@@ -3,10 +3,10 @@
 //! one period of a periodic design the monodromy `M = Ξ_c Φ_cl(T, 0)` whose eigenvalues
 //! are the closed-loop Floquet multipliers (docs/theory.md §10).
 
-use super::error::FeedbackError;
 use super::gains::Lqr;
 use super::linearize::linearization;
 use super::periodic::PeriodicLqr;
+use crate::error::FeedbackError;
 use crate::error::{Error, ModelError};
 use crate::integrate::smooth::integrate_smooth;
 use crate::integrate::{NewtonJacobian, OdeRhs, Segment, Stats};
@@ -108,7 +108,7 @@ impl<S: HybridSystem> Lqr<'_, S> {
             .map(|j| j.xi)
             .map_err(|source| Error::Model {
                 t: e.t,
-                mode: self.setup.dims().mode_name(e.before.mode),
+                mode: self.setup.dims().mode_name(e.mode_before()),
                 source,
             })
     }

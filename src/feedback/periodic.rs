@@ -11,11 +11,11 @@
 //! 1991, §5).
 
 use super::clock::Clock;
-use super::error::FeedbackError;
 use super::gains::Lqr;
 use super::sweep::sweep;
 use super::weights::Weights;
 use crate::error::Error;
+use crate::error::FeedbackError;
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::sensitivity::jump::Jump;
@@ -90,14 +90,14 @@ fn closing_jump<S: HybridSystem>(
     let e = &nominal.events[last];
     let located = |source| Error::Model {
         t: e.t,
-        mode: setup.dims().mode_name(e.before.mode),
+        mode: setup.dims().mode_name(e.mode_before()),
         source,
     };
     let n = setup.n();
     // the terminal record gives g_x, ġ and f⁻; the reset's Jacobians are evaluated here
     let j = Jump::from_record(setup, nominal, last, theta).map_err(located)?;
     let r = setup
-        .reset_jacobian(e.before.mode, e.guard, e.t, &e.before.y[..n], theta)
+        .reset_jacobian(e.mode_before(), e.guard, e.t, &e.before.y[..n], theta)
         .map_err(located)?;
     let ctx0 = nominal.segments[0].ctx();
     let mut f0 = vec![0.0; n];
@@ -136,7 +136,7 @@ pub fn periodic_lqr<'a, S: HybridSystem>(
             .map(|j| j.xi)
             .map_err(|source| Error::Model {
                 t: e.t,
-                mode: bare.dims().mode_name(e.before.mode),
+                mode: bare.dims().mode_name(e.mode_before()),
                 source,
             })
     };

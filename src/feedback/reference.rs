@@ -12,10 +12,10 @@
 //! which neither the linearization nor a small timing error sees.
 
 use super::clock::Clock;
-use super::error::FeedbackError;
 use super::gains::Lqr;
 use super::knots::Knots;
 use super::law::{RefPoint, Reference};
+use crate::error::FeedbackError;
 use crate::model::{HybridSystem, Scalar};
 use nalgebra::DVector;
 

@@ -19,10 +19,10 @@
 //! continued flow fails) the reference goes on to first order along its last slope.
 
 use super::clock::Clock;
-use super::error::FeedbackError;
 use super::gains::Lqr;
 use super::knots::Knots;
 use super::law::{RefPoint, Reference};
+use crate::error::FeedbackError;
 use crate::error::{Error, ModelError};
 use crate::integrate::smooth::integrate_smooth;
 use crate::integrate::{Method, NewtonJacobian, OdeRhs, SolverOptions, Stats};

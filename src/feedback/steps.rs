@@ -69,14 +69,14 @@ pub fn run_steps<S: HybridSystem>(
         // the run stops at the last firing without its reset: applied here
         let (mode, x_plus) = if e.terminal {
             setup
-                .reset(e.before.mode, e.guard, e.t, &e.before.y, &theta)
+                .reset(e.mode_before(), e.guard, e.t, &e.before.y, &theta)
                 .map_err(|source| Error::Model {
                     t: e.t,
-                    mode: setup.dims().mode_name(e.before.mode),
+                    mode: setup.dims().mode_name(e.mode_before()),
                     source,
                 })?
         } else {
-            (e.after.mode, e.after.y.clone())
+            (e.mode_after(), e.after.y.clone())
         };
         taken.push(StepRecord {
             t: e.t,

@@ -14,10 +14,10 @@
 //! Every accepted step is kept as a knot `(t, P, Ṗ)`: the dense output (cubic Hermite
 //! between knots, or a replay from the nearest knot, [`super::gains`]).
 
-use super::error::FeedbackError;
 use super::riccati::RiccatiRhs;
 use super::weights::Weights;
 use crate::error::Error;
+use crate::error::FeedbackError;
 use crate::integrate::smooth::{integrate_smooth_from, SmoothError};
 use crate::integrate::{Stats, Trajectory};
 use crate::model::HybridSystem;

@@ -1,7 +1,7 @@
 //! The LQR weights: `J = ½ δx(t_f)ᵀ Q_f δx(t_f) + ½ ∫ (δxᵀ Q δx + δuᵀ R δu) dt`, with
 //! `δx = x − x_ref(t)`, `δu = u − u_nom(t)` (docs/theory.md §10).
 
-use super::error::FeedbackError;
+use crate::error::FeedbackError;
 use nalgebra::DMatrix;
 
 /// The weights Q (nx×nx), R (nu×nu, positive definite) and Q_f (nx×nx), with R⁻¹ kept.

@@ -217,7 +217,9 @@ impl<D: Clone> EventSide<D> {
     }
 }
 
-/// One event: the instant, which guard, and the mode, state and slope on both sides.
+/// One event: the instant, which guard, and the mode, state and slope on both sides. Its
+/// modes by the files' and Python's words: [`EventRecord::mode_before`],
+/// [`EventRecord::mode_after`].
 #[derive(Debug, Clone)]
 pub struct EventRecord<D> {
     /// The event time t_e.
@@ -233,6 +235,19 @@ pub struct EventRecord<D> {
     pub group: usize,
     /// The event ended the simulation.
     pub terminal: bool,
+}
+
+impl<D> EventRecord<D> {
+    /// The mode before the event (m): `mode_before` in files, Python and every event list
+    /// by name.
+    pub fn mode_before(&self) -> usize {
+        self.before.mode
+    }
+
+    /// The mode after the reset (m'): `mode_after` in files and Python.
+    pub fn mode_after(&self) -> usize {
+        self.after.mode
+    }
 }
 
 /// Counters of a run.
@@ -280,7 +295,7 @@ impl<D: Scalar> Trajectory<D> {
         let e = &self.events[i];
         let seg = &self.segments[e.segment];
         Ctx {
-            mode: e.before.mode,
+            mode: e.mode_before(),
             t_lo: seg.t_lo,
             t_hi: seg.t_hi,
         }

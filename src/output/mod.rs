@@ -18,7 +18,9 @@
 //! | `systems` | [`systems`] | the built-in systems' interfaces (printed) |
 //!
 //! [`artifacts`] builds the tables and figures a run's folder holds (trajectory tables,
-//! outputs, convergence, sensitivities); `run_stats` is the `"stats"` of a plain run.
+//! outputs, convergence, sensitivities); `run_stats` is the `"stats"` of a plain run;
+//! [`summary`] declares the fields every optimization's `summary.json` has (optimize runs and
+//! gaits alike).
 //!
 //! Every report is printed through [`to_json`]: keys in alphabetical order, as the
 //! command line has always printed them.
@@ -36,6 +38,7 @@ pub mod optimize;
 pub mod periodic;
 pub(crate) mod run_stats;
 pub mod simulate;
+pub mod summary;
 pub mod sweep;
 pub mod systems;
 

@@ -16,12 +16,12 @@
 //! the period is `T = t_e − t_0` with `dT/dθ = τ`. For a hyperplane section the reset is
 //! the identity, `Ξ = I`, `f⁺ = f⁻`, and this is `DP = S⁻ + f⁻ τ`.
 
-use super::error::PeriodicError;
 use super::section::{Section, SectionKind, StartOnSection};
 use super::section_guard::WithSectionGuard;
 use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions, Stats, Trajectory};
 use crate::model::HybridSystem;
+use crate::periodic_error::PeriodicError;
 use crate::sensitivity::forward::forward_sensitivity_lean;
 use crate::sensitivity::jump::Jump;
 use crate::setup::Setup;
@@ -274,10 +274,10 @@ pub fn return_value<S: HybridSystem>(
     let last = returned(&traj, (k, sec), opts, setup.dims.guard_name(k), x)?;
     let e = &traj.events[last];
     let (_, xp) = setup
-        .reset(e.before.mode, k, e.t, &e.before.y, &theta)
+        .reset(e.mode_before(), k, e.t, &e.before.y, &theta)
         .map_err(|source| crate::error::Error::Model {
             t: e.t,
-            mode: setup.dims.mode_name(e.before.mode),
+            mode: setup.dims.mode_name(e.mode_before()),
             source,
         })?;
     let period = e.t - setup.t0;

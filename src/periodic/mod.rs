@@ -16,7 +16,6 @@
 //! - `spec.rs`: the `[periodic]` table of a problem file.
 
 pub(crate) mod continuation;
-pub(crate) mod error;
 pub(crate) mod hyperplane;
 pub(crate) mod image;
 pub(crate) mod map;
@@ -33,9 +32,8 @@ pub(crate) mod sensitivity;
 pub(crate) mod spec;
 pub(crate) mod stability;
 
+pub use crate::periodic_error::{NewtonFailure, PeriodicError};
 pub use continuation::{continue_orbit, BifurcationKind, Range};
-pub use error::NewtonFailure;
-pub use error::PeriodicError;
 pub use hyperplane::{Crossing, Hyperplane};
 pub use map::MapOptions;
 pub use newton::NewtonOptions;

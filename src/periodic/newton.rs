@@ -8,7 +8,6 @@
 //! dimension (the reset and the stop at the guard collapse the other directions, which
 //! give multipliers 0), so `DP − I` is invertible unless a multiplier is 1 (a fold).
 
-use super::error::{NewtonFailure, PeriodicError};
 use super::map::{
     fd_monodromy, return_map, return_map_with, return_value, Columns, MapOptions, Return, Stencil,
 };
@@ -16,6 +15,7 @@ use super::projection::{onto_section, GuessProjection};
 use super::section::Section;
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::periodic_error::{NewtonFailure, PeriodicError};
 use nalgebra::{DMatrix, DVector};
 
 /// Settings of Newton's method.

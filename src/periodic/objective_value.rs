@@ -1,12 +1,12 @@
 //! A gait objective's value and gradient at a solved orbit (the objective itself, as the
 //! problem file gives it, is in `objective.rs`).
 
-use super::error::PeriodicError;
 use super::objective::Objective;
 use super::orbit::Orbit;
 use super::sensitivity::RadiusDerivative;
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::periodic_error::PeriodicError;
 
 impl Objective {
     /// Value and gradient (over the orbit's differentiated parameters) at a solved orbit

@@ -15,7 +15,6 @@
 //! in nested duals). It runs the system with the section's guard
 //! ([`WithSectionGuard`]), so a hyperplane section's crossings are events with `Ξ = I`.
 
-use super::error::PeriodicError;
 use super::map::MapOptions;
 use super::section::Section;
 use super::section_guard::WithSectionGuard;
@@ -25,6 +24,7 @@ use crate::integrate::hybrid::{simulate_hybrid, GuardRate, HybridRhs};
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Method, NewtonJacobian};
 use crate::model::{Dims, HybridSystem};
+use crate::periodic_error::PeriodicError;
 use nalgebra::DMatrix;
 use num_dual::{Dual, Dual64};
 
@@ -258,10 +258,10 @@ pub fn monodromy_derivative<S: HybridSystem>(
         }
     };
     let j = var
-        .jump(e.before.mode, k, e.t, &e.before.y[..n])
+        .jump(e.mode_before(), k, e.t, &e.before.y[..n])
         .map_err(|source| crate::error::Error::Model {
             t: e.t.re,
-            mode: var.dims.mode_name(e.before.mode),
+            mode: var.dims.mode_name(e.mode_before()),
             source,
         })?;
     // DP = Ξ S⁻ + f⁺ τ, τ = −g_x S⁻/ġ

@@ -7,7 +7,6 @@
 //!   ([`super::second`]), then `dλ = wᴴ d(DP) v / (wᴴ v)` and `d|λ| = Re(λ̄ dλ)/|λ|`
 //!   ([`super::stability`]) for every simple multiplier on the section.
 
-use super::error::PeriodicError;
 use super::map::MapOptions;
 use super::newton::FixedPoint;
 use super::second::monodromy_derivative;
@@ -15,6 +14,7 @@ use super::section::Section;
 use super::stability::{eigenvalue_derivative, modulus_derivative, radius_kink, Spectrum};
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::periodic_error::PeriodicError;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 

@@ -15,10 +15,10 @@
 //! coordinates whatever the rank of `DP` (directions an impact's reset collapses inside
 //! the period give multipliers 0 on the section; the flow's 0 is not among them).
 
-use super::error::PeriodicError;
 use super::hyperplane::Hyperplane;
 use super::section::Section;
 use crate::error::Error;
+use crate::periodic_error::PeriodicError;
 use nalgebra::{Complex, DMatrix};
 
 pub use crate::linalg::{eigenvalues, pairs, Multiplier};

@@ -2,8 +2,8 @@
 //! output, param) resolved against the system, its bounds checked (`equals`, or `lower`
 //! and/or `upper`, finite and ordered), and its name (given, or the kind with its details).
 
-use super::costs::Resolver;
 use super::document::Document;
+use super::resolver::Resolver;
 use super::schema::{ConstraintKindSpec, ConstraintSpec};
 use crate::constraint::{Constraint, ConstraintBounds, ConstraintKind, FreeTime};
 use crate::cost::Quantity;

@@ -7,10 +7,10 @@
 //! Unknown kinds and keys, missing and mistyped keys are serde's errors, raised where the
 //! document's spans find them (the key, the value, the table).
 
-use super::quantity_spec::{need, QuantitySpec, QUANTITIES};
-use super::schema::{ConstraintKindSpec, ConstraintSpec, CostKindSpec, CostSpec, GuardSpec};
+use super::keys::{need, Keys};
+use super::quantity_spec::{QuantitySpec, QUANTITIES};
+use super::schema::{ConstraintKindSpec, ConstraintSpec, CostKindSpec, CostSpec};
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, VariantAccess};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
@@ -121,47 +121,6 @@ fn constraint_kinds() -> &'static Kinds {
         });
         Kinds::new(list)
     })
-}
-
-/// The values of a table's keys (each kind takes some of them).
-#[derive(Debug, Default)]
-pub(super) struct Keys {
-    pub param: Option<String>,
-    pub output: Option<String>,
-    pub guard: Option<GuardSpec>,
-    pub occurrence: Option<usize>,
-    pub target: Option<f64>,
-    pub weight: Option<f64>,
-    pub objective: Option<String>,
-    pub file: Option<String>,
-    pub sigma: Option<BTreeMap<String, f64>>,
-    pub equals: Option<f64>,
-    pub lower: Option<f64>,
-    pub upper: Option<f64>,
-    pub name: Option<String>,
-}
-
-impl Keys {
-    /// Reads the value of `key` (one of the kind's keys) from `map`.
-    fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
-        match key {
-            "param" => self.param = Some(map.next_value()?),
-            "output" => self.output = Some(map.next_value()?),
-            "guard" => self.guard = Some(map.next_value()?),
-            "occurrence" => self.occurrence = Some(map.next_value()?),
-            "target" => self.target = Some(map.next_value()?),
-            "weight" => self.weight = Some(map.next_value()?),
-            "objective" => self.objective = map.next_value()?,
-            "file" => self.file = map.next_value()?,
-            "sigma" => self.sigma = Some(map.next_value()?),
-            "equals" => self.equals = map.next_value()?,
-            "lower" => self.lower = map.next_value()?,
-            "upper" => self.upper = map.next_value()?,
-            "name" => self.name = map.next_value()?,
-            _ => unreachable!("`{key}` is no table key"),
-        }
-        Ok(())
-    }
 }
 
 /// A table's value from its kind's shape and its keys, built inside serde's visit of the

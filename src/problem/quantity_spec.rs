@@ -2,9 +2,9 @@
 //! each quantity (`output`, `guard`, `occurrence`, `param`), read by both tables
 //! (`kinds.rs`) and resolved here, once, against the system into a [`Quantity`].
 
-use super::costs::Resolver;
-use super::kinds::Keys;
-use super::schema::GuardSpec;
+use super::guard_spec::GuardSpec;
+use super::keys::{need, Keys};
+use super::resolver::Resolver;
 use crate::cost::Quantity;
 use crate::error::Error;
 use crate::optimize::ThetaEntry;
@@ -159,9 +159,4 @@ impl QuantitySpec {
             QuantitySpec::FinalTime => "t_end".into(),
         }
     }
-}
-
-/// A key's value, or serde's missing-field error naming it.
-pub(super) fn need<T, E: de::Error>(v: Option<T>, key: &'static str) -> Result<T, E> {
-    v.ok_or_else(|| E::missing_field(key))
 }

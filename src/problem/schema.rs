@@ -301,27 +301,6 @@ pub enum ConstraintKindSpec {
     Path { output: String },
 }
 
-/// The guard of an event cost term: a guard's name, or `"any"` (every event counts,
-/// whichever guard fires it).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "String")]
-pub enum GuardSpec {
-    /// `guard = "any"`.
-    Any,
-    /// A guard by name.
-    Named(String),
-}
-
-impl From<String> for GuardSpec {
-    fn from(s: String) -> GuardSpec {
-        if s == "any" {
-            GuardSpec::Any
-        } else {
-            GuardSpec::Named(s)
-        }
-    }
-}
-
 /// One `[[experiment]]`: a record fitted together with the others, with its own fixed
 /// parameter values (initial state, inputs) and horizon.
 #[derive(Debug, Deserialize)]

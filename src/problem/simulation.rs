@@ -1,6 +1,7 @@
 //! `[simulation]`: the horizon, the integrator's options and the event options.
 
 use super::document::{key, Document};
+use super::resolver::guard_names;
 use super::schema::SimulationSpec;
 use crate::error::Error;
 use crate::integrate::{EventOptions, SolverOptions};
@@ -139,13 +140,4 @@ fn events(sim: &SimulationSpec, dims: &Dims, doc: &Document<'_>) -> Result<Event
         events.stop_after = Some((k, st.occurrence));
     }
     Ok(events)
-}
-
-/// The guards' names, for messages.
-pub(super) fn guard_names(dims: &Dims) -> String {
-    dims.guards
-        .iter()
-        .map(|g| g.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -359,7 +359,7 @@ fn adjoint_impl<S: HybridSystem>(
     // memory with the event count
     let jump = |i: usize| {
         let e = &traj.events[i];
-        Jump::from_record(setup, traj, i, theta).map_err(located(setup, e.t, e.before.mode))
+        Jump::from_record(setup, traj, i, theta).map_err(located(setup, e.t, e.mode_before()))
     };
     let seeds = ObjectiveSeeds::build(setup, traj, theta, jump)?;
     let (_, dx0) = crate::model::initial_jacobian(setup.sys(), nx, &theta[..np])

@@ -175,8 +175,8 @@ fn dual_event_sensitivities(
             .map(|(e, tau)| EventSensitivity {
                 t: e.t,
                 guard: e.guard,
-                mode_before: e.before.mode,
-                mode_after: e.after.mode,
+                mode_before: e.mode_before(),
+                mode_after: e.mode_after(),
                 group: e.group,
                 tau: tau.clone(),
             })

@@ -164,8 +164,8 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
         .map(|(e, (jump, s))| EventSensitivity {
             t: e.t,
             guard: e.guard,
-            mode_before: e.before.mode,
-            mode_after: e.after.mode,
+            mode_before: e.mode_before(),
+            mode_after: e.mode_after(),
             group: e.group,
             tau: jump.tau(s).as_slice().to_vec(),
         })

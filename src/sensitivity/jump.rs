@@ -90,7 +90,7 @@ impl Jump {
                 Jump::from_record(setup, traj, i, theta).map_err(located(
                     setup,
                     traj.events[i].t,
-                    traj.events[i].before.mode,
+                    traj.events[i].mode_before(),
                 ))
             })
             .collect()

@@ -18,7 +18,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         // evaluated at that event, x⁻, like event terms)
         let term_ev = traj.events.last().filter(|e| e.terminal);
         let (tf, yf_state, mode_f) = match term_ev {
-            Some(e) => (e.t, e.before.y.clone(), e.before.mode),
+            Some(e) => (e.t, e.before.y.clone(), e.mode_before()),
             None => (traj.t_final, traj.y_final.clone(), traj.mode_final),
         };
         let last_seg = traj.segments.last();
@@ -109,7 +109,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                         .find(|s| s.end_events.contains(&i))
                         .or(traj.segments.last());
                     let ctx = Ctx {
-                        mode: e.before.mode,
+                        mode: e.mode_before(),
                         t_lo: seg.map_or(self.t0, |s| s.t_lo),
                         t_hi: seg.map_or(self.t_end, |s| s.t_hi),
                     };

@@ -53,7 +53,8 @@
 //! With `θ = x = 0` both feet touch at the same instant, at body height
 //! `y = ℓ sin ψ − ℓ² cos² ψ` (≈ 0.228553 with the defaults): [`Biped::symmetric_touchdown_height`].
 
-use super::kind::{BuildError, BuiltinSystem};
+use super::build_error::BuildError;
+use super::kind::BuiltinSystem;
 use crate::error::ModelError;
 use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 

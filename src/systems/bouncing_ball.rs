@@ -2,7 +2,8 @@
 //! `ẏ = v, v̇ = −g − c v`, guard `y = 0` falling, reset `v⁺ = −e v⁻`.
 //! Parameters (g, e, c, y0, v0). The restitution e enters only through the reset (R_p).
 
-use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{
     Dims, Direction, GuardInfo, HybridSystem, OutputCotangent, Scalar, VjpArgs, VjpOut,

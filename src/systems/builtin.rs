@@ -4,8 +4,9 @@
 //! [`Builtin`] (static dispatch; the model trait has generic methods), [`SystemSpec`] and
 //! [`KINDS`]. A new built-in system is its file plus one line here.
 
+use super::build_error::BuildError;
 use super::dispatch::{builtins, each_builtin};
-use super::kind::{BuildError, BuiltinSystem};
+use super::kind::BuiltinSystem;
 use crate::custom::CustomSystem;
 use crate::dae::Dae;
 
@@ -75,5 +76,51 @@ impl Builtin {
             .iter()
             .filter_map(|k| SystemSpec::default_of(k)?.build().ok())
             .collect()
+    }
+}
+
+impl SystemSpec {
+    /// The kind `kind` with default settings (`None` for an unknown kind or `custom`, which
+    /// has no default).
+    pub fn default_of(kind: &str) -> Option<SystemSpec> {
+        let mut t = toml::Table::new();
+        t.insert(kind.to_string(), toml::Value::Table(toml::Table::new()));
+        toml::Value::Table(t).try_into().ok()
+    }
+}
+
+/// The default parameter values of the built-in system `kind` (with its default settings),
+/// as (name, value) in parameter order; `None` for `custom` (its defaults are in its file)
+/// or an unknown kind. What `hybridopt systems` prints and what a problem file's omitted
+/// parameter takes.
+pub fn defaults(kind: &str) -> Option<Vec<(String, f64)>> {
+    let system = SystemSpec::default_of(kind)?.build().ok()?;
+    Some(system.defaults())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::HybridSystem;
+    use crate::systems::KINDS;
+
+    #[test]
+    fn every_builtin_kind_has_a_default_for_every_parameter() {
+        for kind in KINDS.iter().filter(|k| **k != "custom") {
+            let d = defaults(kind).unwrap_or_else(|| panic!("{kind}: no defaults"));
+            let sys = SystemSpec::default_of(kind)
+                .and_then(|s| s.build().ok())
+                .expect("builds");
+            assert_eq!(sys.kind(), *kind);
+            let names: Vec<String> = d.iter().map(|(n, _)| n.clone()).collect();
+            assert_eq!(names, sys.dims().params, "{kind}");
+            assert!(d.iter().all(|(_, v)| v.is_finite()), "{kind}");
+        }
+        assert_eq!(defaults("custom"), None);
+        assert_eq!(defaults("rocket"), None);
+        assert_eq!(
+            defaults("bouncing_ball").unwrap()[0],
+            ("g".to_string(), 9.81)
+        );
     }
 }

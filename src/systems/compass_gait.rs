@@ -18,7 +18,8 @@
 //!   the velocities follow from conserving the whole system's angular momentum about the
 //!   new contact point and the old stance leg's about the hip (Goswami et al. 1996 §3).
 
-use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 

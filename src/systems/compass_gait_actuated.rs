@@ -53,8 +53,9 @@
 //! just taken: `2 l cos(slope) sin(θ_s − slope)`); `energy`, kinetic plus potential with
 //! heights above the first stance foot; `hip_torque = u`; `power = u (θ̇_ns − θ̇_s)`.
 
+use super::build_error::BuildError;
 use super::compass_gait::{CompassGait, G, M, MH, P2, SLOPE};
-use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use super::kind::{BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, HybridSystem, Scalar};
 

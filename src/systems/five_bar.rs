@@ -13,7 +13,8 @@
 //! stabilization, penalty or GGL index 2, per [`FiveBarConfig::formulation`]); nothing is
 //! hand-written.
 
-use super::kind::{BuildError, BuiltinSystem};
+use super::build_error::BuildError;
+use super::kind::BuiltinSystem;
 use crate::error::ModelError;
 use crate::model::{c, Dims, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;

@@ -24,7 +24,8 @@
 //! Parameters `(m, c, k0, f_y, b, F0, Omega)`, defaults `(1, 0.05, 1, 0.5, 0.05, 0.8, 1.2)`
 //! (reference-models §9).
 
-use super::kind::{BuildError, BuiltinSystem, DaeSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, DaeSettings};
 use super::reversal;
 use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;

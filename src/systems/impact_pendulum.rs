@@ -4,7 +4,8 @@
 //! State (q, v); parameters (g_over_l, c, A, omega, e, q_w, q0, v0). The time-dependent
 //! forcing makes h_t, a_t and the event-time terms all matter.
 
-use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 

@@ -1,15 +1,13 @@
 //! What a built-in system's `kind` stands for: [`BuiltinSystem`] (the settings its
 //! `[system]` table takes besides `kind`, and how they build it), the settings shared by
-//! several kinds ([`NoSettings`], [`DaeSettings`]), and [`BuildError`]. A problem file names
+//! several kinds ([`NoSettings`], [`DaeSettings`]); why a build fails is [`BuildError`]. A problem file names
 //! the kinds by the table in [`super::builtin`]; a settings key that the kind does not take
 //! is an error. The problem reader turns `kind = "x"` plus the settings into serde's
 //! variant tag (see `problem::document`).
 
-use super::builtin::SystemSpec;
-use super::shear_frame::ShearFrameError;
-use crate::custom::{CustomError, CustomSystem};
+use super::build_error::BuildError;
+use crate::custom::CustomSystem;
 use crate::dae::Dae;
-use crate::error::ModelError;
 use serde::Deserialize;
 
 /// A system that a problem file names by its `kind` (one line of the table behind
@@ -56,7 +54,7 @@ pub struct NoSettings {}
 /// The settings of a built-in DAE of index 1: optional algebraic start values by name
 /// (`initial_algebraic = { iD = 0.3 }`). By default z0 is solved from the start mode's
 /// algebraic equations; given values are checked against them (an inconsistent z0 is
-/// [`ModelError::Inconsistent`] with its residual, mode and time).
+/// [`ModelError::Inconsistent`](crate::error::ModelError::Inconsistent) with its residual, mode and time).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DaeSettings {
@@ -88,74 +86,5 @@ impl DaeSettings {
             })
             .collect::<Result<Vec<f64>, _>>()?;
         Ok(Dae::new(sys).with_initial_algebraic(z0))
-    }
-}
-
-/// Why a system could not be built from valid settings.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// A built-in system's settings are inconsistent (e.g. a ground above the mechanism).
-    #[error("{0}")]
-    Model(#[from] ModelError),
-    /// A custom system's declarations or expressions are wrong.
-    #[error(transparent)]
-    Custom(#[from] CustomError),
-    /// `initial_algebraic` names a state the system does not have.
-    #[error("`{name}` is not an algebraic state; valid: {valid}")]
-    UnknownAlgebraic { name: String, valid: String },
-    /// `initial_algebraic` leaves out an algebraic state.
-    #[error("missing a value for the algebraic state `{name}` (give all or none)")]
-    MissingAlgebraic { name: String },
-    /// `actuators` names a coordinate the mechanism does not have.
-    #[error("`{name}` is not a coordinate of the mechanism; valid: {valid}")]
-    UnknownActuator { name: String, valid: String },
-    /// A shear frame's settings are out of range ([`ShearFrameError::key`] names the key).
-    #[error(transparent)]
-    ShearFrame(#[from] ShearFrameError),
-}
-
-impl SystemSpec {
-    /// The kind `kind` with default settings (`None` for an unknown kind or `custom`, which
-    /// has no default).
-    pub fn default_of(kind: &str) -> Option<SystemSpec> {
-        let mut t = toml::Table::new();
-        t.insert(kind.to_string(), toml::Value::Table(toml::Table::new()));
-        toml::Value::Table(t).try_into().ok()
-    }
-}
-
-/// The default parameter values of the built-in system `kind` (with its default settings),
-/// as (name, value) in parameter order; `None` for `custom` (its defaults are in its file)
-/// or an unknown kind. What `hybridopt systems` prints and what a problem file's omitted
-/// parameter takes.
-pub fn defaults(kind: &str) -> Option<Vec<(String, f64)>> {
-    let system = SystemSpec::default_of(kind)?.build().ok()?;
-    Some(system.defaults())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::HybridSystem;
-    use crate::systems::KINDS;
-
-    #[test]
-    fn every_builtin_kind_has_a_default_for_every_parameter() {
-        for kind in KINDS.iter().filter(|k| **k != "custom") {
-            let d = defaults(kind).unwrap_or_else(|| panic!("{kind}: no defaults"));
-            let sys = SystemSpec::default_of(kind)
-                .and_then(|s| s.build().ok())
-                .expect("builds");
-            assert_eq!(sys.kind(), *kind);
-            let names: Vec<String> = d.iter().map(|(n, _)| n.clone()).collect();
-            assert_eq!(names, sys.dims().params, "{kind}");
-            assert!(d.iter().all(|(_, v)| v.is_finite()), "{kind}");
-        }
-        assert_eq!(defaults("custom"), None);
-        assert_eq!(defaults("rocket"), None);
-        assert_eq!(
-            defaults("bouncing_ball").unwrap()[0],
-            ("g".to_string(), 9.81)
-        );
     }
 }

@@ -19,7 +19,8 @@
 //! Design parameters `m1, m2, k, L0`: all four change the impact (the velocity at impact and
 //! the impulse).
 
-use super::kind::{BuildError, BuiltinSystem};
+use super::build_error::BuildError;
+use super::kind::BuiltinSystem;
 use crate::error::ModelError;
 use crate::model::{c, Dims, Direction, GuardInfo, Scalar};
 use crate::multibody::constraints::max_abs;

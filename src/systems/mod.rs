@@ -2,6 +2,7 @@
 //! [`CompassGait`], [`FiveBar`], …), with [`Builtin`], the one a problem file names.
 pub(crate) mod biped;
 pub(crate) mod bouncing_ball;
+pub(crate) mod build_error;
 pub(crate) mod builtin;
 pub(crate) mod compass_gait;
 pub(crate) mod compass_gait_actuated;
@@ -23,18 +24,20 @@ pub(crate) mod switched;
 
 pub use biped::{Biped, BipedConfig};
 pub use bouncing_ball::{shipped_objective, BouncingBall, ThrustBall};
+pub use build_error::{BuildError, ShearFrameError};
+pub use builtin::defaults;
 pub use builtin::{Builtin, SystemSpec, KINDS};
 pub use compass_gait::CompassGait;
 pub use compass_gait_actuated::ActuatedCompassGait;
 pub use five_bar::{FiveBar, FiveBarConfig};
 pub use hysteretic_oscillator::HystereticOscillator;
 pub use impact_pendulum::ImpactPendulum;
-pub use kind::{defaults, BuildError, BuiltinSystem, DaeSettings, NoSettings};
+pub use kind::{BuiltinSystem, DaeSettings, NoSettings};
 pub use locking_pendulum::{LockingPendulum, LockingPendulumConfig};
 pub use pendulum_angle::PendulumAngle;
 pub use pendulum_wall::PendulumWall;
 pub use rectifier::Rectifier;
-pub use shear_frame::{GroundMotion, ShearFrame, ShearFrameConfig, ShearFrameError};
+pub use shear_frame::{GroundMotion, ShearFrame, ShearFrameConfig};
 pub use simplest_walker::SimplestWalker;
 pub use steel_coupon::SteelCoupon;
 pub use switched::SwitchedLinear;

@@ -18,7 +18,8 @@
 //! values `(1, 1, 9.81, 0.8, 0.3, −0.8)`; the start is at rest at angle θ0 from the
 //! downward vertical. The same motion in the angle is [`super::pendulum_angle`].
 
-use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, NoSettings};
 use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, Scalar};

@@ -15,7 +15,8 @@
 //! is continuous; `i_D` follows from the new mode's algebraic equation. Parameters
 //! `(V, omega, phi0, r, R, C, vC0)`, reference values `(1, 2π, 0.3, 0.01, 1, 0.5, 0)`.
 
-use super::kind::{BuildError, BuiltinSystem, DaeSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, DaeSettings};
 use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point, Transition};
 use crate::error::ModelError;
 use crate::model::{Direction, GuardInfo, Scalar};

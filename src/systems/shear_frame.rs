@@ -70,7 +70,8 @@
 //! at the base of 50 storeys); the pulse `A_g = 0.2`, Ω the elastic frame's fundamental
 //! frequency `ω_1 = 2 sin(ϑ/2)`, `t_p = 2π/ω_1` (one fundamental period).
 
-use super::kind::{BuildError, BuiltinSystem};
+use super::build_error::{BuildError, ShearFrameError};
+use super::kind::BuiltinSystem;
 use crate::error::ModelError;
 use crate::model::{
     Dims, Direction, GuardInfo, HybridSystem, Names, OutputCotangent, Scalar, VjpArgs, VjpOut,
@@ -135,23 +136,6 @@ impl Default for ShearFrameConfig {
         ShearFrameConfig {
             storeys: 3,
             ground_motion: GroundMotion::Pulse,
-        }
-    }
-}
-
-/// Settings that do not describe a shear frame.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ShearFrameError {
-    /// `storeys` outside `1..=MAX_STOREYS`.
-    #[error("storeys = {given} is out of range: a shear frame has 1 to {max} storeys")]
-    Storeys { given: usize, max: usize },
-}
-
-impl ShearFrameError {
-    /// The `[system]` key the error is about.
-    pub fn key(&self) -> &'static str {
-        match self {
-            ShearFrameError::Storeys { .. } => "storeys",
         }
     }
 }

@@ -15,7 +15,8 @@
 //! - Outputs: the states, the energy, and `step_length = 2 sin(φ/2)` (the distance
 //!   between the feet in leg lengths).
 
-use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 

@@ -26,7 +26,8 @@
 //! `(200000 MPa, 420 MPa, 0.01, 18, 0.925, 0.15, 0.002, 0.004)` (reference-models §9).
 //! The reversal times depend on ε_a, ε_b only, never on the material.
 
-use super::kind::{BuildError, BuiltinSystem, DaeSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, DaeSettings};
 use super::reversal;
 use crate::dae::{Dae, DaeDims, DaeIndex, DaeSystem, Point};
 use crate::error::ModelError;

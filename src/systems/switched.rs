@@ -6,7 +6,8 @@
 //! through 0 in `left`), `to_left` (x1 falling through 0 in `right`).
 //! Parameters: (k_left, k_right, d_left, d_right, f, x1_0, x2_0).
 
-use super::kind::{BuildError, BuiltinSystem, NoSettings};
+use super::build_error::BuildError;
+use super::kind::{BuiltinSystem, NoSettings};
 use crate::error::ModelError;
 use crate::model::{Dims, Direction, GuardInfo, HybridSystem, Scalar};
 

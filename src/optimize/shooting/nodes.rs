@@ -5,6 +5,7 @@
 use super::error::ShootingError;
 use super::settings::{Guess, GuessTable, NodeTimes, Shooting};
 use crate::error::Error;
+use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::setup::Setup;
 
@@ -109,7 +110,7 @@ pub(super) fn initial_nodes<S: HybridSystem>(
                     // instant, when several fire together)
                     Some(e) => Node {
                         t,
-                        mode: e.after.mode,
+                        mode: e.mode_after(),
                         state: e.after.y[..base.nx()].to_vec(),
                         side: NodeSide::AfterEvent {
                             guard: base.dims.guard_name(e.guard),
@@ -173,6 +174,26 @@ impl GuessTable {
             source,
         })?;
         Self::parse_csv(&text, &path.display().to_string(), dims)
+    }
+
+    /// The table of a run of the system `dims` describes: the samples of
+    /// [`Trajectory::samples`]`(1)` (t, the mode of its segment, the states), an event's
+    /// instant twice (before, then after), as a previous run's `trajectory.csv` read by
+    /// [`Self::read_csv`] gives it; `file` is `"run"`.
+    pub fn from_trajectory(traj: &Trajectory, dims: &crate::model::Dims) -> GuessTable {
+        let nx = dims.states.len();
+        let samples = traj.samples(1);
+        GuessTable {
+            file: "run".into(),
+            t: samples.iter().map(|(t, _, _)| *t).collect(),
+            mode: Some(
+                samples
+                    .iter()
+                    .map(|(_, s, _)| traj.segments[*s].mode)
+                    .collect(),
+            ),
+            states: samples.iter().map(|(_, _, y)| y[..nx].to_vec()).collect(),
+        }
     }
 
     /// [`Self::read_csv`] on the text of a file (`file` names it in messages).

@@ -361,7 +361,7 @@ impl GradientRun {
                 })
                 .collect(),
             None => (self.trajectory.events.iter())
-                .map(|e| event(e.t, e.guard, e.before.mode, e.after.mode, None))
+                .map(|e| event(e.t, e.guard, e.mode_before(), e.mode_after(), None))
                 .collect(),
         };
         let nx = setup.nx();

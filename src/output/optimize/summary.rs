@@ -5,7 +5,8 @@
 
 use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
-use crate::optimize::{ConstraintReport, Globalization, KinkReport, OptimizeResult, Outcome};
+use crate::optimize::{ConstraintReport, Globalization, KinkReport, OptimizeResult};
+use crate::output::summary::CommonSummary;
 use crate::problem::Problem;
 use crate::setup::Setup;
 use crate::sweep::{starts::Range, MultiStart, PointOutcome};
@@ -31,8 +32,8 @@ impl EventSummary {
             .map(|e| EventSummary {
                 t: e.t,
                 guard: setup.dims.guard_name(e.guard),
-                mode_before: setup.dims.mode_name(e.before.mode),
-                mode_after: setup.dims.mode_name(e.after.mode),
+                mode_before: setup.dims.mode_name(e.mode_before()),
+                mode_after: setup.dims.mode_name(e.mode_after()),
             })
             .collect()
     }
@@ -41,25 +42,17 @@ impl EventSummary {
 /// The fields of `summary.json` (a contract: add, never rename or drop).
 #[derive(Debug, Clone, Serialize)]
 pub struct OptimizeSummary {
-    pub problem: String,
-    pub solver: &'static str,
-    pub gradient: &'static str,
+    /// The fields every optimization's summary has (the file's keys are sorted: it is
+    /// written through a [`serde_json::Value`]).
+    #[serde(flatten)]
+    pub common: CommonSummary,
     /// The solver's termination text.
     pub termination: String,
-    pub outcome: Outcome,
     pub converged: bool,
     pub iterations: u64,
     pub evaluations: usize,
     pub cost_evaluations: u64,
     pub gradient_evaluations: u64,
-    pub initial_cost: f64,
-    pub final_cost: f64,
-    /// θ by name at the start and at the end.
-    pub parameters_initial: BTreeMap<String, f64>,
-    pub parameters_final: BTreeMap<String, f64>,
-    /// The names of the optimized entries of θ.
-    pub optimized: Vec<String>,
-    pub final_gradient_norm: f64,
     pub restarts: Vec<String>,
     pub kinks_met: usize,
     /// The final point's kink, if it is one.
@@ -148,25 +141,27 @@ impl OptimizeSummary {
         };
         let c = r.constrained.as_ref();
         OptimizeSummary {
-            problem: p.name.clone(),
-            solver: match c {
-                Some(_) => "sqp",
-                None => p.optimizer.solver.name(),
+            common: CommonSummary {
+                problem: p.name.clone(),
+                solver: match c {
+                    Some(_) => "sqp",
+                    None => p.optimizer.solver.name(),
+                },
+                gradient: p.optimizer.gradient.name(),
+                outcome: r.outcome,
+                initial_cost: r.initial_cost,
+                final_cost: r.final_cost,
+                parameters_initial: by_name(&r.theta_initial),
+                parameters_final: by_name(&r.theta_final),
+                optimized: p.free_indices().iter().map(|&i| names[i].clone()).collect(),
+                final_gradient_norm: r.final_grad_norm,
             },
-            gradient: p.optimizer.gradient.name(),
             termination: r.termination.clone(),
-            outcome: r.outcome,
             converged: r.converged(),
             iterations: r.iterations,
             evaluations: r.evaluations,
             cost_evaluations: r.cost_calls,
             gradient_evaluations: r.gradient_calls,
-            initial_cost: r.initial_cost,
-            final_cost: r.final_cost,
-            parameters_initial: by_name(&r.theta_initial),
-            parameters_final: by_name(&r.theta_final),
-            optimized: p.free_indices().iter().map(|&i| names[i].clone()).collect(),
-            final_gradient_norm: r.final_grad_norm,
             restarts: r.restarts.clone(),
             kinks_met: r.kinks.len(),
             final_kink: r.kinks.last().filter(|k| k.theta == r.theta_final).cloned(),
@@ -191,14 +186,14 @@ impl OptimizeSummary {
         let _ = writeln!(
             o,
             "{}: {} ({}), {} iterations, {} evaluations, cost {:.6e} → {:.6e}, |grad| {:.3e}, {:.2} s",
-            self.problem,
+            self.common.problem,
             if self.converged { "converged" } else { "NOT converged" },
             self.termination,
             self.iterations,
             self.evaluations,
-            self.initial_cost,
-            self.final_cost,
-            self.final_gradient_norm,
+            self.common.initial_cost,
+            self.common.final_cost,
+            self.common.final_gradient_norm,
             self.wall_time_s
         );
         for r in &self.restarts {
@@ -267,16 +262,26 @@ impl OptimizeSummary {
                 );
             }
         }
-        for n in self.optimized.iter().take(12) {
-            let a = self.parameters_initial.get(n).copied().unwrap_or(f64::NAN);
-            let b = self.parameters_final.get(n).copied().unwrap_or(f64::NAN);
+        for n in self.common.optimized.iter().take(12) {
+            let a = self
+                .common
+                .parameters_initial
+                .get(n)
+                .copied()
+                .unwrap_or(f64::NAN);
+            let b = self
+                .common
+                .parameters_final
+                .get(n)
+                .copied()
+                .unwrap_or(f64::NAN);
             let _ = writeln!(o, "  {n:>12} {a:.10e} → {b:.10e}");
         }
-        if self.optimized.len() > 12 {
+        if self.common.optimized.len() > 12 {
             let _ = writeln!(
                 o,
                 "  … ({} optimized entries in all; see summary.json)",
-                self.optimized.len()
+                self.common.optimized.len()
             );
         }
         let _ = writeln!(o, "  wrote {}", dir.display());

@@ -1,10 +1,9 @@
 //! A gait optimization's `summary.json`: the gait optimizer's own record ([`GaitOptimum`]:
-//! `names`, `initial`, `last`, the re-solved check, the history) and, beside it, the fields
-//! every optimization's summary has (`problem`, `solver`, `outcome`, `initial_cost`,
-//! `final_cost`, `parameters_initial`, `parameters_final`, `optimized`,
-//! `final_gradient_norm`), so that a script reads every results folder the same way.
+//! `names`, `initial`, `last`, the re-solved check, the history) and, before it, the fields
+//! every optimization's summary has ([`CommonSummary`]), so that a script reads every results
+//! folder the same way.
 
-use crate::optimize::Outcome;
+use crate::output::summary::CommonSummary;
 use crate::periodic::GaitOptimum;
 use crate::problem::Problem;
 use serde::Serialize;
@@ -13,21 +12,10 @@ use std::collections::BTreeMap;
 /// The fields of a gait's `summary.json` (a contract: add, never rename or drop).
 #[derive(Debug, Clone, Serialize)]
 pub struct GaitSummary<'a> {
-    pub problem: String,
-    /// The quasi-Newton solver on the orbit's objective.
-    pub solver: &'static str,
-    /// How the gradient is computed: the orbit's direct (implicit) sensitivities.
-    pub gradient: &'static str,
-    pub outcome: Outcome,
-    pub initial_cost: f64,
-    pub final_cost: f64,
-    /// Every parameter by name at the start and at the end.
-    pub parameters_initial: BTreeMap<String, f64>,
-    pub parameters_final: BTreeMap<String, f64>,
-    /// The names of the optimized parameters.
-    pub optimized: Vec<String>,
-    /// `|∇|` (the largest component) of the objective at the end.
-    pub final_gradient_norm: f64,
+    /// The common fields (the solver: `lbfgs` on the orbit's objective; the gradient: the
+    /// orbit's direct, implicit, sensitivities).
+    #[serde(flatten)]
+    pub common: CommonSummary,
     #[serde(flatten)]
     pub gait: &'a GaitOptimum,
 }
@@ -49,16 +37,18 @@ impl<'a> GaitSummary<'a> {
             m
         };
         GaitSummary {
-            problem: p.name.clone(),
-            solver: "lbfgs",
-            gradient: "direct",
-            outcome: r.outcome,
-            initial_cost: r.initial.value,
-            final_cost: r.last.value,
-            parameters_initial: at(&r.initial.params),
-            parameters_final: at(&r.last.params),
-            optimized: r.names.clone(),
-            final_gradient_norm: r.last.gradient.iter().fold(0.0, |m, g| m.max(g.abs())),
+            common: CommonSummary {
+                problem: p.name.clone(),
+                solver: "lbfgs",
+                gradient: "direct",
+                outcome: r.outcome,
+                initial_cost: r.initial.value,
+                final_cost: r.last.value,
+                parameters_initial: at(&r.initial.params),
+                parameters_final: at(&r.last.params),
+                optimized: r.names.clone(),
+                final_gradient_norm: r.last.gradient.iter().fold(0.0, |m, g| m.max(g.abs())),
+            },
             gait: r,
         }
     }

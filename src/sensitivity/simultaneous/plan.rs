@@ -49,7 +49,7 @@ impl Plan {
             .map(|e| PlanEvent {
                 t: e.t,
                 guard: e.guard,
-                mode_before: e.before.mode,
+                mode_before: e.mode_before(),
                 multi: None,
             })
             .collect();

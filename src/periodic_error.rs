@@ -1,4 +1,4 @@
-//! Typed failures of the periodic-orbit solver: a leaf under [`crate::Error`]
+//! Typed failures of the periodic-orbit solver ([`crate::periodic`]): a leaf under [`crate::Error`]
 //! ([`crate::Error::Periodic`]), as the other modules' errors are; a simulation's own
 //! failure inside the solver is that [`crate::Error`] itself.
 
