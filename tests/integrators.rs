@@ -528,9 +528,10 @@ fn jacobian_reuse_gives_the_fresh_jacobians_solution() {
             "{method:?}: J kept only {n}/{j_kept} steps"
         );
         // measured 3.1e-8 (Radau IIA, J once for all 400 steps) and 3.7e-8 (SDIRK3, 13
-        // times) tolerances (2026-12-06): the Newton tolerance's scale; bound 1e-4
+        // times) tolerances (2026-12-06): the Newton tolerance's scale; bound 1e-6 (was
+        // 1e-4), margin 27×
         assert!(
-            diff <= 1e-4,
+            diff <= 1e-6,
             "{method:?}: kept and fresh Jacobians differ by {diff:e} tolerances"
         );
     }

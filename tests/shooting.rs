@@ -94,7 +94,7 @@ fn continuity_jacobian_equals_oracle_and_fd() {
     );
     // the oracle: segment k from s_k over 2/3, dual-seeded along variable j
     let dt = 2.0 / 3.0;
-    let (mut worst_oracle, mut worst_fd) = (0.0f64, 0.0f64);
+    let (mut worst_oracle, mut worst_fd, mut worst_value) = (0.0f64, 0.0f64, 0.0f64);
     for (r, row) in conts.iter().enumerate() {
         let (node, comp) = (r / 2 + 1, r % 2);
         let k = node - 1; // the segment that ends at the node
@@ -143,9 +143,12 @@ fn continuity_jacobian_equals_oracle_and_fd() {
             );
             worst_oracle = worst_oracle.max(eo);
             worst_fd = worst_fd.max(ef);
+            worst_value = worst_value.max((row.value - want_value).abs());
         }
     }
-    eprintln!("continuity Jacobian: oracle {worst_oracle:.2e}, FD {worst_fd:.2e}");
+    eprintln!(
+        "continuity Jacobian: oracle {worst_oracle:.2e}, FD {worst_fd:.2e}, values {worst_value:.2e}"
+    );
 }
 
 /// The cost's gradient over the variables equals central differences (running terms
@@ -239,6 +242,30 @@ fn same_optimum_as_single_shooting() {
         report.max_defect
     );
     assert!(report.max_defect <= 1e-9);
+    // The independent reference: the zero-residual optimum in closed form. With e* = 0.6
+    // the ball thrown from y0 = 1 at v0 lands at t1 = (v0 + w)/g with speed
+    // w = √(v0² + 2 g y0) and lands again 2 e* w / g later: t2 = (v0 + (1 + 2e*) w)/g = 1.3,
+    // i.e. (1.3 g − v0)² = (1 + 2e*)² (v0² + 2 g y0), a quadratic in v0 (its root below 1.3 g).
+    let (e_star, k) = (0.6, 2.2f64);
+    let (a2, b1, c0) = (
+        k * k - 1.0,
+        2.0 * 1.3 * G,
+        k * k * 2.0 * G - (1.3 * G) * (1.3 * G),
+    );
+    let v0_star = (-b1 + (b1 * b1 - 4.0 * a2 * c0).sqrt()) / (2.0 * a2);
+    let mut worst = 0.0f64;
+    for r in [&single, &multi] {
+        for (j, want) in [(1, e_star), (4, v0_star)] {
+            worst = worst.max((r.theta_final[j] - want).abs() / want.abs());
+        }
+    }
+    eprintln!("closed form (e*, v0*) = ({e_star}, {v0_star:.12}): worst relative {worst:.2e}, ψ {:.1e} {:.1e}", single.final_cost, multi.final_cost);
+    // measured MEASURED_CF (2026-12-07)
+    assert_within(
+        "single and multiple shooting vs the closed-form optimum",
+        worst,
+        1e-6,
+    );
     for j in [1, 4] {
         let (a, b) = (single.theta_final[j], multi.theta_final[j]);
         assert!(
