@@ -577,3 +577,131 @@ fn a_terminal_guard_in_a_simultaneous_group_is_refused() {
         &["contains the terminal guard 'stop'", "not supported"],
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// GroupProblem: a group of two guards at X⁻ = (0, 0), t = 1, of a custom system
+// ---------------------------------------------------------------------------------------------
+
+/// Two states from (−1, −1) with `ẋ = 1`, `ẏ = FLOW_Y` in mode `m` (a mode `b` beside it)
+/// and the guards GUARDS of `m`.
+fn pair(flow_y: &str, guards: &str) -> hybridopt::prelude::Problem {
+    let text = format!(
+        r#"name = "pair"
+[system]
+kind = "custom"
+states = ["x", "y"]
+parameters = ["a"]
+initial = {{ x = "-1", y = "-1" }}
+outputs = [ {{ name = "x", expr = "x" }} ]
+[[system.modes]]
+name = "m"
+flow = {{ x = "a", y = "{flow_y}" }}
+guards = [ {guards} ]
+[[system.modes]]
+name = "b"
+flow = {{ x = "1", y = "1" }}
+[simulation]
+t_end = 2.0
+[parameters]
+a = {{ value = 1.0 }}
+[[cost]]
+kind = "terminal"
+output = "x"
+"#
+    );
+    hybridopt::prelude::Problem::parse(&text, std::path::Path::new("pair.toml")).unwrap()
+}
+
+/// The group (both guards, in order) of `pair(..)` at X⁻ = (0, 0), t = 1: its problem.
+fn group_problem(p: &hybridopt::prelude::Problem) -> (GroupProblem, String) {
+    let s = p.setup().unwrap();
+    let ctx = hybridopt::testing::Ctx {
+        mode: 0,
+        t_lo: 0.0,
+        t_hi: 2.0,
+    };
+    match SimultaneousEvent::new(&s, &ctx, 1.0, &[0, 1], &[0.0, 0.0], &[1.0]) {
+        Err(e @ Error::Simultaneous(SimultaneousError::Group { .. })) => {
+            let msg = e.to_string();
+            let Error::Simultaneous(SimultaneousError::Group { problem, .. }) = e else {
+                unreachable!()
+            };
+            (*problem, msg)
+        }
+        Err(other) => panic!("expected a group error, got {other:?}"),
+        Ok(_) => panic!("expected a group error, got a group"),
+    }
+}
+
+#[test]
+fn a_guard_left_behind_by_the_others_mode_is_not_watched() {
+    // crossing gy first moves to mode b, where gx is not watched
+    let p = pair(
+        "1",
+        r#"{ name = "gx", expr = "x", direction = "rising" },
+           { name = "gy", expr = "y", direction = "rising", next = "b" }"#,
+    );
+    let (problem, msg) = group_problem(&p);
+    assert_eq!(
+        problem,
+        GroupProblem::NotWatched {
+            guard: "gx".into(),
+            mode: "b".into(),
+            order: None
+        }
+    );
+    assert_says(
+        &msg,
+        &[
+            "guard 'gx' is not watched in mode 'b'",
+            "not every crossing order",
+        ],
+    );
+}
+
+#[test]
+fn a_guard_with_no_rate_is_grazing() {
+    let p = pair(
+        "0",
+        r#"{ name = "gx", expr = "x", direction = "rising" },
+           { name = "gy", expr = "y", direction = "rising" }"#,
+    );
+    let (problem, msg) = group_problem(&p);
+    assert!(
+        matches!(&problem, GroupProblem::Grazing { guard, rate, mode } if guard == "gy" && *rate == 0.0 && mode == "m"),
+        "{problem:?}"
+    );
+    assert_says(&msg, &["guard 'gy' has rate 0", "(grazing)"]);
+}
+
+#[test]
+fn parallel_guards_are_not_a_corner() {
+    let p = pair(
+        "1",
+        r#"{ name = "gx", expr = "x", direction = "rising" },
+           { name = "gx2", expr = "2*x", direction = "rising" }"#,
+    );
+    let (problem, msg) = group_problem(&p);
+    assert!(
+        matches!(
+            &problem,
+            GroupProblem::Corner(CornerError::DependentNormals { n: 2, .. })
+        ),
+        "{problem:?}"
+    );
+    assert_says(&msg, &["simultaneous event at t = 1", "linearly dependent"]);
+}
+
+/// Each reset scales the other guard's state by 1e200: one jump's Ξ has entries ~1e200,
+/// their product ~1e400.
+#[test]
+fn a_composed_jump_that_overflows_is_not_finite() {
+    let p = pair(
+        "1",
+        r#"{ name = "gx", expr = "x", direction = "rising", reset = { y = "1e200*y" } },
+           { name = "gy", expr = "y", direction = "rising", reset = { x = "1e200*x" } }"#,
+    );
+    let (problem, msg) = group_problem(&p);
+    assert_eq!(problem, GroupProblem::NotFinite { order: vec![0, 1] });
+    assert_says(&msg, &["the composed jump of order [0, 1] is not finite"]);
+}
