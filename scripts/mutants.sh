@@ -20,9 +20,9 @@ MUTANTS=(
   'closing-start-sign :: src/optimize/shooting/nlp.rs :: s/\Qg[i] -= start_jac[(m, j)];\E/g[i] += start_jac[(m, j)];/ :: periodic_walk_closing_rows_equal_fd'
   'closing-event-time :: src/optimize/shooting/segment.rs :: s/\Qjump.forward(&s_minus) + &jump.f_plus * tau.transpose()\E/jump.forward(\&s_minus) + 0.0 * (\&jump.f_plus * tau.transpose())/ :: periodic_walk_closing_rows_equal_fd'
   'monodromy-reversed :: src/optimize/shooting/report.rs :: s/\Q|m, s| &s.end_start * m\E/|m, s| m * \&s.end_start/ :: periodic_lqr_stabilizes_the_gait'
-  'bdf-never-lower :: src/integrate/bdf/history.rs :: s/\Q(fac(down, k - 1), k - 1),\E/(0.0 * fac(down, k - 1), k - 1),/ :: bdf_through_the_impacts'
-  'bdf-order-cap-3 :: src/integrate/bdf/history.rs :: s/\Qself.order = order.clamp(1, MAX_ORDER);\E/self.order = order.clamp(1, 3);/ :: bdf_through_the_impacts'
-  'bdf-no-hold :: src/integrate/bdf/history.rs :: s/\Qif (1.0..HOLD).contains(&factor) {\E/if false \&\& (1.0..HOLD).contains(\&factor) {/ :: bdf_through_the_impacts'
+  'bdf-never-lower :: src/integrate/bdf/history.rs :: s/\Q(fac(down, k - 1), k - 1),\E/(0.0 * fac(down, k - 1), k - 1),/ :: bdf_'
+  'bdf-order-cap-3 :: src/integrate/bdf/history.rs :: s/\Qself.order = order.clamp(1, MAX_ORDER);\E/self.order = order.clamp(1, 3);/ :: bdf_'
+  'bdf-no-hold :: src/integrate/bdf/history.rs :: s/\Qif (1.0..HOLD).contains(&factor) {\E/if false \&\& (1.0..HOLD).contains(\&factor) {/ :: bdf_'
 )
 
 if [[ "${1:-}" == "--list" ]]; then

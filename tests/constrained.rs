@@ -92,23 +92,26 @@ fn closed_form_kkt_point_and_multipliers() {
     let r = solve(&setup, &theta, constraints);
     let rep = r.constrained.as_ref().unwrap();
     assert!(r.converged(), "{r}");
+    // the solver's stop tolerance (measured 9.1e-10, 2026-12-07)
     assert!(rep.kkt_residual <= 1e-8, "KKT {}", rep.kkt_residual);
     let (ev0, ee) = (r.theta_final[4], r.theta_final[1]);
-    assert!((ev0 - v0).abs() <= 1e-9, "v0 {ev0} vs {v0}");
-    assert!((ee - e).abs() <= 1e-9, "e {ee} vs {e}");
+    // measured (2026-12-07; all printed below): v0 1.0e-12, e 3.7e-10, λ3 1.6e-13,
+    // λ1 6.2e-12, f 2.4e-10. The bounds were 1e-9, 1e-9 (2.7×), 1e-8, 1e-8 and 2e-9 (8×);
+    // now 25–30× each: e and f carry the event times' integration error at tol 1e-13
+    assert!((ev0 - v0).abs() <= 3e-11, "v0 {ev0} vs {v0}");
+    assert!((ee - e).abs() <= 1e-8, "e {ee} vs {e}");
     let (m3, m1) = (rep.constraints[0].multiplier, rep.constraints[1].multiplier);
     assert!(
-        (m3 - lam3).abs() <= 1e-8 * lam3.abs().max(1.0),
+        (m3 - lam3).abs() <= 4e-12 * lam3.abs().max(1.0),
         "λ3 {m3} vs {lam3}"
     );
     assert!(
-        (m1 - lam1).abs() <= 1e-8 * lam1.abs().max(1.0),
+        (m1 - lam1).abs() <= 1.5e-10 * lam1.abs().max(1.0),
         "λ1 {m1} vs {lam1}"
     );
     assert!(rep.constraints.iter().all(|c| c.active));
     let f = v0 * v0 + (e - 0.5) * (e - 0.5);
-    // measured 2.4e-10 (the event times carry the integrator's error at tol 1e-13)
-    assert!((r.final_cost - f).abs() <= 2e-9, "{} vs {f}", r.final_cost);
+    assert!((r.final_cost - f).abs() <= 6e-9, "{} vs {f}", r.final_cost);
     eprintln!(
         "closed form: v0 {:.2e}, e {:.2e}, λ3 {:.2e}, λ1 {:.2e}, f {:.2e}, KKT {:.2e}",
         (ev0 - v0).abs(),
@@ -159,7 +162,7 @@ fn constraint_jacobian_equals_fd_and_direct() {
                 (row.gradient[j] - dir.rows[r].gradient[j]).abs() / scale,
             );
             assert!(
-                e_fd <= 1e-7 && e_dir <= 1e-11,
+                e_fd <= 1e-7 && e_dir <= 6e-12,
                 "{} d/d{}: adjoint {} fd {fd} direct {}",
                 row.name,
                 adj.variables[j],
@@ -171,8 +174,9 @@ fn constraint_jacobian_equals_fd_and_direct() {
         }
     }
     eprintln!("Jacobian rows: FD {worst_fd:.2e}, direct {worst_direct:.2e} (relative to each row's largest entry)");
-    // measured FD 5.1e-9, direct 2.6e-13: margins 20× and 38×
-    assert!(worst_fd <= 1e-7 && worst_direct <= 1e-11);
+    // measured FD 5.1e-9, direct 2.6e-13 (2026-12-07 too: 5.05e-9, 2.62e-13): margins 20×
+    // and 23× (the direct bound was 1e-11, 38×)
+    assert!(worst_fd <= 1e-7 && worst_direct <= 6e-12);
 }
 
 /// dψ/dT of a free final time (running, terminal and final-time terms) equals central
@@ -290,6 +294,9 @@ fn path_constraint_holds_on_the_dense_trajectory() {
         "path: max y on the dense trajectory − 1.1 = {:.2e}",
         ymax - 1.1
     );
+    // measured −6.7e-8 (2026-12-07): the constraint is imposed at the solver's points,
+    // checked here on 50 points a step; 1e-6 is 15× (kept: the dense trajectory between
+    // the imposed points is what this bounds)
     assert!(ymax <= 1.1 + 1e-6, "max y {ymax}");
     assert!(ymax >= 1.1 - 1e-6, "the ceiling binds: max y {ymax}");
 }
@@ -377,10 +384,13 @@ fn a_floor_binds_at_an_interior_minimum() {
         ymin - 0.7,
         floor.multiplier
     );
-    // measured 2.6e-5: the central difference's O(h²) in the bound
-    assert!(err <= 1e-3, "{err:.1e}");
+    // measured 2.6e-5 (2.3e-5 on 2026-12-07): the central difference's O(h²) in the
+    // bound, not the multiplier's error; bound 6e-4 (23×; it was 1e-3)
+    assert!(err <= 6e-4, "{err:.1e}");
     assert!(tmin > 0.1 && tmin < 0.5, "an interior minimum: t = {tmin}");
-    // measured 5.6e-7 above the floor on the sampled output
+    // measured 5.6e-7 above the floor on the sampled output (when set), 7.0e-9 on
+    // 2026-12-07: the floor is imposed at the solver's points, and between them the
+    // dense run may dip by the interpolation's error; 1e-5 kept (18× the larger)
     assert!((ymin - 0.7).abs() <= 1e-5, "min y {ymin}");
 }
 

@@ -125,9 +125,18 @@ fn rectifier_witnesses_agree() {
         assert_within(
             &format!("rectifier ‖{} − direct‖/‖direct‖", m.name()),
             common::rel_l2(g, direct),
-            1e-7,
+            // measured adjoint 2.3e-10, FD 9.8e-11, dual 5.4e-11 (2026-12-07; the bound
+            // was 1e-7 for all), margins 26×, 26×, 28×
+            match m {
+                Adjoint => 6e-9,
+                Fd => 2.5e-9,
+                _ => 1.5e-9,
+            },
         );
-        let tol = if *m == Fd { 1e-6 } else { 1e-7 };
+        // measured adjoint 2.9e-8, dual 2.1e-8 (issue 9's acceptance, 1e-7, is the bound:
+        // a requirement, not a margin), FD 1.8e-8 (2026-12-07; the bound was 1e-6, 56×),
+        // bound 5e-7 (28×)
+        let tol = if *m == Fd { 5e-7 } else { 1e-7 };
         assert_close(
             &format!("rectifier {} vs direct", m.name()),
             g,
@@ -174,16 +183,23 @@ fn pendulum_wall_index2_equals_the_angle_model() {
     let ode_all = gradients_by(&s_ode, &p, &[Direct]);
     let (psi_ode, g_ode) = (ode_all[0].1, &ode_all[0].2);
     for (m, psi, g) in gradients_by(&s_dae, &p, &[Adjoint, Direct]) {
+        // measured ψ 1.31e-12 (adjoint), 1.89e-13 (direct); dψ/dp 2.05e-10 (adjoint),
+        // 3.28e-11 (direct) (2026-12-07; every bound was 1e-8): margins 23×, 26×, 24×, 24×
+        let (tol_psi, tol_grad) = if m == Adjoint {
+            (3e-11, 5e-9)
+        } else {
+            (5e-12, 8e-10)
+        };
         assert_within(
             &format!("pendulum_wall ψ ({}) vs angle model", m.name()),
             (psi - psi_ode).abs() / psi_ode,
-            1e-8,
+            tol_psi,
         );
         assert_close(
             &format!("pendulum_wall dψ/dp ({}) vs angle model", m.name()),
             &g,
             g_ode,
-            1e-8,
+            tol_grad,
             // dψ/dm is 0 in both (measured 3e-16 against 0): each entry relative to
             // max(|b_i|, 1e-6·max|b|)
             1e-6,
@@ -200,15 +216,17 @@ fn pendulum_wall_index2_equals_the_angle_model() {
         drift = drift.max(inv);
         vel = vel.max(k);
     }
+    // measured 1.94e-12 and 8.57e-13 (2026-12-07; both bounds were 1e-8), margins 26×
+    // and 23×
     assert_within(
         "pendulum_wall position drift max|x² + y² − L²|",
         drift,
-        1e-8,
+        5e-11,
     );
     assert_within(
         "pendulum_wall velocity constraint max|x u + y v|",
         vel,
-        1e-8,
+        2e-11,
     );
 }
 
@@ -224,7 +242,13 @@ fn pendulum_wall_witnesses_agree() {
     let all = gradients_by(&setup, &p, &[Adjoint, Direct, Fd, Dual]);
     let direct = &all[1].2;
     for (m, _, g) in &all {
-        let tol = if *m == Fd { 1e-7 } else { 1e-8 };
+        // measured adjoint 8.7e-10, dual 3.3e-10, FD 1.5e-8 (2026-12-07; the bounds were
+        // 1e-8 and FD's 1e-7, 7×): 2e-8, 1e-8 (kept: 30×) and 3.5e-7, margins 23×, 30×, 24×
+        let tol = match m {
+            Fd => 3.5e-7,
+            Adjoint => 2e-8,
+            _ => 1e-8,
+        };
         assert_close(
             &format!("pendulum_wall {} vs direct", m.name()),
             g,

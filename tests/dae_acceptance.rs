@@ -78,23 +78,38 @@ fn adjoint_direct_and_fd_agree_entry_by_entry_on_every_dae_problem() {
             "pendulum_wall" => 1e-3,
             _ => 1e-6,
         };
+        // (adjoint per entry, FD per entry, adjoint l2, FD l2), measured (2026-12-07):
+        // rectifier 2.9e-8, 2.7e-8, 2.3e-10, 3.4e-10; pendulum 1.9e-10, 1.1e-8, 3.7e-11,
+        // 1.9e-10; steel 3.5e-10, 3.1e-8, 7.6e-11, 1.2e-8; design 6.8e-10, 4.3e-9, 2.8e-11,
+        // 1.5e-10; identify 5.9e-10, 6.2e-10, 1.2e-10, 3.2e-11. The bounds were 1e-7, 1e-7,
+        // 1e-8, 1e-7 for all (3.3× to 3,000×); now each 20–30× its own value, but never
+        // above issue 9's acceptance, 1e-7 (a requirement, not a margin: the rectifier's
+        // per-entry errors and the FD of the pendulum and of the coupon, whose ε_a, ε_b
+        // move every reversal time, stay at it).
+        let (t_adj, t_fd, t_adj_l2, t_fd_l2) = match name {
+            "rectifier_capacitor" => (1e-7, 1e-7, 6e-9, 8e-9),
+            "pendulum_wall" => (5e-9, 1e-7, 1e-9, 5e-9),
+            "steel_identify" => (8e-9, 1e-7, 2e-9, 1e-7),
+            "hysteretic_design" => (1.5e-8, 1e-7, 7e-10, 4e-9),
+            _ => (1.5e-8, 1.5e-8, 3e-9, 8e-10),
+        };
         assert_close(
             &format!("{name}: adjoint vs direct"),
             &adj,
             &dir,
-            1e-7,
+            t_adj,
             floor,
         );
-        assert_close(&format!("{name}: fd vs direct"), &fd, &dir, 1e-7, floor);
+        assert_close(&format!("{name}: fd vs direct"), &fd, &dir, t_fd, floor);
         assert_within(
             &format!("{name}: ‖adjoint − direct‖/‖direct‖"),
             rel_l2(&adj, &dir),
-            1e-8,
+            t_adj_l2,
         );
         assert_within(
             &format!("{name}: ‖fd − direct‖/‖direct‖"),
             rel_l2(&fd, &dir),
-            1e-7,
+            t_fd_l2,
         );
     }
 }

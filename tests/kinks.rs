@@ -56,12 +56,12 @@ fn descent_at_a_kink_reaches_a_clarke_stationary_point() {
     assert!(k.pieces.len() >= 2);
     // x0 (symmetry breaking) stays at the corner; both one-sided derivatives are positive
     let x0 = r.theta_final[p.dims.param_index("x0").unwrap()];
-    // measured 2.6e-10 (2026-12-04), margin 3.8×. It was 6.5e-18 while the direct
+    // measured 2.6e-10 (2026-12-04), bound 6e-9 (23×; it was 1e-9, 3.8×). It was 6.5e-18 while the direct
     // method formed F_X·S: that product kept the two pieces' x0 derivatives exact
     // negatives, so the min-norm element's x0 entry was 0 to the bit. The columns as
     // directional derivatives (issue 28) round them ≤ 1e-16 apart, and the descent drifts
     // x0 off the corner by that much per step until the V (slopes ±1.37) stops it.
-    assert_within("x0 at the kink", x0.abs(), 1e-9);
+    assert_within("x0 at the kink", x0.abs(), 6e-9);
     let (_, plus, minus) = k.one_sided.iter().find(|(n, ..)| n == "x0").unwrap();
     assert!(
         *plus > 0.1 && *minus > 0.1,
@@ -71,8 +71,10 @@ fn descent_at_a_kink_reaches_a_clarke_stationary_point() {
     for (n, plus, minus) in &k.one_sided {
         if n != "x0" {
             // measured 5.0e-10 (β) and 1.9e-6 (β_s) (2026-12-04; 5.0e-13 and 6.7e-7
-            // with x0 on the corner to the bit, above), margins 4× and 10×
-            let tol = if n == "beta_s" { 2e-5 } else { 2e-9 };
+            // with x0 on the corner to the bit, above), bounds 5e-5 and 1.2e-8 (26× and 24×;
+            // they were 2e-5 and 2e-9, 10× and 4×): the drift of x0 off the corner above,
+            // not a derivative error, sets them
+            let tol = if n == "beta_s" { 5e-5 } else { 1.2e-8 };
             assert_within(
                 &format!("one-sided derivatives along {n}"),
                 plus.abs().max(minus.abs()),

@@ -83,25 +83,34 @@ fn adjoint_direct_and_fd_agree_on_every_memory_problem() {
         let fd = fd_relative(&s_fd, &th, &rel);
         assert!(adj.trajectory.events.len() >= 8, "{name}: reversals");
         // measured (2026-12-02): direct 3.3e-10 / 6.4e-10 / 5.9e-10, FD 3.1e-8 / 4.9e-9 /
-        // 8.3e-10 (steel, design, identify); the bound is 1e-7
+        // 8.3e-10 (steel, design, identify); the bounds were the 1e-7 for all (3×
+        // the steel coupon's FD, 300× the others'): now each 23–33× its own value. The
+        // coupon's FD error is the quotient's own (steps 1e-2 on ε_a, ε_b, which move every
+        // reversal time), not the adjoint's: the direct pass agrees with it to 3.3e-10.
+        let (tol_direct, tol_fd, tol_psi) = match name {
+            "steel_identify" => (1e-8, 8e-7, 2.5e-9),
+            "hysteretic_design" => (1.5e-8, 1.2e-7, 8e-10),
+            _ => (1.5e-8, 2e-8, 3e-8),
+        };
         common::assert_close(
             &format!("{name}: direct vs adjoint"),
             &dir.gradients[0],
             &adj.gradients[0],
-            1e-7,
+            tol_direct,
             1e-6,
         );
         common::assert_close(
             &format!("{name}: fd vs adjoint"),
             &fd,
             &adj.gradients[0],
-            1e-7,
+            tol_fd,
             1e-6,
         );
         let rel = (dir.values[0] - adj.values[0]).abs() / adj.values[0].abs();
         // the direct run's steps also control its sensitivities' error: ψ differs by the
-        // integration error, measured 9.6e-11 / 3.0e-11 / 1.3e-9 (2026-12-02)
-        common::assert_within(&format!("{name}: ψ direct vs adjoint run"), rel, 1e-8);
+        // integration error, measured 9.6e-11 / 3.0e-11 / 1.3e-9 (2026-12-02; the bound was
+        // 1e-8 for all): tol_psi, margins 26×, 27×, 23×
+        common::assert_within(&format!("{name}: ψ direct vs adjoint run"), rel, tol_psi);
     }
 }
 
@@ -292,8 +301,9 @@ fn steel_reversals_are_the_roots_of_the_strain_rate_whatever_the_material() {
             .iter()
             .zip(&roots)
             .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        // the event location's accuracy: measured 1.1e-15 (2026-12-02)
-        common::assert_within("steel reversal times vs roots of ε̇", worst, 1e-11);
+        // the event location's accuracy: measured 1.1e-15 (2026-12-02; bound was 1e-11),
+        // margin 27×
+        common::assert_within("steel reversal times vs roots of ε̇", worst, 3e-14);
         let guards: Vec<usize> = tr.events.iter().map(|e| e.guard).collect();
         assert_eq!(guards, [0, 1, 0, 1, 0, 1, 0, 1], "peak, valley, …");
     }
@@ -316,15 +326,16 @@ fn steel_psi_and_gradient_match_the_closed_form_oracle() {
     let ev = evaluate(&s, &th, GradientMethod::Adjoint).unwrap();
     let rel = (ev.values[0] - psi_o).abs() / psi_o;
     println!("ψ = {} (oracle {psi_o})", ev.values[0]);
-    // measured 1.2e-10 (2026-12-02)
-    common::assert_within("steel ψ vs oracle", rel, 1e-8);
-    // per component, floor 1e-6 of the largest: measured adjoint 3.3e-11, direct 3.0e-10
-    // (2026-12-02)
+    // measured 1.2e-10 (2026-12-02; bound was 1e-8), margin 25×
+    common::assert_within("steel ψ vs oracle", rel, 3e-9);
+    // per component, floor 1e-6 of the largest: measured adjoint 3.3e-11 (2026-12-02) and
+    // 5.7e-11 (2026-12-07, the mutants profile), direct 3.0e-10 (both bounds were 1e-8),
+    // margins 26× (of the larger) and 27×
     common::assert_close(
         "steel adjoint vs oracle",
         &ev.gradients[0],
         &grad_o,
-        1e-8,
+        1.5e-9,
         1e-6,
     );
     let dir = evaluate(&s, &th, GradientMethod::Direct).unwrap();
@@ -332,7 +343,7 @@ fn steel_psi_and_gradient_match_the_closed_form_oracle() {
         "steel direct vs oracle",
         &dir.gradients[0],
         &grad_o,
-        1e-8,
+        8e-9,
         1e-6,
     );
 }
@@ -363,9 +374,10 @@ fn steel_memory_transfer_carries_the_gradient_of_the_memory_only_parameters() {
         a.iter().all(|v| v.abs() > 0.1),
         "memory-only gradient {a:?}"
     );
-    // measured: oracle 6.5e-12, FD 1.7e-8 (2026-12-02)
-    common::assert_close("memory-only gradient vs oracle", &a, &o, 1e-8, 0.0);
-    common::assert_close("memory-only gradient vs FD", &f, &a, 1e-7, 0.0);
+    // measured: oracle 6.5e-12 (2026-12-02) and 1.1e-11 (2026-12-07, the mutants
+    // profile), FD 1.7e-8 (bounds were 1e-8 and 1e-7), margins 27× (of the larger) and 24×
+    common::assert_close("memory-only gradient vs oracle", &a, &o, 3e-10, 0.0);
+    common::assert_close("memory-only gradient vs FD", &f, &a, 4e-7, 0.0);
     // and the first reversal's memory update, seen by the simulation: R after the first
     // peak is R0 (1 − cR1 ξ/(cR2 + ξ)) with ξ = |ε_r − ε_y|/ε_y
     let tr = s.simulate(&th).unwrap();
@@ -429,11 +441,11 @@ fn identify(name: &str, tol: Option<f64>) -> f64 {
 
 #[test]
 fn steel_identify_recovers_the_reference_material() {
-    // measured 3.9e-9 (b) (2026-12-02)
+    // measured 3.9e-9 (b) (2026-12-02; bound was 1e-6), margin 26×
     common::assert_within(
         "steel_identify parameters",
         identify("steel_identify", None),
-        1e-6,
+        1e-7,
     );
 }
 
@@ -442,11 +454,12 @@ fn hysteretic_identify_recovers_the_reference_law() {
     // b is weakly identified: at rtol = atol = 1e-10 the cost's noise floor near the
     // optimum (~1e-10, ψ itself ~0) leaves L-BFGS at 3.1e-6 of the reference, so the
     // problem file runs at 1e-12, where it recovers the law to 3.0e-8 (b) (2026-12-02;
-    // the committed results/hysteretic_identify: 2.97e-8, 19 iterations).
+    // the committed results/hysteretic_identify: 2.97e-8, 19 iterations); bound 8e-7
+    // (was 1e-6), margin 27×
     common::assert_within(
         "hysteretic_identify parameters",
         identify("hysteretic_identify", None),
-        1e-6,
+        8e-7,
     );
 }
 

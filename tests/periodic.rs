@@ -43,8 +43,10 @@ fn walker_both_gaits_match_garcia_and_are_classified() {
         ((0.19, -0.2), GARCIA_UNSTABLE, Stability::Unstable),
     ] {
         let fp = walker_gait(GAMMA, guess, &opts);
-        // acceptance: residual ≤ 1e-12 (measured 5.6e-16 and 7.8e-16)
-        assert!(fp.residual <= 1e-12, "residual {:e}", fp.residual);
+        // acceptance: residual ≤ 1e-12 was the bound; measured 5.6e-16 and 7.8e-16 (the
+        // last Newton step converges quadratically past the stop tolerance), bound 2e-14
+        // (margin 26×)
+        assert!(fp.residual <= 2e-14, "residual {:e}", fp.residual);
         // quadratic convergence: the last ratio r_k / r_{k-1}² stays bounded
         let h = &fp.history;
         assert!(h.len() >= 3 && h[h.len() - 2] <= 1e-8, "history {h:?}");
@@ -53,7 +55,12 @@ fn walker_both_gaits_match_garcia_and_are_classified() {
         assert!((fp.x[2] - published.1).abs() <= 1e-5, "θ̇* {}", fp.x[2]);
         // on the section: φ = 2θ, φ̇ from the transition
         let on = walker_on_section(fp.x[0], fp.x[2]);
-        assert!((DVector::from_vec(on) - &fp.x).amax() <= 1e-12);
+        let off = (DVector::from_vec(on) - &fp.x).amax();
+        println!(
+            "measured walker fixed point off the section: {off:.2e}, residual {:.2e}",
+            fp.residual
+        );
+        assert!(off <= 1e-12);
         let sp = spectrum(
             &fp.ret.monodromy,
             &walker_section().free,

@@ -107,11 +107,14 @@ fn check_one_sided(
             fd2[i]
         );
         // the first-order quotient's truncation error O(ε ψ'') bounds this check, not our
-        // accuracy: measured 7.5e-6 at ε = 1e-6 (2026-12-02), bound 1e-5 (1.3×); the
-        // second-order quotient (ε = 1e-5) measured 4.4e-8, bound 1e-7 (2.3×). Both are
-        // deterministic; a wrong derivative fails them by orders of magnitude.
-        assert_within(&format!("{what} ψ{}: first-order FD", i + 1), e1, 1e-5);
-        assert_within(&format!("{what} ψ{}: second-order FD", i + 1), e2, 1e-7);
+        // accuracy: measured 7.5e-6 at ε = 1e-6 (2026-12-02), bound 2e-4 (27×; it was 1e-5,
+        // 1.3×); the second-order quotient (ε = 1e-5) measured 4.4e-8, bound 1e-6 (23×; it
+        // was 1e-7, 2.3×). Widened to the rule's margin: the quotients' truncation, not
+        // the B-derivative, sets these numbers (the exact comparisons of this file, jump
+        // vs B at 1e-15 and the pieces vs the adjoint at 5e-12, hold the accuracy), and a
+        // wrong derivative still fails them by orders of magnitude (errors O(1)).
+        assert_within(&format!("{what} ψ{}: first-order FD", i + 1), e1, 2e-4);
+        assert_within(&format!("{what} ψ{}: second-order FD", i + 1), e2, 1e-6);
         worst = (worst.0.max(e1), worst.1.max(e2));
     }
     worst

@@ -180,12 +180,15 @@ fn sparse_and_dense_paths_give_the_same_gradients() {
         for method in [GradientMethod::Adjoint, GradientMethod::Direct] {
             let dense = gradient(&p, LinearAlgebra::Dense, method);
             let sparse = gradient(&p, LinearAlgebra::Sparse, method);
-            // measured ≤ 4.3e-13 (rounding of the two LUs, carried through the run)
+            // measured ≤ 4.3e-13 when set, ≤ 7.3e-13 on 2026-12-07 (SDIRK3 direct; the
+            // others 6e-15 to 1.3e-13): rounding of the two LUs, carried through the run.
+            // The bound was 1e-12 (1.4×): widened to 2e-11 (27×), since the two LUs'
+            // pivoting and summation orders differ, so their round-off is not a bug to chase
             common::assert_close(
                 &format!("{} {method:?}: sparse vs dense", p.name),
                 &sparse,
                 &dense,
-                1e-12,
+                2e-11,
                 1e-3,
             );
         }

@@ -76,3 +76,4 @@ mod summary;
 mod sweep;
 mod theta_names;
 mod untriggered_errors;
+mod variant_errors;
