@@ -48,7 +48,9 @@ fn cases() -> Vec<(String, String)> {
         out.push((name.to_string(), text));
     }
     // the minimum-time problem from a shorter first T, where the DDP finds a lower KKT point
-    let short = out[3].1.replace("t_end = { value = 2.5", "t_end = { value = 1.5");
+    let short = out[3]
+        .1
+        .replace("t_end = { value = 2.5", "t_end = { value = 1.5");
     out.push(("thrust_min_time (T₀ = 1.5)".to_string(), short));
     let base = out[0].1.clone();
     for (basis, n) in [("piecewise_constant", 60), ("cubic_bspline", 57)] {
@@ -172,7 +174,9 @@ fn row(name: &str, text: &str, reps: usize, failures: &mut Vec<String>) -> Strin
     let viol = il.constrained.as_ref().map_or(0.0, |c| c.max_violation);
     let t_end = |r: &OptimizeResult| r.constrained.as_ref().and_then(|c| c.t_end_final);
     if let (Some(a), Some(b), Some(c)) = (t_end(&il), t_end(&reference), t_end(&sq)) {
-        println!("{name}: free final time: DDP T = {a:.10}, SQP T = {c:.10}, reference T = {b:.10}");
+        println!(
+            "{name}: free final time: DDP T = {a:.10}, SQP T = {c:.10}, reference T = {b:.10}"
+        );
     }
     println!(
         "{name}: DDP {} it {il_t:.3} s ({}: {}), iLQR {} it {:.3} s ({}), SQP {} it {sq_t:.3} s ({}), \

@@ -176,7 +176,10 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
     let (np, nx) = (only.np(), only.nx());
     // a free final time: θ extended by T, the last stage's decision (layout.rs)
     let (layout, time) = match constraints.free_time {
-        None => (Layout::new(&grid, (only.t0, only.t_end), theta, np, nx)?, None),
+        None => (
+            Layout::new(&grid, (only.t0, only.t_end), theta, np, nx)?,
+            None,
+        ),
         Some(ft) => {
             let at = (ft.value, ft.upper);
             let layout = Layout::free_time(&grid, only.t0, at, theta, np, nx)?;

@@ -80,8 +80,8 @@ impl Layout {
     /// θ extended by T at index `theta.len()`. Errors: the grid does not start at `t0` or
     /// ends before `upper`, or a free entry is a parameter.
     pub fn free_time(
-        grid: &ControlGrid, t0: f64, (value, upper): (f64, f64), theta: &[ThetaEntry],
-        np: usize, nx: usize,
+        grid: &ControlGrid, t0: f64, (value, upper): (f64, f64), theta: &[ThetaEntry], np: usize,
+        nx: usize,
     ) -> Result<Layout, IlqrError> {
         let same = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0);
         if !same(grid.t0, t0) || grid.t1 < upper {
