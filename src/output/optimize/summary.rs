@@ -199,57 +199,11 @@ impl OptimizeSummary {
         for r in &self.restarts {
             let _ = writeln!(o, "  restarted the line search {r}");
         }
-        if let (Some(list), Some(kkt), Some(viol)) =
-            (&self.constraints, self.kkt_residual, self.max_violation)
-        {
-            let _ = writeln!(
-                o,
-                "  KKT residual {kkt:.3e}, largest violation {viol:.3e}; constraints (λ: multiplier):"
-            );
-            for c in list {
-                let bounds = match (c.lower, c.upper) {
-                    (Some(l), Some(u)) if l == u => format!("= {l}"),
-                    (Some(l), Some(u)) => format!("in [{l}, {u}]"),
-                    (Some(l), None) => format!("≥ {l}"),
-                    (None, Some(u)) => format!("≤ {u}"),
-                    (None, None) => String::new(),
-                };
-                let _ = writeln!(
-                    o,
-                    "    {:<24} {:.10e} {bounds:<16} violation {:.2e}  λ {:+.6e}{}",
-                    c.name,
-                    c.value,
-                    c.violation,
-                    c.multiplier,
-                    if c.active { "  active" } else { "" }
-                );
-            }
-        }
+        self.constraints_text(&mut o);
         if let (Some(a), Some(b)) = (self.t_end_initial, self.t_end_final) {
             let _ = writeln!(o, "  {:>12} {a:.10e} → {b:.10e}", "t_end");
         }
-        if let Some(sh) = &self.shooting {
-            let _ = writeln!(
-                o,
-                "  multiple shooting: {} segments on {} thread(s), largest continuity gap {:.2e} → {:.2e}",
-                sh.segments, sh.threads, sh.max_defect_initial, sh.max_defect
-            );
-            if let Some(c) = &sh.closure {
-                let _ = writeln!(
-                    o,
-                    "  periodic: after `{}` at t = {:.10e} the states {} return to the start within {:.2e}; Floquet multipliers (|λ|): {}",
-                    c.guard,
-                    sh.t_end,
-                    c.states.join(", "),
-                    c.residual,
-                    c.multipliers
-                        .iter()
-                        .map(|z| format!("{:.6}", z[0].hypot(z[1])))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-        }
+        self.shooting_text(&mut o);
         if let Some(ls) = &self.least_squares {
             fit_text(&mut o, ls);
         }
@@ -286,6 +240,65 @@ impl OptimizeSummary {
         }
         let _ = writeln!(o, "  wrote {}", dir.display());
         o
+    }
+
+    /// The report's constraint lines (a constrained run's): KKT residual, largest violation,
+    /// each constraint's value, bounds, violation and multiplier.
+    fn constraints_text(&self, o: &mut String) {
+        let (Some(list), Some(kkt), Some(viol)) =
+            (&self.constraints, self.kkt_residual, self.max_violation)
+        else {
+            return;
+        };
+        let _ = writeln!(
+            o,
+            "  KKT residual {kkt:.3e}, largest violation {viol:.3e}; constraints (λ: multiplier):"
+        );
+        for c in list {
+            let bounds = match (c.lower, c.upper) {
+                (Some(l), Some(u)) if l == u => format!("= {l}"),
+                (Some(l), Some(u)) => format!("in [{l}, {u}]"),
+                (Some(l), None) => format!("≥ {l}"),
+                (None, Some(u)) => format!("≤ {u}"),
+                (None, None) => String::new(),
+            };
+            let _ = writeln!(
+                o,
+                "    {:<24} {:.10e} {bounds:<16} violation {:.2e}  λ {:+.6e}{}",
+                c.name,
+                c.value,
+                c.violation,
+                c.multiplier,
+                if c.active { "  active" } else { "" }
+            );
+        }
+    }
+
+    /// The report's multiple-shooting lines: segments, continuity gaps, a periodic closure.
+    fn shooting_text(&self, o: &mut String) {
+        let Some(sh) = &self.shooting else {
+            return;
+        };
+        let _ = writeln!(
+            o,
+            "  multiple shooting: {} segments on {} thread(s), largest continuity gap {:.2e} → {:.2e}",
+            sh.segments, sh.threads, sh.max_defect_initial, sh.max_defect
+        );
+        if let Some(c) = &sh.closure {
+            let _ = writeln!(
+                o,
+                "  periodic: after `{}` at t = {:.10e} the states {} return to the start within {:.2e}; Floquet multipliers (|λ|): {}",
+                c.guard,
+                sh.t_end,
+                c.states.join(", "),
+                c.residual,
+                c.multipliers
+                    .iter()
+                    .map(|z| format!("{:.6}", z[0].hypot(z[1])))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
 
     /// As a JSON value, its keys in the order `summary.json` is written in.
