@@ -43,7 +43,9 @@ fn ours(file: &str, rounds: usize) -> Ours {
     for _ in 0..rounds {
         let t = Instant::now();
         let setup = p.setup().expect("setup");
-        let r = p.optimize(&setup, &p.theta, None).expect("optimize");
+        let r = p
+            .optimize_trajectory(&setup, &p.theta, None)
+            .expect("optimize");
         times.push(t.elapsed().as_secs_f64());
         last = Some(r);
     }
@@ -111,7 +113,7 @@ fn from_peer_start(variant: &str) -> Option<(f64, f64, f64)> {
     }
     let setup = p.setup().ok()?;
     let t = Instant::now();
-    let r = p.optimize(&setup, &p.theta, None).ok()?;
+    let r = p.optimize_trajectory(&setup, &p.theta, None).ok()?;
     let s = t.elapsed().as_secs_f64();
     let c = r.constrained.as_ref()?;
     println!(

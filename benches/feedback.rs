@@ -66,7 +66,7 @@ fn main() {
     let fb = p.feedback.clone().unwrap();
     let setup = p.setup().unwrap();
     let t = Instant::now();
-    let r = p.optimize(&setup, &p.theta, None).unwrap();
+    let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
     println!("gait optimized in {:.1} s", t.elapsed().as_secs_f64());
     let theta = r.theta_final.clone();
     let pv = theta[..setup.np()].to_vec();

@@ -55,7 +55,9 @@ fn fit(text: &str, at: &Path, names: &[&str]) -> (Vec<f64>, Vec<f64>, Vec<(f64, 
     let p = Problem::parse(text, at).expect("the problem parses");
     let setup = p.setup().expect("setup");
     let t = Instant::now();
-    let r = p.optimize(&setup, &p.theta, None).expect("the fit runs");
+    let r = p
+        .optimize_trajectory(&setup, &p.theta, None)
+        .expect("the fit runs");
     let secs = t.elapsed().as_secs_f64();
     let ls = r.least_squares.as_ref().expect("a data fit");
     let st = ls.statistics.as_ref().expect("statistics");
@@ -253,7 +255,9 @@ fn refits(reps: usize, failures: &mut Vec<String>) -> String {
         let mut lit = 0;
         for _ in 0..reps {
             let t = Instant::now();
-            let r = shipped.optimize(&setup, &shipped.theta, None).unwrap();
+            let r = shipped
+                .optimize_trajectory(&setup, &shipped.theta, None)
+                .unwrap();
             lb = lb.min(t.elapsed().as_secs_f64());
             lit = r.iterations;
         }

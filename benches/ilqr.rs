@@ -137,14 +137,15 @@ fn row(name: &str, text: &str, reps: usize, failures: &mut Vec<String>) -> Strin
         with(hybridopt::SolverKind::Ddp),
         with(hybridopt::SolverKind::Ilqr),
     );
-    let (il, il_t) = match timed(reps, &|| ddp_p.optimize(&setup, &p.theta, None)) {
+    let (il, il_t) = match timed(reps, &|| ddp_p.optimize_trajectory(&setup, &p.theta, None)) {
         Ok(v) => v,
         Err(e) => {
             println!("{name}: refused: {e}");
             return format!("| {name} | refused: {e} | | | | | | | | | | | | |\n");
         }
     };
-    let gn = timed(reps, &|| ilqr_p.optimize(&setup, &p.theta, None)).expect("iLQR runs");
+    let gn =
+        timed(reps, &|| ilqr_p.optimize_trajectory(&setup, &p.theta, None)).expect("iLQR runs");
     let (sq, sq_t) = timed(reps, &|| sqp(&p, &setup, 1e-8)).expect("the SQP runs");
     let reference = sqp(&p, &setup, 1e-12).expect("the SQP runs");
     let lb = if constrained {

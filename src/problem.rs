@@ -360,14 +360,15 @@ impl Problem {
         Ok(s)
     }
 
-    /// Runs the optimizer the problem calls for on `setup` (built by [`Self::setup`]):
-    /// `gauss_newton` fits the data (by multiple shooting with a `[shooting]` table,
+    /// Runs the trajectory optimizer the problem calls for on `setup` (built by
+    /// [`Self::setup`]) from `theta` (a `[periodic]` problem's gait optimizer is
+    /// [`Problem::optimize`]'s other branch): `gauss_newton` fits the data (by multiple shooting with a `[shooting]` table,
     /// [`crate::optimize::optimize_shooting_fit`]); otherwise multiple shooting with a
     /// `[shooting]` table, the constrained solver when it has
     /// constraints or a free final time, else `[optimizer] solver` (L-BFGS or steepest
     /// descent); `ilqr` and `ddp` run the hybrid iLQR / DDP (constraints by an augmented Lagrangian),
-    /// which refuse a free final time and multiple shooting.
-    pub fn optimize(
+    /// which take a free final time as the last stage's decision and refuse multiple shooting.
+    pub fn optimize_trajectory(
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {

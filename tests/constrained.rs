@@ -275,7 +275,7 @@ fn infeasible_problem_ends_with_least_violation() {
 fn path_constraint_holds_on_the_dense_trajectory() {
     let p = Problem::load(Path::new("problems/thrust_path.toml")).unwrap();
     let setup = p.setup().unwrap();
-    let r = p.optimize(&setup, &p.theta, None).unwrap();
+    let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
     let rep = r.constrained.as_ref().unwrap();
     assert!(r.converged() && rep.kkt_residual <= 1e-8, "{r}");
     let ceiling = rep
@@ -352,7 +352,7 @@ fn a_floor_binds_at_an_interior_minimum() {
     let solve_at = |lower: f64| {
         let p = floor_problem(lower);
         let setup = p.setup().unwrap();
-        let r = p.optimize(&setup, &p.theta, None).unwrap();
+        let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
         assert!(r.converged(), "lower {lower}: {r}");
         (p, r)
     };

@@ -245,7 +245,7 @@ sigma = { x = 0.01 }
         hybridopt::optimize::SolverKind::GaussNewton
     );
     let setup = p.setup().unwrap();
-    let r = p.optimize(&setup, &p.theta, None).unwrap();
+    let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
     assert!(r.converged(), "{r}");
     // the closed form: normal equations of X = [1, t]
     let m = xs.len() as f64;
@@ -295,7 +295,7 @@ sigma = { x = 0.01 }
 fn the_vibrating_table_record_gives_back_its_parameters() {
     let p = Problem::load(Path::new("problems/vibrating_table_short.toml")).unwrap();
     let setup = p.setup().unwrap();
-    let r = p.optimize(&setup, &p.theta, None).unwrap();
+    let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
     assert!(r.converged(), "{r}");
     let names = setup.theta_names();
     let got: Vec<f64> = ["e", "A"]

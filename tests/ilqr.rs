@@ -75,7 +75,7 @@ fn linear_quadratic_converges_in_one_iteration_to_the_closed_form() {
         let mut p = Problem::parse(LQ, Path::new("lq.toml")).unwrap();
         p.optimizer.solver = kind;
         let setup = p.setup().unwrap();
-        let r = p.optimize(&setup, &p.theta, None).unwrap();
+        let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
         let first = &r.history[1].theta[1..];
         let err = common::rel_l2(first, &want);
         println!(
@@ -316,7 +316,7 @@ fn ddp_with_a_free_final_time_meets_the_sqp_at_its_kkt_points() {
         let mut q = p.clone();
         q.optimizer.solver = solver;
         let setup = q.setup().unwrap();
-        q.optimize(&setup, &q.theta, None).unwrap()
+        q.optimize_trajectory(&setup, &q.theta, None).unwrap()
     };
     // p restarted at r's point: θ's values and T's
     let at = |p: &Problem, r: &OptimizeResult| {
@@ -378,7 +378,7 @@ fn ddp_reaches_the_lbfgs_optimum_on_thrust_control() {
     let lbfgs = optimize(&setup, &again, &p.optimizer, None).unwrap();
     let mut q = p.clone();
     q.optimizer.solver = SolverKind::Ddp;
-    let ddp = q.optimize(&setup, &p.theta, None).unwrap();
+    let ddp = q.optimize_trajectory(&setup, &p.theta, None).unwrap();
     let scale = lbfgs.theta_final.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let gap = ddp
         .theta_final
@@ -401,7 +401,7 @@ fn shooting_and_integral_constraints_are_refused() {
     let mut p = Problem::load(Path::new("problems/compass_gait_four_steps.toml")).unwrap();
     p.optimizer.solver = SolverKind::Ilqr;
     let setup = p.setup().unwrap();
-    match p.optimize(&setup, &p.theta, None) {
+    match p.optimize_trajectory(&setup, &p.theta, None) {
         Err(Error::Ilqr(IlqrError::Unsupported { what })) => assert_eq!(what, "a [shooting] table"),
         other => panic!("{:?}", other.map(|r| r.to_string())),
     }
@@ -412,7 +412,7 @@ fn shooting_and_integral_constraints_are_refused() {
     let mut p = Problem::parse(&text, Path::new("lq.toml")).unwrap();
     p.optimizer.solver = SolverKind::Ddp;
     let setup = p.setup().unwrap();
-    match p.optimize(&setup, &p.theta, None) {
+    match p.optimize_trajectory(&setup, &p.theta, None) {
         Err(Error::Ilqr(IlqrError::Constraint { name, .. })) => assert_eq!(name, "mean"),
         other => panic!("{:?}", other.map(|r| r.to_string())),
     }
@@ -424,7 +424,7 @@ fn shooting_and_integral_constraints_are_refused() {
     let mut p = Problem::parse(&text, Path::new("lq.toml")).unwrap();
     p.optimizer.solver = SolverKind::Ddp;
     let setup = p.setup().unwrap();
-    let e = p.optimize(&setup, &p.theta, None).unwrap_err();
+    let e = p.optimize_trajectory(&setup, &p.theta, None).unwrap_err();
     assert!(
         matches!(
             e,
@@ -484,7 +484,7 @@ fn augmented_lagrangian_meets_the_kkt_closed_form() {
     p.optimizer.solver = SolverKind::Ddp;
     p.optimizer.tol_kkt = 1e-11;
     let setup = p.setup().unwrap();
-    let r = p.optimize(&setup, &p.theta, None).unwrap();
+    let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
     let c = r.constrained.as_ref().unwrap();
     let err = common::rel_l2(&r.theta_final[1..], &want);
     let lerr = (c.constraints[0].multiplier - lambda).abs() / lambda.abs();
@@ -525,10 +525,10 @@ fn augmented_lagrangian_ddp_reaches_the_sqp_optimum() {
         let setup = p.setup().unwrap();
         let mut s = p.clone();
         s.optimizer.tol_kkt = tol;
-        let sqp = s.optimize(&setup, &p.theta, None).unwrap();
+        let sqp = s.optimize_trajectory(&setup, &p.theta, None).unwrap();
         let mut d = p.clone();
         d.optimizer.solver = SolverKind::Ddp;
-        let ddp = d.optimize(&setup, &p.theta, None).unwrap();
+        let ddp = d.optimize_trajectory(&setup, &p.theta, None).unwrap();
         let (a, b) = (
             ddp.constrained.clone().unwrap(),
             sqp.constrained.clone().unwrap(),

@@ -34,7 +34,8 @@ fn solve(text: &str) -> OptimizeResult {
     // parsed as if it were the data file, so that `guess` paths resolve beside it
     let p = Problem::parse(text, &data("table_bounce.toml")).expect("parse");
     let setup = p.setup().expect("setup");
-    p.optimize(&setup, &p.theta, None).expect("optimize")
+    p.optimize_trajectory(&setup, &p.theta, None)
+        .expect("optimize")
 }
 
 /// The chaotic regime (37 impacts in 14 s, the first four within 0.19 s): A = 0.02,
@@ -220,7 +221,7 @@ fn a_qp_failure_ends_with_its_outcome_and_the_best_point() {
     let p = Problem::parse(&text, &shipped).expect("parse");
     let setup = p.setup().expect("setup");
     let r = p
-        .optimize(&setup, &p.theta, None)
+        .optimize_trajectory(&setup, &p.theta, None)
         .expect("a result, not an error");
     assert_eq!(r.outcome, Outcome::QpFailed, "{r}");
     assert!(r.termination.contains("InsufficientProgress"), "{r}");

@@ -472,7 +472,7 @@ fn bad_inputs_are_typed_errors() {
 fn both_converge(single: &Problem, multi: &Problem) -> (OptimizeResult, OptimizeResult, f64) {
     let run = |p: &Problem| {
         let setup = p.setup().unwrap();
-        p.optimize(&setup, &p.theta, None).unwrap()
+        p.optimize_trajectory(&setup, &p.theta, None).unwrap()
     };
     let (a, b) = (run(single), run(multi));
     assert!(a.converged() && b.converged(), "{a}\n{b}");
@@ -752,7 +752,7 @@ fn free_final_time_with_a_closing_is_a_typed_error() {
     );
     let p = Problem::parse(&free, path).unwrap();
     let setup = p.setup().unwrap();
-    let e = p.optimize(&setup, &p.theta, None).unwrap_err();
+    let e = p.optimize_trajectory(&setup, &p.theta, None).unwrap_err();
     assert!(
         matches!(e, Error::Shooting(ShootingError::Unsupported { .. })),
         "{e}"
@@ -797,7 +797,7 @@ fn with_trust_region(file: &str, segments: Option<usize>) -> Problem {
 fn trust_region_solves_what_the_line_search_does_not() {
     let run = |p: &Problem| {
         let setup = p.setup().unwrap();
-        p.optimize(&setup, &p.theta, None).unwrap()
+        p.optimize_trajectory(&setup, &p.theta, None).unwrap()
     };
     let single = run(&problem_file("problems/five_bar_stiffness.toml"));
     let multi = run(&with_trust_region(
@@ -892,7 +892,7 @@ fn trust_region_walks_four_steps() {
     .unwrap();
     for (name, p) in [("guess", guessed), ("u = 0", at_zero)] {
         let setup = p.setup().unwrap();
-        let r = p.optimize(&setup, &p.theta, None).unwrap();
+        let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
         let gap = r.shooting.as_ref().unwrap().max_defect;
         let violation = r.constrained.as_ref().unwrap().max_violation;
         let rel = (r.final_cost - optimum).abs() / optimum;

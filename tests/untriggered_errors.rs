@@ -257,7 +257,7 @@ objective = { kind = "spectral_radius" }
     let mut p = problem(&dir, "twins", text);
     p.optimizer.max_iters = 5;
     let setup = p.setup().expect("setup");
-    match p.run_optimizer(&setup, None) {
+    match p.optimize(&setup, None) {
         Err(e @ Error::Periodic(PeriodicError::Nonsmooth(_))) => {
             let m = e.to_string();
             assert!(

@@ -130,14 +130,14 @@ pub fn first_objective(
 }
 
 /// Runs the optimizer with `p.optimizer` from `p`'s values on `setup` (built from `p`,
-/// whose optimizer settings it does not hold) through [`Problem::run_optimizer`], as the
+/// whose optimizer settings it does not hold) through [`Problem::optimize`], as the
 /// CLI does (the gait optimizer for a `[periodic]` problem); the summary as JSON text (the
 /// CLI's `summary.json`), and the results folder written when `out` is given.
 pub fn optimize(
     p: &Problem, setup: &Setup<'_, Builtin>, out: Option<&Path>,
 ) -> Result<String, Error> {
     let json = |e: serde_json::Error| Error::Optimizer(format!("summary as JSON: {e}"));
-    let r = match p.run_optimizer(setup, None)? {
+    let r = match p.optimize(setup, None)? {
         Optimized::Trajectory(r) => r,
         Optimized::Gait(r) => {
             if let Some(dir) = out {

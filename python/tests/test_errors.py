@@ -163,3 +163,74 @@ def test_ilqr_unsupported(cli, problems, tmp_path):
     assert info.value.kind == "ilqr_unsupported"
     assert "a [shooting] table" in str(info.value)
     assert str(info.value) == cli.error("optimize", f, "--out", tmp_path / "out")
+
+
+ONE_STATE = """
+[system]
+kind = "custom"
+states = ["x"]
+parameters = ["a"]
+initial = {{ x = "{initial}" }}
+outputs = [ {{ name = "x", expr = "x" }} ]
+[[system.modes]]
+name = "climb"
+flow = {{ x = "{flow}" }}
+[simulation]
+t_end = 2.0
+{simulation}
+[parameters]
+a = {{ value = {a} }}
+[[cost]]
+kind = "terminal"
+output = "x"
+"""
+
+
+def one_state(flow="1", initial="0", a=1.0, simulation=""):
+    return ONE_STATE.format(flow=flow, initial=initial, a=a, simulation=simulation)
+
+
+# the simulation's failures that have no class of their own: SimulationError by kind
+SIMULATION_KINDS = [
+    # x(0) = sqrt(−1)
+    ("non_finite", one_state(initial="sqrt(a)", a=-1.0), "simulate"),
+    # ẋ = 1/(1 − x) reaches x = 1 with infinite slope at t = 1/2: Newton fails at every step
+    ("newton_failure", one_state(flow="1/(1 - x)", simulation='method = "radau5"'), "simulate"),
+    # a ball without gravity over 10⁴ s in steps of at most 10⁻³: 10⁷ steps, the budget 10⁶
+    ("too_many_steps", ball(t_end=1e4, simulation="h_max = 1e-3", g=0.0), "simulate"),
+]
+
+
+@pytest.mark.parametrize("kind,text,call", SIMULATION_KINDS, ids=[c[0] for c in SIMULATION_KINDS])
+def test_simulation_kinds(cli, tmp_path, kind, text, call):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    e = raised(cli, hybridopt.SimulationError, kind, f, call, "--out", tmp_path / "out")
+    assert type(e) is hybridopt.SimulationError
+    assert not (tmp_path / "out").exists()
+
+
+def test_constrained_and_shooting_kinds(cli, problems, tmp_path):
+    """A free final time with `stop_after`; multiple shooting with one segment, with
+    `stop_after`, and with a guess table that lacks a state: each by class and kind, with
+    the command line's message."""
+    def write(name, text):
+        f = tmp_path / f"{name}.toml"
+        f.write_text(text)
+        return f
+
+    out = ("--out", tmp_path / "out")
+    stop = '[simulation]\nstop_after = { guard = "ground", occurrence = 2 }\n'
+    thrust = (problems / "thrust_min_time.toml").read_text()
+    f = write("free_time", thrust.replace("[simulation]\n", stop, 1))
+    e = raised(cli, hybridopt.InvalidInputError, "free_time", f, "optimize", *out)
+    assert "stop_after" in str(e)
+    timing = (problems / "impact_timing.toml").read_text()
+    f = write("one_segment", timing + "\n[shooting]\nsegments = 1\n")
+    raised(cli, hybridopt.InvalidInputError, "shooting_nodes", f, "optimize", *out)
+    f = write("stops", timing.replace("[simulation]\n", stop, 1) + "\n[shooting]\nsegments = 2\n")
+    raised(cli, hybridopt.InvalidInputError, "shooting_unsupported", f, "optimize", *out)
+    (tmp_path / "g.csv").write_text("t,y\n0,1\n1,2\n")
+    f = write("guess", timing + '\n[shooting]\nsegments = 2\nguess = "g.csv"\n')
+    e = raised(cli, hybridopt.ProblemFileError, "shooting_guess", f, "optimize", *out)
+    assert "g.csv" in str(e)

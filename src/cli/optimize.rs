@@ -177,7 +177,7 @@ impl OptimizeArgs {
         }
     }
 
-    /// One run through [`Problem::run_optimizer`] (with a progress bar on a terminal, but
+    /// One run through [`Problem::optimize`] (with a progress bar on a terminal, but
     /// for the gait optimizer, which reports no iterations), or the best of `--starts N`.
     fn solve(
         &self, p: &Problem, setup: &Setup<'_, Builtin>,
@@ -200,8 +200,8 @@ impl OptimizeArgs {
                 .num_threads(j)
                 .build()
                 .map_err(|e| anyhow::anyhow!("--jobs {j}: {e}"))?
-                .install(|| p.run_optimizer(setup, progress))?,
-            None => p.run_optimizer(setup, progress)?,
+                .install(|| p.optimize(setup, progress))?,
+            None => p.optimize(setup, progress)?,
         };
         if let Some(b) = bar {
             b.finish_and_clear();

@@ -1,7 +1,7 @@
-//! Every optimizer of a problem file behind one entry, [`Problem::run_optimizer`] (what
+//! Every optimizer of a problem file behind one entry, [`Problem::optimize`] (what
 //! `hybridopt optimize` and Python's `Problem.optimize` call): the gait optimizer for a
 //! `[periodic]` problem ([`Problem::optimize_gait`]), the trajectory optimizers through
-//! [`Problem::optimize`] otherwise; [`Optimized`] is what it found.
+//! [`Problem::optimize_trajectory`] otherwise; [`Optimized`] is what it found.
 
 use super::Problem;
 use crate::error::Error;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// What an optimization of a problem file found.
 #[derive(Debug, Clone)]
 pub enum Optimized {
-    /// A trajectory optimizer's run ([`Problem::optimize`]).
+    /// A trajectory optimizer's run ([`Problem::optimize_trajectory`]).
     Trajectory(Box<OptimizeResult>),
     /// The gait optimizer's run on a `[periodic]` problem ([`Problem::optimize_gait`]).
     Gait(Box<GaitOptimum>),
@@ -24,15 +24,15 @@ pub enum Optimized {
 impl Problem {
     /// Runs the problem's optimizer with `self.optimizer`'s settings from its values: the
     /// gait optimizer on the orbit's objective for a `[periodic]` problem, otherwise
-    /// [`Problem::optimize`] on `setup` (built from `self`) over `self.theta`, reporting
-    /// each iteration to `progress`.
-    pub fn run_optimizer(
+    /// [`Problem::optimize_trajectory`] on `setup` (built from `self`) over `self.theta`,
+    /// reporting each iteration to `progress`.
+    pub fn optimize(
         &self, setup: &Setup<'_, Builtin>, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<Optimized, Error> {
         if self.periodic.is_some() {
             return Ok(Optimized::Gait(Box::new(self.optimize_gait()?)));
         }
-        let r = self.optimize(setup, &self.theta, progress)?;
+        let r = self.optimize_trajectory(setup, &self.theta, progress)?;
         Ok(Optimized::Trajectory(Box::new(r)))
     }
 

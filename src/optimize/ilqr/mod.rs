@@ -36,7 +36,7 @@
 //! p.optimizer.solver = SolverKind::Ilqr;
 //! p.optimizer.max_iters = 3;
 //! let setup = p.setup()?;
-//! let r = p.optimize(&setup, &p.theta, None)?;
+//! let r = p.optimize_trajectory(&setup, &p.theta, None)?;
 //! assert!(r.final_cost < r.initial_cost);
 //! # Ok::<(), hybridopt::Error>(())
 //! ```

@@ -31,7 +31,7 @@ pub(super) fn nominal(
         let (_, last) = summary_thetas(p, &setup.theta_names(), file)?;
         (last, "summary", None)
     } else if req.optimize && !p.costs.is_empty() {
-        let r = p.optimize(setup, &p.theta, None)?;
+        let r = p.optimize_trajectory(setup, &p.theta, None)?;
         (r.theta_final.clone(), "optimized", Some(r.converged()))
     } else {
         (p.theta_values(), "file", None)
