@@ -210,27 +210,29 @@ def test_simulation_kinds(cli, tmp_path, kind, text, call):
     assert not (tmp_path / "out").exists()
 
 
-def test_constrained_and_shooting_kinds(cli, problems, tmp_path):
-    """A free final time with `stop_after`; multiple shooting with one segment, with
-    `stop_after`, and with a guess table that lacks a state: each by class and kind, with
-    the command line's message."""
+def test_shooting_kinds(cli, problems, tmp_path):
+    """Multiple shooting's errors by class and kind, with the command line's message: node
+    times out of order, a guess table that does not reach a node, a run that ends at an
+    event (`stop_after`). (A free final time's own errors, kind `free_time`, and a guess
+    table without a state's column are met by the file's checks first: ProblemFileError
+    naming the key.)"""
     def write(name, text):
         f = tmp_path / f"{name}.toml"
         f.write_text(text)
         return f
 
     out = ("--out", tmp_path / "out")
-    stop = '[simulation]\nstop_after = { guard = "ground", occurrence = 2 }\n'
-    thrust = (problems / "thrust_min_time.toml").read_text()
-    f = write("free_time", thrust.replace("[simulation]\n", stop, 1))
-    e = raised(cli, hybridopt.InvalidInputError, "free_time", f, "optimize", *out)
-    assert "stop_after" in str(e)
-    timing = (problems / "impact_timing.toml").read_text()
-    f = write("one_segment", timing + "\n[shooting]\nsegments = 1\n")
-    raised(cli, hybridopt.InvalidInputError, "shooting_nodes", f, "optimize", *out)
-    f = write("stops", timing.replace("[simulation]\n", stop, 1) + "\n[shooting]\nsegments = 2\n")
-    raised(cli, hybridopt.InvalidInputError, "shooting_unsupported", f, "optimize", *out)
-    (tmp_path / "g.csv").write_text("t,y\n0,1\n1,2\n")
-    f = write("guess", timing + '\n[shooting]\nsegments = 2\nguess = "g.csv"\n')
+    ball = (problems / "bouncing_ball.toml").read_text()
+    f = write("unsorted", ball + "\n[shooting]\nnodes = [1.0, 0.5]\n")
+    e = raised(cli, hybridopt.InvalidInputError, "shooting_nodes", f, "optimize", *out)
+    assert "node times must increase strictly inside (0, 3)" in str(e)
+    (tmp_path / "short.csv").write_text("t,y,v\n0,1,0\n0.5,0,2\n")
+    f = write("short", ball + '\n[shooting]\nnodes = [1.0]\nguess = "short.csv"\n')
     e = raised(cli, hybridopt.ProblemFileError, "shooting_guess", f, "optimize", *out)
-    assert "g.csv" in str(e)
+    assert "outside the table's span [0, 0.5]" in str(e)
+    # impact_timing ends its run at the third impact (`stop_after`)
+    timing = (problems / "impact_timing.toml").read_text()
+    f = write("stops", timing + "\n[shooting]\nsegments = 2\n")
+    e = raised(cli, hybridopt.InvalidInputError, "shooting_unsupported", f, "optimize", *out)
+    assert "`stop_after` is not available with multiple shooting" in str(e)
+    assert not (tmp_path / "out").exists()
