@@ -5,6 +5,7 @@
 use crate::common;
 
 use common::assert_within;
+use common::corner_case::{asym_case, case_error};
 use hybridopt::output::bderiv::*;
 use hybridopt::sensitivity::corner::*;
 use hybridopt::testing::piecewise_constant_flow;
@@ -477,26 +478,6 @@ fn oscillator_sign_switching_b_is_linear() {
 // ---------------------------------------------------------------------------------------------
 // 5. JSON interface: validation errors and a valid round trip
 // ---------------------------------------------------------------------------------------------
-
-fn asym_case() -> serde_json::Value {
-    serde_json::json!({
-        "normals": [[1.0, 0.0], [0.0, 1.0]],
-        "fields": [
-            {"signs": [-1, -1], "value": [1.0, 1.0]},
-            {"signs": [-1, 1], "value": [1.0, 0.75]},
-            {"signs": [1, -1], "value": [0.5, 1.0]},
-            {"signs": [1, 1], "value": [1.0, 0.5]}
-        ],
-        "directions": [[-0.25, 0.0], [0.0, -0.25]]
-    })
-}
-
-fn case_error(case: &serde_json::Value) -> CornerError {
-    match run_case_str(&case.to_string()) {
-        Ok(out) => panic!("expected an error, got {out:?}"),
-        Err(e) => e,
-    }
-}
 
 fn case_err(case: &serde_json::Value) -> String {
     case_error(case).to_string()

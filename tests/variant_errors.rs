@@ -4,7 +4,7 @@
 //! and by what its message must say (issue 49, deliverable 3). Variants that the public API
 //! cannot reach are listed with their reason in docs/testing.md.
 
-use hybridopt::output::bderiv::run_case_str;
+use crate::common::corner_case::{asym_case, case_error};
 use hybridopt::sensitivity::corner::*;
 use hybridopt::sensitivity::simultaneous::{
     directional_derivative, directional_derivatives, simultaneous_events, GroupProblem,
@@ -39,23 +39,6 @@ fn asym_fields() -> Vec<DVector<f64>> {
 
 fn asym_corner() -> Corner {
     Corner::with_identity_normals(asym_fields()).unwrap()
-}
-
-fn asym_case() -> serde_json::Value {
-    serde_json::json!({
-        "normals": [[1.0, 0.0], [0.0, 1.0]],
-        "fields": [
-            {"signs": [-1, -1], "value": [1.0, 1.0]},
-            {"signs": [-1, 1], "value": [1.0, 0.75]},
-            {"signs": [1, -1], "value": [0.5, 1.0]},
-            {"signs": [1, 1], "value": [1.0, 0.5]}
-        ],
-        "directions": [[-0.25, 0.0], [0.0, -0.25]]
-    })
-}
-
-fn case_error(case: &serde_json::Value) -> CornerError {
-    run_case_str(&case.to_string()).expect_err("the case must fail")
 }
 
 // ---------------------------------------------------------------------------------------------

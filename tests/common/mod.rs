@@ -4,6 +4,7 @@
 
 pub mod ball;
 pub mod chain;
+pub mod corner_case;
 
 use hybridopt::sensitivity::{evaluate, GradientMethod};
 use hybridopt::setup::Setup;

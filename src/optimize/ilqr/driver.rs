@@ -128,17 +128,19 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         }
     }
 
-    /// A free final time's stages follow T (layout.rs): when the accepted rollout's T
-    /// belongs to another last stage, the layout is rebuilt and θ rolled out on it.
+    /// A free final time's stages follow T (layout.rs): the layout is rebuilt at the
+    /// accepted rollout's T, and θ rolled out on it when T belongs to another last stage.
     fn follow_time(&mut self, r: Rollout, rollouts: &mut u64) -> Result<Rollout, Error> {
         let Some(t) = self.layout.time else {
             return Ok(r);
         };
         let moved = self.layout.at_time(&self.grid, r.theta[t]);
-        if moved.same_stages(&self.layout) {
+        let same = moved.same_stages(&self.layout);
+        // the last stage's nominal end follows T even when the stages stay
+        self.layout = moved;
+        if same {
             return Ok(r);
         }
-        self.layout = moved;
         *rollouts += 1;
         self.rollout(&r.theta, None)
     }
