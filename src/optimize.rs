@@ -62,7 +62,10 @@ use driver::Smooth;
 pub use fit::{optimize_least_squares, ExperimentFit, FitReport, FitRun};
 pub use history::HistoryRow;
 use history::Rows;
-pub use ilqr::{optimize_ilqr, optimize_ilqr_constrained, IlqrError, IlqrStages, StageJacobians};
+pub use ilqr::{
+    optimize_ilqr, optimize_ilqr_constrained, optimize_ilqr_periodic, IlqrError, IlqrStages,
+    StageJacobians,
+};
 pub use kink::{min_norm_in_hull, KinkReport};
 pub use least_squares::{
     constrained_statistics, generalized_gauss_newton, levenberg_marquardt, normal_quantile,

@@ -43,9 +43,10 @@ pub use crate::error::{Error, ModelError, Result};
 pub use crate::model::{c, Dims, Direction, GuardInfo, HybridSystem, Scalar};
 pub use crate::optimize::{
     constrained_point, optimize, optimize_constrained, optimize_ilqr, optimize_ilqr_constrained,
-    optimize_shooting, ConstrainedPoint, ConstrainedReport, ConstraintReport, ConstraintRow,
-    Globalization, Guess, IlqrError, KinkPolicy, NodeTimes, OptimizeResult, OptimizerSettings,
-    Outcome, Shooting, ShootingReport, SolverKind, ThetaEntry, Transform,
+    optimize_ilqr_periodic, optimize_shooting, ConstrainedPoint, ConstrainedReport,
+    ConstraintReport, ConstraintRow, Globalization, Guess, IlqrError, KinkPolicy, NodeTimes,
+    OptimizeResult, OptimizerSettings, Outcome, Shooting, ShootingReport, SolverKind, ThetaEntry,
+    Transform,
 };
 pub use crate::problem::Problem;
 pub use crate::sensitivity::{

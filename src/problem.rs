@@ -419,17 +419,33 @@ impl Problem {
     }
 
     /// The hybrid iLQR ([`crate::optimize::optimize_ilqr`]); with constraints, its
-    /// augmented-Lagrangian loop ([`crate::optimize::optimize_ilqr_constrained`]); or the
-    /// typed error naming what the file has that it does not take (multiple shooting, a
-    /// free final time).
+    /// augmented-Lagrangian loop ([`crate::optimize::optimize_ilqr_constrained`]); a
+    /// periodic `[shooting]` problem by the same loop closing at its event
+    /// ([`crate::optimize::optimize_ilqr_periodic`]: the DDP's stages are its nodes, the
+    /// table's own are not used); or the typed error naming what the file has that it does
+    /// not take (multiple shooting's nodes from a guess table).
     fn optimize_ilqr(
         &self, setup: &Setup<'_, Builtin>, theta: &[ThetaEntry],
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
         use crate::optimize::IlqrError;
-        if self.shooting.is_some() {
-            let what = "a [shooting] table";
-            return Err(IlqrError::Unsupported { what }.into());
+        match &self.shooting {
+            Some(s) if s.closure.is_some() => {
+                let closure = s.closure.as_ref().expect("a closing");
+                return crate::optimize::optimize_ilqr_periodic(
+                    setup,
+                    theta,
+                    &self.constraints,
+                    closure,
+                    &self.optimizer,
+                    progress,
+                );
+            }
+            Some(_) => {
+                let what = "a [shooting] table without a periodic closing";
+                return Err(IlqrError::Unsupported { what }.into());
+            }
+            None => {}
         }
         if !self.constraints.is_empty() {
             return crate::optimize::optimize_ilqr_constrained(

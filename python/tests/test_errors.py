@@ -152,9 +152,9 @@ def test_every_class_is_tested():
 
 
 def test_ilqr_unsupported(cli, problems, tmp_path):
-    """`solver = "ddp"` on a problem with a `[shooting]` table: InvalidInputError, kind
-    ilqr_unsupported, the command line's message."""
-    text = (problems / "compass_gait_periodic_walk.toml").read_text()
+    """`solver = "ddp"` on a `[shooting]` problem without a periodic closing (its nodes from
+    a guess table): InvalidInputError, kind ilqr_unsupported, the command line's message."""
+    text = (problems / "compass_gait_four_steps.toml").read_text()
     f = tmp_path / "ddp.toml"
     f.write_text(text.replace("[optimizer]\n", '[optimizer]\nsolver = "ddp"\n', 1))
     p = hybridopt.Problem.from_file(f)

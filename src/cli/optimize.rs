@@ -126,8 +126,8 @@ impl OptimizeArgs {
             if self.starts.is_some() {
                 bail!("{path}: --starts is not available for a [shooting] problem (its start is the guess of the nodes); drop --starts");
             }
-            if self.solver.is_some() {
-                bail!("{path}: --solver chooses between the unconstrained solvers (lbfgs, gd); multiple shooting ([shooting]) runs the constrained solver (SQP): drop --solver");
+            if !matches!(self.solver, None | Some(SolverArg::Ilqr | SolverArg::Ddp)) {
+                bail!("{path}: --solver chooses between the unconstrained solvers (lbfgs, gd); multiple shooting ([shooting]) runs the constrained solver (SQP), or a periodic problem the DDP / iLQR (ddp, ilqr): drop --solver");
             }
         }
         Ok(())

@@ -302,6 +302,27 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         Ok((self.sys.initial_mode(&pr), x))
     }
 
+    /// `x0(p)` and `∂x0/∂θ` (nx × len θ, zero past the parameters) by one dual pass per
+    /// parameter.
+    pub fn initial_jacobian(
+        &self, theta: &[f64],
+    ) -> Result<(Vec<f64>, nalgebra::DMatrix<f64>), ModelError> {
+        use num_dual::Dual64;
+        let np = self.np();
+        let x0 = self.sys.initial_state_at(self.t0, &theta[..np])?;
+        let mut jac = nalgebra::DMatrix::zeros(self.nx(), theta.len());
+        for j in 0..np {
+            let p: Vec<Dual64> = (0..np)
+                .map(|i| Dual64::new(theta[i], if i == j { 1.0 } else { 0.0 }))
+                .collect();
+            let x = self.sys.initial_state_at(self.t0, &p)?;
+            for (i, v) in x.iter().enumerate().take(self.nx()) {
+                jac[(i, j)] = v.eps;
+            }
+        }
+        Ok((x0, jac))
+    }
+
     pub(crate) fn check_theta(&self, len: usize) -> Result<(), crate::error::Error> {
         self.validate()?;
         if len != self.ntheta() {

@@ -22,6 +22,7 @@
 
 use super::costs::{Form, Piece, Plan};
 use super::layout::Layout;
+use super::measure::Measure;
 use super::stage::Stages;
 use super::IlqrError;
 use crate::constraint::{ConstraintKind, Constraints};
@@ -31,6 +32,7 @@ use crate::model::HybridSystem;
 use crate::optimize::constrained::kkt::{kkt, Kkt};
 use crate::optimize::constrained::nlp::{Nlp, Point, RowAt, RowLabel};
 use crate::optimize::constrained::{path, report, ConstrainedReport};
+use crate::optimize::shooting::{closing_problem, closing_result, Closure};
 use crate::optimize::ThetaEntry;
 use crate::optimize::{HistoryRow, OptimizeResult, OptimizerSettings, Outcome, SolverKind};
 use crate::setup::Setup;
@@ -70,21 +72,68 @@ fn update(p: &Point, old: &Multipliers, rho: f64) -> Multipliers {
         .collect()
 }
 
+/// The least-squares multipliers at `p` (Nocedal & Wright §18.3, eq. 18.21): over the
+/// rows that `first` (the first-order update) keeps active and the variables off their
+/// bounds F,
+///
+/// ```text
+/// λ_LS = argmin_λ ‖(∇f + Σ_r λ_r ∇c_r)_F‖₂
+/// ```
+///
+/// — the multipliers that best explain the gradient whatever the inner solve left in the
+/// constraints' normal directions (at ρ = 10⁶ the inner solves stall with ρ·10⁻⁹ there).
+/// `None` when an inequality's estimate has the wrong sign or the rows are dependent.
+fn least_squares(
+    p: &Point, first: &Multipliers, lower: &[f64], upper: &[f64],
+) -> Option<Multipliers> {
+    use crate::optimize::constrained::kkt::at_bound;
+    let free: Vec<usize> = (0..p.x.len())
+        .filter(|&j| !at_bound(p.x[j], lower[j]) && !at_bound(p.x[j], upper[j]))
+        .collect();
+    let active: Vec<usize> = (0..p.rows.len())
+        .filter(|&r| p.rows[r].is_equality() || multiplier(first, p.rows[r].label) != 0.0)
+        .collect();
+    if active.is_empty() || active.len() > free.len() {
+        return None;
+    }
+    let jt = nalgebra::DMatrix::from_fn(free.len(), active.len(), |i, a| {
+        p.rows[active[a]].grad[free[i]]
+    });
+    let g = nalgebra::DVector::from_iterator(free.len(), free.iter().map(|&j| -p.g[j]));
+    let mu = jt.svd(true, true).solve(&g, 1e-12).ok()?;
+    let mut out: Multipliers = p.rows.iter().map(|r| (r.label, 0.0)).collect();
+    for (a, &r) in active.iter().enumerate() {
+        let row = &p.rows[r];
+        let wrong = !row.is_equality() && mu[a] * multiplier(first, row.label) < 0.0;
+        if wrong || !mu[a].is_finite() {
+            return None;
+        }
+        out[r].1 = mu[a];
+    }
+    Some(out)
+}
+
 /// The cost's plan with one augmented term per row of `p` (module docs).
 fn augmented_plan<S: HybridSystem>(
-    nlp: &Nlp<'_, '_, S>, p: &Point, base: &Plan, lambda: &Multipliers, rho: f64,
+    measure: &Measure<'_, '_, S>, p: &Point, base: &Plan, lambda: &Multipliers, rho: f64,
 ) -> Result<Plan, Error> {
     let mut plan = base.clone();
-    let mut found: Vec<Option<Vec<path::Extremum>>> = vec![None; nlp.constraints.list.len()];
+    let constraints = measure.constraints();
+    let mut found: Vec<Option<Vec<path::Extremum>>> = vec![None; constraints.list.len()];
     for row in &p.rows {
         let ci = row.label.constraint;
-        let c = &nlp.constraints.list[ci];
         let form = Form::Augmented {
             lower: row.lower,
             upper: row.upper,
             lambda: multiplier(lambda, row.label),
             rho,
         };
+        if let RowAt::Continuity { state, .. } = row.label.at {
+            // a periodic problem's closing row (start.rs)
+            plan.closing.push((state, form));
+            continue;
+        }
+        let c = &constraints.list[ci];
         let output = match (c.kind, row.label.at) {
             (ConstraintKind::Path { output }, _) => output,
             (_, _) => {
@@ -94,8 +143,7 @@ fn augmented_plan<S: HybridSystem>(
             }
         };
         if found[ci].is_none() {
-            let traj = nlp.setup.simulate(&p.theta)?;
-            found[ci] = Some(path::extrema(&nlp.setup, &traj, &p.theta, output)?);
+            found[ci] = Some(measure.extrema(p, output)?);
         }
         let e = found[ci]
             .as_ref()
@@ -131,7 +179,11 @@ fn augmented_plan<S: HybridSystem>(
 /// The state of the outer loop.
 struct Outer {
     point: Point,
+    /// The multipliers that drive the subproblems (the first-order update).
     lambda: Multipliers,
+    /// The multipliers the KKT residual is measured and reported with: the first-order
+    /// ones or the least-squares ones, whichever gives the smaller residual.
+    reported: Vec<f64>,
     kkt: Kkt,
     rho: f64,
     iterations: u64,
@@ -165,37 +217,79 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints,
     settings: &OptimizerSettings, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
 ) -> Result<OptimizeResult, Error> {
+    constrained(setup, theta, constraints, None, settings, progress)
+}
+
+/// A periodic problem by the augmented Lagrangian around the iLQR / DDP: the horizon ends
+/// at the first firing of `closure`'s guard, the state after its reset returns to the
+/// start `x0(θ)` on its states (each closing row an augmented term of the last stage,
+/// start.rs), the start charted by free parameters that stage 0 decides (layout.rs). The
+/// rows and the KKT residual are those of the SQP on the same problem as one segment
+/// (shooting/closing.rs), and the result carries its shooting report (the closing's
+/// residual and Floquet multipliers).
+///
+/// Errors: those of [`optimize_ilqr_constrained`], and of multiple shooting's problem
+/// (a free final time with a periodic closing, a path constraint, `stop_after`).
+pub fn optimize_ilqr_periodic<S: HybridSystem>(
+    setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints, closure: &Closure,
+    settings: &OptimizerSettings, progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+) -> Result<OptimizeResult, Error> {
+    constrained(setup, theta, constraints, Some(closure), settings, progress)
+}
+
+/// The stages' layout at the start and the bounds of the (extended) θ: T the last stage's
+/// decision with a free final time, the last stage placed at the closing event with a
+/// closing (layout.rs).
+fn layout_and_bounds<S: HybridSystem>(
+    only: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints, closing: Option<f64>,
+) -> Result<(Layout, Vec<f64>, Vec<f64>), Error> {
+    let grid = only.controls.clone().ok_or(IlqrError::NoControls)?;
+    let (np, nx) = (only.np(), only.nx());
+    let (layout, time) = match (constraints.free_time, closing) {
+        (Some(ft), _) => {
+            let at = (ft.value, ft.upper);
+            let layout = Layout::free_time(&grid, only.t0, at, theta, np, nx)?;
+            (layout, Some((ft.lower, ft.upper)))
+        }
+        (None, Some(t)) => (Layout::closing(&grid, only.t0, t, theta, np, nx)?, None),
+        (None, None) => (
+            Layout::new(&grid, (only.t0, only.t_end), theta, np, nx)?,
+            None,
+        ),
+    };
+    let bound = |f: fn(&ThetaEntry) -> Option<f64>, open: f64, side: fn((f64, f64)) -> f64| {
+        let mut b: Vec<f64> = theta.iter().map(|e| f(e).unwrap_or(open)).collect();
+        b.extend(time.map(side));
+        b
+    };
+    Ok((
+        layout,
+        bound(|e| e.lower, f64::NEG_INFINITY, |(lo, _)| lo),
+        bound(|e| e.upper, f64::INFINITY, |(_, hi)| hi),
+    ))
+}
+
+/// [`optimize_ilqr_constrained`], or with `closure` [`optimize_ilqr_periodic`].
+fn constrained<S: HybridSystem>(
+    setup: &Setup<'_, S>, theta: &[ThetaEntry], constraints: &Constraints,
+    closure: Option<&Closure>, settings: &OptimizerSettings,
+    progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+) -> Result<OptimizeResult, Error> {
     let start = Instant::now();
     if setup.objectives.is_empty() {
         return Err(Error::NoObjective);
     }
     let only = setup.only_objective(0);
     let theta = &only.resolve_theta(theta)?;
-    let nlp = Nlp::new(&only, theta, constraints, settings.gradient)?;
+    let measure = match closure {
+        None => Measure::Single(Nlp::new(&only, theta, constraints, settings.gradient)?),
+        Some(c) => Measure::Closing(closing_problem(&only, theta, constraints, c)?, c.clone()),
+    };
+    let point = measure.evaluate(&measure.x0())?;
+    let closing = closure.map(|_| point.t_end);
+    let (layout, lower, upper) = layout_and_bounds(&only, theta, constraints, closing)?;
     let grid = only.controls.clone().ok_or(IlqrError::NoControls)?;
-    let (np, nx) = (only.np(), only.nx());
-    // a free final time: θ extended by T, the last stage's decision (layout.rs)
-    let (layout, time) = match constraints.free_time {
-        None => (
-            Layout::new(&grid, (only.t0, only.t_end), theta, np, nx)?,
-            None,
-        ),
-        Some(ft) => {
-            let at = (ft.value, ft.upper);
-            let layout = Layout::free_time(&grid, only.t0, at, theta, np, nx)?;
-            (layout, Some((ft.lower, ft.upper)))
-        }
-    };
     let base = Plan::new(&only.objectives[0], layout.time)?;
-    let bound = |f: fn(&ThetaEntry) -> Option<f64>, open: f64, side: fn((f64, f64)) -> f64| {
-        let mut b: Vec<f64> = theta.iter().map(|e| f(e).unwrap_or(open)).collect();
-        b.extend(time.map(side));
-        b
-    };
-    let (lower, upper) = (
-        bound(|e| e.lower, f64::NEG_INFINITY, |(lo, _)| lo),
-        bound(|e| e.upper, f64::INFINITY, |(_, hi)| hi),
-    );
     let stages_with = |plan, t_end: f64| Stages {
         setup: &only,
         layout: layout.at_time(&grid, t_end),
@@ -204,12 +298,14 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
         lower: lower.clone(),
         upper: upper.clone(),
         second_order: settings.solver == SolverKind::Ddp,
+        closure: closure.map(|c| c.guard),
     };
-    let point = nlp.evaluate_at(&nlp.x0())?;
     let initial = point.evaluation.clone();
     let zero = vec![0.0; point.rows.len()];
+    let (lo, hi) = measure.bounds();
     let mut o = Outer {
-        kkt: kkt(&point, &zero, &nlp.lower, &nlp.upper),
+        kkt: kkt(&point, &zero, lo, hi),
+        reported: zero.clone(),
         point,
         lambda: vec![],
         rho: RHO0,
@@ -218,35 +314,41 @@ pub fn optimize_ilqr_constrained<S: HybridSystem>(
         history: vec![],
     };
     o.record();
-    let (outcome, text) = outer_loop(&nlp, &base, &stages_with, settings, progress, &mut o)?;
+    let x_initial = measure.x0();
+    let (outcome, text) = outer_loop(&measure, &base, &stages_with, settings, progress, &mut o)?;
     let mut rep = report(
         &o.point,
-        &o.lambda_vec(),
+        &o.reported,
         o.kkt,
         constraints,
-        nlp.method,
-        |out, b| path::extreme(&nlp, &o.point, out, b),
+        measure.method(),
+        |out, b| measure.extreme(&o.point, out, b),
     );
     rep.t_end_initial = constraints.free_time.map(|f| f.value);
-    Ok(result(
+    let x_final = o.point.x.clone();
+    let mut r = result(
         o,
         outcome,
         text,
         initial,
         rep,
-        nlp.theta_of(&nlp.x0()).0,
+        measure.theta_initial(),
         start,
-    ))
+    );
+    if let Measure::Closing(nlp, c) = &measure {
+        closing_result(&only, nlp, c, &x_initial, &x_final, &mut r)?;
+    }
+    Ok(r)
 }
 
 /// The outer iterations (module docs): how they ended.
 fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, 'a, S>>(
-    nlp: &Nlp<'_, '_, S>, base: &Plan, stages_with: &F, settings: &OptimizerSettings,
+    measure: &Measure<'_, '_, S>, base: &Plan, stages_with: &F, settings: &OptimizerSettings,
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>, o: &mut Outer,
 ) -> Result<(Outcome, String), Error> {
     let mut violation = o.point.max_violation();
     for outer in 1..=MAX_OUTER {
-        let plan = augmented_plan(nlp, &o.point, base, &o.lambda, o.rho)?;
+        let plan = augmented_plan(measure, &o.point, base, &o.lambda, o.rho)?;
         let mut stages = stages_with(plan, o.point.t_end);
         let mut inner = settings.clone();
         inner.max_iters = settings.max_iters.saturating_sub(o.iterations);
@@ -258,14 +360,19 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
         o.iterations += solved.iterations;
         o.calls.0 += solved.rollouts;
         o.calls.1 += solved.linearizations;
-        let mut x: Vec<f64> = nlp.free.iter().map(|&k| solved.best.theta[k]).collect();
+        let mut x: Vec<f64> = measure
+            .free()
+            .iter()
+            .map(|&k| solved.best.theta[k])
+            .collect();
         x.extend(stages.layout.time.map(|t| solved.best.theta[t]));
-        let next = nlp.evaluate_at(&x)?;
+        let next = measure.evaluate(&x)?;
         // the multipliers of the rows the inner solve saw, updated at its solution
         let lambda = update(&next, &o.lambda, o.rho);
         o.point = next;
         o.lambda = lambda;
-        o.kkt = kkt(&o.point, &o.lambda_vec(), &nlp.lower, &nlp.upper);
+        let (lo, hi) = measure.bounds();
+        (o.kkt, o.reported) = measured(&o.point, &o.lambda, lo, hi);
         o.record();
         let now = o.point.max_violation();
         if o.kkt.residual() <= settings.tol_kkt {
@@ -295,9 +402,21 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
     Ok((Outcome::MaxIterations, text))
 }
 
-impl Outer {
-    fn lambda_vec(&self) -> Vec<f64> {
-        self.lambda.iter().map(|l| l.1).collect()
+/// The KKT residual at `p` with the first-order multipliers `first` or the least-squares
+/// ones ([`least_squares`]), whichever is smaller, and those multipliers.
+fn measured(p: &Point, first: &Multipliers, lower: &[f64], upper: &[f64]) -> (Kkt, Vec<f64>) {
+    let values = |m: &Multipliers| m.iter().map(|l| l.1).collect::<Vec<f64>>();
+    let fo = values(first);
+    let at_fo = kkt(p, &fo, lower, upper);
+    match least_squares(p, first, lower, upper).map(|m| values(&m)) {
+        Some(ls) => {
+            let at_ls = kkt(p, &ls, lower, upper);
+            if at_ls.residual() < at_fo.residual() {
+                return (at_ls, ls);
+            }
+            (at_fo, fo)
+        }
+        None => (at_fo, fo),
     }
 }
 

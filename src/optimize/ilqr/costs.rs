@@ -129,6 +129,9 @@ pub(crate) struct Plan {
     pub points: Vec<(f64, Piece)>,
     /// A free final time's index in the extended θ: a term on T is a term on that entry.
     pub time: Option<usize>,
+    /// A periodic problem's closing rows: (state m, the augmented form of
+    /// `x⁺_m − x0_m(p)`), terms of the last stage (start.rs).
+    pub closing: Vec<(usize, Form)>,
 }
 
 impl Plan {

@@ -82,13 +82,23 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             .collect()
     }
 
-    /// ‖∇J‖ over the free entries, from the stages' linearizations.
-    pub fn grad_norm(&self, lin: &[Linear], ntheta: usize) -> f64 {
-        let g = gradient(lin, &self.layout, ntheta);
+    /// ‖∇J‖ over the free entries at θ, from the stages' linearizations, projected on θ's
+    /// bounds: a component pushing an entry that sits on its bound out of the box is no
+    /// descent direction (zero), as the SQP's KKT stationarity counts it.
+    pub fn grad_norm(&self, lin: &[Linear], theta: &[f64]) -> f64 {
+        let g = gradient(lin, &self.layout, theta.len());
         self.layout
             .free
             .iter()
-            .map(|&q| g[q] * g[q])
+            .map(|&q| {
+                let (lo, hi) = self.bounds_of(q);
+                let out = (theta[q] <= lo && g[q] > 0.0) || (theta[q] >= hi && g[q] < 0.0);
+                if out {
+                    0.0
+                } else {
+                    g[q] * g[q]
+                }
+            })
             .sum::<f64>()
             .sqrt()
     }
@@ -128,13 +138,16 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         }
     }
 
-    /// A free final time's stages follow T (layout.rs): the layout is rebuilt at the
-    /// accepted rollout's T, and θ rolled out on it when T belongs to another last stage.
+    /// A free final time's stages follow T, a periodic problem's its closing event
+    /// (layout.rs): the layout is rebuilt at the accepted rollout's T or closing time, and θ
+    /// rolled out on it when that time belongs to another last stage.
     fn follow_time(&mut self, r: Rollout, rollouts: &mut u64) -> Result<Rollout, Error> {
-        let Some(t) = self.layout.time else {
-            return Ok(r);
+        let t = match self.layout.time {
+            Some(t) => r.theta[t],
+            None if self.layout.closing => r.t_end,
+            None => return Ok(r),
         };
-        let moved = self.layout.at_time(&self.grid, r.theta[t]);
+        let moved = self.layout.at_time(&self.grid, t);
         let same = moved.same_stages(&self.layout);
         // the last stage's nominal end follows T even when the stages stay
         self.layout = moved;
@@ -152,7 +165,6 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         &mut self, theta0: &[f64], settings: &OptimizerSettings, tol: Option<f64>,
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<Solved, Error> {
-        let ntheta = theta0.len();
         let mut nominal = self.rollout(theta0, None)?;
         let (mut rollouts, mut linearizations) = (1u64, 0u64);
         let mut history = Vec::new();
@@ -175,7 +187,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         for it in 0..=settings.max_iters {
             let lin = self.linearize_all(&nominal)?;
             linearizations += 1;
-            let gnorm = self.grad_norm(&lin, ntheta);
+            let gnorm = self.grad_norm(&lin, &nominal.theta);
             if it == 0 {
                 tol = fixed_tol.unwrap_or(settings.tol_grad * gnorm / settings.first_step);
             }

@@ -18,10 +18,6 @@ pub enum IlqrError {
         t0: f64,
         t1: f64,
     },
-    /// A free entry of θ that is not a control coefficient (a system parameter): the
-    /// iLQR's decisions are the coefficients alone.
-    #[error("'{name}' is optimized but is no control coefficient: the iLQR optimizes control coefficients only; fix it or use lbfgs")]
-    FreeParameter { name: String },
     /// A cost term without a stage form (Gauss–Newton residual, linear or effort).
     #[error("a `{kind}` cost term has no stage form for the iLQR ({why}); use lbfgs")]
     Term {

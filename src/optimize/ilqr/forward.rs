@@ -34,6 +34,8 @@ pub(crate) struct Rollout {
     /// All events fired before each stage.
     pub events: Vec<usize>,
     pub cost: f64,
+    /// When the last stage ended (the closing event's time for a periodic problem).
+    pub t_end: f64,
 }
 
 /// The fraction of the predicted decrease a step must achieve.
@@ -60,16 +62,23 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             before: vec![],
             events: vec![0],
             cost: 0.0,
+            t_end: self.setup.t0,
         };
         let mut before = vec![0; self.plan.events.len()];
         for k in 0..self.n() {
             if let Some((policy, nominal, alpha)) = law {
                 let at = (out.x[k].as_slice(), out.modes[k], out.events[k]);
                 self.apply(k, &mut theta, at, policy, nominal, alpha);
+                if k == 0 && !self.layout.params.is_empty() {
+                    // stage 0 decided the free parameters: the start moves with them
+                    let start = self.start(&theta)?;
+                    (out.x[0], out.modes[0]) = (start.x, start.mode);
+                }
             }
             out.before.push(before.clone());
             let step = self.plain(k, &out.x[k], out.modes[k], &theta, &mut before)?;
             out.cost += step.cost;
+            out.t_end = step.t_end;
             out.events.push(out.events[k] + step.fired);
             out.x.push(step.x_end);
             out.modes.push(step.mode_end);

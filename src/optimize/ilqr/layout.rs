@@ -50,14 +50,18 @@ pub(crate) struct Layout {
     pub free: Vec<usize>,
     /// T's index in the extended θ with a free final time.
     pub time: Option<usize>,
+    /// A periodic problem's closing: the last stage runs to the closing event, its window
+    /// placed at the nominal closing time as a free final time's last stage is at T.
+    pub closing: bool,
+    /// The free system parameters (indices < np): stage 0's decisions, carried on.
+    pub params: Vec<usize>,
     np: usize,
     optimized: Vec<bool>,
 }
 
 impl Layout {
     /// The stages of `grid` over `[t0, t1]` with θ laid out as `(p, c)` (`np` parameters,
-    /// c channel-major). Errors: the grid does not span the horizon, or a free entry is a
-    /// parameter.
+    /// c channel-major). Errors: the grid does not span the horizon.
     pub fn new(
         grid: &ControlGrid, horizon: (f64, f64), theta: &[ThetaEntry], np: usize, nx: usize,
     ) -> Result<Layout, IlqrError> {
@@ -78,7 +82,7 @@ impl Layout {
 
     /// The stages with a free final time T ∈ [`lower`, `upper`] at `value` (struct docs):
     /// θ extended by T at index `theta.len()`. Errors: the grid does not start at `t0` or
-    /// ends before `upper`, or a free entry is a parameter.
+    /// ends before `upper`.
     pub fn free_time(
         grid: &ControlGrid, t0: f64, (value, upper): (f64, f64), theta: &[ThetaEntry], np: usize,
         nx: usize,
@@ -97,14 +101,32 @@ impl Layout {
         Ok(layout)
     }
 
+    /// The stages of a periodic problem whose horizon ends at the closing event, found at
+    /// `t_close` on the nominal: the last stage is the one a free final time at `t_close`
+    /// would have (struct docs), and runs to the event (stage.rs). Errors: the grid does
+    /// not start at `t0` or ends before `t_close`.
+    pub fn closing(
+        grid: &ControlGrid, t0: f64, t_close: f64, theta: &[ThetaEntry], np: usize, nx: usize,
+    ) -> Result<Layout, IlqrError> {
+        let same = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0);
+        if !same(grid.t0, t0) || grid.t1 < t_close {
+            return Err(IlqrError::Horizon {
+                grid0: grid.t0,
+                grid1: grid.t1,
+                t0,
+                t1: t_close,
+            });
+        }
+        let mut layout = Layout::bare(theta, np, nx, None)?;
+        layout.closing = true;
+        layout.stages = layout.build(grid, Some(t_close));
+        Ok(layout)
+    }
+
     fn bare(
         theta: &[ThetaEntry], np: usize, nx: usize, time: Option<usize>,
     ) -> Result<Layout, IlqrError> {
-        if let Some(e) = theta[..np].iter().find(|e| e.optimize) {
-            return Err(IlqrError::FreeParameter {
-                name: e.name.clone(),
-            });
-        }
+        let params = (0..np).filter(|&i| theta[i].optimize).collect();
         let mut optimized: Vec<bool> = theta.iter().map(|e| e.optimize).collect();
         optimized.extend(time.map(|_| true));
         let free = (0..optimized.len()).filter(|&i| optimized[i]).collect();
@@ -113,16 +135,18 @@ impl Layout {
             nx,
             free,
             time,
+            closing: false,
+            params,
             np,
             optimized,
         })
     }
 
-    /// The layout of the same problem with the final time at `t` (a free final time; the
-    /// same stages otherwise).
+    /// The layout of the same problem with the final time (or the closing event) at `t`
+    /// (the same stages without either).
     pub fn at_time(&self, grid: &ControlGrid, t: f64) -> Layout {
         let mut out = self.clone();
-        out.stages = self.build(grid, self.time.map(|_| t));
+        out.stages = self.build(grid, (self.time.is_some() || self.closing).then_some(t));
         out
     }
 
@@ -166,6 +190,7 @@ impl Layout {
                     })
                 })
                 .filter(|&q| self.optimized[q])
+                .chain(self.params.iter().copied())
                 .collect::<BTreeSet<_>>()
                 .into_iter()
                 .collect();

@@ -21,11 +21,13 @@
 //! and error control inside each stage.
 //!
 //! The iLQR takes a cost over a fixed horizon or a free final time (T the last stage's
-//! decision, layout.rs), and constraints by an augmented-Lagrangian outer loop on the
-//! SQP's constraint rows (augmented.rs; a path constraint's interior points as stage
-//! costs, points.rs): multiple shooting, an integral constraint, free system parameters,
-//! squared running terms and data terms are refused with an [`IlqrError`] naming what is
-//! unsupported.
+//! decision, layout.rs), free system parameters (stage 0's decisions, the start through
+//! them: start.rs), and constraints by an augmented-Lagrangian outer loop on the SQP's
+//! constraint rows (augmented.rs, measured as measure.rs says; a path constraint's
+//! interior points as stage costs, points.rs) — a periodic problem's closing rows among
+//! them, its horizon ending at the closing event: multiple shooting from a guess table, an
+//! integral constraint, squared running terms and data terms are refused with an
+//! [`IlqrError`] naming what is unsupported.
 //!
 //! ```
 //! use hybridopt::prelude::*;
@@ -49,12 +51,14 @@ mod driver;
 pub(crate) mod error;
 mod forward;
 mod layout;
+mod measure;
 mod points;
 mod second;
 mod stage;
+mod start;
 mod witness;
 
-pub use augmented::optimize_ilqr_constrained;
+pub use augmented::{optimize_ilqr_constrained, optimize_ilqr_periodic};
 pub use error::IlqrError;
 pub use witness::{IlqrStages, StageJacobians};
 
@@ -109,6 +113,7 @@ pub fn optimize_ilqr<S: HybridSystem>(
             .map(|e| e.upper.unwrap_or(f64::INFINITY))
             .collect(),
         second_order: settings.solver == super::SolverKind::Ddp,
+        closure: None,
     };
     let initial = evaluate(&only, &space.base, settings.gradient)?;
     let solved = stages.solve(&space.base, settings, None, progress)?;

@@ -29,8 +29,13 @@ const STEP: f64 = 1e-4;
 impl<S: HybridSystem> Stages<'_, '_, S> {
     /// The second-order terms of stage k (module docs): `(d, ∇²ℓ)`, or `None` when a
     /// perturbed run fails (the stage then keeps its Gauss–Newton terms).
+    ///
+    /// A variable whose first-order column (`fv`'s state rows and `lv`'s entry at v) is
+    /// exactly zero — a carried parameter that does not enter the stage's flow — has zero
+    /// second-order terms too, and is not differenced.
     pub(crate) fn second(
         &self, k: usize, x: &[f64], mode: usize, theta: &[f64], pieces: &[Piece],
+        (fv, lv): (&DMatrix<f64>, &nalgebra::DVector<f64>),
     ) -> Result<Option<(Vec<DMatrix<f64>>, DMatrix<f64>)>, Error> {
         let st = &self.layout.stages[k];
         let nx = self.layout.nx;
@@ -39,6 +44,11 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         let mut d = Vec::with_capacity(nv);
         let mut hess = DMatrix::zeros(nv, nv);
         for i in 0..nv {
+            // the state rows only: the carried entries' rows are constant (0 or 1)
+            if lv[i] == 0.0 && fv.view((0, i), (nx, 1)).iter().all(|&e| e == 0.0) {
+                d.push(DMatrix::zeros(fv.nrows(), nv));
+                continue;
+            }
             let v = if i < nx { x[i] } else { theta[cols[i - nx]] };
             let h = STEP * v.abs().max(1.0);
             let at = |s: f64| {

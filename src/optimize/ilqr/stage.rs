@@ -37,13 +37,19 @@ pub(crate) struct Stages<'s, 'a, S: HybridSystem> {
     /// Full DDP (the transitions' and costs' second derivatives by central differences of
     /// the exact first ones) rather than Gauss–Newton iLQR.
     pub second_order: bool,
+    /// A periodic problem's closing guard: the last stage runs to its first firing
+    /// (layout.rs, start.rs).
+    pub closure: Option<usize>,
 }
 
 /// A stage's plain run: where it ends and what it costs.
 #[derive(Debug, Clone)]
 pub(crate) struct Step {
+    /// The state at its end (after the closing reset for a closing stage).
     pub x_end: Vec<f64>,
     pub mode_end: usize,
+    /// The time it ended (the closing event's for a closing stage).
+    pub t_end: f64,
     pub cost: f64,
     /// The events it fired.
     pub fired: usize,
@@ -82,18 +88,43 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         }
     }
 
+    /// The closing guard if stage k is the one that runs to it.
+    fn closes(&self, k: usize) -> Option<usize> {
+        self.closure.filter(|_| k + 1 == self.n())
+    }
+
+    /// Where stage k runs from `node`: to its end ([`Layout::end`]), or, the closing stage,
+    /// to the closing event with the horizon's end as the cap.
+    fn span<'n>(&self, k: usize, node: &'n Node, theta: &[f64]) -> Span<'n> {
+        let closure = self.closes(k);
+        Span {
+            node,
+            t0: node.t,
+            t1: match closure {
+                Some(_) => self.setup.t_end,
+                None => self.layout.end(k, theta),
+            },
+            closure,
+        }
+    }
+
     /// Stage k's plain run from `(x, mode)` at θ; `before` counts the event terms' firings
-    /// of the earlier stages and is advanced by this one's.
+    /// of the earlier stages and is advanced by this one's. A stage before the closing one
+    /// that fires the closing guard is an error (the rollout left the layout's window).
     pub fn plain(
         &self, k: usize, x: &[f64], mode: usize, theta: &[f64], before: &mut [usize],
     ) -> Result<Step, Error> {
-        let node = self.node(k, x, mode);
-        let span = Span {
-            node: &node,
-            t0: node.t,
-            t1: self.layout.end(k, theta),
-            closure: None,
+        // with free parameters, stage 0 starts at x0(p) whatever x is given (start.rs)
+        let start;
+        let x = match k == 0 && !self.layout.params.is_empty() {
+            true => {
+                start = self.start(theta)?;
+                start.x.as_slice()
+            }
+            false => x,
         };
+        let node = self.node(k, x, mode);
+        let span = self.span(k, &node, theta);
         let sys = StartOnSection::new(self.setup.sys(), mode).with_controls();
         let th = theta_with_start(self.core(theta), self.setup.np(), &node.state);
         // the running (and terminal) pieces first: the events placed after them do not
@@ -101,19 +132,38 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         let first = stage_pieces(&self.plan, k, self.n(), &mut before.to_vec(), &[]);
         let traj = segment_setup(self.setup, &sys, span, objectives(&first)).simulate(&th)?;
         let fired: Vec<usize> = traj.events.iter().map(|e| e.guard).collect();
+        if let (None, Some(g)) = (span.closure, self.closure) {
+            if fired.contains(&g) {
+                return Err(Error::Optimizer(format!(
+                    "the closing event fired in stage {k}, before the closing stage {}",
+                    self.n() - 1
+                )));
+            }
+        }
         let pieces = stage_pieces(&self.plan, k, self.n(), before, &fired);
-        let values = segment_setup(self.setup, &sys, span, objectives(&pieces))
-            .objective_values(&traj, &th)?;
-        let cost = pieces
+        let seg = segment_setup(self.setup, &sys, span, objectives(&pieces));
+        let values = seg.objective_values(&traj, &th)?;
+        let (mut x_end, mut mode_end) = (traj.y_final[..self.layout.nx].to_vec(), traj.mode_final);
+        let mut cost = pieces
             .iter()
             .zip(&values)
             .map(|(p, &q)| p.form.value(q))
             .sum::<f64>()
             + self.theta_terms(k, theta).0
             + self.point_cost(k, x, mode, theta)?;
+        if span.closure.is_some() {
+            // the run stops at the closing event before its reset: apply it
+            let e = segment::closing_event(self.setup, &traj, span.closure)?;
+            let (m, y) = seg
+                .reset(e.before.mode, e.guard, e.t, &e.before.y, &th)
+                .map_err(|err| crate::setup::located(self.setup, e.t, e.before.mode)(err))?;
+            (x_end, mode_end) = (y[..self.layout.nx].to_vec(), m);
+            cost += self.closing_cost(&x_end, &self.start(theta)?);
+        }
         Ok(Step {
-            x_end: traj.y_final[..self.layout.nx].to_vec(),
-            mode_end: traj.mode_final,
+            x_end,
+            mode_end,
+            t_end: traj.t_final,
             cost,
             fired: fired.len(),
             pieces,
@@ -151,7 +201,7 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         let (fv, lv, mut lvv) = self.first_order(k, x, mode, theta, pieces)?;
         let mut d = vec![];
         if self.second_order {
-            if let Some((dd, h)) = self.second(k, x, mode, theta, pieces)? {
+            if let Some((dd, h)) = self.second(k, x, mode, theta, pieces, (&fv, &lv))? {
                 d = dd;
                 lvv = h;
             }
@@ -177,16 +227,24 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
         let nx = self.layout.nx;
         let (nc, nu) = (st.carried.len(), st.new.len());
         let nv = nx + nc + nu;
-        let node = self.node(k, x, mode);
-        let end = self.layout.end(k, theta);
-        let span = Span {
-            node: &node,
-            t0: node.t,
-            t1: end,
-            closure: None,
+        // with free parameters, stage 0 starts at x0(p) whatever x is given (start.rs)
+        let through = k == 0 && !self.layout.params.is_empty();
+        let start = match through || self.closes(k).is_some() {
+            true => Some(self.start(theta)?),
+            false => None,
         };
+        let x = match (&start, through) {
+            (Some(s), true) => s.x.as_slice(),
+            _ => x,
+        };
+        let node = self.node(k, x, mode);
+        let span = self.span(k, &node, theta);
         let core = self.core(theta);
         let run = segment::run(self.setup, span, objectives(pieces), core, &node.state)?;
+        let end = match span.closure {
+            Some(_) => run.t_end,
+            None => self.layout.end(k, theta),
+        };
         let cols: Vec<usize> = st.carried.iter().chain(&st.new).copied().collect();
         // ∂q/∂θ_q, or ∂q/∂T for a free final time (the end's rate, segment::TimeRates)
         let over = |i: usize, q: usize| match self.layout.time {
@@ -217,10 +275,16 @@ impl<S: HybridSystem> Stages<'_, '_, S> {
             lv[nx + nc + p] += s;
             lvv[(nx + nc + p, nx + nc + p)] += c;
         }
+        if let (Some(s), Some(_)) = (&start, span.closure) {
+            self.closing_first_order(&run, s, &cols, &mut lv, &mut lvv);
+        }
         let (fz, fu) = self.transition(k, &run);
         let mut fv = DMatrix::zeros(fz.nrows(), nv);
         fv.columns_mut(0, nx + nc).copy_from(&fz);
         fv.columns_mut(nx + nc, nu).copy_from(&fu);
+        if let (Some(s), true) = (&start, through) {
+            self.through_start(&s.jac, &cols, &mut fv, &mut lv, &mut lvv);
+        }
         Ok((fv, lv, lvv))
     }
 

@@ -5,13 +5,17 @@
 //! cost).
 
 use super::backward::gradient;
-use super::costs::Plan;
+use super::costs::{Form, Plan};
 use super::forward::Rollout;
 use super::layout::Layout;
 use super::stage::Stages;
 use super::IlqrError;
+use crate::constraint::Constraints;
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::optimize::constrained::nlp::RowAt;
+use crate::optimize::constrained::sqp::Problem;
+use crate::optimize::shooting::{closing_problem, Closure};
 use crate::optimize::ThetaEntry;
 use crate::setup::Setup;
 use nalgebra::{DMatrix, DVector};
@@ -39,6 +43,9 @@ pub struct StageJacobians {
 pub struct IlqrStages<'s, 'a, S: HybridSystem> {
     stages: Stages<'s, 'a, S>,
     rollout: Rollout,
+    /// A periodic problem's closing and the weight ρ of its terms `ρ/2 r_m²`.
+    closing: Option<(Closure, f64)>,
+    entries: Vec<ThetaEntry>,
 }
 
 impl<'s, 'a, S: HybridSystem> IlqrStages<'s, 'a, S> {
@@ -53,6 +60,63 @@ impl<'s, 'a, S: HybridSystem> IlqrStages<'s, 'a, S> {
         setup: &'s Setup<'a, S>, theta: &[ThetaEntry], t_end: (f64, f64, f64),
     ) -> Result<Self, Error> {
         Self::build(setup, theta, Some(t_end))
+    }
+
+    /// The stages of a periodic problem (docs/theory.md §11): the horizon ends at the first
+    /// firing of `closure`'s guard from θ's start, free parameters are stage 0's decisions,
+    /// and the cost is the first objective plus `ρ/2 Σ_m r_m²` on the closing residuals
+    /// `r_m = x⁺_m − x0_m(p)` (the augmented term at λ = 0).
+    pub fn periodic(
+        setup: &'s Setup<'a, S>, theta: &[ThetaEntry], closure: &Closure, rho: f64,
+    ) -> Result<Self, Error> {
+        let entries = setup.resolve_theta(theta)?;
+        let none = Constraints::default();
+        let nlp = closing_problem(setup, &entries, &none, closure)?;
+        let t_close = nlp.evaluate(&nlp.x0())?.t_end;
+        let mut out = Self::build(setup, theta, None)?;
+        let grid = out.stages.grid.clone();
+        let (np, nx) = (setup.np(), setup.nx());
+        out.stages.layout = Layout::closing(&grid, setup.t0, t_close, &entries, np, nx)?;
+        out.stages.closure = Some(closure.guard);
+        let form = Form::Augmented {
+            lower: 0.0,
+            upper: 0.0,
+            lambda: 0.0,
+            rho,
+        };
+        out.stages.plan.closing = closure.states.iter().map(|&m| (m, form)).collect();
+        out.rollout = out.stages.rollout(&out.rollout.theta, None)?;
+        out.closing = Some((closure.clone(), rho));
+        Ok(out)
+    }
+
+    /// The gradient over θ of the periodic cost of [`IlqrStages::periodic`] measured as the
+    /// SQP measures it (the one-segment problem's cost gradient and closing rows,
+    /// shooting/closing.rs): `∇f + ρ Σ_m r_m ∇r_m`, zero off θ's optimized entries. `None`
+    /// without a closing.
+    pub fn closing_gradient(&self) -> Result<Option<Vec<f64>>, Error> {
+        let Some((closure, rho)) = &self.closing else {
+            return Ok(None);
+        };
+        let none = Constraints::default();
+        let nlp = closing_problem(self.stages.setup, &self.entries, &none, closure)?;
+        let x: Vec<f64> = nlp.free.iter().map(|&q| self.rollout.theta[q]).collect();
+        let p = nlp.evaluate(&x)?;
+        let mut g = p.g.clone();
+        for row in p
+            .rows
+            .iter()
+            .filter(|r| matches!(r.label.at, RowAt::Continuity { .. }))
+        {
+            for (gj, rj) in g.iter_mut().zip(&row.grad) {
+                *gj += rho * row.value * rj;
+            }
+        }
+        let mut out = vec![0.0; self.rollout.theta.len()];
+        for (i, &q) in nlp.free.iter().enumerate() {
+            out[q] = g[i];
+        }
+        Ok(Some(out))
     }
 
     fn build(
@@ -79,11 +143,17 @@ impl<'s, 'a, S: HybridSystem> IlqrStages<'s, 'a, S> {
             lower: side(|e| e.lower, f64::NEG_INFINITY, t_end.map(|t| t.1)),
             upper: side(|e| e.upper, f64::INFINITY, t_end.map(|t| t.2)),
             second_order: false,
+            closure: None,
         };
         let mut values: Vec<f64> = theta.iter().map(|e| e.value).collect();
         values.extend(t_end.map(|t| t.0));
         let rollout = stages.rollout(&values, None)?;
-        Ok(IlqrStages { stages, rollout })
+        Ok(IlqrStages {
+            stages,
+            rollout,
+            closing: None,
+            entries: theta,
+        })
     }
 
     /// The cost summed over the stages' runs.

@@ -34,6 +34,7 @@
 //! ```
 
 mod anchor;
+mod closing;
 pub(crate) mod error;
 mod evaluator;
 mod fit;
@@ -46,9 +47,11 @@ mod settings;
 mod solve;
 mod split;
 
+pub(crate) use closing::{closing_problem, closing_result};
 pub use error::ShootingError;
 pub use evaluator::{shooting_point, ShootingEvaluator};
 pub use fit::{optimize_shooting_fit, shooting_fit_point, NodeMove};
+pub(crate) use nlp::ShootingNlp;
 pub use nodes::{Node, NodeSide};
 pub use report::{segment_trajectories, ClosureReport, NodeReport, ShootingReport};
 pub use settings::{Closure, Guess, GuessTable, NodeTimes, Shooting};

@@ -31,7 +31,6 @@ use crate::optimize::constrained::sqp::Problem;
 use crate::sensitivity::{EvalTiming, Evaluation};
 use crate::setup::Setup;
 use nalgebra::DMatrix;
-use num_dual::Dual64;
 use rayon::prelude::*;
 
 /// An event closer to a node than this fraction of the shorter neighbouring segment is on
@@ -40,7 +39,7 @@ pub(super) const NEAR: f64 = 0.05;
 /// The problem: the base setup with one objective per functional (the cost, then each
 /// constraint's functional), θ's fixed values and optimized entries, the nodes (their
 /// times and modes are fixed; their states are variables) and x's bounds.
-pub(super) struct ShootingNlp<'s, 'a, S: HybridSystem> {
+pub(crate) struct ShootingNlp<'s, 'a, S: HybridSystem> {
     pub setup: Setup<'a, S>,
     pub constraints: &'s Constraints,
     /// The functional of each constraint (its objective index in `setup`).
@@ -69,7 +68,7 @@ pub(super) struct ShootingNlp<'s, 'a, S: HybridSystem> {
 }
 
 /// Everything one iterate's segments give.
-pub(super) struct Runs {
+pub(crate) struct Runs {
     pub segments: Vec<SegmentRun>,
     pub theta: Vec<f64>,
     /// `s_k` of every node (node 0's is `x0(θ)`).
@@ -204,32 +203,13 @@ impl<S: HybridSystem> ShootingNlp<'_, '_, S> {
 
     /// `x0(θ)` and `∂x0/∂θ` (one dual evaluation of the start per parameter).
     fn start(&self, theta: &[f64]) -> Result<(Vec<f64>, DMatrix<f64>), Error> {
-        let (np, nx) = (self.setup.np(), self.nx());
-        let model = |source| Error::Model {
-            t: self.setup.t0,
-            mode: self.setup.dims.mode_name(self.nodes[0].mode),
-            source,
-        };
-        let x0 = self
-            .setup
-            .sys()
-            .initial_state_at(self.setup.t0, &theta[..np])
-            .map_err(model)?;
-        let mut jac = DMatrix::zeros(nx, theta.len());
-        for j in 0..np {
-            let p: Vec<Dual64> = (0..np)
-                .map(|i| Dual64::new(theta[i], if i == j { 1.0 } else { 0.0 }))
-                .collect();
-            let x = self
-                .setup
-                .sys()
-                .initial_state_at(self.setup.t0, &p)
-                .map_err(model)?;
-            for (i, v) in x.iter().enumerate() {
-                jac[(i, j)] = v.eps;
-            }
-        }
-        Ok((x0, jac))
+        self.setup
+            .initial_jacobian(theta)
+            .map_err(|source| Error::Model {
+                t: self.setup.t0,
+                mode: self.setup.dims.mode_name(self.nodes[0].mode),
+                source,
+            })
     }
 
     /// θ, the nodes' states `s_k` (node 0's is `x0(θ)`) and `∂x0/∂θ` at x.

@@ -81,17 +81,8 @@ pub(super) fn node_times(nodes: &NodeTimes, t0: f64, t_end: f64) -> Result<Vec<f
 pub(super) fn initial_nodes<S: HybridSystem>(
     base: &Setup<'_, S>, theta: &[f64], shooting: &Shooting,
 ) -> Result<(Vec<Node>, f64), Error> {
-    let (mode0, x0) = base.initial(theta).map_err(|source| Error::Model {
-        t: base.t0,
-        mode: String::new(),
-        source,
-    })?;
-    let first = Node {
-        t: base.t0,
-        mode: mode0,
-        state: x0[..base.nx()].to_vec(),
-        side: NodeSide::Flow,
-    };
+    let first = start_node(base, theta)?;
+    let mode0 = first.mode;
     let mut nodes = vec![first];
     match &shooting.guess {
         Guess::SingleShooting => {
@@ -143,6 +134,33 @@ pub(super) fn initial_nodes<S: HybridSystem>(
             Ok((nodes, t_end))
         }
     }
+}
+
+/// Node 0: the system's own start at θ.
+fn start_node<S: HybridSystem>(base: &Setup<'_, S>, theta: &[f64]) -> Result<Node, Error> {
+    let (mode, x0) = base.initial(theta).map_err(|source| Error::Model {
+        t: base.t0,
+        mode: String::new(),
+        source,
+    })?;
+    Ok(Node {
+        t: base.t0,
+        mode,
+        state: x0[..base.nx()].to_vec(),
+        side: NodeSide::Flow,
+    })
+}
+
+/// A periodic problem as one segment: node 0 alone, and the closing time of the run from
+/// it (the horizon its segment is placed for).
+pub(super) fn one_segment<S: HybridSystem>(
+    base: &Setup<'_, S>, theta: &[f64], closure: &super::settings::Closure,
+) -> Result<(Vec<Node>, f64), Error> {
+    let first = start_node(base, theta)?;
+    let mut plain = base.with_objectives(vec![]);
+    plain.events.stop_after = Some((closure.guard, 1));
+    let traj = plain.simulate(theta)?;
+    Ok((vec![first], closing_time(base, &traj, closure.guard)?))
 }
 
 /// The time of the closing event (the first firing of `guard`) of a guess run.

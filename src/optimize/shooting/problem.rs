@@ -19,6 +19,16 @@ use crate::setup::Setup;
 pub(super) fn build<'s, 'a, S: HybridSystem>(
     setup: &Setup<'a, S>, theta: &[ThetaEntry], constraints: &'s Constraints, shooting: &Shooting,
 ) -> Result<(ShootingNlp<'s, 'a, S>, f64), Error> {
+    assemble(setup, theta, constraints, shooting, |fsetup, values| {
+        nodes::initial_nodes(fsetup, values, shooting)
+    })
+}
+
+/// [`build`] with the nodes placed by `place` (the nodes and the guess's horizon end).
+pub(super) fn assemble<'s, 'a, S: HybridSystem>(
+    setup: &Setup<'a, S>, theta: &[ThetaEntry], constraints: &'s Constraints, shooting: &Shooting,
+    place: impl FnOnce(&Setup<'a, S>, &[f64]) -> Result<(Vec<nodes::Node>, f64), Error>,
+) -> Result<(ShootingNlp<'s, 'a, S>, f64), Error> {
     if setup.objectives.is_empty() {
         return Err(Error::NoObjective);
     }
@@ -35,7 +45,7 @@ pub(super) fn build<'s, 'a, S: HybridSystem>(
     if let Some(c) = &shooting.closure {
         check_closure(setup, c)?;
     }
-    let (nodes, t_guess) = nodes::initial_nodes(&fsetup, &values, shooting)?;
+    let (nodes, t_guess) = place(&fsetup, &values)?;
     let (free, mut lower, mut upper) = free_bounds(&theta)?;
     if let Some(ft) = constraints.free_time {
         lower.push(ft.lower);

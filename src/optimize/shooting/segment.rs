@@ -122,6 +122,15 @@ fn closed<S: HybridSystem>(
     }
 }
 
+/// The closing event of a run that must end at the first firing of `closure`, or the
+/// error that it did not.
+pub(crate) fn closing_event<'t, S: HybridSystem>(
+    setup: &Setup<'_, S>, traj: &'t Trajectory, closure: Option<usize>,
+) -> Result<&'t crate::integrate::EventRecord<f64>, Error> {
+    let g = closure.expect("a closing span");
+    Ok(&traj.events[closed(setup, traj, g)?])
+}
+
 /// The guards the segment fires at `(θ, s)` (a plain run).
 pub(super) fn firings<S: HybridSystem>(
     base: &Setup<'_, S>, span: Span<'_>, theta: &[f64], s: &[f64],

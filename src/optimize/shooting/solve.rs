@@ -103,7 +103,7 @@ pub fn optimize_shooting<S: HybridSystem>(
 
 /// The start's and the final point's runs as the reports draw them: the segments end to
 /// end (gaps at the nodes); a run that fails keeps the result's own trajectory.
-fn join_segments<S: HybridSystem>(
+pub(super) fn join_segments<S: HybridSystem>(
     setup: &Setup<'_, S>, report: &ShootingReport, closing: Option<&Closure>,
     result: &mut OptimizeResult,
 ) {
