@@ -126,5 +126,9 @@ def test_single_and_multiple_shooting_reach_the_closed_form_optimum():
         for r in (single, multiple)
         for name, want in (("e", e_star), ("v0", v0_star))
     )
-    print(f"MEASURE-PY-BALL worst {worst:.3e} single {single['parameters_final']} {single['final_cost']:.3e} multiple {multiple['parameters_final']} {multiple['final_cost']:.3e} solvers {single['solver']} {multiple['solver']}")
-    assert worst <= 1e-6
+    print(f"closed form ({e_star}, {v0_star:.12f}): worst relative {worst:.1e}; "
+          f"single ({single['solver']}) {single['parameters_final']}, "
+          f"multiple ({multiple['solver']}) {multiple['parameters_final']}")
+    # measured 1.6e-9 (single shooting's L-BFGS at its tol_grad 1e-9; multiple shooting's
+    # SQP at tol_kkt 1e-10: 5.3e-11 (e) and 8.7e-11 (v0)) (2026-12-07)
+    assert worst <= 4e-8
