@@ -442,7 +442,10 @@ fn shooting_problem_optimizes(p: &Path, stem: &str) {
             "{stem}: periodicity residual {residual:.1e}, multipliers {}",
             c["multipliers"]
         );
-        assert!(residual <= 1.5e-14, "{ps}: periodicity residual {residual:e}");
+        assert!(
+            residual <= 1.5e-14,
+            "{ps}: periodicity residual {residual:e}"
+        );
         assert!(
             c["multipliers"].as_array().unwrap().len() == sh["states"].as_array().unwrap().len()
         );

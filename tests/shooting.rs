@@ -406,7 +406,11 @@ fn infeasible_start_from_a_csv_table() {
     // measured 2.3e-15 (ψ) and 1.1e-9 (|∇ψ|, against 0.34 at the start; the KKT residual
     // 3.1e-10 ≤ the default 1e-8) (2026-12-07)
     assert_within("ψ vs the closed form", rel, 6e-14);
-    assert_within("|∇ψ| in closed form at the optimum", de.abs().max(dv.abs()), 3e-8);
+    assert_within(
+        "|∇ψ| in closed form at the optimum",
+        de.abs().max(dv.abs()),
+        3e-8,
+    );
     // and single shooting's optimum: measured ψ 2.7e-15 relative, e 4.8e-11 and v0 2.4e-9
     // (2026-12-07; the bounds were 1e-8 and 1e-7)
     assert!((r.final_cost - single.final_cost).abs() <= 7e-14 * single.final_cost);

@@ -7,8 +7,8 @@
 use crate::common::corner_case::{asym_case, case_error};
 use hybridopt::sensitivity::corner::*;
 use hybridopt::sensitivity::simultaneous::{
-    directional_derivative, directional_derivatives, simultaneous_events, Divergence,
-    GroupProblem, SimultaneousError, SimultaneousEvent,
+    directional_derivative, directional_derivatives, simultaneous_events, Divergence, GroupProblem,
+    SimultaneousError, SimultaneousEvent,
 };
 use hybridopt::setup::Setup;
 use hybridopt::systems::Biped;
@@ -700,12 +700,7 @@ fn a_terminal_guard_in_a_group_built_directly_is_terminal() {
            { name = "gy", expr = "y", direction = "rising", terminal = true }"#,
     );
     let (problem, msg) = group_problem(&p);
-    assert_eq!(
-        problem,
-        GroupProblem::Terminal {
-            guard: "gy".into()
-        }
-    );
+    assert_eq!(problem, GroupProblem::Terminal { guard: "gy".into() });
     assert_says(
         &msg,
         &["guard 'gy' is terminal", "terminal event are not supported"],
@@ -772,7 +767,10 @@ impl hybridopt::HybridSystem for OrderedModes {
 fn a_mode_that_depends_on_the_crossing_order_is_mode_depends() {
     use hybridopt::cost::{Objective, Quantity, Term};
     let sys = OrderedModes;
-    let obj = Objective::new("x", vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)]);
+    let obj = Objective::new(
+        "x",
+        vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
+    );
     let s = Setup::new(&sys, 0.0, 2.0, None, vec![obj]);
     let ctx = hybridopt::testing::Ctx {
         mode: 0,
@@ -887,7 +885,10 @@ fn an_event_only_the_sensitivity_pass_sees_is_extra() {
     }
     assert_says(
         &msg,
-        &["met an event of guard 'bump'", "beyond the 2 events of the plain simulation"],
+        &[
+            "met an event of guard 'bump'",
+            "beyond the 2 events of the plain simulation",
+        ],
     );
 }
 
