@@ -54,9 +54,9 @@ fn problems() -> Vec<PathBuf> {
 
 /// Per shipped problem: the tolerances of the exact witnesses (direct, dual) and of FD
 /// against the adjoint, per component relative to max(|g_i|, 1e-3·max|g|), from the worst
-/// component measured (margin 18–29×; FD with its default step rule), and GD's expected outcome: whether it
-/// converges within its iteration limit, |ψ_GD − ψ_L-BFGS| and the final gradient norm
-/// (measured with margin about 3× for the gap and 10–40× for the norm).
+/// component measured (margin 20–30×, re-based for issue 49; FD with its default step
+/// rule), and GD's expected outcome: whether it converges within its iteration limit,
+/// |ψ_GD − ψ_L-BFGS| and the final gradient norm (each 20–30× its measured value).
 struct Expect {
     exact: f64,
     fd: f64,
@@ -74,85 +74,99 @@ fn expect(stem: &str) -> Expect {
         gd_grad,
     };
     match stem {
-        // exact 5.6e-11, fd 5.5e-9; GD stops at 100 iterations: gap 5.8e-5, |g| 2.2e-3
-        "ball_identify" => e(1e-9, 1e-7, false, 2e-4, 1e-2),
-        // exact 1.5e-8, fd 5.7e-8; GD: gap 2.2e-16, |g| 7.9e-10
-        "biped_damping" => e(3e-7, 1.5e-6, true, 1e-14, 2e-8),
-        // direct 7.2e-9 (a kink: dual and FD are not compared); GD at the kink stops at 100
-        // iterations: gap 2.3e-4, |g| 3.0e-4 (the min-norm element need not vanish)
-        "biped_damping_symmetric" => e(2e-7, f64::NAN, false, 6e-4, 1e-3),
-        // exact 1.2e-11, fd 1.3e-10; GD: gap 5.0e-16, |g| 5.5e-9
-        "bouncing_ball" => e(3e-10, 3e-9, true, 1e-14, 1e-7),
-        // the same system as expressions: exact 1.2e-11, fd 1.3e-10; GD: gap 1.1e-15,
-        // |g| 1.2e-8
-        "custom_ball" => e(3e-10, 3e-9, true, 1e-14, 1e-7),
+        // measured 2026-12-07 (`cargo test --release --test suite cli::every_shipped --
+        // --nocapture`); the comment keeps the bound each one replaced where it moved.
+        // exact 5.6e-11, fd 5.4e-9; GD stops at 100 iterations: gap 5.8e-5, |g| 2.2e-3
+        // (were 1e-9, 1e-7, 2e-4, 1e-2)
+        "ball_identify" => e(1.4e-9, 1.3e-7, false, 1.4e-3, 5.5e-2),
+        // exact 5.0e-8 (dual), fd 5.7e-8; GD: gap 2.7e-15, |g| 1.3e-9 (were 3e-7, 1.5e-6,
+        // 1e-14, 2e-8)
+        "biped_damping" => e(1.2e-6, 1.4e-6, true, 6.5e-14, 3e-8),
+        // direct 2.7e-8 (a kink: dual and FD are not compared); GD at the kink stops at 100
+        // iterations: gap 2.3e-4, |g| 3.0e-4 (the min-norm element need not vanish) (were
+        // 2e-7, 6e-4, 1e-3)
+        "biped_damping_symmetric" => e(6.5e-7, f64::NAN, false, 5.5e-3, 7.5e-3),
+        // exact 1.3e-11, fd 1.3e-10; GD: gap 3.3e-16, |g| 1.2e-8 (were 1e-14, 1e-7)
+        "bouncing_ball" => e(3e-10, 3e-9, true, 8e-15, 2.8e-7),
+        // the same system as expressions: the same figures
+        "custom_ball" => e(3e-10, 3e-9, true, 8e-15, 2.8e-7),
         // exact 7.4e-11, fd 4.3e-10 (large higher derivatives in the thresholds: a fixed
-        // step 1e-4·max(1, |θ|) gave 3.5e-7); GD: gap 8.9e-15, |g| 5.2e-7
-        "custom_thermostat" => e(2e-9, 1e-8, true, 3e-14, 5e-6),
-        // exact 7.5e-9, fd 8.5e-9; GD: gap 8.9e-15, |g| 1.8e-10
-        "five_bar_identify" => e(2e-7, 2e-7, true, 3e-14, 5e-9),
-        // exact 5.5e-8, fd 4.0e-9; GD: gap 2.2e-14, |g| 2.7e-8
-        "five_bar_seed" => e(1e-6, 1e-7, true, 1e-13, 5e-7),
+        // step 1e-4·max(1, |θ|) gave 3.5e-7); GD: gap 8.9e-15, |g| 5.2e-7 (were 2e-9,
+        // 3e-14, 5e-6)
+        "custom_thermostat" => e(1.8e-9, 1e-8, true, 2.2e-13, 1.3e-5),
+        // exact 7.6e-9, fd 8.5e-9; GD: gap 8.7e-15, |g| 1.5e-10 (were 2e-7, 3e-14, 5e-9)
+        "five_bar_identify" => e(1.8e-7, 2e-7, true, 2.2e-13, 3.6e-9),
+        // exact 5.6e-8, fd 4.0e-9; GD: gap 2.8e-14, |g| 2.8e-8 (were 1e-6, 1e-13, 5e-7)
+        "five_bar_seed" => e(1.4e-6, 1e-7, true, 6.5e-13, 6.5e-7),
         // exact 2.0e-8, fd 1.8e-8; GD stops at 100 iterations but at the optimum: gap
-        // 5.2e-14, |g| 4.7e-10
-        "five_bar_stiffness" => e(5e-7, 5e-7, false, 2e-13, 1e-8),
+        // 5.2e-14, |g| 4.7e-10 (were 2e-13, 1e-8)
+        "five_bar_stiffness" => e(5e-7, 4.5e-7, false, 1.3e-12, 1.2e-8),
         // the actuated five-bar (k1 and the 11 force coefficients): exact 3.3e-9 (direct
-        // 1.1e-9), fd 2.9e-8; GD stops at 100 iterations: gap 5.1e-4, |g| 1.9e-4
-        "five_bar_actuated" => e(8e-8, 7.5e-7, false, 1.5e-3, 4e-3),
-        // exact 4.9e-15, fd 8.7e-12; GD: gap 5.8e-21, |g| 3.0e-16
-        "impact_timing" => e(1e-13, 2e-10, true, 2e-20, 1e-14),
-        // exact 7.4e-11, fd 2.0e-11; GD: gap 2.2e-21, |g| 3.1e-13
-        "locking_pendulum" => e(2e-9, 5e-10, true, 1e-20, 1e-11),
+        // 1.1e-9), fd 3.0e-8; GD stops at 100 iterations: gap 5.1e-4, |g| 1.9e-4 (were
+        // 1.5e-3, 4e-3)
+        "five_bar_actuated" => e(8e-8, 7.5e-7, false, 1.2e-2, 4.5e-3),
+        // exact 4.7e-15, fd 8.8e-12; GD: gap 5.8e-21, |g| exactly 0 (GD stops where the
+        // computed gradient vanishes; the bound is ψ's round-off scale) (were 1e-13, 2e-10,
+        // 2e-20)
+        "impact_timing" => e(1.1e-13, 2.2e-10, true, 1.4e-19, 1e-14),
+        // exact 7.2e-11, fd 2.0e-11; GD: gap 2.2e-21, |g| 3.1e-13 (were 2e-9, 1e-20, 1e-11)
+        "locking_pendulum" => e(1.8e-9, 5e-10, true, 5.5e-20, 7.5e-12),
         // exact 1.0e-11, fd 3.9e-8 (a fixed step 1e-4·max(1, |θ|): 3.4e-9); GD stops at
-        // 500 iterations: gap 1.9e-3, |g| 5.9e-4
-        "thrust_control" => e(3e-10, 1e-6, false, 5e-3, 2e-3),
+        // 500 iterations: gap 1.9e-3, |g| 5.9e-4 (were 3e-10, 5e-3, 2e-3)
+        "thrust_control" => e(2.5e-10, 1e-6, false, 4.5e-2, 1.4e-2),
         // the same problem with a [feedback] table (tests/feedback_track.rs, feedback_cli.rs)
-        "thrust_feedback" => e(3e-10, 1e-6, false, 5e-3, 2e-3),
+        "thrust_feedback" => e(2.5e-10, 1e-6, false, 4.5e-2, 1.4e-2),
         // index-2 DAE with an implicit transition: exact 1.9e-10, fd 1.0e-9; GD: gap
-        // 1.3e-13, |g| 2.2e-7
-        "pendulum_wall" => e(5e-9, 3e-8, true, 5e-13, 2e-6),
-        // index-1 DAE, stiff, Radau IIA: exact 1.1e-8 (the dual's dψ/dφ0), fd 8.7e-9
-        // (dψ/dvC0); GD stops at 50 iterations: gap 3.3e-7 (DOPRI5)
-        "rectifier_capacitor" => e(3e-6, 2e-7, false, 1e-6, 1e-3),
-        // exact 8.4e-10, fd 2.9e-7 (dψ/dε_b; the simulation's noise at rtol 1e-10 bounds
-        // every step: fixed steps do no better than ~1e-7 on all entries at once). The bound
-        // is 10×: a fixed step 1e-4·max(1, |θ|), 5 % of ε_a = 0.002, gave 5.8e-6 and must
-        // fail it. GD stops at 100 iterations: gap 1.0e-4, |g| 7.8e-2
-        "steel_identify" => e(1e-8, 3e-6, false, 3e-4, 0.3),
-        // exact 6.4e-10, fd 2.4e-9; GD: gap 4.5e-14, |g| 1.8e-6
-        "hysteretic_design" => e(1e-8, 5e-8, true, 1e-12, 2e-5),
+        // 1.8e-13, |g| 6.3e-7 (were 5e-9, 3e-8, 5e-13, 2e-6)
+        "pendulum_wall" => e(4.5e-9, 2.5e-8, true, 4.5e-12, 1.5e-5),
+        // index-1 DAE, stiff, Radau IIA: exact 5.0e-8 (the dual), fd 3.7e-8; GD stops at 50
+        // iterations: gap 3.3e-7 (DOPRI5), |g| 1.0e-4 (were 3e-6, 2e-7, 1e-6, 1e-3)
+        "rectifier_capacitor" => e(1.2e-6, 9e-7, false, 8e-6, 2.5e-3),
+        // exact 8.5e-10, fd 2.9e-7 (dψ/dε_b; the simulation's noise at rtol 1e-10 bounds
+        // every step: fixed steps do no better than ~1e-7 on all entries at once). The FD
+        // bound is 10×: a fixed step 1e-4·max(1, |θ|), 5 % of ε_a = 0.002, gave 5.8e-6 and
+        // must fail it. GD stops at 100 iterations: gap 1.0e-4, |g| 7.8e-2 (were 1e-8,
+        // 3e-4, 0.3)
+        "steel_identify" => e(2e-8, 3e-6, false, 2.5e-3, 1.9),
+        // exact 6.8e-10, fd 2.4e-9; GD: gap 8.9e-14, |g| 1.3e-6 (were 1e-8, 5e-8, 1e-12,
+        // 2e-5)
+        "hysteretic_design" => e(1.7e-8, 6e-8, true, 2.2e-12, 3.3e-5),
         // the file at 1e-12: exact 9.8e-12, fd 5.6e-11; GD stops at 100 iterations: gap
-        // 6.7e-4, |g| 3.6e-2 (at 1e-10)
-        "hysteretic_identify" => e(1e-8, 1.5e-9, false, 2e-3, 0.15),
+        // 6.7e-4, |g| 3.6e-2 (at 1e-10) (were 1e-8, 1.5e-9, 2e-3, 0.15)
+        "hysteretic_identify" => e(2.4e-10, 1.4e-9, false, 1.7e-2, 0.9),
         // 5 storeys, 16 parameters, 45 events: exact 4.9e-10, fd 2.9e-9; GD stops at 100
-        // iterations: gap 3.1e-5, |g| 4.0e-2
-        "shear_frame_design" => e(1e-8, 7e-8, false, 1e-4, 0.5),
+        // iterations: gap 3.1e-5, |g| 4.0e-2 (were 1e-8, 7e-8, 1e-4, 0.5)
+        "shear_frame_design" => e(1.2e-8, 7e-8, false, 7.5e-4, 1.0),
         // constrained problems (SQP; the GD fields are not used): the cost ∫u² (thrust)
         // or t_end (min time) has a zero θ-gradient at the start, so the witnesses agree
-        // exactly there; tests/constrained.rs witnesses their constraint Jacobians
+        // exactly there (the zero-gradient check below); tests/constrained.rs witnesses
+        // their constraint Jacobians
         "thrust_constrained" | "thrust_path" | "thrust_min_time" => e(1e-12, 1e-12, true, 0.0, 0.0),
-        // exact 3.3e-8, fd 3.3e-8
-        "five_bar_constrained" => e(1e-6, 1e-6, true, 0.0, 0.0),
+        // exact 3.3e-8, fd 3.3e-8 (were 1e-6)
+        "five_bar_constrained" => e(8e-7, 8e-7, true, 0.0, 0.0),
         // multiple shooting (the GD fields are not used); its single-shooting gradient over
-        // 30 s of chaotic motion: direct 5.4e-8, dual 3.2e-8; central differences at the
-        // rule's step land in other impact sequences on 4 of 8 entries (errors 0.79–0.94:
-        // the rugged cost single shooting cannot descend), so FD is not a witness here
-        "impact_pendulum_identify" => e(2e-7, f64::NAN, true, 0.0, 0.0),
+        // 30 s of chaotic motion: direct 5.5e-8, dual 3.2e-8 (was 2e-7); central
+        // differences at the rule's step land in other impact sequences on 4 of 8 entries
+        // (errors 0.79–0.94: the rugged cost single shooting cannot descend), so FD is not
+        // a witness here
+        "impact_pendulum_identify" => e(1.4e-6, f64::NAN, true, 0.0, 0.0),
         // multiple shooting, periodic: the effort's gradient is zero at u = 0 (the
-        // witnesses agree exactly there, FD 7e-20)
+        // witnesses agree exactly there, FD 7e-23)
         "compass_gait_periodic_walk" => e(1e-12, 1e-12, true, 0.0, 0.0),
         // the same gait with a [feedback] table (tests/feedback_cli.rs runs `feedback`)
         "compass_gait_feedback" => e(1e-12, 1e-12, true, 0.0, 0.0),
-        // data fits (Gauss–Newton; the GD fields are not used): direct 6.4e-16, dual
-        // 1.6e-15, fd 1.2e-11 (relative l2 in `gradient --method all`)
-        "vibrating_table_short" => e(1e-12, 3e-9, true, 0.0, 0.0),
-        // the first experiment's gradient: direct 4.8e-16, dual 1.2e-15, fd 1.6e-11
-        "vibrating_table_two_experiments" => e(1e-12, 3e-9, true, 0.0, 0.0),
+        // data fits (Gauss–Newton; the GD fields are not used): direct 1.4e-15, dual
+        // 4.9e-15, fd 3.0e-11 (were 1e-12, 3e-9)
+        "vibrating_table_short" => e(1.2e-13, 7.5e-10, true, 0.0, 0.0),
+        // the first experiment's gradient: direct 1.9e-15, dual 3.7e-15, fd 3.3e-11 (were
+        // 1e-12, 3e-9)
+        "vibrating_table_two_experiments" => e(9e-14, 8e-10, true, 0.0, 0.0),
         // multiple shooting on the data; its single-shooting gradient over 14 s of chaotic
         // motion (25 impacts, entries up to 6e15): dual vs adjoint 1.0e-8 (the run's
-        // round-off amplified by the chaos); central differences land in other impact
-        // sequences (the FD column was off by orders of magnitude), so FD is no witness
-        "vibrating_table_identify" => e(3e-7, f64::NAN, true, 0.0, 0.0),
+        // round-off amplified by the chaos; direct 1.1e-12); central differences land in
+        // other impact sequences (the FD column was off by orders of magnitude), so FD is
+        // no witness (was 3e-7)
+        "vibrating_table_identify" => e(2.5e-7, f64::NAN, true, 0.0, 0.0),
         other => panic!("{other}: a new shipped problem: measure its witnesses and add it here"),
     }
 }
@@ -239,8 +253,10 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
             if a.iter().all(|&v| v == 0.0) {
                 // a gradient that is zero at the start (the constrained thrust problems'
                 // ∫u² at u = 0, a final-time cost): the witnesses' absolute values
+                // measured at most 1.0e-22 (FD; direct and dual exactly 0) (2026-12-07; the
+                // bound was 1e-15)
                 let worst = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                common::assert_within(&format!("{stem}: {m} of a zero gradient"), worst, 1e-15);
+                common::assert_within(&format!("{stem}: {m} of a zero gradient"), worst, 2.5e-21);
                 continue;
             }
             // tolerances: see `expect`
@@ -338,9 +354,10 @@ fn every_shipped_problem_optimizes_and_gradients_agree() {
 /// nodes and writes its results; `--solver` and `--starts` are refused; single shooting
 /// from the same start ends at a higher cost (the reason the file uses multiple
 /// shooting), or for a periodic problem, the state returns after the closing event.
-/// A data fit: Gauss–Newton by default, converged in ≤ 10 iterations (measured 7 and 6)
-/// to a zero-residual fit of the exact records (Σr² measured 6.6e-19, 9.6e-21), with its
-/// statistics and the fit's files; several experiments refuse another solver.
+/// A data fit: Gauss–Newton by default, converged in ≤ 10 iterations (measured 7 and 6;
+/// issue 45's criterion) to a zero-residual fit of the exact records (Σr² measured 6.6e-19,
+/// 9.6e-21 and, by multiple shooting, 1.8e-20), with its statistics and the fit's files;
+/// several experiments refuse another solver.
 fn data_fit_optimizes(p: &Path, stem: &str) {
     let ps = p.to_str().unwrap();
     let out = tmpdir(&format!("{stem}-fit"));
@@ -354,7 +371,8 @@ fn data_fit_optimizes(p: &Path, stem: &str) {
     ]));
     assert_eq!(s["solver"], "gauss_newton", "{ps}");
     assert_eq!(s["converged"], true, "{ps}: {}", s["termination"]);
-    // the chaotic record by multiple shooting: ≤ 20 iterations and gaps ≤ 1e-8 (issue 45)
+    // the chaotic record by multiple shooting: ≤ 20 iterations (measured 5) and gaps ≤ 1e-8
+    // (issue 45's criteria; the gap measured 1.1e-13, so 3e-12 caps it)
     let budget = if s.get("shooting").is_some() { 20 } else { 10 };
     assert!(
         s["iterations"].as_u64().unwrap() <= budget,
@@ -362,10 +380,11 @@ fn data_fit_optimizes(p: &Path, stem: &str) {
         s["iterations"]
     );
     if let Some(gap) = s["shooting"]["max_defect"].as_f64() {
-        assert!(gap <= 1e-8, "{ps}: continuity gap {gap:e}");
+        assert!(gap <= 3e-12, "{ps}: continuity gap {gap:e}");
     }
+    // measured at most 6.6e-19 (2026-12-07; the bound was 1e-12)
     assert!(
-        s["final_cost"].as_f64().unwrap() <= 1e-12,
+        s["final_cost"].as_f64().unwrap() <= 1.6e-17,
         "{ps}: {}",
         s["final_cost"]
     );
@@ -397,6 +416,8 @@ fn shooting_problem_optimizes(p: &Path, stem: &str) {
     assert_eq!(s["globalization"], globalization(p), "{ps}");
     let sh = &s["shooting"];
     let gap = sh["max_defect"].as_f64().unwrap();
+    // the continuity rows are the SQP's constraints, held to its stop tolerance (measured
+    // at most 8.4e-12, the four-step walk; 1.8e-15 the periodic walks)
     assert!(gap <= 1e-9, "{ps}: continuity gap {gap:e}");
     assert!(sh["nodes"].as_array().unwrap().len() >= 2);
     for f in [
@@ -414,18 +435,23 @@ fn shooting_problem_optimizes(p: &Path, stem: &str) {
     if let Some(c) = sh["closure"].as_object() {
         // a periodic problem (single shooting without the closing is another problem):
         // the state after the closing event returns to the start, and the multipliers
-        // are reported (measured residual 2.9e-14)
+        // are reported (measured residual 5.6e-16, 2026-12-07; 2.9e-14 before the trust
+        // region's last change; the bound was 1e-10)
         let residual = c["residual"].as_f64().unwrap();
         println!(
             "{stem}: periodicity residual {residual:.1e}, multipliers {}",
             c["multipliers"]
         );
-        assert!(residual <= 1e-10, "{ps}: periodicity residual {residual:e}");
+        assert!(
+            residual <= 1.5e-14,
+            "{ps}: periodicity residual {residual:e}"
+        );
         assert!(
             c["multipliers"].as_array().unwrap().len() == sh["states"].as_array().unwrap().len()
         );
         return;
     }
+    // the solver's stop tolerance (measured 9.1e-13, the four-step walk; 0 the fit)
     let violation = s["max_violation"].as_f64().unwrap_or(0.0);
     assert!(
         violation <= 1e-9,
@@ -497,6 +523,7 @@ fn constrained_problem_optimizes(p: &Path, stem: &str) {
     let kkt = s["kkt_residual"].as_f64().unwrap();
     let viol = s["max_violation"].as_f64().unwrap();
     println!("{stem}: KKT residual {kkt:.2e}, largest violation {viol:.2e}");
+    // the SQP's own stop tolerance (measured at most 6.6e-9 and 7.9e-11, five_bar_constrained)
     assert!(
         kkt <= 1e-8 && viol <= 1e-8,
         "{ps}: KKT {kkt:e}, violation {viol:e}"
@@ -548,8 +575,8 @@ fn impact_timing_reaches_the_closed_form() {
         let k = 1.0 + 2.0 * e + 2.0 * e * e;
         (k * (g * g * ts * ts - 2.0 * g * y0 * (k * k - 1.0)).sqrt() - g * ts) / (k * k - 1.0)
     };
-    // the formula against its value computed once: measured 1.1e-15, margin 9×
-    assert!((closed(9.81, 0.8, 1.0, 2.0) - 1.4888570341923754).abs() < 1e-14);
+    // the formula against its value computed once: measured 1.1e-15 (the bound was 1e-14)
+    assert!((closed(9.81, 0.8, 1.0, 2.0) - 1.4888570341923754).abs() < 3e-14);
     for (e, y0) in [(0.8, 1.0), (0.7, 1.5), (0.9, 0.5)] {
         let out = tmpdir(&format!("impact-{e}-{y0}"));
         let s = json(&run(&[
@@ -859,8 +886,8 @@ fn constrained_multi_start_finds_the_lowest_local_optimum() {
         "best of 4 starts: {j} (IPOPT {ipopt}, relative {:.2e})",
         (j - ipopt).abs() / ipopt
     );
-    // measured 7e-14 relative
-    assert!((j - ipopt).abs() <= 1e-11 * ipopt, "{j}");
+    // measured 7e-14 relative (the bound was 1e-11)
+    assert!((j - ipopt).abs() <= 2e-12 * ipopt, "{j}");
     let costs = s["multi_start"]["final_costs"].as_array().unwrap();
     assert_eq!(costs.len(), 4);
     assert!(costs.iter().all(|c| c.as_f64().unwrap() >= j - 1e-12));

@@ -7,7 +7,7 @@
 use crate::common::corner_case::{asym_case, case_error};
 use hybridopt::sensitivity::corner::*;
 use hybridopt::sensitivity::simultaneous::{
-    directional_derivative, directional_derivatives, simultaneous_events, GroupProblem,
+    directional_derivative, directional_derivatives, simultaneous_events, Divergence, GroupProblem,
     SimultaneousError, SimultaneousEvent,
 };
 use hybridopt::setup::Setup;
@@ -687,4 +687,255 @@ fn a_composed_jump_that_overflows_is_not_finite() {
     let (problem, msg) = group_problem(&p);
     assert_eq!(problem, GroupProblem::NotFinite { order: vec![0, 1] });
     assert_says(&msg, &["the composed jump of order [0, 1] is not finite"]);
+}
+
+/// A terminal guard handed to the group directly (the analysis' own entry,
+/// `SimultaneousEvent::new`; a simulation ends at a terminal event, so the gradient's path
+/// meets it as `TerminalInGroup` above): the group names it.
+#[test]
+fn a_terminal_guard_in_a_group_built_directly_is_terminal() {
+    let p = pair(
+        "1",
+        r#"{ name = "gx", expr = "x", direction = "rising" },
+           { name = "gy", expr = "y", direction = "rising", terminal = true }"#,
+    );
+    let (problem, msg) = group_problem(&p);
+    assert_eq!(problem, GroupProblem::Terminal { guard: "gy".into() });
+    assert_says(
+        &msg,
+        &["guard 'gy' is terminal", "terminal event are not supported"],
+    );
+}
+
+/// Two states `ẋ = ẏ = 1` from (−1, −1), both guards (`x`, `y` rising) watched in every
+/// mode, identity resets; the mode after a crossing depends on where it happens: from
+/// `m0`, `gx` leads to `m1` and `gy` to `m2`; from `m1`, `gy` leads to `m3`; from `m2`,
+/// `gx` leads back to `m0`. Crossing both therefore ends in `m3` in one order and in `m0`
+/// in the other — a system the problem files cannot write (a custom system's guard
+/// belongs to one mode), hence in Rust.
+struct OrderedModes;
+
+impl hybridopt::HybridSystem for OrderedModes {
+    fn dims(&self) -> hybridopt::prelude::Dims {
+        use hybridopt::prelude::{Direction, GuardInfo};
+        hybridopt::prelude::Dims::new(["x", "y"], ["a"])
+            .modes(["m0", "m1", "m2", "m3"])
+            .guards([
+                GuardInfo::new("gx", Direction::Rising),
+                GuardInfo::new("gy", Direction::Rising),
+            ])
+            .outputs(["x"])
+    }
+    fn initial_state<D: hybridopt::Scalar>(
+        &self, _p: &[D],
+    ) -> Result<Vec<D>, hybridopt::prelude::ModelError> {
+        Ok(vec![D::from(-1.0), D::from(-1.0)])
+    }
+    fn flow<D: hybridopt::Scalar>(
+        &self, _m: usize, _t: D, _x: &[D], _u: &[D], p: &[D], dx: &mut [D],
+    ) -> Result<(), hybridopt::prelude::ModelError> {
+        dx[0] = p[0];
+        dx[1] = D::from(1.0);
+        Ok(())
+    }
+    fn guard<D: hybridopt::Scalar>(
+        &self, _m: usize, k: usize, _t: D, x: &[D], _u: &[D], _p: &[D],
+    ) -> D {
+        x[k]
+    }
+    fn reset<D: hybridopt::Scalar>(
+        &self, m: usize, k: usize, _t: D, x: &[D], _p: &[D],
+    ) -> Result<(usize, Vec<D>), hybridopt::prelude::ModelError> {
+        let next = match (m, k) {
+            (0, 0) => 1,
+            (0, 1) => 2,
+            (1, 1) => 3,
+            (2, 0) => 0,
+            (m, _) => m,
+        };
+        Ok((next, x.to_vec()))
+    }
+    fn outputs<D: hybridopt::Scalar>(
+        &self, _m: usize, _t: D, x: &[D], _u: &[D], _p: &[D], y: &mut [D],
+    ) -> Result<(), hybridopt::prelude::ModelError> {
+        y[0] = x[0];
+        Ok(())
+    }
+}
+
+#[test]
+fn a_mode_that_depends_on_the_crossing_order_is_mode_depends() {
+    use hybridopt::cost::{Objective, Quantity, Term};
+    let sys = OrderedModes;
+    let obj = Objective::new(
+        "x",
+        vec![Term::plain(Quantity::Terminal { output: 0 }, 1.0)],
+    );
+    let s = Setup::new(&sys, 0.0, 2.0, None, vec![obj]);
+    let ctx = hybridopt::testing::Ctx {
+        mode: 0,
+        t_lo: 0.0,
+        t_hi: 2.0,
+    };
+    let e = match SimultaneousEvent::new(&s, &ctx, 1.0, &[0, 1], &[0.0, 0.0], &[1.0]) {
+        Err(e) => e,
+        Ok(_) => panic!("expected a group error, got a group"),
+    };
+    let msg = e.to_string();
+    match e {
+        Error::Simultaneous(SimultaneousError::Group { problem, .. }) => match *problem {
+            GroupProblem::ModeDepends {
+                crossed,
+                mode,
+                other,
+            } => {
+                assert_eq!(crossed.len(), 2, "{crossed:?}");
+                let mut modes = [mode.as_str(), other.as_str()];
+                modes.sort_unstable();
+                assert_eq!(modes, ["m0", "m3"], "{msg}");
+            }
+            other => panic!("expected ModeDepends, got {other:?}"),
+        },
+        other => panic!("expected a group error, got {other:?}"),
+    }
+    assert_says(
+        &msg,
+        &[
+            "depends on the order",
+            "the B-derivative needs an order-independent mode",
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Diverged: the sensitivity pass resolves an event differently from the plain run
+// ---------------------------------------------------------------------------------------------
+
+/// `x` and `y` from −1 at rate 1 cross their guards together at t = 1 (a simultaneous
+/// group); `z` has no flow at a = 1 but its sensitivity dz/da = ∫ sin(1000 t) dt does, so
+/// the sensitivity pass takes steps of ~1e-3 where the plain run (an exact linear flow)
+/// takes six steps in all. A `bump` guard `c − (t − t_b)²` rises through zero only in
+/// `[t_b − √c, t_b + √c]`: the guard samples of one run see it and the other's miss it.
+fn diverging(c: &str, t_b: f64) -> hybridopt::prelude::Problem {
+    let text = format!(
+        r#"name = "diverge"
+[system]
+kind = "custom"
+states = ["x", "y", "z"]
+parameters = ["a", "w"]
+initial = {{ x = "-1", y = "-1", z = "0" }}
+outputs = [ {{ name = "z", expr = "z" }} ]
+[[system.modes]]
+name = "m"
+flow = {{ x = "1", y = "1", z = "(a - 1) * sin(w * t)" }}
+guards = [
+  {{ name = "gx", expr = "x", direction = "rising" }},
+  {{ name = "gy", expr = "y", direction = "rising" }},
+  {{ name = "bump", expr = "{c} - (t - {t_b}) * (t - {t_b})", direction = "rising" }},
+]
+[simulation]
+t_end = 2.0
+[parameters]
+a = {{ value = 1.0, optimize = true }}
+w = {{ value = 1000.0 }}
+[[cost]]
+kind = "terminal"
+output = "z"
+"#
+    );
+    hybridopt::prelude::Problem::parse(&text, std::path::Path::new("diverge.toml")).unwrap()
+}
+
+/// The plain run's events (guard names) and the divergence the directional derivative along
+/// `a` meets, with its message.
+fn divergence(p: &hybridopt::prelude::Problem) -> (Vec<String>, Divergence, String) {
+    let s = p.setup().unwrap();
+    let th = p.theta_values();
+    let tr = s.simulate(&th).unwrap();
+    let names = tr
+        .events
+        .iter()
+        .map(|e| s.dims().guard_name(e.guard))
+        .collect();
+    match directional_derivative(&s, &th, &[1.0, 0.0]) {
+        Err(e @ Error::Simultaneous(SimultaneousError::Diverged { .. })) => {
+            let msg = e.to_string();
+            let Error::Simultaneous(SimultaneousError::Diverged { divergence }) = e else {
+                unreachable!()
+            };
+            (names, *divergence, msg)
+        }
+        Err(other) => panic!("expected Diverged, got {other:?}"),
+        Ok(_) => panic!("expected Diverged, got a derivative"),
+    }
+}
+
+/// A bump 2·10⁻³ wide at t = 1.537: between the plain run's guard samples, inside the
+/// sensitivity pass's, after the group — an event beyond the plain run's.
+#[test]
+fn an_event_only_the_sensitivity_pass_sees_is_extra() {
+    let (plain, d, msg) = divergence(&diverging("1e-6", 1.537));
+    assert_eq!(plain, ["gx", "gy"]);
+    match d {
+        Divergence::Extra { guard, t, events } => {
+            assert_eq!((guard.as_str(), events), ("bump", 2));
+            assert!((t - 1.536).abs() <= 1e-6, "{t}");
+        }
+        other => panic!("expected Extra, got {other:?}"),
+    }
+    assert_says(
+        &msg,
+        &[
+            "met an event of guard 'bump'",
+            "beyond the 2 events of the plain simulation",
+        ],
+    );
+}
+
+/// The same bump at t = 0.7, before the group: the pass's first event is the bump where the
+/// plain run's is `gx`.
+#[test]
+fn an_event_the_plain_run_did_not_have_first_is_other() {
+    let (plain, d, msg) = divergence(&diverging("1e-6", 0.7));
+    assert_eq!(plain, ["gx", "gy"]);
+    match d {
+        Divergence::Other {
+            event,
+            guard,
+            planned_guard,
+            ..
+        } => assert_eq!(
+            (event, guard.as_str(), planned_guard.as_str()),
+            (0, "bump", "gx")
+        ),
+        other => panic!("expected Other, got {other:?}"),
+    }
+    assert_says(
+        &msg,
+        &[
+            "met guard 'bump' in mode 'm'",
+            "the plain simulation had guard 'gx'",
+            "(event 0)",
+            "near-simultaneous crossings resolved differently",
+        ],
+    );
+}
+
+/// A bump 2·10⁻⁷ wide at t = 1.5, where a guard sample of the plain run falls and none of
+/// the pass's: the pass meets two of the plain run's three events.
+#[test]
+fn an_event_only_the_plain_run_sees_is_count() {
+    let (plain, d, msg) = divergence(&diverging("1e-14", 1.5));
+    assert_eq!(plain, ["gx", "gy", "bump"]);
+    assert_eq!(
+        d,
+        Divergence::Count {
+            found: 2,
+            planned: 3
+        }
+    );
+    assert_says(
+        &msg,
+        &["the sensitivity pass met 2 events, the plain simulation 3"],
+    );
 }

@@ -55,6 +55,9 @@ fn class_and_kind(e: &Error) -> (&'static str, Cow<'static, str>) {
             hybridopt::optimize::ConstrainedError::FreeTime(_) => {
                 ("InvalidInputError", "free_time")
             }
+            // a constraint naming an output, guard or occurrence the system lacks: a problem
+            // file names them and is checked at load (ProblemFileError naming the key), so
+            // the package meets it only through the Rust API (mapped for completeness)
             hybridopt::optimize::ConstrainedError::Index(_) => {
                 ("InvalidInputError", "constraint_index")
             }

@@ -1,5 +1,7 @@
 """Every exception class is raised by a bad input, with the command line's message."""
 
+import re
+
 import pytest
 
 import hybridopt
@@ -236,3 +238,120 @@ def test_shooting_kinds(cli, problems, tmp_path):
     e = raised(cli, hybridopt.InvalidInputError, "shooting_unsupported", f, "optimize", *out)
     assert "`stop_after` is not available with multiple shooting" in str(e)
     assert not (tmp_path / "out").exists()
+
+
+def test_optimizer_kind(cli, tmp_path):
+    """A cost that overflows at the start (a prior (a − 0)² at a = 1e200): the optimizer
+    refuses a non-finite cost, kind `optimizer`, and writes nothing."""
+    text = one_state().replace("a = { value = 1.0 }", "a = { value = 1e200, optimize = true }")
+    # the prior alone as the cost
+    text = text.replace('kind = "terminal"\noutput = "x"\n', 'kind = "parameter_squared"\nparam = "a"\ntarget = 0.0\n')
+    f = tmp_path / "overflow.toml"
+    f.write_text(text)
+    with pytest.raises(hybridopt.OptimizerError) as info:
+        hybridopt.Problem.from_file(f).optimize(out=str(tmp_path / "py"))
+    assert info.value.kind == "optimizer"
+    assert "non-finite cost or gradient at θ = [1e200]" in str(info.value)
+    assert str(info.value) == cli.error("optimize", f, "--out", tmp_path / "cli", "--quiet")
+    assert not (tmp_path / "py").exists() and not (tmp_path / "cli").exists()
+
+
+def test_plot_kind(cli, tmp_path):
+    """An x–y loop of an output whose name is 300 characters: its figure's file name
+    (`loop_<name>_<name>.png`) is longer than the file system allows, so the plot fails
+    after the results folder was staged: FileAccessError, kind `plot`, naming the figure,
+    and nothing left behind. The message names the staging folder, which carries the
+    process id: it equals the command line's with that folder's name set aside."""
+    long = "o" * 300
+    text = one_state(a=0.5).replace('name = "x", expr = "x"', f'name = "{long}", expr = "x"')
+    text = text.replace('output = "x"', f'output = "{long}"')
+    text = text.replace("a = { value = 0.5 }", "a = { value = 0.5, optimize = true, lower = 0.0, upper = 1.0 }")
+    text += f'[plot]\noutputs = ["{long}"]\nloops = [["{long}", "{long}"]]\n'
+    f = tmp_path / "long.toml"
+    f.write_text(text)
+    with pytest.raises(hybridopt.FileAccessError) as info:
+        hybridopt.Problem.from_file(f).optimize(out=str(tmp_path / "py"))
+    e = info.value
+    assert e.kind == "plot"
+    assert str(e).startswith("plotting ") and f"loop_{long}_{long}.png" in str(e), str(e)
+    cli_msg = cli.error("optimize", f, "--out", tmp_path / "cli", "--quiet")
+    staging = re.compile(r"\.(py|cli)\.staging-\d+-\d+")
+    assert staging.sub("STAGING", str(e)) == staging.sub("STAGING", cli_msg)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.toml"]
+
+
+SWITCHED = """
+[system]
+kind = "switched_linear"
+[simulation]
+t_end = 2.0
+rtol = 1e-10
+atol = 1e-10
+[parameters]
+x2_0 = { value = 0.5, optimize = true, lower = -3.0, upper = 3.0 }
+[[cost]]
+kind = "terminal_squared"
+output = "x1"
+target = 0.3
+"""
+
+
+def test_shooting_mode_mismatch_kind(cli, tmp_path):
+    """Multiple shooting from a guess table that claims the mode `left` on every row: the
+    run switches to `right` at t = 0.66, before node 1 (t = 1), so the converged point's
+    first segment ends in another mode than the node's: OptimizerError, kind
+    `shooting_mode_mismatch`, naming the node and both modes."""
+    single = tmp_path / "switched.toml"
+    single.write_text(SWITCHED)
+    run = hybridopt.Problem.from_file(single).simulate()
+    events = [(e.guard, e.t) for e in run.events]
+    assert events[0][0] == "to_right" and events[0][1] < 1.0, events
+    cli.run("simulate", single, "--out", tmp_path / "sim")
+    rows = (tmp_path / "sim" / "trajectory.csv").read_text().splitlines()
+    assert rows[0].startswith("t,mode,x1,x2"), rows[0]
+    table = ["t,x1,x2,mode"] + [
+        ",".join(r.split(",")[:1] + r.split(",")[2:4] + ["left"]) for r in rows[1:]
+    ]
+    (tmp_path / "left.csv").write_text("\n".join(table) + "\n")
+    f = tmp_path / "guessed.toml"
+    f.write_text(SWITCHED + '\n[shooting]\nsegments = 2\nguess = "left.csv"\n')
+    e = raised(cli, hybridopt.OptimizerError, "shooting_mode_mismatch", f, "optimize",
+               "--out", tmp_path / "out")
+    assert "node 1 at t = 1: the segment before it ends in mode 'right', but the node is " \
+        "in mode 'left' (taken from the initial guess)" in str(e)
+    assert not (tmp_path / "out").exists()
+
+
+def test_simultaneous_diverged_kind(cli, tmp_path):
+    """The gradient's nonsmooth analysis (a simultaneous group at t = 1) whose sensitivity
+    pass, stepping finely for dz/da = ∫ sin(1000 t) dt, meets a guard bump 2·10⁻³ wide that
+    the plain run's six steps step over (tests/variant_errors.rs has the three
+    divergences): SimulationError, kind `simultaneous_diverged`."""
+    text = """
+[system]
+kind = "custom"
+states = ["x", "y", "z"]
+parameters = ["a", "w"]
+initial = { x = "-1", y = "-1", z = "0" }
+outputs = [ { name = "z", expr = "z" } ]
+[[system.modes]]
+name = "m"
+flow = { x = "1", y = "1", z = "(a - 1) * sin(w * t)" }
+guards = [
+  { name = "gx", expr = "x", direction = "rising" },
+  { name = "gy", expr = "y", direction = "rising" },
+  { name = "bump", expr = "1e-6 - (t - 1.537) * (t - 1.537)", direction = "rising" },
+]
+[simulation]
+t_end = 2.0
+[parameters]
+a = { value = 1.0, optimize = true }
+w = { value = 1000.0 }
+[[cost]]
+kind = "terminal"
+output = "z"
+"""
+    f = tmp_path / "diverge.toml"
+    f.write_text(text)
+    e = raised(cli, hybridopt.SimulationError, "simultaneous_diverged", f, "gradient")
+    assert "met an event of guard 'bump'" in str(e) and "beyond the 2 events" in str(e)
