@@ -3,6 +3,14 @@
 //! event's time, an output at an event, or the horizon's end itself. A cost term is a
 //! quantity with a [`Law`](super::Law) (`w·q` or `w·(q − target)²`), a constraint a
 //! quantity (or a path) with bounds; both check the quantity's indices here, once.
+//!
+//! Every kind is declared once, beside its variant, in [`Quantity::KINDS`]: its name in
+//! a problem file, its keys, what it means (the row of the guide's table of quantities,
+//! which a test holds to this list) and how it is made from its resolved keys. The
+//! problem file reads and resolves every kind from that list, and the engine reads a
+//! quantity at its event through [`Quantity::at_event`] (the time, the states and the
+//! outputs there), so a new kind is its variant and its row here, its witness test and
+//! its row in the guide.
 
 use super::EventGuard;
 use crate::model::Dims;
@@ -60,7 +68,95 @@ pub struct BadIndex {
     pub valid: String,
 }
 
+/// A kind of quantity as a problem file names it (a constraint's `kind`, a plain cost's;
+/// its squared cost is `<name>_squared`).
+#[derive(Debug)]
+pub struct QuantityKind {
+    /// Its name.
+    pub name: &'static str,
+    /// The keys that name it, in the order messages list them: `guard` and `occurrence`
+    /// (an event), or a key of [`Quantity::ENTRY_KEYS`] or `param` (an entry of θ).
+    pub keys: &'static [&'static str],
+    /// What it is: its row of the guide's table of quantities (docs/guide/problem-files.md,
+    /// "Quantities").
+    pub meaning: &'static str,
+    /// The quantity from its keys resolved against the system.
+    pub make: fn(Keyed) -> Quantity,
+}
+
+/// A kind's keys resolved against the system: the index its entry key names (an entry of
+/// θ, an output, a state), its event's guard and occurrence (`0`, `Any` and `0` for keys
+/// the kind does not have).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keyed {
+    pub entry: usize,
+    pub guard: EventGuard,
+    pub occurrence: usize,
+}
+
 impl Quantity {
+    /// Every kind, in the order the problem file's messages list them.
+    pub const KINDS: &'static [QuantityKind] = &[
+        QuantityKind {
+            name: "parameter",
+            keys: &["param"],
+            meaning: "θ_param, a parameter's or a control coefficient's (`thrust[3]`) value",
+            make: |k| Quantity::Parameter { index: k.entry },
+        },
+        QuantityKind {
+            name: "integral",
+            keys: &["output"],
+            meaning: "∫ y dt over the horizon (a cost's law weighs the integrand: ∫ (y − target)² dt)",
+            make: |k| Quantity::Integral { output: k.entry },
+        },
+        QuantityKind {
+            name: "terminal",
+            keys: &["output"],
+            meaning: "y(t_end)",
+            make: |k| Quantity::Terminal { output: k.entry },
+        },
+        QuantityKind {
+            name: "event_time",
+            keys: &["guard", "occurrence"],
+            meaning: "t_e, the time of that event",
+            make: |k| Quantity::EventTime {
+                guard: k.guard,
+                occurrence: k.occurrence,
+            },
+        },
+        QuantityKind {
+            name: "event_output",
+            keys: &["guard", "occurrence", "output"],
+            meaning: "y(t_e⁻), the output just **before** the event",
+            make: |k| Quantity::EventOutput {
+                guard: k.guard,
+                occurrence: k.occurrence,
+                output: k.entry,
+            },
+        },
+        QuantityKind {
+            name: "final_time",
+            keys: &[],
+            meaning: "t_end itself (needs a free `t_end`: minimum-time problems)",
+            make: |_| Quantity::FinalTime,
+        },
+        QuantityKind {
+            name: "event_output_after",
+            keys: &["guard", "occurrence", "output"],
+            meaning: "y(t_e⁺), the output just **after** the event (after its reset, in the mode it enters): a rebound velocity",
+            make: |k| Quantity::EventOutputAfter {
+                guard: k.guard,
+                occurrence: k.occurrence,
+                output: k.entry,
+            },
+        },
+    ];
+
+    /// The keys that name an entry of the system's lists, each with the list (`param`,
+    /// an entry of θ = (p, c), is the problem's to resolve).
+    pub const ENTRY_KEYS: &'static [(&'static str, fn(&Dims) -> &[String])] =
+        &[("output", outputs)];
+
     /// The quantity's name in a problem file (a constraint's `kind`).
     pub fn name(&self) -> &'static str {
         match self {
@@ -143,10 +239,11 @@ impl Quantity {
         }
     }
 
-    /// The value at an event from its time `t` and the outputs `y` there (on the side
-    /// of the event it is read: [`Self::is_after_event`]; 0 for a quantity that is not
-    /// read at an event).
-    pub fn at_event<D: crate::model::Scalar>(&self, t: D, y: &[D]) -> D {
+    /// The value at an event from its time `t`, the system's states `x` and the outputs
+    /// `y` there (on the side of the event it is read: [`Self::is_after_event`]; 0 for a
+    /// quantity that is not read at an event). The engine differentiates it through
+    /// these reads (sensitivity/term.rs), so a new event quantity needs no code there.
+    pub fn at_event<D: crate::model::Scalar>(&self, t: D, _x: &[D], y: &[D]) -> D {
         match *self {
             Quantity::EventTime { .. } => t,
             Quantity::EventOutput { output, .. } | Quantity::EventOutputAfter { output, .. } => {
@@ -198,5 +295,42 @@ fn range(what: &str, n: usize, names: &[String]) -> String {
             n - 1,
             names.join(", ")
         ),
+    }
+}
+
+fn outputs(d: &Dims) -> &[String] {
+    &d.outputs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EventGuard, Keyed, Quantity};
+
+    /// Each kind's row makes a quantity of that name, with the keys the kind lists: an
+    /// event kind has `guard` and `occurrence`, an entry kind one entry key.
+    #[test]
+    fn every_kind_makes_its_own_quantity() {
+        let k = Keyed {
+            entry: 3,
+            guard: EventGuard::Guard(1),
+            occurrence: 2,
+        };
+        for kind in Quantity::KINDS {
+            let q = (kind.make)(k);
+            assert_eq!(q.name(), kind.name);
+            let has = |key| kind.keys.contains(&key);
+            assert_eq!(
+                q.event().is_some(),
+                has("guard") && has("occurrence"),
+                "{}",
+                kind.name
+            );
+            let entry = q.output().or(q.parameter());
+            let entry_keys = kind
+                .keys
+                .iter()
+                .filter(|k| !["guard", "occurrence"].contains(k));
+            assert_eq!(entry.is_some(), entry_keys.count() == 1, "{}", kind.name);
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! trajectory and shared by every backward pass.
 
 use super::jump::Jump;
-use super::term::{term_jacobian, term_jacobian_after, term_jacobian_from};
+use super::term::{term_jacobian, term_jacobian_after, term_jacobian_from, Reads};
 use crate::error::Error;
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Instant, Trajectory};
@@ -81,7 +81,12 @@ impl ObjectiveSeeds {
                                 Some(o) => o,
                                 None => outs_tf.insert(final_outputs(setup, traj, theta)?),
                             };
-                            let tj = term_jacobian_from(term, traj.t_final, outs, dims, true);
+                            let reads = Reads {
+                                outputs: outs,
+                                states: &[],
+                                reset: None,
+                            };
+                            let tj = term_jacobian_from(term, traj.t_final, reads, dims, true);
                             seeds.lambda_tf[oi] += &tj.x;
                             seeds.mu_tf[oi] += &tj.theta;
                         }

@@ -1,13 +1,13 @@
 //! A cost term's value and its derivatives in t, X and θ at one point (events and the
-//! horizon's end), chained through the outputs' Jacobians: the seeds of the adjoint and
-//! of the direct method's functionals.
+//! horizon's end), chained through the Jacobians of what it reads there (the outputs and
+//! the system's states): the seeds of the adjoint and of the direct method's functionals.
 
 use crate::cost::Term;
 use crate::error::Error;
 use crate::integrate::trajectory::Ctx;
 use crate::model::HybridSystem;
 use crate::setup::located;
-use crate::setup::{ScalarJac, Setup};
+use crate::setup::{ResetJac, ScalarJac, Setup};
 use nalgebra::DVector;
 use num_dual::Dual64;
 
@@ -22,7 +22,17 @@ pub fn term_jacobian<S: HybridSystem>(
         .output_jacobian(ctx, t, xx, theta)
         .map_err(located(setup, t, ctx.mode))?;
     let dims = (setup.n(), setup.ntheta());
-    Ok(term_jacobian_from(term, t, &outs, dims, as_terminal))
+    let states = if as_terminal {
+        &[][..]
+    } else {
+        &xx[..setup.nx()]
+    };
+    let reads = Reads {
+        outputs: &outs,
+        states,
+        reset: None,
+    };
+    Ok(term_jacobian_from(term, t, reads, dims, as_terminal))
 }
 
 /// Value and gradients (t, X⁻, θ) of an event term read after the reset of guard `k` at
@@ -56,30 +66,49 @@ pub(crate) fn term_jacobian_after<S: HybridSystem>(
         })
         .collect();
     let dims = (setup.n(), setup.ntheta());
-    Ok(term_jacobian_from(term, t, &outs, dims, false))
+    let reads = Reads {
+        outputs: &outs,
+        states: &r.x_plus.as_slice()[..setup.nx()],
+        reset: Some(&r),
+    };
+    Ok(term_jacobian_from(term, t, reads, dims, false))
 }
 
-/// [`term_jacobian`] from the outputs' Jacobians at `(t, X)` (computed once for every
-/// term at the same point), `(n, nθ)` the sizes of X and θ: with `y = h(t, X, θ)` and the
-/// term `T(t, y)`, `T_t = ∂T/∂t + Σ_k ∂T/∂y_k h_{k,t}`, `T_X = Σ_k ∂T/∂y_k h_{k,X}`, `T_θ`
-/// likewise.
+/// What a term reads at its point: the outputs with their Jacobians in (t, X, θ), and the
+/// system's states `x`, whose Jacobians are the identity's rows (`x` read where it is)
+/// or the reset's (`x⁺ = R(t, X⁻, θ)` read after it: `(R_t, R_X, R_θ)` row by row).
+pub(crate) struct Reads<'a> {
+    pub outputs: &'a [ScalarJac],
+    pub states: &'a [f64],
+    pub reset: Option<&'a ResetJac>,
+}
+
+/// [`term_jacobian`] from what the term reads at `(t, X)` ([`Reads`], the outputs'
+/// Jacobians computed once for every term at the same point), `(n, nθ)` the sizes of X
+/// and θ: with the reads `r_k(t, X, θ)` (the outputs `y = h(t, X, θ)`, then the states)
+/// and the term `T(t, r)`, `T_t = ∂T/∂t + Σ_k ∂T/∂r_k r_{k,t}`, `T_X = Σ_k ∂T/∂r_k r_{k,X}`,
+/// `T_θ` likewise (the chain rule; theory.md §4).
 pub(crate) fn term_jacobian_from(
-    term: &Term, t: f64, outs: &[ScalarJac], (n, nth): (usize, usize), as_terminal: bool,
+    term: &Term, t: f64, reads: Reads<'_>, (n, nth): (usize, usize), as_terminal: bool,
 ) -> ScalarJac {
-    let ny = outs.len();
-    let f = |td: Dual64, yd: &[Dual64]| -> Dual64 {
+    let (outs, x) = (reads.outputs, reads.states);
+    let (ny, nx) = (outs.len(), x.len());
+    let f = |td: Dual64, xd: &[Dual64], yd: &[Dual64]| -> Dual64 {
         if as_terminal {
             term.terminal(yd)
         } else {
-            term.event_value(td, yd)
+            term.event_value(td, xd, yd)
         }
     };
-    let lift = |seed: Option<usize>| -> Vec<Dual64> {
-        (0..ny)
-            .map(|i| Dual64::new(outs[i].value, if seed == Some(i) { 1.0 } else { 0.0 }))
-            .collect()
+    // the reads as duals, read k (outputs first, then states) seeded
+    let lift = |seed: Option<usize>| -> (Vec<Dual64>, Vec<Dual64>) {
+        let at = |k: usize, v: f64| Dual64::new(v, if seed == Some(k) { 1.0 } else { 0.0 });
+        let y = (0..ny).map(|i| at(i, outs[i].value)).collect();
+        let xd = (0..nx).map(|i| at(ny + i, x[i])).collect();
+        (xd, y)
     };
-    let v0 = f(Dual64::new(t, 1.0), &lift(None));
+    let (x0, y0) = lift(None);
+    let v0 = f(Dual64::new(t, 1.0), &x0, &y0);
     let mut jac = ScalarJac {
         value: v0.re,
         t: v0.eps,
@@ -87,11 +116,27 @@ pub(crate) fn term_jacobian_from(
         theta: DVector::zeros(nth),
     };
     for (k, o) in outs.iter().enumerate() {
-        let dk = f(Dual64::from(t), &lift(Some(k))).eps;
+        let (xd, yd) = lift(Some(k));
+        let dk = f(Dual64::from(t), &xd, &yd).eps;
         if dk != 0.0 {
             jac.t += dk * o.t;
             jac.x += &o.x * dk;
             jac.theta += &o.theta * dk;
+        }
+    }
+    for i in 0..nx {
+        let (xd, yd) = lift(Some(ny + i));
+        let dk = f(Dual64::from(t), &xd, &yd).eps;
+        if dk == 0.0 {
+            continue;
+        }
+        match reads.reset {
+            None => jac.x[i] += dk,
+            Some(r) => {
+                jac.t += dk * r.rt[i];
+                jac.x += r.rx.row(i).transpose() * dk;
+                jac.theta += r.rtheta.row(i).transpose() * dk;
+            }
         }
     }
     jac
