@@ -48,6 +48,13 @@ pub enum Quantity {
         occurrence: usize,
         output: usize,
     },
+    /// `x_state(t_e⁻)`: a state of the system just before the `occurrence`-th firing
+    /// (what a model's outputs need not show: a bound on a state at an event).
+    EventState {
+        guard: EventGuard,
+        occurrence: usize,
+        state: usize,
+    },
     /// `y(t_f)`.
     Terminal { output: usize },
     /// `∫ y dt` over the horizon; a cost's law weighs the integrand (`∫ law(y) dt`, a
@@ -60,7 +67,7 @@ pub enum Quantity {
 }
 
 /// An index a quantity names that the setup does not have: what it is (`"output"`,
-/// `"guard"`, `"occurrence"`, `"parameter"`), the index, and the valid range in words.
+/// `"state"`, `"guard"`, `"occurrence"`, `"parameter"`), the index, and the valid range in words.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BadIndex {
     pub what: &'static str,
@@ -150,12 +157,22 @@ impl Quantity {
                 output: k.entry,
             },
         },
+        QuantityKind {
+            name: "event_state",
+            keys: &["guard", "occurrence", "state"],
+            meaning: "x(t_e⁻), a state of the system just **before** the event (whether or not an output shows it)",
+            make: |k| Quantity::EventState {
+                guard: k.guard,
+                occurrence: k.occurrence,
+                state: k.entry,
+            },
+        },
     ];
 
     /// The keys that name an entry of the system's lists, each with the list (`param`,
     /// an entry of θ = (p, c), is the problem's to resolve).
     pub const ENTRY_KEYS: &'static [(&'static str, fn(&Dims) -> &[String])] =
-        &[("output", outputs)];
+        &[("output", outputs), ("state", states)];
 
     /// The quantity's name in a problem file (a constraint's `kind`).
     pub fn name(&self) -> &'static str {
@@ -163,6 +180,7 @@ impl Quantity {
             Quantity::EventTime { .. } => "event_time",
             Quantity::EventOutput { .. } => "event_output",
             Quantity::EventOutputAfter { .. } => "event_output_after",
+            Quantity::EventState { .. } => "event_state",
             Quantity::Terminal { .. } => "terminal",
             Quantity::Integral { .. } => "integral",
             Quantity::Parameter { .. } => "parameter",
@@ -179,6 +197,9 @@ impl Quantity {
             }
             | Quantity::EventOutputAfter {
                 guard, occurrence, ..
+            }
+            | Quantity::EventState {
+                guard, occurrence, ..
             } => Some((guard, occurrence)),
             _ => None,
         }
@@ -191,6 +212,14 @@ impl Quantity {
             | Quantity::EventOutputAfter { output, .. }
             | Quantity::Terminal { output }
             | Quantity::Integral { output } => Some(output),
+            _ => None,
+        }
+    }
+
+    /// The system's state it reads, if any.
+    pub fn state(&self) -> Option<usize> {
+        match *self {
+            Quantity::EventState { state, .. } => Some(state),
             _ => None,
         }
     }
@@ -235,6 +264,11 @@ impl Quantity {
                 occurrence: local,
                 output,
             },
+            Quantity::EventState { guard, state, .. } => Quantity::EventState {
+                guard,
+                occurrence: local,
+                state,
+            },
             q => q,
         }
     }
@@ -243,24 +277,29 @@ impl Quantity {
     /// `y` there (on the side of the event it is read: [`Self::is_after_event`]; 0 for a
     /// quantity that is not read at an event). The engine differentiates it through
     /// these reads (sensitivity/term.rs), so a new event quantity needs no code there.
-    pub fn at_event<D: crate::model::Scalar>(&self, t: D, _x: &[D], y: &[D]) -> D {
+    pub fn at_event<D: crate::model::Scalar>(&self, t: D, x: &[D], y: &[D]) -> D {
         match *self {
             Quantity::EventTime { .. } => t,
             Quantity::EventOutput { output, .. } | Quantity::EventOutputAfter { output, .. } => {
                 y[output]
             }
+            Quantity::EventState { state, .. } => x[state],
             _ => D::zero(),
         }
     }
 
-    /// The indices it names exist: its output among the system's outputs, its guard among
-    /// the guards, its occurrence ≥ 1, its θ entry among `ntheta` (the one check of every
-    /// cost term and constraint).
+    /// The indices it names exist: its output among the system's outputs, its state
+    /// among the states, its guard among the guards, its occurrence ≥ 1, its θ entry
+    /// among `ntheta` (the one check of every cost term and constraint).
     pub fn check(&self, dims: &Dims, ntheta: usize) -> Result<(), BadIndex> {
         let bad = |what, index, valid| Err(BadIndex { what, index, valid });
         let ny = dims.outputs.len();
         if let Some(o) = self.output().filter(|&o| o >= ny) {
             return bad("output", o, range("outputs", ny, &dims.outputs));
+        }
+        let nx = dims.states.len();
+        if let Some(s) = self.state().filter(|&s| s >= nx) {
+            return bad("state", s, range("states", nx, &dims.states));
         }
         if let Some(i) = self.parameter().filter(|&i| i >= ntheta) {
             return bad("parameter", i, format!("θ has {ntheta} entries (0-based)"));
@@ -302,6 +341,10 @@ fn outputs(d: &Dims) -> &[String] {
     &d.outputs
 }
 
+fn states(d: &Dims) -> &[String] {
+    &d.states
+}
+
 #[cfg(test)]
 mod tests {
     use super::{EventGuard, Keyed, Quantity};
@@ -325,7 +368,7 @@ mod tests {
                 "{}",
                 kind.name
             );
-            let entry = q.output().or(q.parameter());
+            let entry = q.output().or(q.parameter()).or(q.state());
             let entry_keys = kind
                 .keys
                 .iter()
