@@ -5,11 +5,81 @@
 use crate::cost::Term;
 use crate::error::Error;
 use crate::integrate::trajectory::Ctx;
+use crate::integrate::Trajectory;
 use crate::model::HybridSystem;
 use crate::setup::located;
 use crate::setup::{ResetJac, ScalarJac, Setup};
 use nalgebra::DVector;
 use num_dual::Dual64;
+
+/// Where a term is read on a trajectory: at event i, or at the final state.
+pub(crate) enum At {
+    Event(usize),
+    Final,
+}
+
+/// The outputs' Jacobians at a trajectory's final state, computed once for all its
+/// terminal terms (`None` until the first asks).
+pub(crate) type FinalOutputs = Option<Vec<ScalarJac>>;
+
+/// A term's value and gradients at the point of `traj` it is read at: an event term at
+/// its event (before or after the reset, [`Quantity::is_after_event`]), a terminal term
+/// at the final state, or at the terminal event that ended the run (evaluated at X⁻,
+/// like event terms); `None` for a term read at no single point (running, parameter,
+/// data and final-time terms). `end` keeps the outputs' Jacobians at the final state.
+///
+/// [`Quantity::is_after_event`]: crate::cost::Quantity::is_after_event
+pub(crate) fn term_on<S: HybridSystem>(
+    setup: &Setup<'_, S>, traj: &Trajectory, term: &Term, theta: &[f64], end: &mut FinalOutputs,
+) -> Result<Option<(At, ScalarJac)>, Error> {
+    if term.is_terminal() {
+        if let Some(e) = traj.events.last().filter(|e| e.terminal) {
+            let i = traj.events.len() - 1;
+            let ctx = traj.event_ctx(i);
+            let tj = term_jacobian(setup, term, &ctx, e.t, &e.before.y, theta, true)?;
+            return Ok(Some((At::Event(i), tj)));
+        }
+        let outs = match end {
+            Some(o) => o,
+            None => end.insert(final_outputs(setup, traj, theta)?),
+        };
+        let reads = Reads {
+            outputs: outs,
+            states: &[],
+            reset: None,
+        };
+        let dims = (setup.n(), setup.ntheta());
+        let tj = term_jacobian_from(term, traj.t_final, reads, dims, true);
+        return Ok(Some((At::Final, tj)));
+    }
+    let Some((guard, occ)) = term.event() else {
+        return Ok(None);
+    };
+    let (i, ctx) = setup.find_event(traj, guard, occ)?;
+    let e = &traj.events[i];
+    let after = term.quantity().is_some_and(|q| q.is_after_event());
+    let tj = if after && !e.terminal {
+        term_jacobian_after(setup, term, &ctx, e.guard, e.t, &e.before.y, theta)?
+    } else {
+        term_jacobian(setup, term, &ctx, e.t, &e.before.y, theta, false)?
+    };
+    Ok(Some((At::Event(i), tj)))
+}
+
+/// The outputs' Jacobians at the final state, in the final mode and interval.
+fn final_outputs<S: HybridSystem>(
+    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64],
+) -> Result<Vec<ScalarJac>, Error> {
+    let seg = traj.segments.last().expect("a segment");
+    let ctx = Ctx {
+        mode: traj.mode_final,
+        t_lo: seg.t_lo,
+        t_hi: seg.t_hi,
+    };
+    setup
+        .output_jacobian(&ctx, traj.t_final, &traj.y_final, theta)
+        .map_err(located(setup, traj.t_final, ctx.mode))
+}
 
 /// Value and gradients (t, X, θ) of an event or terminal cost term at `(t, X)` in the
 /// context `ctx`: the term's own derivatives chained through the outputs' Jacobians.
@@ -44,7 +114,7 @@ pub fn term_jacobian<S: HybridSystem>(
 /// and forward seeds hold for it unchanged.
 ///
 /// [`Jump::event_cost`]: super::jump::Jump::event_cost
-pub(crate) fn term_jacobian_after<S: HybridSystem>(
+fn term_jacobian_after<S: HybridSystem>(
     setup: &Setup<'_, S>, term: &Term, ctx: &Ctx, k: usize, t: f64, x_minus: &[f64], theta: &[f64],
 ) -> Result<ScalarJac, Error> {
     let r = setup
@@ -77,7 +147,7 @@ pub(crate) fn term_jacobian_after<S: HybridSystem>(
 /// What a term reads at its point: the outputs with their Jacobians in (t, X, θ), and the
 /// system's states `x`, whose Jacobians are the identity's rows (`x` read where it is)
 /// or the reset's (`x⁺ = R(t, X⁻, θ)` read after it: `(R_t, R_X, R_θ)` row by row).
-pub(crate) struct Reads<'a> {
+struct Reads<'a> {
     pub outputs: &'a [ScalarJac],
     pub states: &'a [f64],
     pub reset: Option<&'a ResetJac>,
@@ -88,7 +158,7 @@ pub(crate) struct Reads<'a> {
 /// and θ: with the reads `r_k(t, X, θ)` (the outputs `y = h(t, X, θ)`, then the states)
 /// and the term `T(t, r)`, `T_t = ∂T/∂t + Σ_k ∂T/∂r_k r_{k,t}`, `T_X = Σ_k ∂T/∂r_k r_{k,X}`,
 /// `T_θ` likewise (the chain rule; theory.md §4).
-pub(crate) fn term_jacobian_from(
+fn term_jacobian_from(
     term: &Term, t: f64, reads: Reads<'_>, (n, nth): (usize, usize), as_terminal: bool,
 ) -> ScalarJac {
     let (outs, x) = (reads.outputs, reads.states);
