@@ -11,7 +11,7 @@ mod quantity;
 pub use data::{Channel, Datum, Samples};
 pub use event_guard::EventGuard;
 pub use law::Law;
-pub use quantity::{BadIndex, Quantity};
+pub use quantity::{BadIndex, Keyed, Quantity, QuantityKind};
 
 use crate::integrate::Trajectory;
 use crate::model::Scalar;
@@ -242,9 +242,10 @@ impl Term {
         }
     }
 
-    /// The event value `E` from the event time and the outputs there.
-    pub fn event_value<D: Scalar>(&self, t: D, y: &[D]) -> D {
-        self.weigh(|q| q.event().map(|_| q.at_event(t, y)))
+    /// The event value `E` from the event time, the system's states and the outputs
+    /// there ([`Quantity::at_event`]).
+    pub fn event_value<D: Scalar>(&self, t: D, x: &[D], y: &[D]) -> D {
+        self.weigh(|q| q.event().map(|_| q.at_event(t, x, y)))
     }
 }
 

@@ -395,3 +395,129 @@ lower = 3.0
     // before the reset, ψ would be (v⁻ − 4)² = (−4.46 − 4)² = 71.5 instead
     assert!(err <= 1e-12, "{} vs {want}", ev.values[0]);
 }
+
+/// A state just before an event (`event_state`): the impact pendulum's angle and velocity
+/// states read at `x⁻` of its 1st and 2nd wall impacts. The term reads the state itself
+/// (its Jacobian the identity's row, sensitivity/term.rs): the adjoint, the direct method,
+/// the dual run and central differences agree; and since this system's outputs `q`, `v`
+/// are its states, ψ and its gradient equal those of the same terms on `event_output`.
+#[test]
+fn event_state_before_the_event() {
+    let sys = ImpactPendulum;
+    let guard = EventGuard::Guard(0);
+    let state = |occurrence, state| Quantity::EventState {
+        guard,
+        occurrence,
+        state,
+    };
+    let output = |occurrence, output| Quantity::EventOutput {
+        guard,
+        occurrence,
+        output,
+    };
+    let psi = |name, q: &dyn Fn(usize, usize) -> Quantity| {
+        Objective::new(
+            name,
+            vec![Term::squared(q(2, 1), 0.5, 1.0), Term::plain(q(1, 0), 0.7)],
+        )
+    };
+    let mut s = Setup::new(&sys, 0.0, 8.0, None, vec![psi("state", &state)]);
+    tight(&mut s, 1e-10);
+    let p = ImpactPendulum::default_params();
+    let (exact, fd) = check(
+        "event state",
+        &s,
+        &p,
+        &[Adjoint, Direct, Dual, Fd],
+        // measured 7.0e-10 (dual vs direct; 2026-12-07), margin 29×
+        2e-8,
+        // measured 7.7e-10 (fd vs dual), margin 26×
+        2e-8,
+    );
+    println!("event state: exact {exact:.1e}, fd {fd:.1e}");
+    let both = s.with_objectives(vec![psi("state", &state), psi("output", &output)]);
+    let v = hybridopt::sensitivity::evaluate(&both, &p, Adjoint).unwrap();
+    let gap = (v.values[0] - v.values[1]).abs();
+    let grad_gap = v.gradients[0]
+        .iter()
+        .zip(&v.gradients[1])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    println!("state vs output: ψ {gap:.1e}, gradient {grad_gap:.1e}");
+    // measured 0 and 0 (2026-12-07): the same numbers by two reads; the bound is a
+    // round-off floor
+    assert!(gap <= 1e-14 && grad_gap <= 1e-12, "{gap} {grad_gap}");
+}
+
+/// The same quantity in a problem file, solved by the SQP: the ball (no drag) thrown
+/// from y0 = 1 at the least v0 with `[[constraint]] kind = "event_state"` v ≤ −5 at its
+/// first impact (named `event_state(v@ground#1)` by default, `"kind": "event_state"` in
+/// the report): v⁻ = −√(v0² + 2 g y0), so v0* = √(25 − 2g) and the constraint binds.
+/// An `event_state_squared` cost term parses too, and weighs the same state.
+#[test]
+fn event_state_in_a_problem_file_by_the_sqp() {
+    use hybridopt::prelude::ConstraintKind;
+    use hybridopt::problem::Problem;
+    let text = r#"
+[system]
+kind = "bouncing_ball"
+[simulation]
+t_end = 1.0
+rtol = 1e-10
+atol = 1e-10
+[parameters]
+c = { value = 0.0 }
+v0 = { value = 3.0, optimize = true, lower = 0.0, upper = 6.0 }
+[[cost]]
+kind = "parameter_squared"
+param = "v0"
+target = 0.0
+[[cost]]
+kind = "event_state_squared"
+guard = "ground"
+occurrence = 1
+state = "v"
+target = 0.0
+objective = "impact"
+[[constraint]]
+kind = "event_state"
+guard = "ground"
+occurrence = 1
+state = "v"
+upper = -5.0
+"#;
+    let p = Problem::parse(text, std::path::Path::new("state.toml")).unwrap();
+    let c = &p.constraints.list[0];
+    assert_eq!(c.name, "event_state(v@ground#1)");
+    let v_before = Quantity::EventState {
+        guard: EventGuard::Guard(0),
+        occurrence: 1,
+        state: 1,
+    };
+    assert_eq!(c.kind, ConstraintKind::Quantity(v_before));
+    let setup = p.setup().unwrap();
+    let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
+    let rep = r.constrained.as_ref().expect("the constrained solver ran");
+    assert!(r.converged(), "{r}");
+    let row = serde_json::to_value(&rep.constraints[0]).unwrap();
+    assert_eq!(row["kind"], "event_state", "{row}");
+    assert_eq!(row["name"], "event_state(v@ground#1)", "{row}");
+    let (g, y0) = (9.81, 1.0);
+    let v0 = (25.0_f64 - 2.0 * g * y0).sqrt();
+    let i = p.theta.iter().position(|e| e.name == "v0").unwrap();
+    let err = (r.theta_final[i] - v0).abs();
+    println!(
+        "v0 {} vs closed form {v0}: {err:.1e}; constraint {row}",
+        r.theta_final[i]
+    );
+    // measured 8.7e-12 (2026-12-07), margin 23×
+    assert!(err <= 2e-10, "v0 {} vs {v0}", r.theta_final[i]);
+    assert!(rep.constraints[0].active, "{row}");
+    // the second objective weighs v⁻² = 25 at the optimum (reported, not minimized)
+    let ev = hybridopt::sensitivity::evaluate(&setup, &r.theta_final, Adjoint).unwrap();
+    let impact = (ev.values[1] - 25.0).abs();
+    println!("v⁻² − 25 = {impact:.1e}");
+    // measured 4.0e-11 (2026-12-07: the constraint's own 4.0e-12 on v⁻, doubled by
+    // the square's 2|v⁻| = 10), margin 25×
+    assert!(impact <= 1e-9, "{}", ev.values[1]);
+}

@@ -395,3 +395,45 @@ fn problem_error_at(text: &str, path: &Path) -> String {
         other => panic!("{other:?}"),
     }
 }
+
+/// The guide's table of quantities (docs/guide/problem-files.md, "Quantities") is the
+/// list the code reads the kinds from, row by row: each kind's name, keys and meaning are
+/// declared once ([`Quantity::KINDS`]), and a kind added there fails here until the guide
+/// has its row (the message shows the rows to write).
+///
+/// [`Quantity::KINDS`]: hybridopt::cost::Quantity::KINDS
+#[test]
+fn the_guides_table_of_quantities_is_the_kinds_list() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/problem-files.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let section = text
+        .split("### Quantities")
+        .nth(1)
+        .expect("a Quantities section");
+    let rows: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .collect();
+    let want: Vec<String> = hybridopt::cost::Quantity::KINDS
+        .iter()
+        .map(|k| {
+            let keys = match k.keys {
+                [] => "—".to_string(),
+                keys => keys
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            format!("| `{}` | {keys} | {} |", k.name, k.meaning)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        want,
+        "the guide's table of quantities should read:\n{}",
+        want.join("\n")
+    );
+}

@@ -55,7 +55,10 @@ fn kind(
     r: &Resolver<'_, '_>, spec: &ConstraintSpec, theta: &[ThetaEntry],
 ) -> Result<(ConstraintKind, String), Error> {
     Ok(match &spec.what {
-        ConstraintKindSpec::Quantity(q) => (q.resolve(r, theta)?.into(), q.details()),
+        ConstraintKindSpec::Quantity(q) => {
+            let quantity = q.resolve(r, theta)?;
+            (quantity.into(), q.details(quantity.is_after_event()))
+        }
         ConstraintKindSpec::Path { output } => (
             ConstraintKind::Path {
                 output: r.output(output)?,

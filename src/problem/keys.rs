@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 /// The values of a table's keys (each kind takes some of them).
 #[derive(Debug, Default)]
 pub(super) struct Keys {
-    pub param: Option<String>,
-    pub output: Option<String>,
+    /// The keys that name an entry of θ or of the system (`param`, `output`, each
+    /// quantity's entry key: [`crate::cost::Quantity::ENTRY_KEYS`]): key → name.
+    pub entries: BTreeMap<&'static str, String>,
     pub guard: Option<GuardSpec>,
     pub occurrence: Option<usize>,
     pub target: Option<f64>,
@@ -24,13 +25,12 @@ pub(super) struct Keys {
 }
 
 impl Keys {
-    /// Reads the value of `key` (one of the kind's keys) from `map`.
+    /// Reads the value of `key` (one of the kind's keys) from `map`; a key that is none of
+    /// the others names an entry.
     pub(super) fn read<'de, A: MapAccess<'de>>(
-        &mut self, key: &str, map: &mut A,
+        &mut self, key: &'static str, map: &mut A,
     ) -> Result<(), A::Error> {
         match key {
-            "param" => self.param = Some(map.next_value()?),
-            "output" => self.output = Some(map.next_value()?),
             "guard" => self.guard = Some(map.next_value()?),
             "occurrence" => self.occurrence = Some(map.next_value()?),
             "target" => self.target = Some(map.next_value()?),
@@ -42,7 +42,9 @@ impl Keys {
             "lower" => self.lower = map.next_value()?,
             "upper" => self.upper = map.next_value()?,
             "name" => self.name = map.next_value()?,
-            _ => unreachable!("`{key}` is no table key"),
+            entry => {
+                self.entries.insert(entry, map.next_value()?);
+            }
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! How serde reads a `[[cost]]` or `[[constraint]]` table (retagged by `document.rs` as
-//! `{ kind = { keys } }`): the kinds come from one list of quantities
-//! ([`QUANTITIES`]) — each quantity is a constraint kind, a plain cost kind and a squared
+//! `{ kind = { keys } }`): the kinds come from the one list of quantities
+//! ([`Quantity::KINDS`]) — each quantity is a constraint kind, a plain cost kind and a squared
 //! one (`terminal`, `terminal_squared`) — plus the kinds of their own (`track`, `effort`,
 //! `data`, `path`). A table's keys are those of its quantity, then the law's (`target`),
 //! then the table's own (`weight`, `objective`; `equals`, `lower`, `upper`, `name`).
@@ -8,8 +8,9 @@
 //! document's spans find them (the key, the value, the table).
 
 use super::keys::{need, Keys};
-use super::quantity_spec::{QuantitySpec, QUANTITIES};
+use super::quantity_spec::QuantitySpec;
 use super::schema::{ConstraintKindSpec, ConstraintSpec, CostKindSpec, CostSpec};
+use crate::cost::Quantity;
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, VariantAccess};
 use std::fmt;
 use std::marker::PhantomData;
@@ -18,7 +19,7 @@ use std::sync::OnceLock;
 /// What a kind is.
 #[derive(Debug, Clone, Copy)]
 enum Shape {
-    /// A quantity (its name in [`QUANTITIES`]); for a cost, squared or plain.
+    /// A quantity (its name in [`Quantity::KINDS`]); for a cost, squared or plain.
     Quantity {
         name: &'static str,
         squared: bool,
@@ -64,7 +65,10 @@ fn cost_kinds() -> &'static Kinds {
     static KINDS: OnceLock<Kinds> = OnceLock::new();
     KINDS.get_or_init(|| {
         let mut list = Vec::new();
-        for &(name, squared_name, own) in QUANTITIES {
+        for q in Quantity::KINDS {
+            let (name, own) = (q.name, q.keys);
+            // built once per process (a static), so its names live as long as it
+            let squared_name: &'static str = Box::leak(format!("{name}_squared").into());
             list.push(Kind {
                 name,
                 keys: keys(own, &COST_KEYS),
@@ -103,13 +107,13 @@ fn cost_kinds() -> &'static Kinds {
 fn constraint_kinds() -> &'static Kinds {
     static KINDS: OnceLock<Kinds> = OnceLock::new();
     KINDS.get_or_init(|| {
-        let mut list: Vec<Kind> = QUANTITIES
+        let mut list: Vec<Kind> = Quantity::KINDS
             .iter()
-            .map(|&(name, _, own)| Kind {
-                name,
-                keys: keys(own, &CONSTRAINT_KEYS),
+            .map(|q| Kind {
+                name: q.name,
+                keys: keys(q.keys, &CONSTRAINT_KEYS),
                 shape: Shape::Quantity {
-                    name,
+                    name: q.name,
                     squared: false,
                 },
             })
@@ -222,7 +226,7 @@ impl FromKeys for CostSpec {
                 CostKindSpec::Weighed { quantity, target }
             }
             Shape::Track => CostKindSpec::Track {
-                output: need(keys.output.take(), "output")?,
+                output: need(keys.entries.remove("output"), "output")?,
             },
             Shape::Effort => CostKindSpec::Effort,
             Shape::Data => CostKindSpec::Data {
@@ -246,7 +250,7 @@ impl FromKeys for ConstraintSpec {
                 ConstraintKindSpec::Quantity(quantity(name, false, &mut keys)?.0)
             }
             Shape::Path => ConstraintKindSpec::Path {
-                output: need(keys.output.take(), "output")?,
+                output: need(keys.entries.remove("output"), "output")?,
             },
             _ => unreachable!("constraint kinds are quantities and paths"),
         };

@@ -1,162 +1,90 @@
-//! What a `[[cost]]` or `[[constraint]]` table measures, as the file names it: the keys of
-//! each quantity (`output`, `guard`, `occurrence`, `param`), read by both tables
-//! (`kinds.rs`) and resolved here, once, against the system into a [`Quantity`].
+//! What a `[[cost]]` or `[[constraint]]` table measures, as the file names it: a kind of
+//! [`Quantity::KINDS`] with the values of its keys (`guard`, `occurrence`, and one key
+//! naming an entry: `param`, `output`, …), read by both tables (`kinds.rs`) and resolved
+//! here, once, against the system into a [`Quantity`]. Nothing here names a kind: a new
+//! kind is its row in [`Quantity::KINDS`].
 
 use super::guard_spec::GuardSpec;
 use super::keys::{need, Keys};
 use super::resolver::Resolver;
-use crate::cost::Quantity;
+use crate::cost::{EventGuard, Keyed, Quantity, QuantityKind};
 use crate::error::Error;
 use crate::optimize::ThetaEntry;
 use serde::de;
 
 /// A quantity with its names unresolved (module docs; the engine's [`Quantity`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum QuantitySpec {
-    /// `param`: a parameter's (or control coefficient's) value.
-    Parameter { param: String },
-    /// `output`: ∫ y dt (a cost's law weighs the integrand).
-    Integral { output: String },
-    /// `output`: y(t_end).
-    Terminal { output: String },
-    /// `guard`, `occurrence`: t_e of the occurrence-th event of `guard`.
-    EventTime { guard: GuardSpec, occurrence: usize },
-    /// `guard`, `occurrence`, `output`: y(t_e⁻), the output just before the event.
-    EventOutput {
-        guard: GuardSpec,
-        occurrence: usize,
-        output: String,
-    },
-    /// `guard`, `occurrence`, `output`: y(t_e⁺), the output just after the event.
-    EventOutputAfter {
-        guard: GuardSpec,
-        occurrence: usize,
-        output: String,
-    },
-    /// The (free) final time.
-    FinalTime,
+#[derive(Debug, Clone)]
+pub struct QuantitySpec {
+    /// Its kind.
+    pub kind: &'static QuantityKind,
+    /// The key naming its entry and the name (`output = "v"`), if the kind has one.
+    entry: Option<(&'static str, String)>,
+    /// Its event's guard and occurrence, if it is read at an event.
+    event: Option<(GuardSpec, usize)>,
 }
 
-/// Every quantity a table can name: its name (a constraint's `kind`, a plain cost's),
-/// its squared cost's name, and its keys in the order messages list them.
-pub(super) const QUANTITIES: &[(&str, &str, &[&str])] = &[
-    ("parameter", "parameter_squared", &["param"]),
-    ("integral", "integral_squared", &["output"]),
-    ("terminal", "terminal_squared", &["output"]),
-    ("event_time", "event_time_squared", &["guard", "occurrence"]),
-    (
-        "event_output",
-        "event_output_squared",
-        &["guard", "occurrence", "output"],
-    ),
-    ("final_time", "final_time_squared", &[]),
-    (
-        "event_output_after",
-        "event_output_after_squared",
-        &["guard", "occurrence", "output"],
-    ),
-];
-
 impl QuantitySpec {
-    /// The quantity named `name` (one of [`QUANTITIES`]) from its keys; a key it needs
-    /// and the table lacks is serde's missing field.
+    /// The quantity of the kind named `name` (one of [`Quantity::KINDS`]) from its keys;
+    /// a key it needs and the table lacks is serde's missing field.
     pub(super) fn from_keys<E: de::Error>(name: &str, k: &mut Keys) -> Result<Self, E> {
-        Ok(match name {
-            "parameter" => QuantitySpec::Parameter {
-                param: need(k.param.take(), "param")?,
-            },
-            "integral" => QuantitySpec::Integral {
-                output: need(k.output.take(), "output")?,
-            },
-            "terminal" => QuantitySpec::Terminal {
-                output: need(k.output.take(), "output")?,
-            },
-            "event_time" => QuantitySpec::EventTime {
-                guard: need(k.guard.take(), "guard")?,
-                occurrence: need(k.occurrence.take(), "occurrence")?,
-            },
-            "event_output" => QuantitySpec::EventOutput {
-                guard: need(k.guard.take(), "guard")?,
-                occurrence: need(k.occurrence.take(), "occurrence")?,
-                output: need(k.output.take(), "output")?,
-            },
-            "event_output_after" => QuantitySpec::EventOutputAfter {
-                guard: need(k.guard.take(), "guard")?,
-                occurrence: need(k.occurrence.take(), "occurrence")?,
-                output: need(k.output.take(), "output")?,
-            },
-            "final_time" => QuantitySpec::FinalTime,
-            _ => unreachable!("`{name}` is not in QUANTITIES"),
-        })
+        let kind = Quantity::KINDS
+            .iter()
+            .find(|q| q.name == name)
+            .unwrap_or_else(|| unreachable!("`{name}` is not in Quantity::KINDS"));
+        let mut spec = QuantitySpec {
+            kind,
+            entry: None,
+            event: None,
+        };
+        if kind.keys.contains(&"guard") {
+            let guard = need(k.guard.take(), "guard")?;
+            spec.event = Some((guard, need(k.occurrence.take(), "occurrence")?));
+        }
+        for &key in kind.keys {
+            if key != "guard" && key != "occurrence" {
+                spec.entry = Some((key, need(k.entries.remove(key), key)?));
+            }
+        }
+        Ok(spec)
     }
 
-    /// The quantity with its names resolved by `r` (errors at the table's keys).
+    /// The quantity with its names resolved by `r` (errors at the table's keys): `param`
+    /// among θ's entries, another entry key among its list ([`Quantity::ENTRY_KEYS`]).
     pub(super) fn resolve(
         &self, r: &Resolver<'_, '_>, theta: &[ThetaEntry],
     ) -> Result<Quantity, Error> {
-        Ok(match self {
-            QuantitySpec::Parameter { param } => Quantity::Parameter {
-                index: r.param(param, theta)?,
-            },
-            QuantitySpec::Integral { output } => Quantity::Integral {
-                output: r.output(output)?,
-            },
-            QuantitySpec::Terminal { output } => Quantity::Terminal {
-                output: r.output(output)?,
-            },
-            QuantitySpec::EventTime { guard, occurrence } => {
-                let (guard, occurrence) = r.event(guard, *occurrence)?;
-                Quantity::EventTime { guard, occurrence }
-            }
-            QuantitySpec::EventOutput {
-                guard,
-                occurrence,
-                output,
-            } => {
-                let (guard, occurrence) = r.event(guard, *occurrence)?;
-                Quantity::EventOutput {
-                    guard,
-                    occurrence,
-                    output: r.output(output)?,
-                }
-            }
-            QuantitySpec::EventOutputAfter {
-                guard,
-                occurrence,
-                output,
-            } => {
-                let (guard, occurrence) = r.event(guard, *occurrence)?;
-                Quantity::EventOutputAfter {
-                    guard,
-                    occurrence,
-                    output: r.output(output)?,
-                }
-            }
-            QuantitySpec::FinalTime => Quantity::FinalTime,
-        })
+        let mut keyed = Keyed {
+            entry: 0,
+            guard: EventGuard::Any,
+            occurrence: 0,
+        };
+        if let Some((guard, occurrence)) = &self.event {
+            (keyed.guard, keyed.occurrence) = r.event(guard, *occurrence)?;
+        }
+        if let Some((key, name)) = &self.entry {
+            keyed.entry = match Quantity::ENTRY_KEYS.iter().find(|(k, _)| k == key) {
+                Some((_, list)) => r.entry(key, name, list(r.dims))?,
+                None => r.param(name, theta)?,
+            };
+        }
+        Ok((self.kind.make)(keyed))
     }
 
-    /// The details a constraint's default name shows: `ground#2`, `y@ground#2`, `y`.
-    pub(super) fn details(&self) -> String {
-        let event = |g: &GuardSpec, occ: usize| match g {
+    /// The details a constraint's default name shows: its entry's name, its event
+    /// (`ground#2`, `any#1`) after an `@`, a `+` when it is read after the event's reset
+    /// (`after`): `y`, `ground#2`, `y@ground#2`, `y@ground#2+`; `t_end` for the keyless
+    /// final time.
+    pub(super) fn details(&self, after: bool) -> String {
+        let event = self.event.as_ref().map(|(g, occ)| match g {
             GuardSpec::Any => format!("any#{occ}"),
             GuardSpec::Named(n) => format!("{n}#{occ}"),
-        };
-        match self {
-            QuantitySpec::Parameter { param } => param.clone(),
-            QuantitySpec::Integral { output } | QuantitySpec::Terminal { output } => output.clone(),
-            QuantitySpec::EventTime { guard, occurrence } => event(guard, *occurrence),
-            QuantitySpec::EventOutput {
-                guard,
-                occurrence,
-                output,
-            } => format!("{output}@{}", event(guard, *occurrence)),
-            QuantitySpec::EventOutputAfter {
-                guard,
-                occurrence,
-                output,
-            } => format!("{output}@{}+", event(guard, *occurrence)),
-            QuantitySpec::FinalTime => "t_end".into(),
+        });
+        let plus = if after { "+" } else { "" };
+        match (&self.entry, event) {
+            (Some((_, name)), Some(e)) => format!("{name}@{e}{plus}"),
+            (Some((_, name)), None) => name.clone(),
+            (None, Some(e)) => format!("{e}{plus}"),
+            (None, None) => "t_end".into(),
         }
     }
 }

@@ -27,13 +27,16 @@ impl Resolver<'_, '_> {
     }
 
     pub fn output(&self, o: &str) -> Result<usize, Error> {
-        self.dims.output_index(o).ok_or_else(|| {
+        self.entry("output", o, &self.dims.outputs)
+    }
+
+    /// The index of `name` among `list`, the entries key `k` names (`output`, `state`):
+    /// an unknown name is an error at `k` listing the valid ones.
+    pub fn entry(&self, k: &str, name: &str, list: &[String]) -> Result<usize, Error> {
+        list.iter().position(|o| o == name).ok_or_else(|| {
             self.err(
-                "output",
-                format!(
-                    "output `{o}` is unknown; valid outputs: {}",
-                    self.dims.outputs.join(", ")
-                ),
+                k,
+                format!("{k} `{name}` is unknown; valid {k}s: {}", list.join(", ")),
             )
         })
     }

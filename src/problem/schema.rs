@@ -273,13 +273,7 @@ impl CostSpec {
 
     /// Whether it weighs the final time.
     pub fn is_final_time(&self) -> bool {
-        matches!(
-            self.what,
-            CostKindSpec::Weighed {
-                quantity: QuantitySpec::FinalTime,
-                ..
-            }
-        )
+        matches!(&self.what, CostKindSpec::Weighed { quantity, .. } if quantity.kind.name == "final_time")
     }
 }
 

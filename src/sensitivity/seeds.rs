@@ -3,13 +3,11 @@
 //! trajectory and shared by every backward pass.
 
 use super::jump::Jump;
-use super::term::{term_jacobian, term_jacobian_after, term_jacobian_from};
+use super::term::{term_on, At, FinalOutputs};
 use crate::error::Error;
-use crate::integrate::trajectory::Ctx;
 use crate::integrate::{Instant, Trajectory};
 use crate::model::HybridSystem;
-use crate::setup::located;
-use crate::setup::{SampleCotangent, ScalarJac, Setup};
+use crate::setup::{SampleCotangent, Setup};
 use nalgebra::DVector;
 use std::collections::BTreeMap;
 
@@ -53,64 +51,34 @@ impl ObjectiveSeeds {
             events: vec![vec![None; no]; traj.events.len()],
             segment_starts: BTreeMap::new(),
         };
-        let terminal_event = traj
-            .events
-            .last()
-            .filter(|e| e.terminal)
-            .map(|_| traj.events.len() - 1);
         // the outputs' Jacobians at tf, computed once for every terminal term
-        let mut outs_tf: Option<Vec<ScalarJac>> = None;
-        let dims = (n, nth);
+        let mut end: FinalOutputs = None;
         for (oi, obj) in setup.objectives.iter().enumerate() {
             for (z, _) in setup.running_of(oi) {
                 seeds.lambda_tf[oi][nx + z] = 1.0;
             }
             seeds.add_samples(oi, setup.data_cotangents(traj, theta, oi)?);
             for term in &obj.terms {
-                if term.is_terminal() {
-                    match terminal_event {
-                        Some(i) => {
-                            let e = &traj.events[i];
-                            let ctx = traj.event_ctx(i);
-                            let tj =
-                                term_jacobian(setup, term, &ctx, e.t, &e.before.y, theta, true)?;
-                            seeds.add_event(i, oi, jump(i)?.borrow().event_cost(&tj));
-                        }
-                        None => {
-                            let outs = match &outs_tf {
-                                Some(o) => o,
-                                None => outs_tf.insert(final_outputs(setup, traj, theta)?),
-                            };
-                            let tj = term_jacobian_from(term, traj.t_final, outs, dims, true);
-                            seeds.lambda_tf[oi] += &tj.x;
-                            seeds.mu_tf[oi] += &tj.theta;
+                match term_on(setup, traj, term, theta, &mut end)? {
+                    Some((At::Event(i), tj)) => {
+                        let (cx, ct) = jump(i)?.borrow().event_cost(&tj);
+                        match &mut seeds.events[i][oi] {
+                            Some((a, b)) => {
+                                *a += cx;
+                                *b += ct;
+                            }
+                            slot => *slot = Some((cx, ct)),
                         }
                     }
-                }
-                if let Some((guard, occ)) = term.event() {
-                    let (i, ctx) = setup.find_event(traj, guard, occ)?;
-                    let e = &traj.events[i];
-                    let after = term.quantity().is_some_and(|q| q.is_after_event());
-                    let tj = if after && !e.terminal {
-                        term_jacobian_after(setup, term, &ctx, e.guard, e.t, &e.before.y, theta)?
-                    } else {
-                        term_jacobian(setup, term, &ctx, e.t, &e.before.y, theta, false)?
-                    };
-                    seeds.add_event(i, oi, jump(i)?.borrow().event_cost(&tj));
+                    Some((At::Final, tj)) => {
+                        seeds.lambda_tf[oi] += &tj.x;
+                        seeds.mu_tf[oi] += &tj.theta;
+                    }
+                    None => {}
                 }
             }
         }
         Ok(seeds)
-    }
-
-    fn add_event(&mut self, i: usize, o: usize, c: EventCotangent) {
-        match &mut self.events[i][o] {
-            Some((a, b)) => {
-                *a += c.0;
-                *b += c.1;
-            }
-            slot => *slot = Some(c),
-        }
     }
 
     /// Objective o's data cotangents: at a segment's start, or at the final state.
@@ -134,19 +102,4 @@ impl ObjectiveSeeds {
     pub fn has_event_cost(&self, i: usize) -> bool {
         self.events[i].iter().any(Option::is_some)
     }
-}
-
-/// The outputs' Jacobians at the final state, in the final mode and interval.
-fn final_outputs<S: HybridSystem>(
-    setup: &Setup<'_, S>, traj: &Trajectory, theta: &[f64],
-) -> Result<Vec<ScalarJac>, Error> {
-    let seg = traj.segments.last().expect("a segment");
-    let ctx = Ctx {
-        mode: traj.mode_final,
-        t_lo: seg.t_lo,
-        t_hi: seg.t_hi,
-    };
-    setup
-        .output_jacobian(&ctx, traj.t_final, &traj.y_final, theta)
-        .map_err(located(setup, traj.t_final, ctx.mode))
 }

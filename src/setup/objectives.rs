@@ -84,7 +84,7 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
                             mode: self.dims.mode_name(side.mode),
                             source: er,
                         })?;
-                    v += term.event_value(e.t, &y);
+                    v += term.event_value(e.t, &side.y[..nx], &y);
                 }
             }
             vals.push(v);
