@@ -648,8 +648,8 @@ fn periodic_implied_gradient_equals_the_sqp_rows_and_fd() {
 /// the start's parameters stage 0's decisions) reaches the SQP's periodic gait: the same
 /// parameters and torques over the step (the coefficients past the strike move nothing:
 /// left out), the same multipliers and Floquet multipliers, its KKT residual on the SQP's
-/// rows. Measured: KKT 7.8e-9; θ 6.1e-7 of max|θ| = 40 apart, multipliers 1.5e-6
-/// relative, spectral radius 1.547961 both (2.4e-8 apart).
+/// rows. Measured: KKT 7.8e-9; θ 6.1e-7 of max|θ| = 40 apart, multipliers 1.1e-6
+/// relative, spectral radius 1.547961 both (8.3e-8 apart).
 #[test]
 fn ddp_periodic_walk_meets_the_sqp() {
     let run = |solver: Option<SolverKind>| {
@@ -694,6 +694,6 @@ fn ddp_periodic_walk_meets_the_sqp() {
         ddp.iterations, ddp.wall_time_s, sqp.iterations, sqp.wall_time_s, radius(&ddp)
     );
     assert!(gap < 1.5e-5, "{gap:.3e}");
-    assert!(lam < 4e-5, "{lam:.3e}");
-    assert!(dr < 1e-6, "{dr:.3e}");
+    assert!(lam < 3e-5, "{lam:.3e}");
+    assert!(dr < 2e-6, "{dr:.3e}");
 }

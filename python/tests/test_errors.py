@@ -157,6 +157,10 @@ def test_ilqr_unsupported(cli, problems, tmp_path):
     """`solver = "ddp"` on a `[shooting]` problem without a periodic closing (its nodes from
     a guess table): InvalidInputError, kind ilqr_unsupported, the command line's message."""
     text = (problems / "compass_gait_four_steps.toml").read_text()
+    # the file's guess table, beside it as the file names it
+    (tmp_path / "data").mkdir()
+    guess = "compass_gait_four_steps_guess.csv"
+    (tmp_path / "data" / guess).write_text((problems / "data" / guess).read_text())
     f = tmp_path / "ddp.toml"
     f.write_text(text.replace("[optimizer]\n", '[optimizer]\nsolver = "ddp"\n', 1))
     p = hybridopt.Problem.from_file(f)
