@@ -16,6 +16,10 @@ import textwrap
 SCRIPT = textwrap.dedent("""
     import os, signal, sys, threading, time
     import hybridopt
+    # Python installs its KeyboardInterrupt handler only where SIGINT is not ignored at
+    # start; a runner that launches its jobs in the background ignores it (bash without job
+    # control does), so the handler is installed here whatever the runner did
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     p = hybridopt.Problem.from_file(sys.argv[1])
     out = os.path.join(sys.argv[2], "results")
     # one FD gradient's CPU time, by the process's clock
