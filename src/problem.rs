@@ -429,9 +429,8 @@ impl Problem {
         progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
     ) -> Result<crate::optimize::OptimizeResult, Error> {
         use crate::optimize::IlqrError;
-        match &self.shooting {
-            Some(s) if s.closure.is_some() => {
-                let closure = s.closure.as_ref().expect("a closing");
+        match self.shooting.as_ref().map(|s| s.closure.as_ref()) {
+            Some(Some(closure)) => {
                 return crate::optimize::optimize_ilqr_periodic(
                     setup,
                     theta,
@@ -441,7 +440,7 @@ impl Problem {
                     progress,
                 );
             }
-            Some(_) => {
+            Some(None) => {
                 let what = "a [shooting] table without a periodic closing";
                 return Err(IlqrError::Unsupported { what }.into());
             }
