@@ -1,20 +1,22 @@
 //! Sweep scaling: a 64-point grid (8 × 8 over the spring stiffnesses k1, k2) of
 //! `five_bar_stiffness`, cost and adjoint gradient at every point, on 1 and on 2 worker
-//! threads: the wall time of each (median of N) and the speedup `t(1)/t(2)`. Both runs must
+//! threads: the wall time of each (median of N) and the speedup `t(1)/t(2)`. Every run must
 //! give identical points (the sweep is deterministic whatever the thread count).
 //!
-//! The speedup needs two idle cores: on a shared machine other work takes cores away from
-//! the 2-thread run, so the run prints the load average (from /proc/loadavg) and the cores
-//! it kept busy (its CPU time over its wall time, getrusage) next to it.
-//! The target is 1.8× (docs/benchmarks.md, "Sweeps"); the checks below (CLAIM FAILED,
-//! non-zero exit): the 2-thread run uses at most 1.25× the CPU time of the 1-thread run (no
-//! parallel overhead: repeated work or lock contention would show as 1.5× and more; five
-//! fresh-clone CI runs on this 2-vCPU machine measured 1.04–1.16, the two threads sharing
-//! caches and memory bandwidth), and, when it had its 2 cores (≥ 1.8 cores busy), a speedup of at
-//! least 1.5× (headroom for a moderately busy machine).
+//! The target is 1.8× (docs/benchmarks.md, "Sweeps"). What a 2-vCPU machine gives two
+//! threads is not the sweep's to decide: its cores may be one core's two hyperthreads, a
+//! single busy core runs faster than two (a 1-thread median of 0.60 s against the usual
+//! 0.85 s once made a CI run's CPU-time ratio 1.70), other work takes cores away. So the
+//! claims compare the 2-thread sweep with the **machine's own parallel reference in the
+//! same run**: the same 64 points as two independent 1-thread sweeps of the halves
+//! (`--shard 1/2`, `--shard 2/2`) started together — the same work with no sharing at
+//! all, the best two threads can do here. The three runs alternate, so a slow spell meets
+//! all of them. The checks (CLAIM FAILED, non-zero exit): the 2-thread sweep uses at most
+//! 1.15× the reference's CPU time (repeated work or lock contention would show as 1.5×
+//! and more) and its wall time is at most 1.2× the reference's (it keeps ≥ 83 % of the
+//! machine's parallel speedup; a pool that serialised the points would take ~2×).
 //!
-//! A missed timing claim is measured once more before it fails (a passing load can miss
-//! one round).
+//! A missed timing claim is measured once more before it fails.
 //!
 //! Run: `cargo bench --bench sweep` (or `-- --quick`: median of 4 runs each instead of 7). A
 //! full run writes its table into docs/benchmarks.md (`common::publish`); `--quick` does not.
@@ -23,7 +25,7 @@
 mod common;
 
 use hybridopt::problem::Problem;
-use hybridopt::sweep::{self, Axis, Plan, RunOptions};
+use hybridopt::sweep::{self, Axis, Plan, PointRecord, RunOptions, Shard};
 use std::path::Path;
 use std::time::Instant;
 
@@ -33,63 +35,113 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// The 1- and 2-thread runs, `reps` of each: (wall, CPU) medians per thread count and the
-/// sweep files of every run.
-fn measure(
-    problem: &Problem, plan: &Plan, reps: usize,
-) -> (Vec<(f64, f64)>, Vec<hybridopt::sweep::SweepFile>) {
-    // The 1- and 2-thread runs alternate, so a slow spell of the machine meets both; each
-    // keeps the median of its wall times and of its CPU times. This machine's cores run
-    // ~1.5× faster while only one is busy (a 1-thread run once took 0.58 s against the usual
-    // 0.90 s): the best of a few runs picked that spell and failed both claims (CPU ratio
-    // 1.68, speedup 1.18), the median is robust to one such run.
-    let mut walls = [Vec::new(), Vec::new()];
-    let mut cpus = [Vec::new(), Vec::new()];
-    let mut results = Vec::new();
-    for _ in 0..reps {
-        for (slot, jobs) in [1, 2].into_iter().enumerate() {
-            let opts = RunOptions {
-                jobs,
-                shard: None,
-                progress: false,
-            };
-            let (t, c) = (Instant::now(), common::cpu_seconds());
-            let r = sweep::sweep(problem, plan, &opts).expect("the sweep runs");
-            let wall = t.elapsed().as_secs_f64();
-            walls[slot].push(wall);
-            cpus[slot].push(common::cpu_seconds() - c);
-            results.push(r.file);
+/// One timed arrangement: the 1-thread sweep, the 2-thread sweep, or the reference (two
+/// 1-thread sweeps of the halves, on two threads started together).
+#[derive(Clone, Copy)]
+enum Run {
+    Jobs(usize),
+    Halves,
+}
+
+impl Run {
+    const ALL: [Run; 3] = [Run::Jobs(1), Run::Jobs(2), Run::Halves];
+
+    fn label(self) -> &'static str {
+        match self {
+            Run::Jobs(1) => "`--jobs 1`",
+            Run::Jobs(_) => "`--jobs 2`",
+            Run::Halves => "reference: 2 × `--shard k/2 --jobs 1` at once",
         }
     }
-    let mut times = Vec::new();
-    for (slot, jobs) in [1, 2].into_iter().enumerate() {
-        let (best, cpu_best) = (
+
+    /// Runs the arrangement once: its points (in index order) and (wall, CPU) seconds.
+    fn time(self, problem: &Problem, plan: &Plan) -> (Vec<PointRecord>, (f64, f64)) {
+        let opts = |jobs, shard| RunOptions {
+            jobs,
+            shard,
+            progress: false,
+        };
+        let (t, c) = (Instant::now(), common::cpu_seconds());
+        let points = match self {
+            Run::Jobs(jobs) => {
+                sweep::sweep(problem, plan, &opts(jobs, None))
+                    .expect("the sweep runs")
+                    .file
+                    .points
+            }
+            Run::Halves => {
+                let half = |index| {
+                    let shard = Some(Shard { index, count: 2 });
+                    sweep::sweep(problem, plan, &opts(1, shard))
+                        .expect("the sweep runs")
+                        .file
+                        .points
+                };
+                let (a, b) = std::thread::scope(|s| {
+                    let a = s.spawn(|| half(1));
+                    let b = half(2);
+                    (a.join().expect("the first half's thread"), b)
+                });
+                let mut all: Vec<PointRecord> = a.into_iter().chain(b).collect();
+                all.sort_by_key(|p| p.index);
+                all
+            }
+        };
+        let timed = (t.elapsed().as_secs_f64(), common::cpu_seconds() - c);
+        (points, timed)
+    }
+}
+
+/// The three arrangements, `reps` of each, alternating: (wall, CPU) medians per arrangement
+/// and whether every run gave the same points.
+fn measure(problem: &Problem, plan: &Plan, reps: usize) -> ([(f64, f64); 3], bool) {
+    let mut walls = [Vec::new(), Vec::new(), Vec::new()];
+    let mut cpus = [Vec::new(), Vec::new(), Vec::new()];
+    let mut first: Option<Vec<PointRecord>> = None;
+    let mut same = true;
+    for _ in 0..reps {
+        for (slot, run) in Run::ALL.into_iter().enumerate() {
+            let (points, (wall, cpu)) = run.time(problem, plan);
+            walls[slot].push(wall);
+            cpus[slot].push(cpu);
+            match &first {
+                None => first = Some(points),
+                Some(f) => same &= *f == points,
+            }
+        }
+    }
+    let mut times = [(0.0, 0.0); 3];
+    for (slot, run) in Run::ALL.into_iter().enumerate() {
+        let (wall, cpu) = (
             common::median(&mut walls[slot]),
             common::median(&mut cpus[slot]),
         );
-        // cores busy = CPU time / wall time: below `jobs`, other work took the cores
+        // cores busy = CPU time / wall time: below 2 for a 2-thread run, other work (or the
+        // machine) took the second core
         println!(
-            "  --jobs {jobs}: {best:.3} s (median of {reps}), {:.1} ms per point; CPU {cpu_best:.3} s (median), {:.2} cores busy; load average after: {}",
-            best / 64.0 * 1e3,
-            cpu_best / best,
+            "  {}: {wall:.3} s (median of {reps}), {:.1} ms per point; CPU {cpu:.3} s (median), {:.2} cores busy; load average after: {}",
+            run.label(),
+            wall / 64.0 * 1e3,
+            cpu / wall,
             load_average()
         );
-        times.push((best, cpu_best));
+        times[slot] = (wall, cpu);
     }
-    (times, results)
+    (times, same)
 }
 
-/// The timing claims: the 2-thread run uses at most 1.25× the 1-thread run's CPU time (no
-/// parallel overhead), and, where it had its 2 cores (≥ 1.8 busy), is at least 1.5× faster.
-fn timing_misses(times: &[(f64, f64)], cores: usize) -> Vec<String> {
+/// The timing claims against the same run's reference: the 2-thread sweep's CPU time at
+/// most 1.15× the reference's, its wall time at most 1.2× the reference's.
+fn timing_misses(times: &[(f64, f64); 3]) -> Vec<String> {
+    let [_, two, halves] = *times;
     let mut misses = Vec::new();
-    let cpu_ratio = times[1].1 / times[0].1;
-    if cpu_ratio > 1.25 {
-        misses.push(format!("CPU time ratio {cpu_ratio:.3} > 1.25"));
+    let cpu_ratio = two.1 / halves.1;
+    if cpu_ratio > 1.15 {
+        misses.push(format!("CPU time / the reference's {cpu_ratio:.3} > 1.15"));
     }
-    let speedup = times[0].0 / times[1].0;
-    if cores >= 2 && times[1].1 / times[1].0 >= 1.8 && speedup < 1.5 {
-        misses.push(format!("speedup {speedup:.2} < 1.5"));
+    let wall_ratio = two.0 / halves.0;
+    if wall_ratio > 1.2 {
+        misses.push(format!("wall time / the reference's {wall_ratio:.3} > 1.2"));
     }
     misses
 }
@@ -114,30 +166,33 @@ fn main() {
         "sweep: five_bar_stiffness, 64-point grid k1 × k2 ∈ [80, 120]², cost + adjoint gradient; {cores} cores; load average before: {}",
         load_average()
     );
-    let (mut times, mut results) = measure(&problem, &plan, reps);
-    // A timing claim missed under a passing load (another process, a frequency spell) is
-    // measured once more; only a miss in both rounds fails (a fresh-clone CI run once
-    // measured a CPU ratio of 1.265, its rerun on the same commit 1.109).
-    let mut missed = timing_misses(&times, cores);
+    let (mut times, mut same) = measure(&problem, &plan, reps);
+    // A timing claim missed under a passing load (another process, a frequency spell that
+    // met one arrangement more than the others) is measured once more; only a miss in both
+    // rounds fails.
+    let mut missed = timing_misses(&times);
     if !missed.is_empty() {
         println!(
             "  timing claim missed ({}); measuring once more",
             missed.join("; ")
         );
-        let (again, more) = measure(&problem, &plan, reps);
+        let (again, same_again) = measure(&problem, &plan, reps);
         times = again;
-        results.extend(more);
-        missed = timing_misses(&times, cores);
+        same &= same_again;
+        missed = timing_misses(&times);
     }
-    let failed = results[0].counts.failed;
-    let same = results.iter().all(|f| f.points == results[0].points);
-    let speedup = times[0].0 / times[1].0;
-    let cpu_ratio = times[1].1 / times[0].1;
-    let busy = times[1].1 / times[1].0;
-    println!("  speedup --jobs 2 vs --jobs 1: {speedup:.2}× (target 1.8×); CPU time --jobs 2 / --jobs 1: {cpu_ratio:.3}; {failed} of 64 points failed; identical points in every run: {same}");
-    let row = |jobs: usize, (wall, cpu): (f64, f64)| {
+    let [one, two, halves] = times;
+    let speedup = one.0 / two.0;
+    let reference = one.0 / halves.0;
+    let (cpu_ratio, wall_ratio) = (two.1 / halves.1, two.0 / halves.0);
+    println!(
+        "  speedup --jobs 2 vs --jobs 1: {speedup:.2}× (target 1.8× on two idle cores); the reference's: {reference:.2}×; \
+         --jobs 2 / the reference: CPU time {cpu_ratio:.3} (≤ 1.15), wall time {wall_ratio:.3} (≤ 1.2); identical points in every run: {same}"
+    );
+    let row = |run: Run, (wall, cpu): (f64, f64)| {
         format!(
-            "| `--jobs {jobs}` | {wall:.3} s | {:.1} ms | {cpu:.3} s | {:.2} |\n",
+            "| {} | {wall:.3} s | {:.1} ms | {cpu:.3} s | {:.2} |\n",
+            run.label(),
             wall / 64.0 * 1e3,
             cpu / wall
         )
@@ -146,19 +201,17 @@ fn main() {
         "sweep",
         &format!(
             "Median of {reps} at load {load_before} (before the runs):\n\n\
-             | run | wall | per point | CPU | cores busy |\n|---|---|---|---|---|\n{}{}\n\
-             Speedup **{speedup:.2}×**; CPU time of the 2-thread run / the 1-thread run \
-             {cpu_ratio:.2}; identical points: {same}.",
-            row(1, times[0]),
-            row(2, times[1])
+             | run | wall | per point | CPU | cores busy |\n|---|---|---|---|---|\n{}{}{}\n\
+             Speedup **{speedup:.2}×** (the reference's {reference:.2}×); the 2-thread sweep / \
+             the reference: CPU time {cpu_ratio:.2}, wall time {wall_ratio:.2}; identical points: {same}.",
+            row(Run::Jobs(1), one),
+            row(Run::Jobs(2), two),
+            row(Run::Halves, halves)
         ),
     );
     let mut failures = missed;
     if !same {
         failures.push("the runs gave different points".to_string());
-    }
-    if cores < 2 || times[1].1 / times[1].0 < 1.8 {
-        println!("  (speedup not checked: the --jobs 2 run had {busy:.2} of its 2 cores; other work had the rest)");
     }
     if !failures.is_empty() {
         eprintln!("CLAIM FAILED: {}", failures.join("; "));
