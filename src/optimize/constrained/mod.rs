@@ -180,6 +180,13 @@ pub(super) fn finish(
         SqpEnd::Stalled(why) | SqpEnd::Halted(why) => (Outcome::Stalled, why.clone()),
         SqpEnd::QpFailed(why) => (Outcome::QpFailed, format!("QP subproblem failed: {why}")),
     };
+    let termination = match run.returned {
+        Some(i) => format!(
+            "{termination}; the iterate with the least KKT residual ({:.3e}, iteration {i}) is returned",
+            run.kkt.residual()
+        ),
+        None => termination,
+    };
     let shooting = run
         .point
         .rows

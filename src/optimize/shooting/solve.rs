@@ -139,6 +139,7 @@ fn merge_runs(first: sqp::SqpRun, mut again: sqp::SqpRun) -> sqp::SqpRun {
         iterations: first.iterations + again.iterations,
         evaluations: first.evaluations + again.evaluations,
         history,
+        returned: again.returned.map(|i| i + offset),
         ..again
     }
 }
