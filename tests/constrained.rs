@@ -299,7 +299,11 @@ fn a_run_out_of_iterations_returns_its_least_kkt_iterate() {
     assert_eq!(r.final_grad_norm, best.grad_norm);
     assert_eq!(r.theta_final, best.theta);
     // the last iterate is worse by 27× (measured); 10× keeps the test about the wandering
-    assert!(last.grad_norm > 10.0 * best.grad_norm, "{} at {at}", last.grad_norm);
+    assert!(
+        last.grad_norm > 10.0 * best.grad_norm,
+        "{} at {at}",
+        last.grad_norm
+    );
 }
 
 /// The path-constrained thrust problem: converged, and y ≤ 1.1 on the dense trajectory

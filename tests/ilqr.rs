@@ -696,3 +696,38 @@ fn ddp_periodic_walk_meets_the_sqp() {
     assert!(lam < 3e-5, "{lam:.3e}");
     assert!(dr < 2e-6, "{dr:.3e}");
 }
+
+/// Out of iterations, the augmented Lagrangian returns its outer iterate with the least KKT
+/// residual, as the SQP does: the DDP on thrust_path at tol_kkt 1e-13 (below what the
+/// simulation's rtol 1e-10 resolves) ends its outer loop at KKT 1.27e-9 after having met
+/// 5.76e-10 (measured); the result is that earlier iterate, a row of its history.
+#[test]
+fn augmented_lagrangian_out_of_iterations_returns_its_least_kkt_iterate() {
+    let mut p = Problem::load(Path::new("problems/thrust_path.toml")).unwrap();
+    p.optimizer.solver = SolverKind::Ddp;
+    p.optimizer.tol_kkt = 1e-13;
+    let setup = p.setup().unwrap();
+    let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
+    assert_eq!(r.outcome, Outcome::MaxIterations, "{r}");
+    assert!(
+        r.termination
+            .contains("the outer iterate with the least KKT residual"),
+        "{}",
+        r.termination
+    );
+    // the last outer iterate's residual opens the termination text
+    let last: f64 = r
+        .termination
+        .strip_prefix("KKT residual ")
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{}", r.termination));
+    let kkt = r.constrained.as_ref().unwrap().kkt.residual();
+    assert!(kkt < last, "returned {kkt:.3e}, last {last:.3e}");
+    let row = r.history.iter().position(|h| h.theta == r.theta_final);
+    assert!(
+        row.is_some_and(|i| i + 1 < r.history.len()),
+        "the returned θ is an earlier row of the history: {row:?} of {}",
+        r.history.len()
+    );
+}

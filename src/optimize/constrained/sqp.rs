@@ -144,7 +144,10 @@ struct Best {
 impl Best {
     /// Keeps `p` if its residual is the least so far.
     fn offer(best: &mut Option<Best>, p: &Point, lambda: &[f64], kkt: Kkt, iteration: u64) {
-        if best.as_ref().is_none_or(|b| kkt.residual() < b.kkt.residual()) {
+        if best
+            .as_ref()
+            .is_none_or(|b| kkt.residual() < b.kkt.residual())
+        {
             *best = Some(Best {
                 point: p.clone(),
                 lambda: lambda.to_vec(),

@@ -189,9 +189,38 @@ struct Outer {
     iterations: u64,
     calls: (u64, u64),
     history: Vec<HistoryRow>,
+    /// The outer iterate with the least KKT residual so far (its point, multipliers, the
+    /// reported ones, its residual and iteration count): what a run out of iterations
+    /// returns, as the SQP does (docs/constrained.md, "Convergence").
+    best: Option<(Point, Multipliers, Vec<f64>, Kkt, u64)>,
 }
 
 impl Outer {
+    /// Keeps the current iterate if its KKT residual is the least so far.
+    fn keep_best(&mut self) {
+        let least = self.best.as_ref().map_or(f64::INFINITY, |b| b.3.residual());
+        if self.kkt.residual() < least {
+            self.best = Some((
+                self.point.clone(),
+                self.lambda.clone(),
+                self.reported.clone(),
+                self.kkt,
+                self.iterations,
+            ));
+        }
+    }
+
+    /// Returns to the kept iterate if it is not the current one: its iteration count.
+    fn restore_best(&mut self) -> Option<u64> {
+        let b = self.best.take()?;
+        if b.3.residual() >= self.kkt.residual() {
+            return None;
+        }
+        let at = b.4;
+        (self.point, self.lambda, self.reported, self.kkt) = (b.0, b.1, b.2, b.3);
+        Some(at)
+    }
+
     fn record(&mut self) {
         self.history.push(HistoryRow {
             iteration: self.iterations,
@@ -312,6 +341,7 @@ fn constrained<S: HybridSystem>(
         iterations: 0,
         calls: (0, 0),
         history: vec![],
+        best: None,
     };
     o.record();
     let x_initial = measure.x0();
@@ -374,6 +404,7 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
         let (lo, hi) = measure.bounds();
         (o.kkt, o.reported) = measured(&o.point, &o.lambda, lo, hi);
         o.record();
+        o.keep_best();
         let now = o.point.max_violation();
         if o.kkt.residual() <= settings.tol_kkt {
             let text = format!(
@@ -393,12 +424,18 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
         }
         violation = now;
     }
-    let text = format!(
+    let mut text = format!(
         "KKT residual {:.3e} > {:.1e} at the iteration limit (ρ = {:.0e})",
         o.kkt.residual(),
         settings.tol_kkt,
         o.rho
     );
+    if let Some(at) = o.restore_best() {
+        text += &format!(
+            "; the outer iterate with the least KKT residual ({:.3e}, after {at} inner iterations) is returned",
+            o.kkt.residual()
+        );
+    }
     Ok((Outcome::MaxIterations, text))
 }
 
