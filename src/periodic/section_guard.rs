@@ -60,6 +60,15 @@ impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
     fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
         self.base.flow_pattern(mode)
     }
+    /// The base system's; the section's guard keeps every state.
+    fn reset_pattern(&self, mode: usize, k: usize) -> Option<crate::sparsity::ResetPattern> {
+        match self.plane(k) {
+            Some(_) => Some(crate::sparsity::ResetPattern::identity(
+                self.base.dims().states.len(),
+            )),
+            None => self.base.reset_pattern(mode, k),
+        }
+    }
     fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         self.base.geometry()
     }
