@@ -16,23 +16,16 @@ impl Layout {
     fn n(&self) -> usize {
         1 + self.nx + self.nu + self.np
     }
-    /// Seeds derivative direction `j` into dual inputs that already hold the values:
-    /// every ε part is set (1 in direction j, else 0), so the buffers are reused across
-    /// passes. Returns the dual time.
-    fn seed_into(
-        &self, j: usize, t: f64, x: &mut [Dual64], u: &mut [Dual64], p: &mut [Dual64],
-    ) -> Dual64 {
-        let e = |i: usize| if i == j { 1.0 } else { 0.0 };
-        for (i, v) in x.iter_mut().enumerate() {
-            v.eps = e(1 + i);
+    /// Sets the derivative part of input direction `j` (0: t, then x, u, p) to `eps`
+    /// in dual inputs that already hold the values; the time is seeded by the caller.
+    fn set_eps(&self, j: usize, eps: f64, x: &mut [Dual64], u: &mut [Dual64], p: &mut [Dual64]) {
+        let (nx, nu) = (self.nx, self.nu);
+        match j {
+            0 => {}
+            j if j <= nx => x[j - 1].eps = eps,
+            j if j <= nx + nu => u[j - 1 - nx].eps = eps,
+            j => p[j - 1 - nx - nu].eps = eps,
         }
-        for (i, v) in u.iter_mut().enumerate() {
-            v.eps = e(1 + self.nx + i);
-        }
-        for (i, v) in p.iter_mut().enumerate() {
-            v.eps = e(1 + self.nx + self.nu + i);
-        }
-        Dual64::new(t, e(0))
     }
 }
 
@@ -66,7 +59,13 @@ where
     let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();
     let (mut xd, mut ud, mut pd) = (lift(x), lift(u), lift(p));
     for j in 0..lay.n() {
-        let td = lay.seed_into(j, t, &mut xd, &mut ud, &mut pd);
+        // direction j seeded, j − 1 cleared: O(1) per pass (the other ε parts stay 0), so
+        // a guard that reads a few of a thousand states costs O(n) in all, not O(n²)
+        if j > 0 {
+            lay.set_eps(j - 1, 0.0, &mut xd, &mut ud, &mut pd);
+        }
+        lay.set_eps(j, 1.0, &mut xd, &mut ud, &mut pd);
+        let td = Dual64::new(t, if j == 0 { 1.0 } else { 0.0 });
         out.iter_mut().for_each(|o| *o = Dual64::from(0.0));
         f(td, &xd, &ud, &pd, &mut out)?;
         for i in 0..m {
