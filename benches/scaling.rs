@@ -26,6 +26,12 @@
 //!   and casadi (`HYBRIDOPT_PEER_PYTHON`, else `/tmp/peer-venv/bin/python`;
 //!   `benches/peers/README.md`); without one they are skipped.
 //!
+//! Impacts (issue 47): the largest chain with radau5 and its stop at d = 0.05 (one impact)
+//! and d = 0.001 (seven at 1,024 states): forward, adjoint and direct times with their
+//! steps, scipy's sparse Radau on the same stop, and each pass's impact in its own steps
+//! (an estimate from the two runs); "target … reached/not reached" for ≤ 0.4× the peer at
+//! 1,024 states with seven impacts.
+//!
 //! R is 5 (`--quick`: 3) where the previous size suggests the case is cheap and falls to 1
 //! for the large implicit runs; a case that runs longer than 120 s is stopped and printed
 //! as "skipped (> 120 s)", and the larger sizes of the same case are skipped too.
@@ -707,11 +713,14 @@ fn main() {
         );
     }
     if let Some((states, v)) = impacts_vs_peer.filter(|(s, _)| *s == 1024) {
-        claim(
+        // information, as the issue's target: the forward run does not form the jump, and
+        // its ratio moved between 0.34 and 0.69 with the machine's load (2026-12-07)
+        target(
             format!(
-                "radau5 forward at {} states with 7 impacts {v:.2}× scipy Radau sparse ≤ 0.4×",
+                "radau5 forward at {} states with 7 impacts ≤ 0.4× scipy Radau sparse",
                 common::thousands(states)
             ),
+            format!("{v:.2}×"),
             v <= 0.4,
         );
     }
