@@ -119,7 +119,12 @@ impl Jump {
                 ctx.mode,
                 DVector::from_column_slice(x_minus),
                 DVector::zeros(n),
-                StateMap::identity(n),
+                // structured for a system that declares its resets' patterns; a system
+                // without keeps the dense path throughout (its results bit for bit)
+                match setup.sys().reset_pattern(ctx.mode, k) {
+                    Some(_) => StateMap::identity(n),
+                    None => StateMap::Dense(DMatrix::identity(n, n)),
+                },
                 DMatrix::zeros(n, nth),
             )
         } else {
