@@ -171,6 +171,74 @@ impl Colouring {
     }
 }
 
+/// The structure of a reset's state Jacobian `∂R/∂x` (docs/theory.md §3, "The jump as an
+/// operator"): the states the reset may change, each with the states its new value may
+/// read; every other state is kept (`x_i⁺ = x_i⁻`, its row of `∂R/∂x` the identity's). An
+/// impact that sets one velocity from itself has one changed row reading one state,
+/// whatever the size of the system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResetPattern {
+    n: usize,
+    /// `(row, columns)` per changed state, by row (columns sorted, without repeats).
+    rows: Vec<(usize, Vec<usize>)>,
+}
+
+impl ResetPattern {
+    /// From the changed states and what each reads (any order; a row given twice has its
+    /// columns merged).
+    pub fn from_rows(
+        n: usize, changed: impl IntoIterator<Item = (usize, Vec<usize>)>,
+    ) -> Result<ResetPattern, PatternError> {
+        let mut rows: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (i, cols) in changed {
+            if let Some(&j) = cols.iter().find(|&&j| j >= n).or((i >= n).then_some(&i)) {
+                return Err(PatternError::OutOfRange { row: i, col: j, n });
+            }
+            match rows.iter_mut().find(|(r, _)| *r == i) {
+                Some((_, c)) => c.extend(cols),
+                None => rows.push((i, cols)),
+            }
+        }
+        rows.sort_unstable_by_key(|(i, _)| *i);
+        for (_, c) in &mut rows {
+            c.sort_unstable();
+            c.dedup();
+        }
+        Ok(ResetPattern { n, rows })
+    }
+
+    /// The reset that keeps every state (a pure mode switch).
+    pub fn identity(n: usize) -> ResetPattern {
+        ResetPattern {
+            n,
+            rows: Vec::new(),
+        }
+    }
+
+    /// The number of states.
+    pub fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// The changed states with the states each reads, by row.
+    pub fn rows(&self) -> &[(usize, Vec<usize>)] {
+        &self.rows
+    }
+
+    /// Every state some changed state reads (sorted, without repeats): the directions a
+    /// Jacobian of the reset needs.
+    pub fn columns(&self) -> Vec<usize> {
+        let mut c: Vec<usize> = self
+            .rows
+            .iter()
+            .flat_map(|(_, c)| c.iter().copied())
+            .collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,7 +92,7 @@ fn index2_adjoint_transfer_equals_the_seed_formula_on_an_impact() {
     let beta = -jump.guard.x.rows(0, ny) / jump.gdot;
     let alpha = -&jump.guard.theta / jump.gdot;
     // Δ and Γ: the differential block of the jump (s⁺ = Γ + Δ s⁻)
-    let delta = jump.xi.view((0, 0), (ny, ny)).into_owned();
+    let delta = jump.xi.to_dense().view((0, 0), (ny, ny)).into_owned();
     let gamma = jump.xi_theta.rows(0, ny).into_owned();
     let dg = before.g - after.g;
     assert!(

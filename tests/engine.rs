@@ -408,7 +408,10 @@ fn tape_jumps_equal_jumps_rebuilt_from_the_model() {
             .unwrap();
             assert_eq!(jumps[i].mode_after, fresh.mode_after);
             worst = worst
-                .max(worst_rel(jumps[i].xi.as_slice(), fresh.xi.as_slice()))
+                .max(worst_rel(
+                    jumps[i].xi.to_dense().as_slice(),
+                    fresh.xi.to_dense().as_slice(),
+                ))
                 .max(worst_rel(
                     jumps[i].xi_theta.as_slice(),
                     fresh.xi_theta.as_slice(),

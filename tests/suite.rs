@@ -72,6 +72,7 @@ mod shooting;
 mod shooting_fit;
 mod simultaneous;
 mod sparse;
+mod structured_jump;
 mod summary;
 mod sweep;
 mod theta_names;

@@ -9,7 +9,8 @@ neighbour), the last mass starts with v = u0 and strikes a stop at x_{N−1} = d
 v⁺ = −e v⁻. k = 50, c = 0.5, k0 = 10, d = 0.05, e = 0.8, u0 = 1, t in [0, 5],
 rtol = atol = 1e-8 — the values the Rust generator writes.
 
-usage: chain_stiff.py N {radau-dense,radau-sparse,cvodes} [ROUNDS]
+usage: chain_stiff.py N {radau-dense,radau-sparse,cvodes} [ROUNDS] [D]
+(D: the stop's position, 0.05 by default; 0.001 gives the 1,024-state chain 7 impacts)
 prints one JSON object: {"seconds": median solve time, "x_last": x_{N−1}(5), ...}
 """
 
@@ -40,7 +41,7 @@ def matrices(n):
     return a, sp.csr_matrix(a)
 
 
-def scipy_radau(n, sparse):
+def scipy_radau(n, sparse, d=D):
     from scipy.integrate import solve_ivp
 
     a, a_sp = matrices(n)
@@ -51,7 +52,7 @@ def scipy_radau(n, sparse):
         return op @ y
 
     def stop(_t, y):
-        return y[n - 1] - D
+        return y[n - 1] - d
 
     stop.terminal = True
     stop.direction = 1.0
@@ -94,6 +95,7 @@ def main():
     n = int(sys.argv[1])
     which = sys.argv[2]
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    d = float(sys.argv[4]) if len(sys.argv) > 4 else D
     times = []
     if which == "cvodes":
         info, run = cvodes(n)
@@ -105,7 +107,7 @@ def main():
         sparse = which == "radau-sparse"
         for _ in range(rounds):
             t0 = time.perf_counter()
-            info = scipy_radau(n, sparse)
+            info = scipy_radau(n, sparse, d)
             times.append(time.perf_counter() - t0)
     times.sort()
     info["seconds"] = times[len(times) // 2]

@@ -459,6 +459,16 @@ impl HybridSystem for CustomSystem {
             .collect();
         crate::sparsity::Pattern::from_rows(self.states.len(), &reads).ok()
     }
+    /// The states the guard's `reset` table names, each reading the states its expression
+    /// names; the others are kept.
+    fn reset_pattern(&self, _mode: usize, k: usize) -> Option<crate::sparsity::ResetPattern> {
+        let changed = self.resets[k]
+            .values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.as_ref().map(|e| (i, e.states_read())));
+        crate::sparsity::ResetPattern::from_rows(self.states.len(), changed).ok()
+    }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         self.guard_mode.get(k) == Some(&mode)
     }

@@ -59,7 +59,7 @@ pub fn tvlqr<'a, S: HybridSystem>(
     let xi = |i: usize| -> Result<DMatrix<f64>, Error> {
         let e = &nominal.events[i];
         Jump::from_record(&bare, &nominal, i, theta)
-            .map(|j| j.xi)
+            .map(|j| j.xi.to_dense())
             .map_err(|source| Error::Model {
                 t: e.t,
                 mode: bare.dims().mode_name(e.mode_before()),

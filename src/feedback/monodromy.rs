@@ -105,7 +105,7 @@ impl<S: HybridSystem> Lqr<'_, S> {
     fn saltation(&self, i: usize) -> Result<DMatrix<f64>, Error> {
         let e = &self.nominal.events[i];
         Jump::from_record(&self.setup, &self.nominal, i, &self.theta)
-            .map(|j| j.xi)
+            .map(|j| j.xi.to_dense())
             .map_err(|source| Error::Model {
                 t: e.t,
                 mode: self.setup.dims().mode_name(e.mode_before()),

@@ -105,7 +105,7 @@ fn closing_jump<S: HybridSystem>(
         .rhs(&ctx0, setup.t0(), r.x_plus.as_slice(), theta, &mut f0)
         .map_err(located)?;
     Ok(clock.closing_jump(
-        &r.rx,
+        &r.rx.to_dense(),
         &r.rt,
         &j.guard.x,
         j.gdot,
@@ -133,7 +133,7 @@ pub fn periodic_lqr<'a, S: HybridSystem>(
         }
         let e = &nominal.events[i];
         Jump::from_record(&bare, &nominal, i, theta)
-            .map(|j| j.xi)
+            .map(|j| j.xi.to_dense())
             .map_err(|source| Error::Model {
                 t: e.t,
                 mode: bare.dims().mode_name(e.mode_before()),

@@ -1,5 +1,5 @@
 //! Jacobians of the model functions by forward-mode dual numbers: one direction a pass.
-use super::{lane_eps, lane_seed, HybridSystem, Lanes, Scalar, LANES};
+use super::{lane_eps, lane_seed, HybridSystem, Lanes, ResetPattern, Scalar, StateMap, LANES};
 use crate::error::ModelError;
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
@@ -16,23 +16,16 @@ impl Layout {
     fn n(&self) -> usize {
         1 + self.nx + self.nu + self.np
     }
-    /// Seeds derivative direction `j` into dual inputs that already hold the values:
-    /// every ε part is set (1 in direction j, else 0), so the buffers are reused across
-    /// passes. Returns the dual time.
-    fn seed_into(
-        &self, j: usize, t: f64, x: &mut [Dual64], u: &mut [Dual64], p: &mut [Dual64],
-    ) -> Dual64 {
-        let e = |i: usize| if i == j { 1.0 } else { 0.0 };
-        for (i, v) in x.iter_mut().enumerate() {
-            v.eps = e(1 + i);
+    /// Sets the derivative part of input direction `j` (0: t, then x, u, p) to `eps`
+    /// in dual inputs that already hold the values; the time is seeded by the caller.
+    fn set_eps(&self, j: usize, eps: f64, x: &mut [Dual64], u: &mut [Dual64], p: &mut [Dual64]) {
+        let (nx, nu) = (self.nx, self.nu);
+        match j {
+            0 => {}
+            j if j <= nx => x[j - 1].eps = eps,
+            j if j <= nx + nu => u[j - 1 - nx].eps = eps,
+            j => p[j - 1 - nx - nu].eps = eps,
         }
-        for (i, v) in u.iter_mut().enumerate() {
-            v.eps = e(1 + self.nx + i);
-        }
-        for (i, v) in p.iter_mut().enumerate() {
-            v.eps = e(1 + self.nx + self.nu + i);
-        }
-        Dual64::new(t, e(0))
     }
 }
 
@@ -66,7 +59,13 @@ where
     let lift = |v: &[f64]| v.iter().map(|&a| Dual64::from(a)).collect::<Vec<_>>();
     let (mut xd, mut ud, mut pd) = (lift(x), lift(u), lift(p));
     for j in 0..lay.n() {
-        let td = lay.seed_into(j, t, &mut xd, &mut ud, &mut pd);
+        // direction j seeded, j − 1 cleared: O(1) per pass (the other ε parts stay 0), so
+        // a guard that reads a few of a thousand states costs O(n) in all, not O(n²)
+        if j > 0 {
+            lay.set_eps(j - 1, 0.0, &mut xd, &mut ud, &mut pd);
+        }
+        lay.set_eps(j, 1.0, &mut xd, &mut ud, &mut pd);
+        let td = Dual64::new(t, if j == 0 { 1.0 } else { 0.0 });
         out.iter_mut().for_each(|o| *o = Dual64::from(0.0));
         f(td, &xd, &ud, &pd, &mut out)?;
         for i in 0..m {
@@ -156,42 +155,123 @@ pub fn guard_jacobian<S: HybridSystem + ?Sized>(
     })
 }
 
+/// The reset of guard k in mode m as a [`ScalarFn`] (no control argument), remembering the
+/// mode after. With `cols`, its `x` argument holds those states only, the others fixed at
+/// `base` (the directions of a [`ResetPattern`]); without, every state.
+struct ResetFn<'s, S: ?Sized> {
+    sys: &'s S,
+    mode: usize,
+    k: usize,
+    cols: Option<(&'s [usize], &'s [f64])>,
+    next: std::cell::Cell<usize>,
+}
+
+impl<S: HybridSystem + ?Sized> ScalarFn for ResetFn<'_, S> {
+    fn call<D: Scalar>(
+        &self, t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
+    ) -> Result<(), ModelError> {
+        let full: Vec<D>;
+        let x = match self.cols {
+            None => x,
+            Some((cols, base)) => {
+                let mut v: Vec<D> = base.iter().map(|&a| D::from(a)).collect();
+                for (&j, &xj) in cols.iter().zip(x) {
+                    v[j] = xj;
+                }
+                full = v;
+                &full
+            }
+        };
+        let (next, xp) = self.sys.reset(self.mode, self.k, t, x, p)?;
+        if xp.len() != out.len() {
+            return Err(ModelError::SizeMismatch {
+                what: format!("reset of guard {}", self.k),
+                expected: format!("{} values (one per state)", out.len()),
+                found: xp.len().to_string(),
+            });
+        }
+        out.copy_from_slice(&xp);
+        self.next.set(next);
+        Ok(())
+    }
+}
+
 /// `R_{m,k}` with its Jacobians `R_t, R_x, R_p` (the `u` block is empty), and the next mode.
 pub fn reset_jacobian<S: HybridSystem + ?Sized>(
     sys: &S, nx: usize, mode: usize, k: usize, t: f64, x: &[f64], p: &[f64],
 ) -> Result<(usize, Jacobian), ModelError> {
-    /// The reset as a [`ScalarFn`] (no control argument), remembering the mode after.
-    struct ResetFn<'s, S: ?Sized> {
-        sys: &'s S,
-        mode: usize,
-        k: usize,
-        next: std::cell::Cell<usize>,
-    }
-    impl<S: HybridSystem + ?Sized> ScalarFn for ResetFn<'_, S> {
-        fn call<D: Scalar>(
-            &self, t: D, x: &[D], _u: &[D], p: &[D], out: &mut [D],
-        ) -> Result<(), ModelError> {
-            let (next, xp) = self.sys.reset(self.mode, self.k, t, x, p)?;
-            if xp.len() != out.len() {
-                return Err(ModelError::SizeMismatch {
-                    what: format!("reset of guard {}", self.k),
-                    expected: format!("{} values (one per state)", out.len()),
-                    found: xp.len().to_string(),
-                });
-            }
-            out.copy_from_slice(&xp);
-            self.next.set(next);
-            Ok(())
-        }
-    }
     let f = ResetFn {
         sys,
         mode,
         k,
+        cols: None,
         next: std::cell::Cell::new(mode),
     };
     let jac = jacobian_once(nx, t, x, &[], p, &f)?;
     Ok((f.next.get(), jac))
+}
+
+/// A reset's value and Jacobians with `R_x` as an operator (docs/theory.md §3, "The jump
+/// as an operator").
+#[derive(Debug, Clone)]
+pub struct StructuredReset {
+    pub value: DVector<f64>,
+    pub t: DVector<f64>,
+    pub x: StateMap,
+    pub p: DMatrix<f64>,
+}
+
+/// [`reset_jacobian`] along the directions of a [`ResetPattern`]: t, the states the changed
+/// values read, and p — `1 + |cols| + n_p` directions (one vector-dual pass when they fit
+/// in [`crate::model::LANES`]) instead of `1 + n_x + n_p`; `R_x` kept as the identity with
+/// the changed rows ([`StateMap::Rows`]). The entries the pattern leaves out are the
+/// identity's: a pattern must contain every entry the reset can make differ from it.
+#[allow(clippy::too_many_arguments)]
+pub fn reset_jacobian_on<S: HybridSystem + ?Sized>(
+    sys: &S, nx: usize, mode: usize, k: usize, t: f64, x: &[f64], p: &[f64], pattern: &ResetPattern,
+) -> Result<(usize, StructuredReset), ModelError> {
+    if pattern.dim() != nx {
+        return Err(ModelError::SizeMismatch {
+            what: format!("reset pattern of guard {k}"),
+            expected: format!("{nx} states"),
+            found: pattern.dim().to_string(),
+        });
+    }
+    let cols = pattern.columns();
+    let f = ResetFn {
+        sys,
+        mode,
+        k,
+        cols: Some((&cols, x)),
+        next: std::cell::Cell::new(mode),
+    };
+    let xs: Vec<f64> = cols.iter().map(|&j| x[j]).collect();
+    let jac = jacobian_once(nx, t, &xs, &[], p, &f)?;
+    let rows = pattern
+        .rows()
+        .iter()
+        .map(|(i, read)| {
+            let row = read
+                .iter()
+                .map(|j| {
+                    let at = cols.binary_search(j).expect("a read state is a column");
+                    (*j, jac.x[(*i, at)])
+                })
+                .collect();
+            (*i, row)
+        })
+        .collect();
+    // rows the pattern keeps have R_t = 0 and R_p = 0 by its contract; their computed
+    // entries are exact zeros for a correct pattern
+    Ok((
+        f.next.get(),
+        StructuredReset {
+            value: jac.value,
+            t: jac.t,
+            x: StateMap::Rows { n: nx, rows },
+            p: jac.p,
+        },
+    ))
 }
 
 /// The outputs and their Jacobians.

@@ -11,16 +11,18 @@ mod jacobian;
 mod scalar;
 pub(crate) mod scratch;
 mod start_on_section;
+mod state_map;
 mod vjp;
 
-pub use crate::sparsity::{Colouring, Pattern, PatternError};
+pub use crate::sparsity::{Colouring, Pattern, PatternError, ResetPattern};
 pub use dims::{Dims, Names};
 pub use jacobian::{
     flow_jacobian, guard_jacobian, initial_jacobian, jacobian_of, jacobian_once, outputs_jacobian,
-    reset_jacobian, Jacobian, ScalarFn,
+    reset_jacobian, reset_jacobian_on, Jacobian, ScalarFn, StructuredReset,
 };
 pub use scalar::{c, lane_eps, lane_seed, Lanes, Scalar, LANES, SCALAR_DUAL_DIRECTIONS};
 pub use start_on_section::StartOnSection;
+pub use state_map::StateMap;
 pub use vjp::{vjp_by_dual_passes, vjp_by_scalar_duals, OutputCotangent, VjpArgs, VjpOut};
 
 /// In which direction a guard must cross zero to fire (theory.md §1).
@@ -180,6 +182,16 @@ pub trait HybridSystem: Send + Sync {
     /// can make nonzero in that mode; one that leaves an entry out slows Newton's
     /// iteration down or stops it converging (the results stay those of the flow itself).
     fn flow_pattern(&self, _mode: usize) -> Option<crate::sparsity::Pattern> {
+        None
+    }
+    /// Which states the reset of guard k in mode m changes, and which states each new
+    /// value reads: the structure of `∂R/∂x` (docs/theory.md §3, "The jump as an
+    /// operator"). `None` (the default): every entry. With a pattern, the reset's Jacobian
+    /// takes one directional derivative per state read (not one per state) and the jump
+    /// maps the sensitivities in O(n) per column instead of O(n²). A pattern must contain
+    /// every state the reset can change and every state each changed value can read (on
+    /// any branch); the derivatives of entries left out are taken as the identity's.
+    fn reset_pattern(&self, _mode: usize, _k: usize) -> Option<crate::sparsity::ResetPattern> {
         None
     }
     /// The system's geometry, for pictures and animations of its motion

@@ -86,6 +86,9 @@ impl<S: HybridSystem> HybridSystem for StartOnSection<'_, S> {
     fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
         self.base.flow_pattern(mode)
     }
+    fn reset_pattern(&self, mode: usize, k: usize) -> Option<crate::sparsity::ResetPattern> {
+        self.base.reset_pattern(mode, k)
+    }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
         self.base.guard_active(mode, k)
     }

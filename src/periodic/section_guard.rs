@@ -60,6 +60,16 @@ impl<S: HybridSystem> HybridSystem for WithSectionGuard<'_, S> {
     fn flow_pattern(&self, mode: usize) -> Option<crate::sparsity::Pattern> {
         self.base.flow_pattern(mode)
     }
+    /// The base system's; the section's guard keeps every state (its pattern the
+    /// identity's when the base declares its own guards' patterns, else none).
+    fn reset_pattern(&self, mode: usize, k: usize) -> Option<crate::sparsity::ResetPattern> {
+        match self.plane(k) {
+            Some(_) => (0..self.n_base)
+                .find_map(|g| self.base.reset_pattern(mode, g))
+                .map(|p| crate::sparsity::ResetPattern::identity(p.dim())),
+            None => self.base.reset_pattern(mode, k),
+        }
+    }
     fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         self.base.geometry()
     }

@@ -37,8 +37,7 @@ impl<S: HybridSystem> SensRhs<'_, '_, S> {
         // what is kept serves τ and the event costs' seeds, which read the guard, f⁻ and
         // ġ only: Ξ (n×n) and Ξ_θ (n×nθ) are dropped (a 300-state frame's 300 events
         // held 290 MB of them)
-        jump.xi = DMatrix::zeros(0, 0);
-        jump.xi_theta = DMatrix::zeros(0, 0);
+        jump.forget_maps();
         let mut out = jump.x_plus.as_slice().to_vec();
         out.extend_from_slice(s_plus.as_slice());
         let mode_after = jump.mode_after;

@@ -2,10 +2,11 @@
 //! transpose the adjoint, and the per-event reports (theory.md §3–4; seed 000 (23a)–(25),
 //! seed 003 (2.5)).
 
+use super::saltation::Saltation;
 use crate::error::{Error, ModelError};
 use crate::integrate::trajectory::Ctx;
 use crate::integrate::Trajectory;
-use crate::model::HybridSystem;
+use crate::model::{HybridSystem, StateMap};
 use crate::setup::located;
 use crate::setup::{ScalarJac, Setup};
 use nalgebra::{DMatrix, DVector};
@@ -33,8 +34,9 @@ pub struct Jump {
     pub guard: ScalarJac,
     /// ġ = G_t + G_X f⁻
     pub gdot: f64,
-    /// Ξ = R_X − (R_X f⁻ + R_t − f⁺) G_X / ġ   (the saltation matrix)
-    pub xi: DMatrix<f64>,
+    /// Ξ = R_X − (R_X f⁻ + R_t − f⁺) G_X / ġ   (the saltation matrix, as an operator:
+    /// identity plus the reset's rows plus rank one when the reset's pattern is known)
+    pub xi: Saltation,
     /// Ξ_θ = R_θ − (R_X f⁻ + R_t − f⁺) G_θ / ġ
     pub xi_theta: DMatrix<f64>,
 }
@@ -117,7 +119,12 @@ impl Jump {
                 ctx.mode,
                 DVector::from_column_slice(x_minus),
                 DVector::zeros(n),
-                DMatrix::identity(n, n),
+                // structured for a system that declares its resets' patterns; a system
+                // without keeps the dense path throughout (its results bit for bit)
+                match setup.sys().reset_pattern(ctx.mode, k) {
+                    Some(_) => StateMap::identity(n),
+                    None => StateMap::Dense(DMatrix::identity(n, n)),
+                },
                 DMatrix::zeros(n, nth),
             )
         } else {
@@ -138,24 +145,25 @@ impl Jump {
             }
         };
         Ok(Self::from_parts(
-            mode_after, x_plus, f_minus, f_plus, guard, gdot, &rt, &rx, &rth,
+            mode_after, x_plus, f_minus, f_plus, guard, gdot, &rt, rx, &rth,
         ))
     }
 
-    /// Assembles Ξ and Ξ_θ from the reset's Jacobians and the fields on both sides.
+    /// Assembles Ξ and Ξ_θ from the reset's Jacobians and the fields on both sides:
+    /// `v = R_X f⁻ + R_t − f⁺`, `Ξ = R_X − v G_Xᵀ/ġ` ([`Saltation`]: structured when R_X
+    /// is), `Ξ_θ = R_θ − v G_θᵀ/ġ` (theory.md §3).
     #[allow(clippy::too_many_arguments)]
     pub fn from_parts(
         mode_after: usize, x_plus: DVector<f64>, f_minus: DVector<f64>, f_plus: DVector<f64>,
-        guard: ScalarJac, gdot: f64, rt: &DVector<f64>, rx: &DMatrix<f64>, rtheta: &DMatrix<f64>,
+        guard: ScalarJac, gdot: f64, rt: &DVector<f64>, rx: StateMap, rtheta: &DMatrix<f64>,
     ) -> Jump {
         // v = R_X f⁻ + R_t − f⁺
-        let v = rx * &f_minus + rt - &f_plus;
-        // R − v Gᵀ/ġ entry by entry (no outer-product temporaries)
-        let salt = |r: &DMatrix<f64>, g: &DVector<f64>| {
-            DMatrix::from_fn(r.nrows(), r.ncols(), |i, j| r[(i, j)] - v[i] * g[j] / gdot)
-        };
-        let xi = salt(rx, &guard.x);
-        let xi_theta = salt(rtheta, &guard.theta);
+        let v = rx.mul_vec(&f_minus) + rt - &f_plus;
+        // R_θ − v G_θᵀ/ġ entry by entry (no outer-product temporaries)
+        let xi_theta = DMatrix::from_fn(rtheta.nrows(), rtheta.ncols(), |i, j| {
+            rtheta[(i, j)] - v[i] * guard.theta[j] / gdot
+        });
+        let xi = Saltation::new(rx, v, &guard.x, gdot);
         Jump {
             mode_after,
             x_plus,
@@ -168,6 +176,13 @@ impl Jump {
         }
     }
 
+    /// Drops Ξ and Ξ_θ (what a consumer that has mapped the sensitivities keeps: the
+    /// guard, f⁻ and ġ serve τ and the event costs' seeds).
+    pub fn forget_maps(&mut self) {
+        self.xi = Saltation::empty();
+        self.xi_theta = DMatrix::zeros(0, 0);
+    }
+
     /// Event-time sensitivity τ = dt_e/dθ = −(G_X S⁻ + G_θ)/ġ (theory (23a)).
     pub fn tau(&self, s_minus: &DMatrix<f64>) -> DVector<f64> {
         -(s_minus.transpose() * &self.guard.x + &self.guard.theta) / self.gdot
@@ -175,7 +190,7 @@ impl Jump {
 
     /// Forward map S⁺ = Ξ S⁻ + Ξ_θ.
     pub fn forward(&self, s_minus: &DMatrix<f64>) -> DMatrix<f64> {
-        &self.xi * s_minus + &self.xi_theta
+        self.xi.mul(s_minus) + &self.xi_theta
     }
 
     /// Adjoint map going backward across the event (theory §4):

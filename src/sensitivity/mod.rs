@@ -14,6 +14,7 @@ pub(crate) mod jump;
 mod method;
 mod options;
 mod residuals;
+pub(crate) mod saltation;
 pub(crate) mod seeds;
 pub mod simultaneous;
 mod term;

@@ -131,7 +131,7 @@ fn term_jacobian_after<S: HybridSystem>(
         .map(|h| ScalarJac {
             value: h.value,
             t: h.t + h.x.dot(&r.rt),
-            x: r.rx.tr_mul(&h.x),
+            x: r.rx.tr_mul_vec(&h.x),
             theta: &h.theta + r.rtheta.tr_mul(&h.x),
         })
         .collect();
@@ -204,7 +204,7 @@ fn term_jacobian_from(
             None => jac.x[i] += dk,
             Some(r) => {
                 jac.t += dk * r.rt[i];
-                jac.x += r.rx.row(i).transpose() * dk;
+                r.rx.add_row(i, dk, &mut jac.x);
                 jac.theta += r.rtheta.row(i).transpose() * dk;
             }
         }

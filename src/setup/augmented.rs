@@ -8,7 +8,7 @@ use crate::error::ModelError;
 use crate::integrate::hybrid::GuardRate;
 use crate::integrate::trajectory::Ctx;
 use crate::model::scratch::with_scratch;
-use crate::model::{jacobian_of, jacobian_once, HybridSystem, Scalar, ScalarFn};
+use crate::model::{jacobian_of, jacobian_once, HybridSystem, Scalar, ScalarFn, StateMap};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
@@ -39,7 +39,9 @@ pub struct ResetJac {
     pub mode_after: usize,
     pub x_plus: DVector<f64>,
     pub rt: DVector<f64>,
-    pub rx: DMatrix<f64>,
+    /// R_X as an operator: the identity plus the changed rows when the system declares
+    /// the reset's pattern ([`HybridSystem::reset_pattern`]), else dense.
+    pub rx: StateMap,
     pub rtheta: DMatrix<f64>,
 }
 
@@ -333,38 +335,37 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         Ok((m2, xp))
     }
 
-    /// The reset and its Jacobians `R_t, R_X, R_θ` (identity on z; no control dependence).
+    /// The reset and its Jacobians `R_t, R_X, R_θ` (identity on z; no control dependence);
+    /// R_X structured when the system declares the reset's pattern (docs/theory.md §3, "The
+    /// jump as an operator").
     pub fn reset_jacobian(
         &self, mode: usize, k: usize, t: f64, xx: &[f64], theta: &[f64],
     ) -> Result<ResetJac, ModelError> {
         let nx = self.nx();
         let n = self.n();
-        let (m2, j) = crate::model::reset_jacobian(
-            &*self.sys,
-            nx,
-            mode,
-            k,
-            t,
-            &xx[..nx],
-            &theta[..self.np()],
-        )?;
+        let (x, p) = (&xx[..nx], &theta[..self.np()]);
+        let (m2, value, rt_x, rx, rp) = match self.sys.reset_pattern(mode, k) {
+            Some(pattern) => {
+                let (m2, r) =
+                    crate::model::reset_jacobian_on(&*self.sys, nx, mode, k, t, x, p, &pattern)?;
+                (m2, r.value, r.t, r.x, r.p)
+            }
+            None => {
+                let (m2, j) = crate::model::reset_jacobian(&*self.sys, nx, mode, k, t, x, p)?;
+                (m2, j.value, j.t, StateMap::Dense(j.x), j.p)
+            }
+        };
         let mut xp = DVector::zeros(n);
         let mut rt = DVector::zeros(n);
-        xp.rows_mut(0, nx).copy_from(&j.value.rows(0, nx));
+        xp.rows_mut(0, nx).copy_from(&value.rows(0, nx));
         xp.rows_mut(nx, n - nx).copy_from_slice(&xx[nx..n]);
-        rt.rows_mut(0, nx).copy_from(&j.t.rows(0, nx));
+        rt.rows_mut(0, nx).copy_from(&rt_x.rows(0, nx));
         // block copies (column-major, contiguous): the state block of a 1,024-state
         // system is 8 MB, which an element loop in row order crossed column by column
-        let rx = if n == nx {
-            j.x
-        } else {
-            let mut rx = DMatrix::identity(n, n);
-            rx.view_mut((0, 0), (nx, nx)).copy_from(&j.x);
-            rx
-        };
+        let rx = rx.kept_beyond(n);
         let mut rth = DMatrix::zeros(n, self.ntheta());
         rth.view_mut((0, 0), (nx, self.np()))
-            .copy_from(&j.p.view((0, 0), (nx, self.np())));
+            .copy_from(&rp.view((0, 0), (nx, self.np())));
         Ok(ResetJac {
             mode_after: m2,
             x_plus: xp,

@@ -76,6 +76,11 @@ macro_rules! builtins {
             fn flow_pattern(&self, mode: usize) -> Option<$crate::sparsity::Pattern> {
                 each_builtin!(self, [$($variant)*], s => s.flow_pattern(mode))
             }
+            fn reset_pattern(
+                &self, mode: usize, k: usize,
+            ) -> Option<$crate::sparsity::ResetPattern> {
+                each_builtin!(self, [$($variant)*], s => s.reset_pattern(mode, k))
+            }
             fn initial_mode(&self, p: &[f64]) -> usize {
                 each_builtin!(self, [$($variant)*], s => s.initial_mode(p))
             }

@@ -47,6 +47,7 @@ pub use crate::sensitivity::corner::oracle::{
 pub use crate::sensitivity::dual::dual_gradients;
 pub use crate::sensitivity::forward::{forward_sensitivity, ForwardResult};
 pub use crate::sensitivity::jump::Jump;
+pub use crate::sensitivity::saltation::Saltation;
 pub use crate::sensitivity::term_jacobian;
 pub use crate::setup::ScalarJac;
 pub use crate::systems::biped::{

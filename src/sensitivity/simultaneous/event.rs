@@ -163,11 +163,10 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
 
     /// Whether a reset is the identity at X⁻: `R = X⁻`, `R_X = I`, `R_θ = 0`, `R_t = 0`.
     fn is_identity(&self, r: &ResetJac) -> bool {
-        let nx = self.x_minus.len();
         let xm = DVector::from_column_slice(self.x_minus);
         let max_abs = |m: &DMatrix<f64>| if m.is_empty() { 0.0 } else { m.amax() };
         let dev = (&r.x_plus - &xm).amax() / (1.0 + xm.amax());
-        let rx_dev = (&r.rx - DMatrix::<f64>::identity(nx, nx)).amax();
+        let rx_dev = r.rx.distance_from_identity();
         let rt = if r.rt.is_empty() { 0.0 } else { r.rt.amax() };
         dev <= IDENTITY_TOL
             && rx_dev <= IDENTITY_TOL
@@ -209,8 +208,8 @@ impl<'s, 'a, S: HybridSystem> GroupSite<'s, 'a, S> {
                     mode: setup.dims.mode_name(mode),
                 }));
             }
-            xi_th = &jump.xi * xi_th + &jump.xi_theta;
-            xi = &jump.xi * xi;
+            xi_th = jump.xi.mul(&xi_th) + &jump.xi_theta;
+            xi = jump.xi.mul(&xi);
             x = jump.x_plus.as_slice().to_vec();
             mode = jump.mode_after;
             mask |= 1 << pos;

@@ -149,7 +149,7 @@ impl<S: HybridSystem> ColumnRhs<'_, '_, S> {
         let (mode_after, x_plus, s_plus) = match pe.multi {
             None => {
                 let jump = Jump::at(self.setup, ctx, k, t, &y[..n], &self.theta, terminal)?;
-                let sp = &jump.xi * &s_minus + self.times_dirs(&jump.xi_theta);
+                let sp = jump.xi.mul(&s_minus) + self.times_dirs(&jump.xi_theta);
                 (jump.mode_after, jump.x_plus.as_slice().to_vec(), sp)
             }
             Some((g, pos)) => {
