@@ -120,13 +120,14 @@ pub fn forward_sensitivity<S: HybridSystem>(
 }
 
 /// [`forward_sensitivity`] for callers that need the values, gradients and event times
-/// only: the run keeps checkpoints (16 bytes a step and one (X, S) every 32 steps), not
-/// the interpolants, so its memory does not grow with n(1 + nθ) per step. Its trajectory
-/// is not dense ([`Trajectory::is_dense`]): whoever needs states in between simulates.
+/// only: the run keeps nothing a step ([`Checkpointing::Discard`]: each segment's
+/// starting (X, S), the events and the end), so its memory does not grow with the
+/// horizon. Its trajectory is not dense ([`Trajectory::is_dense`]): whoever needs states
+/// in between simulates.
 pub fn forward_sensitivity_lean<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[f64],
 ) -> Result<ForwardResult, Error> {
-    forward_sensitivity_keeping(setup, theta, Checkpointing::Every(32))
+    forward_sensitivity_keeping(setup, theta, Checkpointing::Discard)
 }
 
 /// [`forward_sensitivity`] keeping the dense output under `keep`.
