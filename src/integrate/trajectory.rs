@@ -124,14 +124,15 @@ impl<D: Scalar> Segment<D> {
     pub(crate) fn discard_steps(&mut self) {
         if self.windows.is_empty() {
             if let Some(first) = self.steps.first() {
-                self.windows.push(ReplayWindow {
+                // one window, allocated to size (a push would reserve four)
+                self.windows = vec![ReplayWindow {
                     y0: first.y0().to_vec(),
                     t0: vec![first.t0],
                     h: Vec::new(),
                     fresh_jacobian: Vec::new(),
                     jacobian_at: None,
                     history: None,
-                });
+                }];
             }
         }
         self.steps.clear();
@@ -231,6 +232,8 @@ pub struct EventSide<D> {
     /// f⁻ = F_m(t_e, X⁻): the slope at the end of the step cut at the event; or
     /// f⁺ = F_{m'}(t_e, X⁺) in the event's breakpoint interval, zero after a terminal
     /// event (the state freezes). f⁺ starts the next segment, so it costs nothing extra.
+    /// Its leading components only when the run says so (a sensitivity run keeps X's:
+    /// [`crate::integrate::hybrid::HybridRhs::recorded_slope`]).
     pub f: Vec<D>,
 }
 
