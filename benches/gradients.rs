@@ -837,7 +837,7 @@ fn main() {
          \"replayed\" counts the forward steps the backward pass integrated again from a \
          checkpoint; the peak resident memory is that of \
          `hybridopt gradient --method adjoint|direct --no-tau` on the same file (the default \
-         memory budget, 24 MiB; `max_events` raised to 10,000):\n\n\
+         memory budget, 16 MiB; `max_events` raised to 10,000):\n\n\
          | t_end | events | steps (forward + backward) | forward run | adjoint | adjoint / forward | replayed steps | peak RSS adjoint | peak RSS direct |\n\
          |---|---|---|---|---|---|---|---|---|\n",
         horizons

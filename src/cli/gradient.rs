@@ -104,7 +104,7 @@ pub struct GradientArgs {
     fd_step: Option<f64>,
     /// Memory budget (MB) of the adjoint's forward run: interpolants are kept while they
     /// and the checkpoints fit in it, the rest is replayed from checkpoints by the backward
-    /// pass (`work.<method>.replayed_steps`). A number in [0, 1000000]; default 24.
+    /// pass (`work.<method>.replayed_steps`). A number in [0, 1000000]; default 16.
     #[arg(long, value_name = "MB")]
     memory_budget: Option<f64>,
     /// A fixed FD step scaled by `unit` = max(1, |θ_j|) or `value` = |θ_j| (with

@@ -125,7 +125,7 @@ pub enum Checkpointing {
     /// and the oldest interpolants are compacted into checkpoints, front first, to make
     /// room for them. The held bytes stay within the budget for as long as the
     /// checkpoints alone fit in it (≈25 bytes a step for DOPRI5 at `every` = 32: a
-    /// 24 MiB budget holds ≈1,000,000 steps, the default step limit); the backward pass
+    /// 16 MiB budget holds ≈650,000 steps, a 24 MiB one the default step limit of 10⁶); the backward pass
     /// replays what was compacted, bit-identically.
     Budget { budget_bytes: usize, every: usize },
     /// Keep no dense output: each segment keeps its starting state alone (a
@@ -163,17 +163,17 @@ impl Checkpointing {
 }
 
 impl Default for Checkpointing {
-    /// A budget of 24 MiB, checkpoints every 32 steps: the five-bar keeps all of its
-    /// 1,016-step run (≈0.6 MB) and no replay is paid; a 200 s run (≈40,000 steps, ≈25 MB
-    /// of interpolants) keeps all but its last ≈1,700 steps; a 1,000 s run (≈200,000
-    /// steps) keeps its checkpoints and the interpolants of the steps that still fit, so
-    /// that `hybridopt gradient`'s peak RSS stays under 40 MB at any horizon up to the
-    /// default step limit (issue 47). At most two replayed windows (64 steps) are held at
-    /// a time. 12 MiB, with the report run holding a second budget, replayed 21,048 of the
-    /// 200 s run's steps and moved its adjoint/forward ratio 10–25 % above the 5 s run's.
+    /// A budget of 16 MiB, checkpoints every 32 steps: the five-bar keeps all of its
+    /// 1,016-step run (≈0.8 MB) and no replay is paid; a 200 s run (≈40,000 steps,
+    /// ≈29 MB of interpolants) keeps ≈26,000 of them; a 1,000 s run (≈200,000 steps)
+    /// keeps its checkpoints (≈5 MB) and the interpolants that still fit, so that
+    /// `hybridopt gradient`'s peak RSS stays under 40 MB at any horizon (issue 47: 47 MB
+    /// at 1,000 s with 24 MiB of interpolants counted without their own size). At most
+    /// two replayed windows (64 steps) are held at a time. The replay costs one forward
+    /// step per replayed step: at most one more forward run.
     fn default() -> Self {
         Checkpointing::Budget {
-            budget_bytes: 24 << 20,
+            budget_bytes: 16 << 20,
             every: 32,
         }
     }
