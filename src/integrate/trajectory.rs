@@ -227,13 +227,14 @@ impl Segment<f64> {
 #[derive(Debug, Clone)]
 pub struct EventSide<D> {
     pub mode: usize,
-    /// X⁻ = X(t_e⁻), the state on the guard; or X⁺ = R(X⁻), the state after the reset.
+    /// X⁻ = X(t_e⁻), the state on the guard; or X⁺ = R(X⁻), the state after the reset (its
+    /// leading components only when the run says so, as for `f`).
     pub y: Vec<D>,
     /// f⁻ = F_m(t_e, X⁻): the slope at the end of the step cut at the event; or
     /// f⁺ = F_{m'}(t_e, X⁺) in the event's breakpoint interval, zero after a terminal
     /// event (the state freezes). f⁺ starts the next segment, so it costs nothing extra.
     /// Its leading components only when the run says so (a sensitivity run keeps X's:
-    /// [`crate::integrate::hybrid::HybridRhs::recorded_slope`]).
+    /// [`crate::integrate::hybrid::HybridRhs::recorded_len`]; so for X⁺).
     pub f: Vec<D>,
 }
 

@@ -49,10 +49,12 @@ pub trait HybridRhs<D: Scalar> {
     fn guard_slope(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> f64 {
         self.guard_rate(ctx, k, t, y, v).rate
     }
-    /// How many leading components of the slopes f⁻ and f⁺ the event tape keeps: all by
-    /// default; a sensitivity system's jump reads the state's alone, so its tape need not
-    /// hold the slopes of its sensitivity columns (n(1 + nθ) numbers twice an event).
-    fn recorded_slope(&self) -> usize {
+    /// How many leading components of the state after an event and of the slopes f⁻ and
+    /// f⁺ the event tape keeps (the state before it is kept whole): all by default; a
+    /// sensitivity system's jump reads the state's alone, and the state after the event
+    /// starts the next segment, so its tape need not hold its sensitivity columns there
+    /// (n·nθ numbers three times an event).
+    fn recorded_len(&self) -> usize {
         self.dim()
     }
     /// The event map: reset (and, for sensitivity systems, the jump). Returns the next

@@ -633,8 +633,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 return Err(self.non_finite(te.re(), mode, what));
             }
             let f_plus = self.slope_after(ctx, mode_after, te, &y_plus, terminal)?;
-            // the tape's slopes: their leading components that a jump reads
-            let kept = self.sys.recorded_slope().min(f.len());
+            // the tape's slopes and state after: their leading components that are read
+            let kept = self.sys.recorded_len().min(f.len());
             self.events.push(EventRecord {
                 t: te,
                 guard: k,
@@ -645,7 +645,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 },
                 after: EventSide {
                     mode: mode_after,
-                    y: y_plus.clone(),
+                    y: y_plus[..kept.min(y_plus.len())].to_vec(),
                     f: f_plus[..kept].to_vec(),
                 },
                 segment,
