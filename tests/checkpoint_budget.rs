@@ -158,7 +158,7 @@ fn memory_budget_flag_takes_megabytes_and_rejects_what_is_not_one() {
         std::process::Command::new(env!("CARGO_BIN_EXE_hybridopt"))
             .arg("gradient")
             .arg(&file)
-            .args(["--json", "--no-tau", "--memory-budget", budget])
+            .args(["--json", "--no-tau", &format!("--memory-budget={budget}")])
             .env("RUST_BACKTRACE", "0")
             .output()
             .unwrap()
