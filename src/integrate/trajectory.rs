@@ -234,7 +234,7 @@ pub struct EventSide<D> {
     /// f⁺ = F_{m'}(t_e, X⁺) in the event's breakpoint interval, zero after a terminal
     /// event (the state freezes). f⁺ starts the next segment, so it costs nothing extra.
     /// Its leading components only when the run says so (a sensitivity run keeps X's:
-    /// [`crate::integrate::hybrid::HybridRhs::recorded_len`]; so for X⁺).
+    /// the hybrid loop's `HybridRhs::recorded_len`; so for X⁺).
     pub f: Vec<D>,
 }
 
