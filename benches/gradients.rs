@@ -1005,8 +1005,8 @@ fn main() {
         claims.at_most("five_bar_seed, t_end = 200: peak RSS [MB]", m, 40.0);
     }
     // the direct method keeps nothing a step (issue 47): its peak memory at 50 s is about
-    // its 5 s one (measured 2026-12-07: 13.7 → 14.6 MB, 0.85 MB for 81 more events;
-    // before: 12.9 → 22.5 MB, ≈1 kB a step)
+    // its 5 s one (measured 2026-12-07 by `--quick`: 11.2 → 11.4 MB, 0.23 MB for 81 more
+    // events; before: 12.9 → 22.5 MB, ≈1 kB a step)
     claims.at_most(
         "five_bar_seed, t_end 5 → 50: direct peak RSS growth [MB]",
         direct_rss[1] - direct_rss[0],
