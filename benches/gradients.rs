@@ -1,14 +1,14 @@
 //! Gradient cost benchmark, with ratios measured in one run: forward simulation vs adjoint,
 //! direct, dual and FD gradients; the adjoint as the parameter count grows through a control
 //! parameterization (up to 1,000 coefficients); the five-bar's three seed costs over
-//! horizons of 5, 50 and 200 s, with the peak memory of `hybridopt gradient --method
-//! adjoint`. For the ball: `hybridopt gradient --repeat` against this benchmark's timing of
+//! horizons of 5, 50, 200 and 1,000 s, with the peak memory of `hybridopt gradient --method
+//! adjoint` and `--method direct`. For the ball: `hybridopt gradient --repeat` against this benchmark's timing of
 //! the same call, and the work-precision table of its adjoint gradient against the exact
 //! gradient (tol 1e-3 … 1e-12, every integrator; the cheapest run reaching each error).
 //!
 //! Every ratio docs/benchmarks.md claims is checked at the end: a ratio above its claim makes the
 //! benchmark exit non-zero ("CLAIM FAILED"). `--quick` (what CI runs) takes fewer
-//! repetitions and skips the slow witnesses and the 200 s horizon.
+//! repetitions and skips the slow witnesses and the 200 s and 1,000 s horizons.
 //!
 //! Run: `cargo bench --bench gradients` (or `-- --quick`). A full run writes its tables into
 //! docs/benchmarks.md (`common::publish`, the blocks `gradients-ball`,
@@ -238,7 +238,11 @@ fn manifest() -> &'static Path {
 fn five_bar_seed_file(t_end: f64) -> PathBuf {
     let text = std::fs::read_to_string(manifest().join("problems/five_bar_seed.toml")).unwrap();
     assert!(text.contains("t_end = 5.0"));
-    let text = text.replace("t_end = 5.0", &format!("t_end = {t_end:.1}"));
+    // 1.8 contacts a second: the 1,000 s run makes 1,802 events, past the default limit
+    let text = text.replace(
+        "t_end = 5.0",
+        &format!("t_end = {t_end:.1}\nmax_events = 10000"),
+    );
     let path = std::env::temp_dir().join(format!(
         "hybridopt-bench-five_bar_seed-{t_end}-{}.toml",
         std::process::id()
@@ -247,14 +251,14 @@ fn five_bar_seed_file(t_end: f64) -> PathBuf {
     path
 }
 
-/// Peak resident memory (MB) of `hybridopt gradient FILE --method adjoint --json --no-tau`,
+/// Peak resident memory (MB) of `hybridopt gradient FILE --method METHOD --json --no-tau`,
 /// as the command reports it (`memory.peak_rss_mb`, the kernel's high-water mark of its
 /// own address space).
-fn peak_rss_mb(file: &Path) -> f64 {
+fn peak_rss_mb(file: &Path, method: &str) -> f64 {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_hybridopt"))
         .arg("gradient")
         .arg(file)
-        .args(["--method", "adjoint", "--json", "--no-tau"])
+        .args(["--method", method, "--json", "--no-tau"])
         .output()
         .expect("run hybridopt");
     assert!(
@@ -599,7 +603,9 @@ fn work_precision_markdown(rows: &[WpRow], quick: bool) -> String {
 /// Interleaved rounds of the five-bar's horizon timing at `t_end`: more where a round is
 /// cheap.
 fn horizon_rounds(t_end: f64) -> usize {
-    if t_end > 100.0 {
+    if t_end > 500.0 {
+        2
+    } else if t_end > 100.0 {
         4
     } else if t_end > 10.0 {
         6
@@ -803,9 +809,9 @@ fn main() {
     let (t_dir, _) = ratio_of(&rows, GradientMethod::Direct);
 
     println!();
-    println!("== five-bar seed costs over longer horizons (adjoint gradient; peak RSS of `hybridopt gradient --method adjoint`) ==");
+    println!("== five-bar seed costs over longer horizons (adjoint gradient; peak RSS of `hybridopt gradient --method adjoint|direct`) ==");
     println!(
-        "  {:>6} {:>7} {:>8} {:>12} {:>12} {:>9} {:>9} {:>12}",
+        "  {:>6} {:>7} {:>8} {:>12} {:>12} {:>9} {:>9} {:>12} {:>12}",
         "t_end",
         "events",
         "steps",
@@ -813,22 +819,27 @@ fn main() {
         "adjoint [s]",
         "adj/fwd",
         "replayed",
-        "peak RSS [MB]"
+        "RSS adj [MB]",
+        "RSS dir [MB]"
     );
+    // the 1,000 s run (≈200,000 steps) takes minutes: full runs only
     let horizons: &[f64] = if quick {
         &[5.0, 50.0]
     } else {
-        &[5.0, 50.0, 200.0]
+        &[5.0, 50.0, 200.0, 1000.0]
     };
     let mut horizon_ratios = Vec::new();
     let mut peak_200 = None;
+    let mut long = None;
+    let mut direct_rss = Vec::new();
     let mut md_horizons = format!(
         "The best of {} interleaved rounds (at t_end = {}), at load {}; \
          \"replayed\" counts the forward steps the backward pass integrated again from a \
          checkpoint; the peak resident memory is that of \
-         `hybridopt gradient --method adjoint --no-tau` on the same file:\n\n\
-         | t_end | events | steps (forward + backward) | forward run | adjoint | adjoint / forward | replayed steps | peak RSS |\n\
-         |---|---|---|---|---|---|---|---|\n",
+         `hybridopt gradient --method adjoint|direct --no-tau` on the same file (the default \
+         memory budget, 16 MiB; `max_events` raised to 10,000):\n\n\
+         | t_end | events | steps (forward + backward) | forward run | adjoint | adjoint / forward | replayed steps | peak RSS adjoint | peak RSS direct |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
         horizons
             .iter()
             .map(|&t| horizon_rounds(t).to_string())
@@ -865,14 +876,20 @@ fn main() {
         );
         let (tf, ta) = (t[0], t[1]);
         let st = stats.unwrap();
-        let rss = peak_rss_mb(&file);
+        let rss = peak_rss_mb(&file, "adjoint");
+        let rss_direct = peak_rss_mb(&file, "direct");
         std::fs::remove_file(&file).ok();
-        if t_end >= 200.0 {
+        direct_rss.push(rss_direct);
+        if t_end == 200.0 {
             peak_200 = Some(rss);
         }
-        horizon_ratios.push(ta / tf);
+        if t_end <= 200.0 {
+            horizon_ratios.push(ta / tf);
+        } else {
+            long = Some((ta / tf, rss, rss_direct));
+        }
         println!(
-            "  {:>6} {:>7} {:>8} {:>12.3e} {:>12.3e} {:>9.2} {:>9} {:>12.1}",
+            "  {:>6} {:>7} {:>8} {:>12.3e} {:>12.3e} {:>9.2} {:>9} {:>12.1} {:>12.1}",
             t_end,
             st.events,
             st.steps,
@@ -880,10 +897,11 @@ fn main() {
             ta,
             ta / tf,
             st.replayed_steps,
-            rss
+            rss,
+            rss_direct
         );
         md_horizons += &format!(
-            "| {t_end} s | {} | {} | {} | {} | {:.2} | {} | {rss:.1} MB |\n",
+            "| {t_end} s | {} | {} | {} | {} | {:.2} | {} | {rss:.1} MB | {rss_direct:.1} MB |\n",
             st.events,
             common::thousands(st.steps),
             dur(tf),
@@ -985,6 +1003,32 @@ fn main() {
     );
     if let Some(m) = peak_200 {
         claims.at_most("five_bar_seed, t_end = 200: peak RSS [MB]", m, 40.0);
+    }
+    // the direct method keeps nothing a step (issue 47): its peak memory at 50 s is about
+    // its 5 s one (measured 2026-12-07 by `--quick`: 11.2 → 11.4 MB, 0.23 MB for 81 more
+    // events; before: 12.9 → 22.5 MB, ≈1 kB a step)
+    claims.at_most(
+        "five_bar_seed, t_end 5 → 50: direct peak RSS growth [MB]",
+        direct_rss[1] - direct_rss[0],
+        2.0,
+    );
+    if let Some((ratio, rss, rss_direct)) = long {
+        // issue 47's targets at t_end = 1,000 (≈200,000 steps, 1,802 events)
+        claims.at_most(
+            "five_bar_seed, t_end = 1,000: adjoint / forward",
+            ratio,
+            6.0,
+        );
+        claims.at_most(
+            "five_bar_seed, t_end = 1,000: adjoint peak RSS [MB]",
+            rss,
+            40.0,
+        );
+        claims.at_most(
+            "five_bar_seed, t_end = 1,000: direct peak RSS [MB]",
+            rss_direct,
+            25.0,
+        );
     }
     for (name, md) in [
         ("gradients-ball", &md_ball),

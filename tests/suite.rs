@@ -12,6 +12,7 @@ mod ball_oracle;
 mod bderivative;
 mod biped;
 mod bounds;
+mod checkpoint_budget;
 mod cli;
 mod cli_paths;
 mod cli_timing;

@@ -3,6 +3,7 @@
 use super::load;
 use anyhow::{bail, Result};
 use clap::ValueEnum;
+use hybridopt::integrate::Checkpointing;
 use hybridopt::output::gradient::gradient_text;
 use hybridopt::output::gradient::write_gradient_folder;
 use hybridopt::output::gradient::ConstraintGradient;
@@ -101,6 +102,11 @@ pub struct GradientArgs {
     /// difference being its error estimate (the JSON's `fd_error_estimate`, `fd_step`).
     #[arg(long)]
     fd_step: Option<f64>,
+    /// Memory budget (MB) of the adjoint's forward run: interpolants are kept while they
+    /// and the checkpoints fit in it, the rest is replayed from checkpoints by the backward
+    /// pass (`work.<method>.replayed_steps`). A number in [0, 1000000]; default 16.
+    #[arg(long, value_name = "MB")]
+    memory_budget: Option<f64>,
     /// A fixed FD step scaled by `unit` = max(1, |θ_j|) or `value` = |θ_j| (with
     /// `--fd-step`, default 1e-4).
     #[arg(long, value_enum)]
@@ -134,7 +140,13 @@ impl GradientArgs {
             bail!("--repeat must be at least 1");
         }
         let fd = self.fd()?;
-        let setup = p.setup()?;
+        let mut setup = p.setup()?;
+        if let Some(mb) = self.memory_budget {
+            setup = setup
+                .to_builder()
+                .checkpointing(Checkpointing::budget_mb(mb)?)
+                .build();
+        }
         let theta = p.theta_values();
         let opts = GradientOptions {
             methods: self.method.methods(),

@@ -132,9 +132,11 @@ impl<D: Scalar> DenseStep<D> {
         self.history = history;
     }
 
-    /// Bytes held by the interpolant and a multistep history (the memory budget).
+    /// Bytes held by the interpolant, a multistep history and the step itself (the
+    /// memory budget).
     pub(crate) fn bytes(&self) -> usize {
-        (self.coef.len() + 2) * std::mem::size_of::<D>()
+        self.coef.len() * std::mem::size_of::<D>()
+            + std::mem::size_of::<Self>()
             + self.history.as_ref().map_or(0, |h| h.bytes())
     }
 

@@ -120,25 +120,60 @@ pub enum Checkpointing {
     /// and each step's t0 and h, 16 bytes a step); the backward pass replays a window's
     /// steps when it needs them, bit-identically.
     Every(usize),
-    /// Keep everything while the dense output stays below `budget_bytes`; past that,
-    /// continue as [`Checkpointing::Every`] (the steps already kept stay kept, so only the
-    /// part of the run past the budget is replayed).
+    /// Keep the interpolants while they and the checkpoints stay within `budget_bytes`;
+    /// past that, every later step is kept as a checkpoint (as [`Checkpointing::Every`])
+    /// and the oldest interpolants are compacted into checkpoints, front first, to make
+    /// room for them. The held bytes stay within the budget for as long as the
+    /// checkpoints alone fit in it (≈25 bytes a step for DOPRI5 at `every` = 32: a
+    /// 16 MiB budget holds ≈650,000 steps, a 24 MiB one the default step limit of 10⁶); the backward pass
+    /// replays what was compacted, bit-identically.
     Budget { budget_bytes: usize, every: usize },
+    /// Keep no dense output: each segment keeps its starting state alone (a
+    /// [`ReplayWindow`](crate::integrate::ReplayWindow) without steps), so that the run's
+    /// memory does not grow with its step count. For runs read through their events, their
+    /// instants' states and their end (the direct method's, a report's); the adjoint
+    /// cannot run on such a trajectory.
+    Discard,
+}
+
+impl Checkpointing {
+    /// The largest budget [`Checkpointing::budget_mb`] takes: 10⁶ MB (about a terabyte).
+    pub const MAX_BUDGET_MB: f64 = 1e6;
+
+    /// [`Checkpointing::Budget`] of `mb` megabytes (MiB, the unit of `hybridopt
+    /// gradient`'s `memory.peak_rss_mb`) with checkpoints every 32 steps: the setting of
+    /// `--memory-budget MB`. `mb` must be a number in `[0, 10⁶]`; 0 keeps no interpolant
+    /// (every step is replayed from its checkpoint).
+    pub fn budget_mb(mb: f64) -> Result<Self, crate::error::Error> {
+        if !(0.0..=Self::MAX_BUDGET_MB).contains(&mb) {
+            return Err(crate::error::Error::Flag {
+                flag: "--memory-budget".into(),
+                value: mb.to_string(),
+                message: format!(
+                    "the memory budget is a number of megabytes in [0, {}]",
+                    Self::MAX_BUDGET_MB
+                ),
+            });
+        }
+        Ok(Checkpointing::Budget {
+            budget_bytes: (mb * (1u64 << 20) as f64) as usize,
+            every: 32,
+        })
+    }
 }
 
 impl Default for Checkpointing {
-    /// A budget of 24 MiB, then checkpoints every 32 steps: the five-bar keeps all of its
-    /// 1,016-step run (≈0.6 MB) and no replay is paid; a 200 s run (≈40,000 steps, ≈25 MB
-    /// of interpolants) keeps all but its last ≈1,700 steps, and longer runs replay what
-    /// lies past the budget (at most one extra forward run). `hybridopt gradient` holds
-    /// one such run (its report's run keeps checkpoints only, `Setup::simulate_compact`),
-    /// so its peak RSS stays under issue 8's 40 MB at any horizon (37.7 MB at 200 s). At
-    /// most two replayed windows (64 steps) are held at a time. 12 MiB, with the report
-    /// run holding a second budget, replayed 21,048 of the 200 s run's steps and moved
-    /// its adjoint/forward ratio 10–25 % above the 5 s run's.
+    /// A budget of 16 MiB, checkpoints every 32 steps: the five-bar keeps all of its
+    /// 1,016-step run (≈0.8 MB) and no replay is paid; a 200 s run (≈40,000 steps,
+    /// ≈29 MB of interpolants) keeps ≈26,000 of them; a 1,000 s run (≈200,000 steps)
+    /// keeps its checkpoints (≈5 MB) and the interpolants that still fit, so that
+    /// `hybridopt gradient`'s peak RSS stays under 40 MB at any horizon (issue 47: 47 MB
+    /// at 1,000 s with 24 MiB of interpolants counted without their own size). At most
+    /// two replayed windows (64 steps) are held at a time. The replay costs one forward
+    /// step per replayed step: at most one more forward run.
     fn default() -> Self {
         Checkpointing::Budget {
-            budget_bytes: 24 << 20,
+            budget_bytes: 16 << 20,
             every: 32,
         }
     }

@@ -58,6 +58,16 @@ impl<D: Scalar> ReplayWindow<D> {
     pub fn start(&self) -> D {
         self.t0[0]
     }
+
+    /// Bytes held by the window (for the memory budget): its states, times and flags, a
+    /// multistep history, and the window itself.
+    pub(crate) fn bytes(&self) -> usize {
+        let jac = self.jacobian_at.as_ref().map_or(0, |(_, y)| y.len() + 1);
+        (self.y0.len() + self.t0.len() + self.h.len() + jac) * std::mem::size_of::<D>()
+            + self.fresh_jacobian.len()
+            + self.history.as_ref().map_or(0, |h| h.bytes())
+            + std::mem::size_of::<Self>()
+    }
 }
 
 impl<D: Scalar> Segment<D> {
@@ -107,6 +117,25 @@ impl<D: Scalar> Segment<D> {
             history: self.steps[0].take_history(),
         });
         self.steps = rest;
+    }
+
+    /// Drops the dense steps, keeping the segment's starting state as a window without
+    /// steps (once: the first call sees the segment's first step).
+    pub(crate) fn discard_steps(&mut self) {
+        if self.windows.is_empty() {
+            if let Some(first) = self.steps.first() {
+                // one window, allocated to size (a push would reserve four)
+                self.windows = vec![ReplayWindow {
+                    y0: first.y0().to_vec(),
+                    t0: vec![first.t0],
+                    h: Vec::new(),
+                    fresh_jacobian: Vec::new(),
+                    jacobian_at: None,
+                    history: None,
+                }];
+            }
+        }
+        self.steps.clear();
     }
 
     /// Moves every dense step into replay windows of at most `every` steps (`jac` as in
@@ -198,11 +227,14 @@ impl Segment<f64> {
 #[derive(Debug, Clone)]
 pub struct EventSide<D> {
     pub mode: usize,
-    /// X⁻ = X(t_e⁻), the state on the guard; or X⁺ = R(X⁻), the state after the reset.
+    /// X⁻ = X(t_e⁻), the state on the guard; or X⁺ = R(X⁻), the state after the reset (its
+    /// leading components only when the run says so, as for `f`).
     pub y: Vec<D>,
     /// f⁻ = F_m(t_e, X⁻): the slope at the end of the step cut at the event; or
     /// f⁺ = F_{m'}(t_e, X⁺) in the event's breakpoint interval, zero after a terminal
     /// event (the state freezes). f⁺ starts the next segment, so it costs nothing extra.
+    /// Its leading components only when the run says so (a sensitivity run keeps X's:
+    /// the hybrid loop's `HybridRhs::recorded_len`; so for X⁺).
     pub f: Vec<D>,
 }
 
@@ -305,6 +337,15 @@ impl<D: Scalar> Trajectory<D> {
     /// the adjoint replays compacted windows itself).
     pub fn is_dense(&self) -> bool {
         self.segments.iter().all(Segment::is_dense)
+    }
+
+    /// Whether the adjoint can run on it: every segment keeps its interpolants or replay
+    /// windows with their steps (not a [`crate::integrate::Checkpointing::Discard`] run's
+    /// starting states alone).
+    pub fn is_replayable(&self) -> bool {
+        self.segments
+            .iter()
+            .all(|s| s.windows.iter().all(|w| !w.h.is_empty()))
     }
 
     /// Index of the segment containing t; at a boundary, `prefer_left` picks the segment

@@ -353,6 +353,13 @@ fn adjoint_impl<S: HybridSystem>(
 ) -> Result<(Vec<Vec<f64>>, Stats, Vec<MuHistory>), Error> {
     let (nx, np) = (setup.nx(), setup.np());
     let k = setup.objectives.len();
+    if !traj.is_replayable() {
+        return Err(Error::Internal(
+            "the adjoint needs a forward run that kept its dense output or replay windows \
+             (a `Checkpointing::Discard` run keeps neither)"
+                .into(),
+        ));
+    }
     let mut stats = Stats::default();
     // each event's jump is built when the backward pass crosses it (and for the seeds of
     // the events that costs name), never all kept: n × n each, they would grow the

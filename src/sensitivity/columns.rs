@@ -289,6 +289,10 @@ macro_rules! column_flow_rhs {
             fn dim(&self) -> usize {
                 self.flow.dim()
             }
+            /// The jump reads f⁻ and f⁺ of X alone; X⁺ is read without its columns.
+            fn recorded_len(&self) -> usize {
+                self.setup.n()
+            }
             fn rhs(&self, ctx: &Ctx, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ModelError> {
                 self.flow.rhs(ctx, t, y, dy)
             }

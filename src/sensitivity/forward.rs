@@ -119,13 +119,14 @@ pub fn forward_sensitivity<S: HybridSystem>(
 }
 
 /// [`forward_sensitivity`] for callers that need the values, gradients and event times
-/// only: the run keeps checkpoints (16 bytes a step and one (X, S) every 32 steps), not
-/// the interpolants, so its memory does not grow with n(1 + nθ) per step. Its trajectory
-/// is not dense ([`Trajectory::is_dense`]): whoever needs states in between simulates.
+/// only: the run keeps nothing a step ([`Checkpointing::Discard`]: each segment's
+/// starting (X, S), the events and the end), so its memory does not grow with the
+/// horizon. Its trajectory is not dense ([`Trajectory::is_dense`]): whoever needs states
+/// in between simulates.
 pub fn forward_sensitivity_lean<S: HybridSystem>(
     setup: &Setup<'_, S>, theta: &[f64],
 ) -> Result<ForwardResult, Error> {
-    forward_sensitivity_keeping(setup, theta, Checkpointing::Every(32))
+    forward_sensitivity_keeping(setup, theta, Checkpointing::Discard)
 }
 
 /// [`forward_sensitivity`] keeping the dense output under `keep`.
@@ -151,22 +152,21 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
             traj.events.len()
         )));
     }
-    let s_minus: Vec<DMatrix<f64>> = traj
-        .events
-        .iter()
-        .map(|e| DMatrix::from_column_slice(n, nth, &e.before.y[n..]))
-        .collect();
+    // S⁻ of an event, read from the tape when needed (not all held at once)
+    let s_minus =
+        |t: &Trajectory, i: usize| DMatrix::from_column_slice(n, nth, &t.events[i].before.y[n..]);
     let events = traj
         .events
         .iter()
-        .zip(jumps.iter().zip(&s_minus))
-        .map(|(e, (jump, s))| EventSensitivity {
+        .zip(&jumps)
+        .enumerate()
+        .map(|(i, (e, jump))| EventSensitivity {
             t: e.t,
             guard: e.guard,
             mode_before: e.mode_before(),
             mode_after: e.mode_after(),
             group: e.group,
-            tau: jump.tau(s).as_slice().to_vec(),
+            tau: jump.tau(&s_minus(&traj, i)).as_slice().to_vec(),
         })
         .collect();
     let s_f = DMatrix::from_column_slice(n, nth, &traj.y_final[n..]);
@@ -186,7 +186,7 @@ fn forward_sensitivity_keeping<S: HybridSystem>(
     let gradients = rhs.flow.derivatives(
         &seeds,
         &s_f,
-        |i| s_minus[i].clone(),
+        |i| s_minus(&state_only.trajectory, i),
         |si| {
             let (y, _) = state_only
                 .trajectory

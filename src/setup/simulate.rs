@@ -113,6 +113,16 @@ impl<S: HybridSystem> Setup<'_, S> {
         self.simulate_keeping(theta.to_vec(), Checkpointing::Every(32))
     }
 
+    /// The same simulation keeping nothing a step ([`Checkpointing::Discard`]: each
+    /// segment's starting state, the events and the end): for reports that read the events,
+    /// counts and values, and for timing a plain run, at a memory that does not grow with
+    /// the horizon.
+    pub fn simulate_lean(
+        &self, theta: &[f64],
+    ) -> Result<crate::integrate::Trajectory, crate::error::Error> {
+        self.simulate_keeping(theta.to_vec(), Checkpointing::Discard)
+    }
+
     /// The same simulation in any scalar (dual numbers give the witness derivative).
     pub fn simulate_generic<D: Scalar>(
         &self, theta: Vec<D>,

@@ -49,6 +49,14 @@ pub trait HybridRhs<D: Scalar> {
     fn guard_slope(&self, ctx: &Ctx, k: usize, t: f64, y: &[f64], v: &[f64]) -> f64 {
         self.guard_rate(ctx, k, t, y, v).rate
     }
+    /// How many leading components of the state after an event and of the slopes f⁻ and
+    /// f⁺ the event tape keeps (the state before it is kept whole): all by default; a
+    /// sensitivity system's jump reads the state's alone, and the state after the event
+    /// starts the next segment, so its tape need not hold its sensitivity columns there
+    /// (n·nθ numbers three times an event).
+    fn recorded_len(&self) -> usize {
+        self.dim()
+    }
     /// The event map: reset (and, for sensitivity systems, the jump). Returns the next
     /// mode and the integrated vector after the event. `terminal`: the run ends here.
     fn event(

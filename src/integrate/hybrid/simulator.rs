@@ -633,18 +633,20 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 return Err(self.non_finite(te.re(), mode, what));
             }
             let f_plus = self.slope_after(ctx, mode_after, te, &y_plus, terminal)?;
+            // the tape's slopes and state after: their leading components that are read
+            let kept = self.sys.recorded_len().min(f.len());
             self.events.push(EventRecord {
                 t: te,
                 guard: k,
                 before: EventSide {
                     mode,
                     y: std::mem::take(&mut y),
-                    f: std::mem::take(&mut f),
+                    f: f[..kept].to_vec(),
                 },
                 after: EventSide {
                     mode: mode_after,
-                    y: y_plus.clone(),
-                    f: f_plus.clone(),
+                    y: y_plus[..kept.min(y_plus.len())].to_vec(),
+                    f: f_plus[..kept].to_vec(),
                 },
                 segment,
                 group: self.group_id,

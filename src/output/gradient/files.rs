@@ -35,7 +35,14 @@ pub fn write_gradient_folder<S: HybridSystem>(
     let params: Vec<usize> = (0..setup.np()).collect();
     let fig = artifacts::sensitivity_figure(setup, fw, theta, plot_outputs, &params)?;
     stage.write_figure("sensitivity", &fig)?;
-    let (_, hist) = adjoint_with_history(setup, &run.trajectory, theta)?;
+    let replayable;
+    let traj = if run.trajectory.is_replayable() {
+        &run.trajectory
+    } else {
+        replayable = setup.simulate_compact(theta)?;
+        &replayable
+    };
+    let (_, hist) = adjoint_with_history(setup, traj, theta)?;
     let fd = match run.runs.iter().find(|r| r.method == GradientMethod::Fd) {
         Some(r) => r.evaluation.gradients.clone(),
         None => fd_gradients(setup, theta, Default::default())?,

@@ -102,7 +102,13 @@ pub fn run_gradient<S: HybridSystem>(
             message: "must be at least 1".into(),
         });
     }
-    let trajectory = setup.simulate_compact(theta)?;
+    // the report reads the run's events and counts; the `--out` figures' adjoint history
+    // replays its checkpoints
+    let trajectory = if opts.figures {
+        setup.simulate_compact(theta)?
+    } else {
+        setup.simulate_lean(theta)?
+    };
     let runs = timed_runs(setup, theta, &opts.methods, opts.repeat, opts.fd)?;
     let plain = plain_timing(setup, theta, &runs, opts.repeat)?;
     let from_run = runs
@@ -198,7 +204,7 @@ fn plain_timing<S: HybridSystem>(
     let mut tf = Vec::with_capacity(repeat);
     for _ in 0..repeat {
         let t0 = Instant::now();
-        setup.simulate(theta)?;
+        setup.simulate_lean(theta)?;
         tf.push(t0.elapsed().as_secs_f64());
     }
     Ok(PlainTiming {
