@@ -151,17 +151,7 @@ fn the_chain_gradient_through_its_impacts_has_two_witnesses() {
         let tr = st.simulate(t).unwrap();
         st.objective_values(&tr, t).unwrap()[0]
     };
-    let fd: Vec<f64> = (0..th.len())
-        .map(|j| {
-            let h = 1e-4 * th[j].abs().max(0.01);
-            let at = |k: f64| {
-                let mut t = th.clone();
-                t[j] += k * h;
-                psi(&t)
-            };
-            (-at(2.0) + 8.0 * at(1.0) - 8.0 * at(-1.0) + at(-2.0)) / (12.0 * h)
-        })
-        .collect();
+    let fd = common::central4(&th, psi);
     let (a, d) = (&adjoint.gradients[0], &direct.gradients[0]);
     println!("{events} impacts; adjoint {a:?}");
     // measured 5.5e-10 (2026-12-07; at rtol 1e-8 the adjoint's own error, 2.4e-7 on
