@@ -11,7 +11,7 @@
 //!   `Ξ = R_x − (R_x f⁻ + R_t − f⁺) g_x/ġ`, `τ = dt_e/dp = −(g_x S⁻ + g_p)/ġ`
 //!   (`sensitivity/jump.rs`, the only place the jump is written);
 //! * the continuous adjoint `λ̇ = −f_xᵀλ`, `μ̇ = −f_pᵀλ` with `λ⁻ = Ξᵀλ⁺ + c_x`,
-//!   `μ⁻ = μ⁺ + Ξ_pᵀλ⁺ + c_p` (`sensitivity/adjoint.rs`);
+//!   `μ⁻ = μ⁺ + Ξ_pᵀλ⁺ + c_p` (`sensitivity/adjoint/`);
 //! * two witnesses: central finite differences and the whole simulation in dual numbers;
 //! * at simultaneous crossings, the B-derivative (Algorithm 2.1 of Council, Revzen & Burden)
 //!   and the gradient of every crossing order ([`sensitivity::corner`],

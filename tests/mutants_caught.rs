@@ -1,6 +1,6 @@
 //! Tests that kill mutants cargo-mutants found surviving the rest of the suite (issue 14).
 //!
-//! `adjoint.rs` `Layout::mu_act`: the index of a control coefficient's μ in the backward
+//! `adjoint/layout.rs` `Layout::mu_act`: the index of a control coefficient's μ in the backward
 //! vector, `k(n + n_p) + (j n_u + ch) n_active + a`. Every other test has one control
 //! channel and one objective per backward pass (n_u = 1, j = 0), where `j n_u + ch` is 0
 //! however it is mutated; two channels and three objectives in one pass make every column
@@ -161,7 +161,7 @@ fn sdirk3_adjoint_step_counts_are_pinned() {
     let (_, st) = adjoint_gradients(&s, &traj, &p).unwrap();
     println!("adjoint SDIRK3 stats: {st:?}");
     // measured 2026-12-05: exact counts (15,662, 6, 188,023 before the adjoint's column
-    // scale max(1, rms λ), sensitivity/adjoint.rs; 14,848, 7, 178,267 before the implicit
+    // scale max(1, rms λ), sensitivity/adjoint/segment.rs; 14,848, 7, 178,267 before the implicit
     // methods' predictive step-size controller, integrate/stepper.rs)
     assert_eq!(
         (st.steps, st.rejected, st.rhs_evals),
