@@ -19,8 +19,9 @@
 //! **Cost.** Each backward stage needs `Λᵀ F_X`, `Λᵀ F_u`, `Λᵀ F_p` for all k columns at
 //! once ([`Setup::vjp_multi`], through the system's `flow_vjp` hook); the control
 //! coefficients enter only through the few active in the current control interval, so K
+//! coefficients add O(active) work per step.
 //!
-//! **Rooms.** [`pass`](self) walks the trajectory from tf to t0: the seeds at tf, the
+//! **Rooms.** `pass` walks the trajectory from tf to t0: the seeds at tf, the
 //! transposed jumps at each segment's end, the value at t0; `segment` integrates one
 //! segment's columns back (packed by their scale into the vector `layout` describes);
 //! `rhs` is the backward system it integrates; `states` gives that system x(t) from the
