@@ -137,7 +137,7 @@ pub enum Error {
     /// More events than `max_events` before the horizon: events accumulate (a ball
     /// coming to rest) or a guard keeps firing. Shorten the horizon, stop the run at an
     /// occurrence (`stop_after`), or raise `max_events` if the events are genuine.
-    #[error("Zeno behaviour: more than max_events = {max_events} events by t = {t} (mode '{mode}', last guard '{guard}'); raise max_events if the events are genuine")]
+    #[error("more than max_events = {max_events} events by t = {t} (mode '{mode}', last guard '{guard}'): Zeno behaviour (events accumulating), or a long run whose events are genuine — then raise [simulation] max_events")]
     Zeno {
         t: f64,
         mode: String,

@@ -763,11 +763,7 @@ fn runs_hitting_limits_keep_earlier_results() {
         .replace("e  = { value = 0.8 }", "e  = { value = 0.95 }")
         .replace("t_end = 3.0", "t_end = 20.0");
     let cases = [
-        (
-            "zeno",
-            zeno,
-            "Zeno behaviour: more than max_events = 5 events",
-        ),
+        ("zeno", zeno, "more than max_events = 5 events by t = "),
         ("blowup", one_state("y^2"), "step-size underflow at t = 1.0"),
         (
             "nan",

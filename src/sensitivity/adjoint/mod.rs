@@ -17,7 +17,7 @@
 //! cost 13,672 right-hand sides against 9,604 for the adaptive pass.
 //!
 //! **Cost.** Each backward stage needs `Λᵀ F_X`, `Λᵀ F_u`, `Λᵀ F_p` for all k columns at
-//! once ([`Setup::vjp_multi`], through the system's `flow_vjp` hook); the control
+//! once ([`Setup::vjp_multi`](crate::setup::Setup::vjp_multi), through the system's `flow_vjp` hook); the control
 //! coefficients enter only through the few active in the current control interval, so K
 //! coefficients add O(active) work per step.
 //!
