@@ -156,6 +156,18 @@ impl Best {
             });
         }
     }
+
+    /// `run` as it ends, or, when it ran out of iterations or stalled, with the least-KKT
+    /// iterate `best` in its place if that was an earlier one (`returned` says which).
+    fn instead_of(best: Option<Best>, mut run: SqpRun) -> SqpRun {
+        if matches!(run.end, SqpEnd::MaxIterations | SqpEnd::Stalled(_)) {
+            if let Some(b) = best.filter(|b| b.iteration != run.iterations) {
+                (run.point, run.lambda, run.kkt) = (b.point, b.lambda, b.kkt);
+                run.returned = Some(b.iteration);
+            }
+        }
+        run
+    }
 }
 
 /// Runs the SQP from x0 (clamped into the bounds).
@@ -189,7 +201,7 @@ pub(crate) fn sqp(
         history.push(Iterate::at(iteration, &p, k, last_step));
         Best::offer(&mut best, &p, &lambda, k, iteration);
         let mut end = |end: SqpEnd, p: Point, evaluations: usize, history: Vec<Iterate>| {
-            let mut run = SqpRun {
+            let run = SqpRun {
                 end,
                 initial: initial.clone(),
                 lambda: lambda.clone(),
@@ -200,13 +212,7 @@ pub(crate) fn sqp(
                 history,
                 returned: None,
             };
-            if matches!(run.end, SqpEnd::MaxIterations | SqpEnd::Stalled(_)) {
-                if let Some(b) = best.take().filter(|b| b.iteration != iteration) {
-                    (run.point, run.lambda, run.kkt) = (b.point, b.lambda, b.kkt);
-                    run.returned = Some(b.iteration);
-                }
-            }
-            run
+            Best::instead_of(best.take(), run)
         };
         let step = match step {
             Ok(step) => step,
