@@ -1,10 +1,13 @@
 //! Kinks: points where ψ is nonsmooth in the optimized variables (a simultaneous event whose
-//! crossing orders give different gradients, theory.md §7). The pieces' gradients, the
+//! crossing orders give different gradients, theory.md §7; a state event on a node where
+//! the controls jump, §11). The pieces' gradients, the
 //! min-norm element of their convex hull (a descent direction for every piece) and the
 //! one-sided derivatives along ±e_i.
 
 use crate::error::Error;
 use crate::model::HybridSystem;
+use crate::sensitivity::forward::forward_sensitivity_lean;
+use crate::sensitivity::node::{events_on_nodes, node_directional, node_piece_gradients};
 use crate::sensitivity::simultaneous::{directional_derivatives, piece_gradients, NONSMOOTH_TOL};
 use crate::sensitivity::Evaluation;
 use crate::setup::Setup;
@@ -95,7 +98,7 @@ pub(super) fn kink_at<S: HybridSystem>(
 ) -> Result<Option<KinkReport>, Error> {
     let evs = &ev.trajectory.events;
     if !evs.windows(2).any(|w| w[0].group == w[1].group) {
-        return Ok(None);
+        return node_kink(setup, free, th, ev);
     }
     let Some((times, pieces)) = differing_pieces(setup, free, th)? else {
         return Ok(None);
@@ -168,4 +171,70 @@ fn one_sided<S: HybridSystem>(
             )
         })
         .collect())
+}
+
+/// A kink from state events on control nodes (sensitivity/node.rs): the recorded sides'
+/// gradient and, for each such event, the gradient with it on its node's other side when
+/// that differs; the one-sided derivatives from the events' τ (one direct pass).
+fn node_kink<S: HybridSystem>(
+    setup: &Setup<'_, S>, free: &[usize], th: &[f64], ev: &Evaluation,
+) -> Result<Option<KinkReport>, Error> {
+    let on = events_on_nodes(setup, &ev.trajectory, th);
+    if on.is_empty() {
+        return Ok(None);
+    }
+    // a run that kept what the backward pass needs (the evaluation's may not have)
+    let traj = setup.simulate(th)?;
+    let restrict = |g: &[f64]| -> Vec<f64> { free.iter().map(|&k| g[k]).collect() };
+    let norm = |v: &[f64]| dot(v, v).sqrt();
+    let base = restrict(&node_piece_gradients(setup, &traj, th, &on, &[])?[0]);
+    let mut pieces = vec![("recorded sides".to_string(), base.clone())];
+    let mut times = Vec::new();
+    for (j, ne) in on.iter().enumerate() {
+        let g = restrict(&node_piece_gradients(setup, &traj, th, &on, &[j])?[0]);
+        let diff: Vec<f64> = g.iter().zip(&base).map(|(a, b)| a - b).collect();
+        if norm(&diff) > NONSMOOTH_TOL * norm(&base).max(1e-300) {
+            let e = &traj.events[ne.event];
+            times.push(e.t);
+            let side = if ne.after { "before" } else { "after" };
+            let what = format!(
+                "t = {}: guard '{}' {side} the control node {}",
+                e.t,
+                setup.dims.guard_name(e.guard),
+                ne.node
+            );
+            pieces.push((what, g));
+        }
+    }
+    if pieces.len() == 1 {
+        return Ok(None);
+    }
+    let fwd = forward_sensitivity_lean(setup, th)?;
+    let taus: Vec<Vec<f64>> = on
+        .iter()
+        .map(|ne| fwd.events[ne.event].tau.clone())
+        .collect();
+    let names = setup.theta_names();
+    let mut dirs = Vec::new();
+    for &k in free {
+        for sgn in [1.0, -1.0] {
+            let mut d = vec![0.0; th.len()];
+            d[k] = sgn;
+            dirs.push(d);
+        }
+    }
+    let dd = node_directional(setup, &traj, th, &on, &taus, &dirs)?;
+    let one_sided = free
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (names[k].clone(), dd[2 * i][0], dd[2 * i + 1][0]))
+        .collect();
+    let vecs: Vec<Vec<f64>> = pieces.iter().map(|p| p.1.clone()).collect();
+    Ok(Some(KinkReport {
+        theta: th.to_vec(),
+        times,
+        min_norm: min_norm_in_hull(&vecs),
+        pieces,
+        one_sided,
+    }))
 }

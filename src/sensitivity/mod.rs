@@ -12,6 +12,7 @@ pub(crate) mod fd;
 pub(crate) mod forward;
 pub(crate) mod jump;
 mod method;
+pub(crate) mod node;
 mod options;
 mod residuals;
 pub(crate) mod saltation;

@@ -47,6 +47,9 @@ pub use crate::sensitivity::corner::oracle::{
 pub use crate::sensitivity::dual::dual_gradients;
 pub use crate::sensitivity::forward::{forward_sensitivity, ForwardResult};
 pub use crate::sensitivity::jump::Jump;
+pub use crate::sensitivity::node::{
+    events_on_nodes, node_directional, node_piece_gradients, NodeEvent,
+};
 pub use crate::sensitivity::saltation::Saltation;
 pub use crate::sensitivity::term_jacobian;
 pub use crate::setup::ScalarJac;
