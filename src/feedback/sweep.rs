@@ -18,7 +18,7 @@ use super::riccati::RiccatiRhs;
 use super::weights::Weights;
 use crate::error::Error;
 use crate::error::FeedbackError;
-use crate::integrate::smooth::{integrate_smooth_from, SmoothError};
+use crate::integrate::smooth::integrate_smooth_from;
 use crate::integrate::{Stats, Trajectory};
 use crate::model::HybridSystem;
 use crate::setup::Setup;
@@ -108,7 +108,13 @@ pub(crate) fn sweep<S: HybridSystem>(
             &mut stats,
             Some(&mut keep),
         )
-        .map_err(|e| smooth_error(setup, seg.mode, e))?;
+        .map_err(|e| {
+            e.into_error(
+                setup.dims().mode_name(seg.mode),
+                setup.solver().max_steps,
+                "Riccati equation",
+            )
+        })?;
         h_carry = Some(h);
         p = symmetric(DMatrix::from_column_slice(n, n, &y1));
         knots.reverse();
@@ -127,28 +133,4 @@ pub(crate) fn sweep<S: HybridSystem>(
         segments: out,
         stats,
     })
-}
-
-/// The typed error of a failed backward integration (as the adjoint reports it).
-fn smooth_error<S: HybridSystem>(setup: &Setup<'_, S>, mode: usize, e: SmoothError) -> Error {
-    let m = setup.dims().mode_name(mode);
-    match e {
-        SmoothError::Model { t, source } => Error::Model { t, mode: m, source },
-        SmoothError::Underflow { t, h } => Error::StepSizeUnderflow {
-            t,
-            mode: m,
-            h,
-            h_min: 16.0 * f64::EPSILON * t.abs().max(1.0),
-        },
-        SmoothError::NonFinite { t } => Error::NonFinite {
-            t,
-            mode: m,
-            what: "Riccati equation".into(),
-        },
-        SmoothError::TooManySteps { t } => Error::TooManySteps {
-            t,
-            mode: m,
-            max_steps: setup.solver().max_steps,
-        },
-    }
 }

@@ -5,7 +5,7 @@ use super::options::SolverOptions;
 use super::stepper::{initial_step, try_step_into, Controller, OdeRhs, StepInPlace};
 use super::trajectory::Stats;
 use super::Newton;
-use crate::error::ModelError;
+use crate::error::{Error, ModelError};
 use crate::model::Scalar;
 
 /// Why a smooth integration stopped early.
@@ -15,6 +15,28 @@ pub enum SmoothError {
     Underflow { t: f64, h: f64 },
     NonFinite { t: f64 },
     TooManySteps { t: f64 },
+}
+
+impl SmoothError {
+    /// The run's typed error: in mode `mode` (its name), `max_steps` the solver's limit,
+    /// `what` the integrated quantity that a non-finite value is reported for.
+    pub fn into_error(self, mode: String, max_steps: usize, what: &str) -> Error {
+        match self {
+            SmoothError::Model { t, source } => Error::Model { t, mode, source },
+            SmoothError::Underflow { t, h } => Error::StepSizeUnderflow {
+                t,
+                mode,
+                h,
+                h_min: 16.0 * f64::EPSILON * t.abs().max(1.0),
+            },
+            SmoothError::NonFinite { t } => Error::NonFinite {
+                t,
+                mode,
+                what: what.into(),
+            },
+            SmoothError::TooManySteps { t } => Error::TooManySteps { t, mode, max_steps },
+        }
+    }
 }
 
 /// Integrates `ẏ = F(t, y)` from `ta` to `tb` (tb < ta integrates backward). Returns the

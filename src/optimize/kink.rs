@@ -26,6 +26,23 @@ pub struct KinkReport {
     pub one_sided: Vec<(String, f64, f64)>,
 }
 
+impl KinkReport {
+    /// The report at θ with its pieces' min-norm element.
+    fn new(
+        th: &[f64], times: Vec<f64>, pieces: Vec<(String, Vec<f64>)>,
+        one_sided: Vec<(String, f64, f64)>,
+    ) -> Self {
+        let vecs: Vec<Vec<f64>> = pieces.iter().map(|p| p.1.clone()).collect();
+        KinkReport {
+            theta: th.to_vec(),
+            times,
+            min_norm: min_norm_in_hull(&vecs),
+            pieces,
+            one_sided,
+        }
+    }
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -103,14 +120,8 @@ pub(super) fn kink_at<S: HybridSystem>(
     let Some((times, pieces)) = differing_pieces(setup, free, th)? else {
         return Ok(None);
     };
-    let vecs: Vec<Vec<f64>> = pieces.iter().map(|p| p.1.clone()).collect();
-    Ok(Some(KinkReport {
-        theta: th.to_vec(),
-        times,
-        min_norm: min_norm_in_hull(&vecs),
-        pieces,
-        one_sided: one_sided(setup, free, th)?,
-    }))
+    let one_sided = one_sided(setup, free, th)?;
+    Ok(Some(KinkReport::new(th, times, pieces, one_sided)))
 }
 
 type Pieces = (Vec<f64>, Vec<(String, Vec<f64>)>);
@@ -150,27 +161,33 @@ fn differing_pieces<S: HybridSystem>(
 fn one_sided<S: HybridSystem>(
     setup: &Setup<'_, S>, free: &[usize], th: &[f64],
 ) -> Result<Vec<(String, f64, f64)>, Error> {
-    let names = setup.theta_names();
-    let mut dirs = Vec::new();
+    let dd = directional_derivatives(setup, th, &unit_directions(free, th.len()))?;
+    let d: Vec<f64> = dd.iter().map(|x| x.derivatives[0]).collect();
+    Ok(by_entry(setup, free, &d))
+}
+
+/// `+e_k`, `−e_k` for each optimized entry k, in that order.
+fn unit_directions(free: &[usize], n: usize) -> Vec<Vec<f64>> {
+    let mut dirs = Vec::with_capacity(2 * free.len());
     for &k in free {
         for sgn in [1.0, -1.0] {
-            let mut d = vec![0.0; th.len()];
+            let mut d = vec![0.0; n];
             d[k] = sgn;
             dirs.push(d);
         }
     }
-    let dd = directional_derivatives(setup, th, &dirs)?;
-    Ok(free
-        .iter()
+    dirs
+}
+
+/// The derivatives along [`unit_directions`] paired by entry: (name, +, −).
+fn by_entry<S: HybridSystem>(
+    setup: &Setup<'_, S>, free: &[usize], d: &[f64],
+) -> Vec<(String, f64, f64)> {
+    let names = setup.theta_names();
+    free.iter()
         .enumerate()
-        .map(|(i, &k)| {
-            (
-                names[k].clone(),
-                dd[2 * i].derivatives[0],
-                dd[2 * i + 1].derivatives[0],
-            )
-        })
-        .collect())
+        .map(|(i, &k)| (names[k].clone(), d[2 * i], d[2 * i + 1]))
+        .collect()
 }
 
 /// A kink from state events on control nodes (sensitivity/node.rs): the recorded sides'
@@ -214,27 +231,15 @@ fn node_kink<S: HybridSystem>(
         .iter()
         .map(|ne| fwd.events[ne.event].tau.clone())
         .collect();
-    let names = setup.theta_names();
-    let mut dirs = Vec::new();
-    for &k in free {
-        for sgn in [1.0, -1.0] {
-            let mut d = vec![0.0; th.len()];
-            d[k] = sgn;
-            dirs.push(d);
-        }
-    }
-    let dd = node_directional(setup, &traj, th, &on, &taus, &dirs)?;
-    let one_sided = free
-        .iter()
-        .enumerate()
-        .map(|(i, &k)| (names[k].clone(), dd[2 * i][0], dd[2 * i + 1][0]))
-        .collect();
-    let vecs: Vec<Vec<f64>> = pieces.iter().map(|p| p.1.clone()).collect();
-    Ok(Some(KinkReport {
-        theta: th.to_vec(),
-        times,
-        min_norm: min_norm_in_hull(&vecs),
-        pieces,
-        one_sided,
-    }))
+    let dd = node_directional(
+        setup,
+        &traj,
+        th,
+        &on,
+        &taus,
+        &unit_directions(free, th.len()),
+    )?;
+    let d: Vec<f64> = dd.iter().map(|x| x[0]).collect();
+    let one_sided = by_entry(setup, free, &d);
+    Ok(Some(KinkReport::new(th, times, pieces, one_sided)))
 }

@@ -5,7 +5,7 @@
 use super::layout::Layout;
 use super::rhs::{AdjointRhs, AdjointScratch};
 use crate::error::Error;
-use crate::integrate::smooth::{integrate_smooth_from, SmoothError};
+use crate::integrate::smooth::integrate_smooth_from;
 use crate::integrate::{Segment, Stats};
 use crate::model::HybridSystem;
 use crate::setup::{Plain, Setup};
@@ -74,36 +74,19 @@ impl<'s, 'a, S: HybridSystem> Backward<'s, 'a, S> {
             &mut self.stats,
             observer,
         )
-        .map_err(|e| smooth_error(setup, seg.mode, e))?;
+        .map_err(|e| {
+            e.into_error(
+                setup.dims.mode_name(seg.mode),
+                setup.solver.max_steps,
+                "adjoint",
+            )
+        })?;
         self.h_carry = Some(h);
         let replayed = rhs.replayed();
         self.stats.replayed_steps += replayed.steps;
         self.stats.rhs_evals += replayed.rhs_evals;
         packing.unpack(&y1, lam, mu);
         Ok(())
-    }
-}
-
-fn smooth_error<S: HybridSystem>(setup: &Setup<'_, S>, mode: usize, e: SmoothError) -> Error {
-    let m = setup.dims.mode_name(mode);
-    match e {
-        SmoothError::Model { t, source } => Error::Model { t, mode: m, source },
-        SmoothError::Underflow { t, h } => Error::StepSizeUnderflow {
-            t,
-            mode: m,
-            h,
-            h_min: 16.0 * f64::EPSILON * t.abs().max(1.0),
-        },
-        SmoothError::NonFinite { t } => Error::NonFinite {
-            t,
-            mode: m,
-            what: "adjoint".into(),
-        },
-        SmoothError::TooManySteps { t } => Error::TooManySteps {
-            t,
-            mode: m,
-            max_steps: setup.solver.max_steps,
-        },
     }
 }
 
