@@ -435,7 +435,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         match scan {
             GuardScan::Sticky(k) => self.reject_sticky(open, k, &plan, end.h_used),
             GuardScan::Clear => Ok(self.accept(open, end, plan.last)),
-            GuardScan::Crossings(c) => self.end_at_events(open, end, c),
+            GuardScan::Crossings(c) => self.end_at_events(*open, end, c),
         }
     }
 
@@ -549,7 +549,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// A step with crossings: cut it at the earliest (with the crossings simultaneous with
     /// it), close the segment there, check for grazing and apply the event group.
     fn end_at_events(
-        &mut self, mut open: Box<Open<D>>, end: StepEnd<D>, crossings: Vec<(f64, usize)>,
+        &mut self, mut open: Open<D>, end: StepEnd<D>, crossings: Vec<(f64, usize)>,
     ) -> Result<StepOutcome, Error> {
         let (t, mode) = (self.t, self.mode);
         let t0_re = end.dense.t0.re();
