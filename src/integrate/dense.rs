@@ -56,22 +56,17 @@ impl<D: Scalar> DenseStep<D> {
     ) -> Self {
         let n = y0.len();
         let (y1, f0, f1) = (&y1[..n], &f0[..n], &f1[..n]);
-        // r1 = y0, r2 = y1 − y0, r3 = h f0 − r2, r4 = r2 − h f1 − r3, r5 given: one pass
-        // per component into one allocation
-        let mut coef = vec![D::zero(); 5 * n];
-        let (r1, rest) = coef.split_at_mut(n);
-        let (r2, rest) = rest.split_at_mut(n);
-        let (r3, rest) = rest.split_at_mut(n);
-        let (r4, r5v) = rest.split_at_mut(n);
-        r1.copy_from_slice(y0);
-        for i in 0..n {
-            let d = y1[i] - y0[i];
-            let c3 = h * f0[i] - d;
-            r2[i] = d;
-            r3[i] = c3;
-            r4[i] = d - h * f1[i] - c3;
-            r5v[i] = r5(i);
-        }
+        // r1 = y0, r2 = y1 − y0, r3 = h f0 − r2, r4 = r2 − h f1 − r3, r5 given: row by
+        // row into one allocation, never zero-filled (r2 and r3 are recomputed where a
+        // later row needs them: the same operations, the same bits)
+        let r2 = |i: usize| y1[i] - y0[i];
+        let r3 = |i: usize| h * f0[i] - r2(i);
+        let mut coef = Vec::with_capacity(5 * n);
+        coef.extend_from_slice(y0);
+        coef.extend((0..n).map(r2));
+        coef.extend((0..n).map(r3));
+        coef.extend((0..n).map(|i| r2(i) - h * f1[i] - r3(i)));
+        coef.extend((0..n).map(r5));
         Self::with_coef(t0, h, n, coef)
     }
 

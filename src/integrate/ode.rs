@@ -126,13 +126,6 @@ pub enum Attempt<D> {
 }
 
 impl<D> Attempt<D> {
-    /// The right-hand-side evaluations the attempt took, converged or not.
-    pub(super) fn evals(&self) -> usize {
-        match *self {
-            Attempt::Done { evals, .. } | Attempt::NewtonFailed { evals } => evals,
-        }
-    }
-
     /// A computed step of a one-step method (no history to carry).
     pub(super) fn done(
         y1: Vec<D>, f1: Vec<D>, err: f64, dense: DenseStep<D>, evals: usize,

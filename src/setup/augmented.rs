@@ -97,7 +97,14 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         &self, ctx: &Ctx, t: D, yref: &mut [D],
     ) -> Result<(), ModelError> {
         for (r, &(o, term)) in yref.iter_mut().zip(&self.running) {
-            *r = self.reference_output(&self.objectives[o].terms[term], ctx, t)?;
+            let term = &self.objectives[o].terms[term];
+            // a term that tracks nothing has no reference: no call (this runs at every
+            // right-hand side)
+            *r = if matches!(term, Term::Track { .. }) {
+                self.reference_output(term, ctx, t)?
+            } else {
+                D::zero()
+            };
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ use crate::error::{Error, ModelError};
 use crate::integrate::dense::DenseStep;
 use crate::integrate::options::{Checkpointing, EventOptions, SolverOptions};
 use crate::integrate::stepper::{
-    initial_step, try_step_from, Attempt, BdfHistory, Controller, Tolerances,
+    initial_step, try_step_dense_into, BdfHistory, Controller, DenseAttempt, Tolerances,
 };
 use crate::integrate::trajectory::{EventRecord, EventSide, Segment, Stats, Trajectory};
 use crate::integrate::Newton;
@@ -108,7 +108,15 @@ pub struct Simulator<'a, D: Scalar, H: HybridRhs<D> + ?Sized> {
     /// Index of the next breakpoint.
     bp: usize,
     h_next: Option<f64>,
-    open: Option<Open<D>>,
+    /// The segment being integrated, boxed: it is taken out and put back at every step
+    /// attempt, and a box moves as a pointer (the segment is ~250 bytes).
+    open: Option<Box<Open<D>>>,
+    /// Spare end-of-step buffers (y1, f1) that the stepper writes into; an accepted step
+    /// swaps them with the state and slope, so a step allocates only its interpolant.
+    spare: (Vec<D>, Vec<D>),
+    /// The capacity a new segment's step list starts with: the last closed segment's
+    /// step count + 1 (no regrowth of the list when consecutive segments are alike).
+    seg_capacity: usize,
     watches: Vec<Watch>,
     saved_watches: Vec<Watch>,
     need_watch_init: bool,
@@ -150,6 +158,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             bp: 1,
             h_next: None,
             open: None,
+            spare: (vec![D::zero(); n], vec![D::zero(); n]),
+            seg_capacity: 16,
             watches: Vec::new(),
             saved_watches: Vec::new(),
             need_watch_init: true,
@@ -247,7 +257,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
 
     /// Starts a segment at the current point: the guard watches (after t0 or an event),
     /// the starting slope and the first step size.
-    fn open_segment(&mut self) -> Result<Open<D>, Error> {
+    fn open_segment(&mut self) -> Result<Box<Open<D>>, Error> {
         let (t, mode) = (self.t, self.mode);
         let ctx = Ctx {
             mode,
@@ -301,7 +311,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                     .map_err(self.model_error(t.re(), mode))?
             }
         };
-        Ok(Open {
+        Ok(Box::new(Open {
             ctx,
             seg: Segment {
                 mode,
@@ -309,7 +319,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
                 t_end: t,
                 t_lo: ctx.t_lo,
                 t_hi: ctx.t_hi,
-                steps: Vec::new(),
+                steps: Vec::with_capacity(self.seg_capacity),
                 end_events: Vec::new(),
                 windows: Vec::new(),
             },
@@ -318,7 +328,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             ctrl: Controller::new(self.sopt.method, self.sys.dim()),
             rejected_non_finite: false,
             history: None,
-        })
+        }))
     }
 
     /// The next step: `h` clamped to `h_max` and to the breakpoint, which the interval's
@@ -350,7 +360,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     }
 
     /// Tries one step of the open segment and acts on the result.
-    fn attempt(&mut self, mut open: Open<D>) -> Result<StepOutcome, Error> {
+    fn attempt(&mut self, mut open: Box<Open<D>>) -> Result<StepOutcome, Error> {
         let plan = self.plan(&mut open)?;
         crate::interrupt::check()?;
         if self.stats.steps + self.stats.rejected >= self.sopt.max_steps {
@@ -361,7 +371,10 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             });
         }
         let rhs = Bound::new(self.sys, open.ctx);
-        let attempt = try_step_from(
+        let (mut y1, mut f1) = std::mem::take(&mut self.spare);
+        y1.resize(self.y.len(), D::zero());
+        f1.resize(self.y.len(), D::zero());
+        let attempt = try_step_dense_into(
             self.sopt.method,
             &rhs,
             self.t,
@@ -369,24 +382,29 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
             &open.f0,
             plan.hd,
             &self.tol,
-            (&mut self.newton, open.history.as_deref()),
+            (&mut y1, &mut f1, &mut self.newton, open.history.as_deref()),
         )
         .map_err(self.model_error(self.t.re(), self.mode))?;
-        self.stats.rhs_evals += attempt.evals();
-        let Attempt::Done {
-            y1,
-            f1,
-            err,
-            dense,
-            history,
-            ..
-        } = attempt
-        else {
-            return self.reject_newton(open, &plan);
+        let (err, dense, history) = match attempt {
+            DenseAttempt::Done {
+                err,
+                dense,
+                evals,
+                history,
+            } => {
+                self.stats.rhs_evals += evals;
+                (err, dense, history)
+            }
+            DenseAttempt::NewtonFailed { evals } => {
+                self.stats.rhs_evals += evals;
+                self.spare = (y1, f1);
+                return self.reject_newton(open, &plan);
+            }
         };
         if !(err <= 1.0) || !finite(&y1) {
             let non_finite = !err.is_finite() || !finite(&y1);
             let retry = history.map(|h| h.retry_factor());
+            self.spare = (y1, f1);
             return self.reject_error(open, &plan, (err, retry), non_finite);
         }
         open.rejected_non_finite = false;
@@ -417,12 +435,12 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         match scan {
             GuardScan::Sticky(k) => self.reject_sticky(open, k, &plan, end.h_used),
             GuardScan::Clear => Ok(self.accept(open, end, plan.last)),
-            GuardScan::Crossings(c) => self.end_at_events(open, end, c),
+            GuardScan::Crossings(c) => self.end_at_events(*open, end, c),
         }
     }
 
     fn reject_newton(
-        &mut self, mut open: Open<D>, plan: &StepPlan<D>,
+        &mut self, mut open: Box<Open<D>>, plan: &StepPlan<D>,
     ) -> Result<StepOutcome, Error> {
         self.stats.rejected += 1;
         open.h = plan.hd.re() * 0.25;
@@ -439,7 +457,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
 
     /// A step that failed the error test (`retry`: a multistep method's own factor).
     fn reject_error(
-        &mut self, mut open: Open<D>, plan: &StepPlan<D>, (err, retry): (f64, Option<f64>),
+        &mut self, mut open: Box<Open<D>>, plan: &StepPlan<D>, (err, retry): (f64, Option<f64>),
         non_finite: bool,
     ) -> Result<StepOutcome, Error> {
         self.stats.rejected += 1;
@@ -470,7 +488,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
     /// A sticking guard: the watches go back to before the scan and the step is retried
     /// below the guard sampling interval, down to `10³ h_min`, where sticking is an error.
     fn reject_sticky(
-        &mut self, mut open: Open<D>, guard: usize, plan: &StepPlan<D>, h_used: f64,
+        &mut self, mut open: Box<Open<D>>, guard: usize, plan: &StepPlan<D>, h_used: f64,
     ) -> Result<StepOutcome, Error> {
         std::mem::swap(&mut self.watches, &mut self.saved_watches);
         let h_stick = 1e3 * plan.h_min;
@@ -497,7 +515,7 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
 
     /// An accepted step with no crossing: keep its interpolant and move on; the last step
     /// of an interval closes the segment at the breakpoint.
-    fn accept(&mut self, mut open: Open<D>, mut end: StepEnd<D>, last: bool) -> StepOutcome {
+    fn accept(&mut self, mut open: Box<Open<D>>, mut end: StepEnd<D>, last: bool) -> StepOutcome {
         // a multistep method's history at the step's start goes with its interpolant
         // (what a replay of the step starts from)
         end.dense.set_history(open.history.take());
@@ -505,14 +523,18 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         self.newton.advance();
         self.store.after_step(&mut open.seg);
         self.t = end.t1;
-        self.y = end.y1;
-        open.f0 = end.f1;
+        // the old state and slope become the next step's spare buffers
+        self.spare = (
+            std::mem::replace(&mut self.y, end.y1),
+            std::mem::replace(&mut open.f0, end.f1),
+        );
         open.history = end.history;
         open.h = end.h_used * end.fac;
         if last {
             self.t = D::from(open.ctx.t_hi);
             open.seg.t_end = self.t;
             self.h_next = Some(open.h.max(end.h_used));
+            self.seg_capacity = open.seg.steps.len() + 1;
             self.store.push(open.seg);
             self.bp += 1;
             return StepOutcome::Breakpoint { t: self.t.re() };
@@ -560,6 +582,8 @@ impl<'a, D: Scalar, H: HybridRhs<D> + ?Sized> Simulator<'a, D, H> {
         dense.set_history(open.history.take());
         open.seg.steps.push(dense);
         open.seg.t_end = te;
+        self.seg_capacity = open.seg.steps.len() + 1;
+        self.spare = (end.y1, end.f1);
         self.store.push(open.seg);
         self.check_grazing(&open.ctx, &group, te.re(), &cut.y, &cut.f)?;
         let first = self.events.len();
