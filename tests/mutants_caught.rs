@@ -162,7 +162,7 @@ fn sdirk3_adjoint_step_counts_are_pinned() {
     println!("adjoint SDIRK3 stats: {st:?}");
     // measured 2026-12-05: exact counts (15,662, 6, 188,023 before the adjoint's column
     // scale max(1, rms λ), sensitivity/adjoint/segment.rs; 14,848, 7, 178,267 before the implicit
-    // methods' predictive step-size controller, integrate/stepper.rs)
+    // methods' predictive step-size controller, integrate/controller.rs)
     assert_eq!(
         (st.steps, st.rejected, st.rhs_evals),
         (11_596, 8, 139_255),

@@ -9,7 +9,7 @@
 //!   jumped);
 //! - the matrices are factored again only when J changed or the step size did; the step
 //!   size controller holds h when the new one is within `[1, 1.2] h` (RADAU5's `QUOT1`,
-//!   `QUOT2`; [`crate::integrate::stepper::Controller`]), so smooth stretches reuse one
+//!   `QUOT2`; [`Controller`](super::controller::Controller)), so smooth stretches reuse one
 //!   factorization;
 //! - when Newton fails (or a matrix is singular) with a Jacobian from an earlier point, J
 //!   is evaluated at this point and the same step is tried once more before the step size

@@ -1,6 +1,6 @@
 //! What every integrator's step works with: the right-hand side, the Newton Jacobian in
 //! its block form, the error tolerances and their norm, the Newton limits, and the outcome
-//! of trying a step (below the steppers: stepper.rs, radau.rs and newton.rs all read it).
+//! of trying a step (below the steppers: dopri5.rs, sdirk3.rs, radau.rs, bdf/ and newton.rs read it).
 
 use super::bdf::history::BdfHistory;
 use super::dense::DenseStep;

@@ -1,6 +1,6 @@
 //! Small option structs with documented defaults.
 
-use super::stepper::{Method, Tolerances};
+use super::{Method, Tolerances};
 
 /// Integrator settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,10 +1,12 @@
 //! Integration of a smooth ODE between two times, forward or backward, with no events:
 //! the adjoint's backward pass over one segment.
 
+use super::controller::{initial_step, Controller};
 use super::options::SolverOptions;
-use super::stepper::{initial_step, try_step_into, Controller, OdeRhs, StepInPlace};
+use super::step::{try_step_into, StepInPlace};
 use super::trajectory::Stats;
 use super::Newton;
+use super::OdeRhs;
 use crate::error::{Error, ModelError};
 use crate::model::Scalar;
 

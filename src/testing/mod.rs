@@ -28,8 +28,9 @@ pub use crate::custom::expr::{Env, Node};
 pub use crate::custom::parser::{parse, Scope};
 pub use crate::integrate::forced::Forced;
 pub use crate::integrate::smooth::integrate_smooth;
-pub use crate::integrate::stepper::{try_step, Attempt};
+pub use crate::integrate::step::try_step;
 pub use crate::integrate::trajectory::Ctx;
+pub use crate::integrate::Attempt;
 pub use crate::multibody::constraints::evaluate;
 pub use crate::multibody::dynamics::{baumgarte_rhs, index1_acceleration, penalty_acceleration};
 pub use crate::periodic::map::{

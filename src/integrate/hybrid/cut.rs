@@ -4,9 +4,11 @@
 use super::{with_real_parts, Bound, Ctx, HybridRhs};
 use crate::error::ModelError;
 use crate::integrate::dense::DenseStep;
-use crate::integrate::stepper::{try_step_from, Attempt, BdfHistory, Method, Tolerances};
+use crate::integrate::ode::{Attempt, Tolerances};
+use crate::integrate::step::try_step_from;
 use crate::integrate::trajectory::Stats;
 use crate::integrate::Newton;
+use crate::integrate::{BdfHistory, Method};
 use crate::model::Scalar;
 
 /// The step from `t` to the event: its length, the state and slope at its end (X⁻, f⁻)

@@ -15,9 +15,10 @@ pub use simulator::Simulator;
 
 use super::dense::DenseStep;
 use super::options::{Checkpointing, EventOptions, SolverOptions};
-use super::stepper::{try_step_dense_into, DenseAttempt, NewtonJacobian, OdeRhs};
+use super::step::{try_step_dense_into, DenseAttempt};
 use super::trajectory::{Ctx, ReplayWindow, Stats, Trajectory};
 use super::Newton;
+use super::{NewtonJacobian, OdeRhs};
 use crate::error::{Error, ModelError};
 use crate::model::{Dims, Scalar};
 

@@ -13,12 +13,13 @@ use super::guards::{event_group, init_watches, scan_guards, GuardScan, Watch, SU
 use super::store::Store;
 use super::{finite, with_real_parts, Bound, Ctx, HybridRhs};
 use crate::error::{Error, ModelError};
+use crate::integrate::controller::{initial_step, Controller};
 use crate::integrate::dense::DenseStep;
+use crate::integrate::ode::Tolerances;
 use crate::integrate::options::{Checkpointing, EventOptions, SolverOptions};
-use crate::integrate::stepper::{
-    initial_step, try_step_dense_into, BdfHistory, Controller, DenseAttempt, Tolerances,
-};
+use crate::integrate::step::{try_step_dense_into, DenseAttempt};
 use crate::integrate::trajectory::{EventRecord, EventSide, Segment, Stats, Trajectory};
+use crate::integrate::BdfHistory;
 use crate::integrate::Newton;
 use crate::model::Scalar;
 
