@@ -21,6 +21,7 @@ pub(crate) mod bodies;
 pub(crate) mod constraints;
 pub(crate) mod dynamics;
 pub(crate) mod forces;
+mod hybrid;
 pub(crate) mod impacts;
 pub(crate) mod implicit;
 mod linearization;

@@ -1,17 +1,16 @@
-//! A constrained mechanism as a hybrid system: [`MultibodySystem`] is what a mechanism
-//! model writes (names, guards, resets, the constraint set of each mode, outputs given the
-//! accelerations); the flow `ẋ = (q̇, a)` and its exact vector–Jacobian product come once,
-//! from here, for every natural-coordinate mechanism (theory.md §5). `q̇ = v` for index 1
+//! What a constrained mechanism model writes: [`MultibodySystem`] (names, guards, resets,
+//! the constraint set of each mode, outputs given the accelerations); the flow
+//! `ẋ = (q̇, a)` and its exact vector–Jacobian product come once, from `super::hybrid`, for
+//! every natural-coordinate mechanism (theory.md §5). `q̇ = v` for index 1
 //! and penalty; the index-2 formulation's `q̇ = v − Φ_qᵀη` (GGL, [`super::dynamics`]).
 //! The VJP is implicit differentiation of the equations behind the accelerations, one
 //! factorization per point ([`super::implicit`]).
 
 use super::constraints::Constraint;
 use super::dynamics::{Accel, Dynamics};
-pub use super::implicit::mechanism_vjp;
 use super::mechanism::Mechanism;
 use crate::error::ModelError;
-use crate::model::{c, Dims, HybridSystem, Scalar, VjpArgs, VjpOut};
+use crate::model::{c, Dims, Scalar};
 
 /// The state `x = (q, v)` of coordinates `q` and velocities `v`.
 pub fn mechanism_state<D: Scalar>(q: &[D], v: Vec<D>) -> Vec<D> {
@@ -30,7 +29,7 @@ pub fn rest_state<D: Scalar>(q0: &[f64]) -> Vec<D> {
 }
 
 /// A planar mechanism with modes, events and outputs. Every type that implements it is a
-/// [`HybridSystem`] whose flow is `ẋ = (v, a(q, v, p))` with `a` from the mechanism under
+/// [`HybridSystem`](crate::model::HybridSystem) whose flow is `ẋ = (v, a(q, v, p))` with `a` from the mechanism under
 /// the mode's constraint set and the configured formulation, and whose `flow_vjp` is the
 /// implicit-differentiation product of the module docs. The state is `x = (q, v)` with
 /// `q` the mechanism's `n` coordinates. The controls are the mechanism's actuators
@@ -48,7 +47,7 @@ pub trait MultibodySystem: Send + Sync {
     /// evaluation; a mismatch is a [`ModelError`], never a panic.
     fn check<D: Scalar>(&self, mode: usize, x: &[D], p: &[D]) -> Result<(), ModelError>;
     /// The names: states `(q, v)`, parameters, modes, guards, outputs
-    /// ([`HybridSystem::dims`]; the controls, one per actuator of the mechanism).
+    /// ([`HybridSystem::dims`](crate::model::HybridSystem::dims); the controls, one per actuator of the mechanism).
     fn dims(&self) -> Dims;
     /// Whether guard `k` is watched in `mode` (all by default).
     fn guard_active(&self, _mode: usize, _k: usize) -> bool {
@@ -81,7 +80,7 @@ pub trait MultibodySystem: Send + Sync {
         self.outputs_with(mode, t, q, v, acc, p, out)
     }
 
-    /// The mechanism's geometry for pictures (see [`HybridSystem::geometry`]); none by
+    /// The mechanism's geometry for pictures (see [`HybridSystem::geometry`](crate::model::HybridSystem::geometry)); none by
     /// default.
     fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
         None
@@ -108,52 +107,5 @@ pub trait MultibodySystem: Send + Sync {
             u,
             p,
         )
-    }
-}
-
-impl<M: MultibodySystem> HybridSystem for M {
-    fn dims(&self) -> Dims {
-        MultibodySystem::dims(self)
-    }
-    fn guard_active(&self, mode: usize, k: usize) -> bool {
-        MultibodySystem::guard_active(self, mode, k)
-    }
-    fn geometry(&self) -> Option<&dyn crate::geometry::Geometry> {
-        MultibodySystem::geometry(self)
-    }
-    fn initial_mode(&self, p: &[f64]) -> usize {
-        MultibodySystem::initial_mode(self, p)
-    }
-    fn initial_state<D: Scalar>(&self, p: &[D]) -> Result<Vec<D>, ModelError> {
-        MultibodySystem::initial_state(self, p)
-    }
-    /// `ẋ = (q̇, a)`, `q̇ = v` except for index 2 (theory.md §5; seed 000 (29)–(32);
-    /// index 2: `super::dynamics::ggl_velocity`).
-    fn flow<D: Scalar>(
-        &self, mode: usize, _t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D],
-    ) -> Result<(), ModelError> {
-        let acc = self.accelerations_actuated(mode, x, u, p)?;
-        let n = self.mechanism().n;
-        dx[..n].copy_from_slice(&acc.qdot);
-        dx[n..].copy_from_slice(&acc.a);
-        Ok(())
-    }
-    fn guard<D: Scalar>(&self, mode: usize, k: usize, t: D, x: &[D], _u: &[D], p: &[D]) -> D {
-        MultibodySystem::guard(self, mode, k, t, x, p)
-    }
-    fn reset<D: Scalar>(
-        &self, mode: usize, k: usize, t: D, x: &[D], p: &[D],
-    ) -> Result<(usize, Vec<D>), ModelError> {
-        MultibodySystem::reset(self, mode, k, t, x, p)
-    }
-    fn outputs<D: Scalar>(
-        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
-    ) -> Result<(), ModelError> {
-        let acc = self.accelerations_actuated(mode, x, u, p)?;
-        let n = self.mechanism().n;
-        self.outputs_with(mode, t, &x[..n], &x[n..], &acc, p, out)
-    }
-    fn flow_vjp(&self, args: VjpArgs<'_>, out: VjpOut<'_>) -> Result<(), ModelError> {
-        mechanism_vjp(self, args, out)
     }
 }
