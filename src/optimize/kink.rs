@@ -227,10 +227,19 @@ fn node_kink<S: HybridSystem>(
         return Ok(None);
     }
     let fwd = forward_sensitivity_lean(setup, th)?;
-    let taus: Vec<Vec<f64>> = on
+    let taus = on
         .iter()
-        .map(|ne| fwd.events[ne.event].tau.clone())
-        .collect();
+        .map(|ne| match fwd.events.get(ne.event) {
+            Some(e) if e.guard == traj.events[ne.event].guard => Ok(e.tau.clone()),
+            _ => Err(Error::Internal(format!(
+                "the direct pass at a kink on a control node did not meet event {} as the plain \
+                 run did ({} events against {})",
+                ne.event,
+                fwd.events.len(),
+                traj.events.len()
+            ))),
+        })
+        .collect::<Result<Vec<Vec<f64>>, Error>>()?;
     let dd = node_directional(
         setup,
         &traj,
