@@ -6,9 +6,14 @@
 //! L_A(θ; λ, ρ) = J(θ) + Σ_r φ(c_r(θ); l_r, u_r, λ_r, ρ)          (φ: costs::augmented)
 //! repeat:  θ ← argmin_θ L_A  (the stage solver, warm-started, ‖∇L_A‖ ≤ tol_kkt / 10)
 //!          λ_r ← ρ d_r = φ'(c_r)       (the first-order update; λ signed as the SQP's)
+//!          near feasible (≤ 10⁻⁴): θ, λ ← one Newton–KKT step if it lowers the residual
 //!          ρ ← 10 ρ unless the largest violation fell by 4× or is ≤ tol_kkt
 //! until the SQP's KKT residual (kkt.rs, same rows, same multipliers' sign) ≤ tol_kkt
 //! ```
+//!
+//! The Newton step (polish.rs) turns the first-order update's linear convergence into a
+//! fast one: on compass_gait_periodic_walk 13 outer iterations to KKT 4.7·10⁻¹¹ (θ within
+//! 2.4·10⁻¹⁰ of the SQP's optimum) where the loop alone took 34 to 7.8·10⁻⁹ (6·10⁻⁷).
 //!
 //! The rows are those the SQP sees, from its own evaluation ([`Nlp::evaluate_at`]: the
 //! cost and every constraint with its exact gradient): an event time or output, a terminal
@@ -23,6 +28,7 @@
 use super::costs::{Form, Piece, Plan};
 use super::layout::Layout;
 use super::measure::Measure;
+use super::polish;
 use super::stage::Stages;
 use super::IlqrError;
 use crate::constraint::{ConstraintKind, Constraints};
@@ -50,6 +56,10 @@ const GROWTH: f64 = 10.0;
 /// ones (second.rs), whose integration error (rtol / h) ρ multiplies.
 const RHO_MAX: f64 = 1e6;
 const DECREASE: f64 = 0.25;
+/// An outer iterate this close to feasible that has not converged is polished by a Newton
+/// step on the KKT conditions (polish.rs): closer, and the rows' linear model holds over
+/// the step.
+const PROJECT_BELOW: f64 = 1e-4;
 /// At most this many outer iterations.
 const MAX_OUTER: usize = 40;
 
@@ -403,18 +413,22 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
         o.lambda = lambda;
         let (lo, hi) = measure.bounds();
         (o.kkt, o.reported) = measured(&o.point, &o.lambda, lo, hi);
+        let now = o.point.max_violation();
+        let polished_now =
+            o.kkt.residual() > settings.tol_kkt && now <= PROJECT_BELOW && polished(measure, o)?;
         o.record();
         o.keep_best();
-        let now = o.point.max_violation();
         if o.kkt.residual() <= settings.tol_kkt {
             let text = format!(
-                "KKT residual {:.3e} ≤ {:.1e} after {outer} augmented-Lagrangian iterations (ρ = {:.0e})",
+                "KKT residual {:.3e} ≤ {:.1e} after {outer} augmented-Lagrangian iterations (ρ = {:.0e}){}",
                 o.kkt.residual(),
                 settings.tol_kkt,
-                o.rho
+                o.rho,
+                if polished_now { ", the last polished by a Newton step on the KKT conditions" } else { "" }
             );
             return Ok((Outcome::Converged, text));
         }
+        let now = o.point.max_violation();
         if o.iterations >= settings.max_iters {
             break;
         }
@@ -437,6 +451,34 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
         );
     }
     Ok((Outcome::MaxIterations, text))
+}
+
+/// The outer iterate replaced by one Newton step on the KKT conditions (polish.rs) when
+/// that lowers the KKT residual (measured with the step's multipliers or as [`measured`]
+/// does, whichever is smaller); whether it was.
+fn polished<S: HybridSystem>(measure: &Measure<'_, '_, S>, o: &mut Outer) -> Result<bool, Error> {
+    let Some((p, step)) = polish::newton_kkt(measure, &o.point, &o.reported)? else {
+        return Ok(false);
+    };
+    let (lo, hi) = measure.bounds();
+    let (mut kkt_p, mut reported) = measured(&p, &o.lambda, lo, hi);
+    let at_step = kkt(&p, &step, lo, hi);
+    if at_step.residual() < kkt_p.residual() {
+        (kkt_p, reported) = (at_step, step.clone());
+    }
+    if kkt_p.residual() >= o.kkt.residual() {
+        return Ok(false);
+    }
+    // the step's multipliers drive the next subproblem: the outer loop's first-order
+    // update reaches them only linearly
+    o.lambda = p
+        .rows
+        .iter()
+        .zip(&step)
+        .map(|(r, &l)| (r.label, l))
+        .collect();
+    (o.point, o.kkt, o.reported) = (p, kkt_p, reported);
+    Ok(true)
 }
 
 /// The KKT residual at `p` with the first-order multipliers `first` or the least-squares

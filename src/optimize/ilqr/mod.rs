@@ -53,6 +53,7 @@ mod forward;
 mod layout;
 mod measure;
 mod points;
+mod polish;
 mod second;
 mod stage;
 mod start;
