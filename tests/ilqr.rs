@@ -520,10 +520,11 @@ fn theta_gap(a: &[f64], b: &[f64]) -> f64 {
 /// augmented terms' stage gradients (direct passes over the stages and the points' runs)
 /// against the adjoint. The reference: the SQP at tol_kkt 1e-12 (thrust_constrained) and
 /// at its default 1e-8 (thrust_path: at 1e-12 it runs to 2000 iterations, its θ moving by
-/// 5e-9 and its multipliers by 4e-9). Measured: thrust_constrained |Δθ| 3.8e-9, max
-/// |Δλ|/|λ| 9.9e-9, |Δψ|/ψ 7.8e-9; thrust_path (converged, KKT 2.1e-9) |Δθ| 4.0e-9, every
-/// λ (the ceiling's among them) 3.3e-9, |Δψ|/ψ 4.2e-10 (before the least-squares
-/// multipliers: the ceiling's λ 1.3e-5 off, the run at its iteration limit).
+/// 5e-9 and its multipliers by 4e-9). Measured: thrust_constrained (3 outer iterations, the
+/// last polished by the Newton–KKT step) |Δθ| 9.4e-9, max |Δλ|/|λ| 1.4e-8, |Δψ|/ψ 7.1e-11;
+/// thrust_path (converged, KKT 4.7e-9, 6 outer iterations) |Δθ| 8.5e-9, every λ (the
+/// ceiling's among them) 2.7e-9, |Δψ|/ψ 2.8e-10 (before the least-squares multipliers: the
+/// ceiling's λ 1.3e-5 off, the run at its iteration limit).
 #[test]
 fn augmented_lagrangian_ddp_reaches_the_sqp_optimum() {
     for (file, tol, bounds) in [
@@ -647,8 +648,9 @@ fn periodic_implied_gradient_equals_the_sqp_rows_and_fd() {
 /// the start's parameters stage 0's decisions) reaches the SQP's periodic gait: the same
 /// parameters and torques over the step (the coefficients past the strike move nothing:
 /// left out), the same multipliers and Floquet multipliers, its KKT residual on the SQP's
-/// rows. Measured: KKT 7.8e-9; θ 6.1e-7 of max|θ| = 40 apart, multipliers 1.1e-6
-/// relative, spectral radius 1.547961 both (8.3e-8 apart).
+/// rows. Measured: KKT 4.7e-11 (13 outer iterations, the last polished by the Newton–KKT
+/// step; before it: 34, KKT 7.8e-9, θ 6.1e-7 apart); θ 2.4e-10 of max|θ| = 40 apart,
+/// multipliers 1.6e-11 relative, spectral radius 1.547961 both (4.3e-10 apart).
 #[test]
 fn ddp_periodic_walk_meets_the_sqp() {
     let run = |solver: Option<SolverKind>| {
@@ -692,30 +694,30 @@ fn ddp_periodic_walk_meets_the_sqp() {
         "periodic walk: DDP {} it {:.2} s, SQP {} it {:.2} s; θ {gap:.2e}, λ {lam:.2e}, radius {:.6} ({dr:.1e})",
         ddp.iterations, ddp.wall_time_s, sqp.iterations, sqp.wall_time_s, radius(&ddp)
     );
-    assert!(gap < 1.5e-5, "{gap:.3e}");
-    assert!(lam < 3e-5, "{lam:.3e}");
-    assert!(dr < 2e-6, "{dr:.3e}");
+    assert!(gap < 1e-8, "{gap:.3e}");
+    assert!(lam < 1e-9, "{lam:.3e}");
+    assert!(dr < 2e-8, "{dr:.3e}");
 }
 
-/// Out of iterations, the augmented Lagrangian returns its outer iterate with the least KKT
-/// residual, as the SQP does: the DDP on thrust_path at tol_kkt 1e-13 (below what the
-/// simulation's rtol 1e-10 resolves) ends its outer loop at KKT 1.27e-9 after having met
-/// 5.76e-10 (measured); the result is that earlier iterate, a row of its history.
+/// Below what the simulation resolves, the augmented Lagrangian stops when it can no longer
+/// move, and returns its least-KKT outer iterate: the DDP on thrust_path at tol_kkt 1e-13
+/// (rtol 1e-10) reaches KKT 1.57e-10 after 8 outer iterations; the 9th repeats it (the
+/// subproblem takes no step, the Newton–KKT step does not lower the residual) and the loop
+/// ends "stalled" (measured: 9 history rows, 2.1 s; before the stall test it ran to its 40
+/// outer iterations, 7.1 s, 41 rows, each one the same point after the 9th).
 #[test]
-fn augmented_lagrangian_out_of_iterations_returns_its_least_kkt_iterate() {
+fn augmented_lagrangian_stops_when_it_stalls_below_resolution() {
     let mut p = Problem::load(Path::new("problems/thrust_path.toml")).unwrap();
     p.optimizer.solver = SolverKind::Ddp;
     p.optimizer.tol_kkt = 1e-13;
     let setup = p.setup().unwrap();
     let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
-    assert_eq!(r.outcome, Outcome::MaxIterations, "{r}");
-    assert!(
-        r.termination
-            .contains("the outer iterate with the least KKT residual"),
-        "{}",
-        r.termination
-    );
-    // the last outer iterate's residual opens the termination text
+    println!("{} ({} history rows)", r.termination, r.history.len());
+    assert_eq!(r.outcome, Outcome::Stalled, "{r}");
+    assert!(r.termination.contains("no progress"), "{}", r.termination);
+    assert!(r.history.len() <= 12, "{} rows", r.history.len());
+    // the last outer iterate's residual opens the termination text; the returned one is
+    // no larger (the least met)
     let last: f64 = r
         .termination
         .strip_prefix("KKT residual ")
@@ -723,11 +725,42 @@ fn augmented_lagrangian_out_of_iterations_returns_its_least_kkt_iterate() {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("{}", r.termination));
     let kkt = r.constrained.as_ref().unwrap().kkt.residual();
-    assert!(kkt < last, "returned {kkt:.3e}, last {last:.3e}");
-    let row = r.history.iter().position(|h| h.theta == r.theta_final);
     assert!(
-        row.is_some_and(|i| i + 1 < r.history.len()),
-        "the returned θ is an earlier row of the history: {row:?} of {}",
-        r.history.len()
+        kkt <= last * (1.0 + 1e-3),
+        "returned {kkt:.3e}, last {last:.3e}"
     );
+    assert!(kkt < 3e-10, "{kkt:.3e}");
+}
+
+/// The Newton–KKT step that polishes the augmented Lagrangian's iterate (polish.rs) reaches
+/// KKT points the first-order multiplier update alone does not: the DDP on
+/// thrust_constrained and thrust_min_time at tol_kkt 1e-13 converges (measured: KKT
+/// 1.9e-14 after 4 outer iterations; 1.7e-15 after 2), and on thrust_constrained its θ
+/// meets the SQP's at tol_kkt 1e-12 (measured 1.8e-13 of max |θ|).
+#[test]
+fn newton_kkt_polish_converges_below_the_first_order_update() {
+    for file in ["thrust_constrained", "thrust_min_time"] {
+        let mut p = Problem::load(Path::new(&format!("problems/{file}.toml"))).unwrap();
+        p.optimizer.solver = SolverKind::Ddp;
+        p.optimizer.tol_kkt = 1e-13;
+        let setup = p.setup().unwrap();
+        let r = p.optimize_trajectory(&setup, &p.theta, None).unwrap();
+        let kkt = r.constrained.as_ref().unwrap().kkt.residual();
+        println!(
+            "{file}: {} ({} history rows)",
+            r.termination,
+            r.history.len()
+        );
+        assert!(r.converged(), "{file}: {}", r.termination);
+        assert!(r.termination.contains("polished"), "{}", r.termination);
+        assert!(kkt <= 1e-13, "{file}: {kkt:.3e}");
+        if file == "thrust_constrained" {
+            let mut s = Problem::load(Path::new(&format!("problems/{file}.toml"))).unwrap();
+            s.optimizer.tol_kkt = 1e-12;
+            let sqp = s.optimize_trajectory(&setup, &s.theta, None).unwrap();
+            let gap = theta_gap(&r.theta_final, &sqp.theta_final);
+            println!("{file}: |Δθ| to the SQP at 1e-12: {gap:.2e}");
+            assert!(gap < 1e-11, "{gap:.3e}");
+        }
+    }
 }

@@ -387,7 +387,9 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
     progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>, o: &mut Outer,
 ) -> Result<(Outcome, String), Error> {
     let mut violation = o.point.max_violation();
+    let mut stalled = false;
     for outer in 1..=MAX_OUTER {
+        let before = o.kkt.residual();
         let plan = augmented_plan(measure, &o.point, base, &o.lambda, o.rho)?;
         let mut stages = stages_with(plan, o.point.t_end);
         let mut inner = settings.clone();
@@ -429,7 +431,10 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
             return Ok((Outcome::Converged, text));
         }
         let now = o.point.max_violation();
-        if o.iterations >= settings.max_iters {
+        // the subproblem took no step and the Newton step was refused: the next outer
+        // iteration would be this one again
+        stalled = solved.iterations == 0 && !polished_now && o.kkt.residual() >= before;
+        if stalled || o.iterations >= settings.max_iters {
             break;
         }
         // feasible to the tolerance: only the multipliers' update is left to do
@@ -438,8 +443,16 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
         }
         violation = now;
     }
+    let (outcome, why) = if stalled {
+        (
+            Outcome::Stalled,
+            "no progress: the subproblem took no step and the Newton step did not lower the residual",
+        )
+    } else {
+        (Outcome::MaxIterations, "at the iteration limit")
+    };
     let mut text = format!(
-        "KKT residual {:.3e} > {:.1e} at the iteration limit (ρ = {:.0e})",
+        "KKT residual {:.3e} > {:.1e} {why} (ρ = {:.0e})",
         o.kkt.residual(),
         settings.tol_kkt,
         o.rho
@@ -450,7 +463,7 @@ fn outer_loop<'s, 'a: 's, S: HybridSystem + 'a, F: Fn(Plan, f64) -> Stages<'s, '
             o.kkt.residual()
         );
     }
-    Ok((Outcome::MaxIterations, text))
+    Ok((outcome, text))
 }
 
 /// The outer iterate replaced by one Newton step on the KKT conditions (polish.rs) when
