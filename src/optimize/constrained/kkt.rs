@@ -36,14 +36,27 @@ pub(crate) fn at_bound(x: f64, b: f64) -> bool {
     b.is_finite() && (x - b).abs() <= 1e-12 * b.abs().max(1.0)
 }
 
-/// The KKT parts at `p` with row multipliers `lambda`, inside bounds `lower`, `upper`.
-pub(crate) fn kkt(p: &Point, lambda: &[f64], lower: &[f64], upper: &[f64]) -> Kkt {
+/// The Lagrangian's gradient `∇f + Σ_r λ_r ∇c_r` at `p` with row multipliers `lambda`.
+pub(crate) fn lagrangian_gradient(p: &Point, lambda: &[f64]) -> Vec<f64> {
     let mut r = p.g.clone();
     for (row, l) in p.rows.iter().zip(lambda) {
         for (rj, gj) in r.iter_mut().zip(&row.grad) {
             *rj += l * gj;
         }
     }
+    r
+}
+
+/// The variables of `p` off their bounds (neither at `lower` nor at `upper`: [`at_bound`]).
+pub(crate) fn free_variables(p: &Point, lower: &[f64], upper: &[f64]) -> Vec<usize> {
+    (0..p.x.len())
+        .filter(|&j| !at_bound(p.x[j], lower[j]) && !at_bound(p.x[j], upper[j]))
+        .collect()
+}
+
+/// The KKT parts at `p` with row multipliers `lambda`, inside bounds `lower`, `upper`.
+pub(crate) fn kkt(p: &Point, lambda: &[f64], lower: &[f64], upper: &[f64]) -> Kkt {
+    let r = lagrangian_gradient(p, lambda);
     let stationarity = r
         .iter()
         .enumerate()

@@ -35,7 +35,7 @@ use crate::constraint::{ConstraintKind, Constraints};
 use crate::cost::{EventGuard, Quantity, Term};
 use crate::error::Error;
 use crate::model::HybridSystem;
-use crate::optimize::constrained::kkt::{kkt, Kkt};
+use crate::optimize::constrained::kkt::{free_variables, kkt, Kkt};
 use crate::optimize::constrained::nlp::{Nlp, Point, RowAt, RowLabel};
 use crate::optimize::constrained::{path, report, ConstrainedReport};
 use crate::optimize::shooting::{closing_problem, closing_result, Closure};
@@ -96,10 +96,7 @@ fn update(p: &Point, old: &Multipliers, rho: f64) -> Multipliers {
 fn least_squares(
     p: &Point, first: &Multipliers, lower: &[f64], upper: &[f64],
 ) -> Option<Multipliers> {
-    use crate::optimize::constrained::kkt::at_bound;
-    let free: Vec<usize> = (0..p.x.len())
-        .filter(|&j| !at_bound(p.x[j], lower[j]) && !at_bound(p.x[j], upper[j]))
-        .collect();
+    let free = free_variables(p, lower, upper);
     let active: Vec<usize> = (0..p.rows.len())
         .filter(|&r| p.rows[r].is_equality() || multiplier(first, p.rows[r].label) != 0.0)
         .collect();

@@ -33,7 +33,7 @@
 use super::measure::Measure;
 use crate::error::Error;
 use crate::model::HybridSystem;
-use crate::optimize::constrained::kkt::at_bound;
+use crate::optimize::constrained::kkt::{free_variables, lagrangian_gradient};
 use crate::optimize::constrained::nlp::Point;
 use nalgebra::{DMatrix, DVector};
 
@@ -50,9 +50,7 @@ pub(super) fn newton_kkt<S: HybridSystem>(
     measure: &Measure<'_, '_, S>, p: &Point, mu: &[f64],
 ) -> Result<Option<(Point, Vec<f64>)>, Error> {
     let (lower, upper) = measure.bounds();
-    let free: Vec<usize> = (0..p.x.len())
-        .filter(|&j| !at_bound(p.x[j], lower[j]) && !at_bound(p.x[j], upper[j]))
-        .collect();
+    let free = free_variables(p, lower, upper);
     let rows = active_rows(p, mu);
     if rows.is_empty() || free.is_empty() || rows.len() > free.len() {
         return Ok(None);
@@ -64,7 +62,7 @@ pub(super) fn newton_kkt<S: HybridSystem>(
     let mut kkt = DMatrix::zeros(nf + na, nf + na);
     kkt.view_mut((0, 0), (nf, nf)).copy_from(&h);
     let mut rhs = DVector::zeros(nf + na);
-    let grad_l = lagrangian(p, mu);
+    let grad_l = lagrangian_gradient(p, mu);
     for (r, &i) in free.iter().enumerate() {
         rhs[r] = -grad_l[i];
     }
@@ -89,17 +87,6 @@ pub(super) fn newton_kkt<S: HybridSystem>(
     Ok(Some((measure.evaluate(&x)?, lambda)))
 }
 
-/// `∇L = ∇f + Σ_r μ_r ∇c_r` at `q`.
-fn lagrangian(q: &Point, mu: &[f64]) -> Vec<f64> {
-    let mut l = q.g.clone();
-    for (row, m) in q.rows.iter().zip(mu) {
-        for (lj, gj) in l.iter_mut().zip(&row.grad) {
-            *lj += m * gj;
-        }
-    }
-    l
-}
-
 /// `H_FF` by central differences of `∇L` (module docs), symmetrized; `None` when a
 /// differenced run has other rows than `p` (a path extremum appeared or vanished).
 fn hessian<S: HybridSystem>(
@@ -112,7 +99,7 @@ fn hessian<S: HybridSystem>(
             let mut x = p.x.clone();
             x[j] += s;
             let q = measure.evaluate(&x)?;
-            Ok((q.rows.len() == p.rows.len()).then(|| lagrangian(&q, mu)))
+            Ok((q.rows.len() == p.rows.len()).then(|| lagrangian_gradient(&q, mu)))
         };
         let (Some(up), Some(down)) = (side(step)?, side(-step)?) else {
             return Ok(None);
