@@ -4,8 +4,11 @@
 //! flat arena with resolved slots (`expr`) and evaluated generically over the scalar,
 //! so every Jacobian stays exact. See docs/guide/custom-systems.md.
 
+mod compilation;
 mod error;
 pub(crate) mod expr;
+#[cfg(feature = "jit")]
+mod jit;
 mod lexer;
 pub(crate) mod parser;
 mod program;
@@ -13,5 +16,6 @@ mod reverse;
 pub(crate) mod schema;
 mod system;
 
+pub use compilation::Compilation;
 pub use error::{CustomError, ExprError};
 pub use system::CustomSystem;

@@ -24,7 +24,7 @@ use crate::model::scratch::with_stack;
 use crate::model::Scalar;
 
 /// One expression of the program: its instructions and the register of its value.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 struct Piece {
     /// `code[start..end]` computes it (empty for a leaf).
     end: u32,
@@ -32,13 +32,16 @@ struct Piece {
     result: Id,
 }
 
-/// A list of expressions with its compiled form (see the module doc): the expressions
-/// themselves (their arenas serve the reverse sweeps and the Jacobian pattern too), and
-/// from [`STRAIGHT_MIN`] of them on the straight-line program that evaluates them.
-#[derive(Debug, Clone, PartialEq)]
+/// A list of expressions with its compiled forms (see the module doc): the expressions
+/// themselves (their arenas serve the reverse sweeps and the Jacobian pattern too), from
+/// [`STRAIGHT_MIN`] of them on the straight-line program that evaluates them, and once
+/// attached their machine code (`super::jit`), which their real evaluations run.
+#[derive(Debug, Clone)]
 pub struct Program {
     exprs: Vec<Expr>,
     straight: Option<Straight>,
+    #[cfg(feature = "jit")]
+    compiled: Option<super::jit::Compiled>,
 }
 
 /// Lists of at least this many expressions are compiled into one straight-line program.
@@ -50,7 +53,7 @@ pub struct Program {
 pub const STRAIGHT_MIN: usize = 8;
 
 /// The straight-line program (see the module doc).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 struct Straight {
     nx: usize,
     nu: usize,
@@ -78,7 +81,25 @@ impl Program {
     /// Compiles `exprs`, each over inputs of `nx` states, `nu` controls and `np` parameters.
     pub fn new(exprs: Vec<Expr>, nx: usize, nu: usize, np: usize) -> Program {
         let straight = (exprs.len() >= STRAIGHT_MIN).then(|| Straight::new(&exprs, nx, nu, np));
-        Program { exprs, straight }
+        Program {
+            exprs,
+            straight,
+            #[cfg(feature = "jit")]
+            compiled: None,
+        }
+    }
+
+    /// Attaches the expressions' machine code: their real evaluations and products run it
+    /// from now on.
+    #[cfg(feature = "jit")]
+    pub fn attach(&mut self, code: super::jit::Compiled) {
+        self.compiled = Some(code);
+    }
+
+    /// The machine code, once attached.
+    #[cfg(feature = "jit")]
+    pub fn compiled(&self) -> Option<&super::jit::Compiled> {
+        self.compiled.as_ref()
     }
 
     /// The expressions, in order.
@@ -89,6 +110,19 @@ impl Program {
     /// Every expression's value at `env`, into `out` (one per expression).
     #[inline(always)]
     pub fn eval<D: Scalar>(&self, env: &Env<'_, D>, out: &mut [D]) {
+        #[cfg(feature = "jit")]
+        if let (Some(code), Some(x), Some(u), Some(p)) = (
+            &self.compiled,
+            D::as_real_slice(env.x),
+            D::as_real_slice(env.u),
+            D::as_real_slice(env.p),
+        ) {
+            if let Some(o) = D::real_slice_mut(&mut *out) {
+                if code.values(env.t.re(), x, u, p, o) {
+                    return;
+                }
+            }
+        }
         match &self.straight {
             Some(p) => p.eval(env, out),
             None => {

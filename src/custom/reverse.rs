@@ -112,7 +112,7 @@ fn partial_powi(a: f64, n: i32) -> f64 {
 }
 
 /// The derivative of a one-argument function at `a`, whose value there is `f`.
-fn partial1(g: Func1, a: f64, f: f64) -> f64 {
+pub(super) fn partial1(g: Func1, a: f64, f: f64) -> f64 {
     match g {
         Func1::Sin => a.cos(),
         Func1::Cos => -a.sin(),
@@ -138,7 +138,7 @@ fn partial1(g: Func1, a: f64, f: f64) -> f64 {
 
 /// The partial derivatives of a two-argument function at `(a, b)` with value `f`
 /// (`min`/`max`: of the selected argument, the first at a tie, as in the evaluation).
-fn partial2(g: Func2, a: f64, b: f64, f: f64) -> (f64, f64) {
+pub(super) fn partial2(g: Func2, a: f64, b: f64, f: f64) -> (f64, f64) {
     let nan = a.is_nan() || b.is_nan();
     match g {
         Func2::Atan2 => {

@@ -38,6 +38,9 @@ pub struct SystemSpec {
     pub outputs: Vec<OutputSpec>,
     /// The modes, in order.
     pub modes: Vec<ModeSpec>,
+    /// Compile the expressions to machine code (default true; false interprets them).
+    #[serde(default)]
+    pub jit: Option<bool>,
 }
 
 /// A whole problem file seen only for its `[system]` table (the other tables are read by

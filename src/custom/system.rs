@@ -3,6 +3,7 @@
 //! sensitivity analysis needs are exact (dual numbers) and every method and witness works
 //! unchanged (theory.md §1).
 
+use super::compilation::{self, Compilation};
 use super::error::CustomError;
 use super::expr::{Env, Expr, Node};
 use super::parser::{function_names, parse, Scope};
@@ -17,8 +18,10 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone)]
 struct Reset {
     next: usize,
-    /// Per state: the new value, or `None` to keep it.
-    values: Vec<Option<Expr>>,
+    /// The states it sets, in order; the others are kept.
+    slots: Vec<usize>,
+    /// Their new values, one expression each (no controls in scope).
+    values: Program,
 }
 
 /// An expression-defined hybrid system.
@@ -32,7 +35,8 @@ pub struct CustomSystem {
     guards: Vec<GuardInfo>,
     /// The mode that watches guard k.
     guard_mode: Vec<usize>,
-    guard_expr: Vec<Expr>,
+    /// Guard k's expression (a program of one).
+    guard_expr: Vec<Program>,
     resets: Vec<Reset>,
     /// Per mode, the flow (one expression per state) and its program.
     flows: Vec<Program>,
@@ -42,6 +46,8 @@ pub struct CustomSystem {
     initial_mode: usize,
     /// `[system] defaults`, in the order of the parameters.
     defaults: Vec<(String, f64)>,
+    /// Whether flows, outputs, guards and resets run as machine code.
+    compilation: Compilation,
 }
 
 /// Compiles `src` (found at `key`) in `scope`, turning a parse error into one that shows
@@ -213,11 +219,25 @@ impl CustomSystem {
             resets: Vec::new(),
             flows: Vec::new(),
             outputs: Vec::new(),
+            compilation: Compilation::Off,
         };
         for (m, mode) in spec.modes.iter().enumerate() {
             sys.add_mode(m, mode, spec, &scopes)?;
         }
+        let mut programs: Vec<&mut Program> = sys
+            .flows
+            .iter_mut()
+            .chain(sys.outputs.iter_mut())
+            .chain(sys.guard_expr.iter_mut())
+            .chain(sys.resets.iter_mut().map(|r| &mut r.values))
+            .collect();
+        sys.compilation = compilation::compile(&mut programs, spec.jit.unwrap_or(true));
         Ok(sys)
+    }
+
+    /// Whether its expressions run as machine code, with the compilation's figures.
+    pub fn compilation(&self) -> &Compilation {
+        &self.compilation
     }
 
     /// Names, counts and uniqueness of the declarations.
@@ -325,24 +345,28 @@ impl CustomSystem {
             None => m,
         };
         check_keys(&format!("{key}: reset"), &g.reset, &spec.states, "state")?;
-        let values = spec
-            .states
-            .iter()
-            .map(|s| {
-                g.reset
-                    .get(s)
-                    .map(|src| compile(&format!("{key}: reset.{s}"), src, &scopes.reset))
-                    .transpose()
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut slots = Vec::new();
+        let mut values = Vec::new();
+        for (i, s) in spec.states.iter().enumerate() {
+            if let Some(src) = g.reset.get(s) {
+                slots.push(i);
+                values.push(compile(&format!("{key}: reset.{s}"), src, &scopes.reset)?);
+            }
+        }
+        let (nx, np) = (spec.states.len(), spec.parameters.len());
         self.guards.push(GuardInfo {
             name: g.name.clone(),
             direction: g.direction,
             terminal: g.terminal,
         });
         self.guard_mode.push(m);
-        self.guard_expr.push(expr);
-        self.resets.push(Reset { next, values });
+        self.guard_expr
+            .push(Program::new(vec![expr], nx, spec.controls.len(), np));
+        self.resets.push(Reset {
+            next,
+            slots,
+            values: Program::new(values, nx, 0, np),
+        });
         Ok(())
     }
 }
@@ -373,9 +397,29 @@ impl CustomSystem {
     /// Adds `Σ_i w_ji ∂e_i/∂(x, u, p)` for every cotangent j to `out` (rows of nx, nu, np),
     /// with `w` k×len(exprs) row-major: one tape and k sweeps per expression.
     fn accumulate(
-        exprs: &[Expr], w: &[f64], k: usize, at: Point<'_>, s: &mut Scratch, out: &mut VjpOut<'_>,
+        prog: &Program, w: &[f64], k: usize, at: Point<'_>, s: &mut Scratch, out: &mut VjpOut<'_>,
     ) {
+        let exprs = prog.exprs();
         let (n, nx, nu, np) = (exprs.len(), at.x.len(), at.u.len(), at.p.len());
+        #[cfg(feature = "jit")]
+        if let Some(code) = prog.compiled() {
+            let rows = (0..k).all(|j| {
+                code.vjp(
+                    at.t,
+                    at.x,
+                    at.u,
+                    at.p,
+                    &w[j * n..(j + 1) * n],
+                    &mut out.gx[j * nx..(j + 1) * nx],
+                    &mut out.gu[j * nu..(j + 1) * nu],
+                    &mut out.gp[j * np..(j + 1) * np],
+                )
+            });
+            // a refusal comes at the first row (the rows have the same lengths)
+            if rows {
+                return;
+            }
+        }
         for (i, e) in exprs.iter().enumerate() {
             // an expression no cotangent weights adds nothing (its sweeps return at once):
             // no tape either (the ball's velocity and energy outputs under a cost on y)
@@ -411,21 +455,14 @@ impl HybridSystem for CustomSystem {
             out.gx.fill(0.0);
             out.gu.fill(0.0);
             out.gp.fill(0.0);
-            Self::accumulate(self.flows[a.mode].exprs(), a.lam, a.k, at, &mut s, &mut out);
+            Self::accumulate(&self.flows[a.mode], a.lam, a.k, at, &mut s, &mut out);
             if let OutputCotangent::At(_) = a.ybar {
                 self.outputs(a.mode, a.t, a.x, a.u, a.p, out.y)?;
             }
             let mut buf = std::mem::take(&mut s.ybar);
             let ybar = a.ybar.resolve(out.y, a.k, &mut buf);
             if !ybar.is_empty() {
-                Self::accumulate(
-                    self.outputs[a.mode].exprs(),
-                    ybar,
-                    a.k,
-                    at,
-                    &mut s,
-                    &mut out,
-                );
+                Self::accumulate(&self.outputs[a.mode], ybar, a.k, at, &mut s, &mut out);
             }
             s.ybar = buf;
             Ok(())
@@ -462,11 +499,12 @@ impl HybridSystem for CustomSystem {
     /// The states the guard's `reset` table names, each reading the states its expression
     /// names; the others are kept.
     fn reset_pattern(&self, _mode: usize, k: usize) -> Option<crate::sparsity::ResetPattern> {
-        let changed = self.resets[k]
-            .values
+        let r = &self.resets[k];
+        let changed = r
+            .slots
             .iter()
-            .enumerate()
-            .filter_map(|(i, e)| e.as_ref().map(|e| (i, e.states_read())));
+            .zip(r.values.exprs())
+            .map(|(&i, e)| (i, e.states_read()));
         crate::sparsity::ResetPattern::from_rows(self.states.len(), changed).ok()
     }
     fn guard_active(&self, mode: usize, k: usize) -> bool {
@@ -493,20 +531,21 @@ impl HybridSystem for CustomSystem {
     }
     #[inline]
     fn guard<D: Scalar>(&self, _mode: usize, k: usize, t: D, x: &[D], u: &[D], p: &[D]) -> D {
-        self.guard_expr[k].eval(&Env { t, x, u, p })
+        let mut value = [D::zero()];
+        self.guard_expr[k].eval(&Env { t, x, u, p }, &mut value);
+        value[0]
     }
     #[inline]
     fn reset<D: Scalar>(
         &self, _mode: usize, k: usize, t: D, x: &[D], p: &[D],
     ) -> Result<(usize, Vec<D>), ModelError> {
         let r = &self.resets[k];
-        let env = Env { t, x, u: &[], p };
-        let xp = r
-            .values
-            .iter()
-            .zip(x)
-            .map(|(e, &xi)| e.as_ref().map_or(xi, |e| e.eval(&env)))
-            .collect();
+        let mut values = vec![D::zero(); r.slots.len()];
+        r.values.eval(&Env { t, x, u: &[], p }, &mut values);
+        let mut xp = x.to_vec();
+        for (&i, v) in r.slots.iter().zip(values) {
+            xp[i] = v;
+        }
         Ok((r.next, xp))
     }
     #[inline]

@@ -24,6 +24,12 @@ pub trait Scalar: DualNum<Primitive = f64> + Copy + Send + Sync {
     fn real_slice_mut(_y: &mut [Self]) -> Option<&mut [f64]> {
         None
     }
+    /// `y` as `f64` when this scalar is `f64` itself (no copy), `None` for duals: lets a
+    /// custom system's real evaluations run its machine code ([`crate::custom`]).
+    #[inline]
+    fn as_real_slice(_y: &[Self]) -> Option<&[f64]> {
+        None
+    }
     /// The derivative lanes of a vector dual ([`num_dual::DualSVec64`]), 0 for the other
     /// scalars: a custom system's program evaluates vector duals lane by lane on plain
     /// arrays ([`crate::custom`]), which [`Self::lanes_into`] and [`Self::from_lanes`]
@@ -50,6 +56,10 @@ impl Scalar for f64 {
     }
     #[inline]
     fn real_slice_mut(y: &mut [f64]) -> Option<&mut [f64]> {
+        Some(y)
+    }
+    #[inline]
+    fn as_real_slice(y: &[f64]) -> Option<&[f64]> {
         Some(y)
     }
 }

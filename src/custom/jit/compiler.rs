@@ -1,0 +1,183 @@
+//! Programs into machine code: one Cranelift module for a whole system, two functions per
+//! program (`super::values`, `super::vjp`), finalized together into one [`Code`].
+
+use super::super::expr::{Expr, Node};
+use super::code::Code;
+use super::emit::Frame;
+use super::{values, vjp, Compiled, Needs, ValuesFn, VjpFn};
+use cranelift_codegen::ir::{types, AbiParam, Signature, UserFuncName};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Why a system's expressions stay interpreted.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    /// Cranelift has no code generator for this machine.
+    #[error("no code generator for this machine: {0}")]
+    Host(String),
+    /// The code generator refused a function (a defect: please report it).
+    #[error("code generation failed: {0}")]
+    Codegen(String),
+}
+
+/// A program added to the module, before finalization.
+#[derive(Debug, Clone, Copy)]
+pub struct Pending {
+    values: FuncId,
+    vjp: FuncId,
+    needs: Needs,
+}
+
+/// Builds one module: [`Compiler::add`] each program, then [`Compiler::finish`].
+pub struct Compiler {
+    module: JITModule,
+    ctx: Context,
+    fctx: FunctionBuilderContext,
+    #[allow(clippy::vec_box, reason = "the code holds each node's address")]
+    nodes: Vec<Box<Node>>,
+    functions: u32,
+}
+
+fn err(e: impl std::fmt::Display) -> JitError {
+    JitError::Codegen(e.to_string())
+}
+
+impl Compiler {
+    /// A module for this machine's instruction set, optimized for speed.
+    pub fn new() -> Result<Compiler, JitError> {
+        let mut flags = settings::builder();
+        for (k, v) in [
+            ("use_colocated_libcalls", "false"),
+            ("is_pic", "false"),
+            ("opt_level", "speed"),
+        ] {
+            flags.set(k, v).map_err(err)?;
+        }
+        let isa = cranelift_native::builder()
+            .map_err(|e| JitError::Host(e.to_string()))?
+            .finish(settings::Flags::new(flags))
+            .map_err(err)?;
+        let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+        Ok(Compiler {
+            ctx: module.make_context(),
+            module,
+            fctx: FunctionBuilderContext::new(),
+            nodes: Vec::new(),
+            functions: 0,
+        })
+    }
+
+    /// Adds the values and the reverse function of the expressions `exprs`.
+    pub fn add(&mut self, exprs: &[Expr]) -> Result<Pending, JitError> {
+        let ptr = self.module.target_config().pointer_type();
+        let f64p = |n: usize, sig: &mut Signature| {
+            sig.params.push(AbiParam::new(types::F64));
+            for _ in 0..n {
+                sig.params.push(AbiParam::new(ptr));
+            }
+        };
+        // values: (t, x, u, p, out); vjp: (t, x, u, p, w, gx, gu, gp)
+        let mut sig_values = self.module.make_signature();
+        f64p(4, &mut sig_values);
+        let mut sig_vjp = self.module.make_signature();
+        f64p(7, &mut sig_vjp);
+        let values = self.define(sig_values, |b, frame, params| {
+            values::emit(b, frame, exprs, params[4])
+        })?;
+        let vjp = self.define(sig_vjp, |b, frame, params| {
+            let sinks = vjp::Sinks {
+                w: params[4],
+                gx: params[5],
+                gu: params[6],
+                gp: params[7],
+            };
+            vjp::emit(b, frame, exprs, &sinks)
+        })?;
+        Ok(Pending {
+            values,
+            vjp,
+            needs: Needs::of(exprs),
+        })
+    }
+
+    /// Declares and defines one function whose body `body` emits from its frame and its
+    /// parameters (`t, x, u, p` first).
+    fn define(
+        &mut self, sig: Signature,
+        body: impl FnOnce(&mut FunctionBuilder, &mut Frame, &[cranelift_codegen::ir::Value]),
+    ) -> Result<FuncId, JitError> {
+        let name = format!("f{}", self.functions);
+        self.functions += 1;
+        let id = self
+            .module
+            .declare_function(&name, Linkage::Local, &sig)
+            .map_err(err)?;
+        let mut helper = self.module.make_signature();
+        helper
+            .params
+            .push(AbiParam::new(self.module.target_config().pointer_type()));
+        for _ in 0..3 {
+            helper.params.push(AbiParam::new(types::F64));
+        }
+        helper.returns.push(AbiParam::new(types::F64));
+        self.ctx.func.signature = sig;
+        self.ctx.func.name = UserFuncName::user(0, id.as_u32());
+        {
+            let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            b.seal_block(entry);
+            let params = b.block_params(entry).to_vec();
+            let helper = b.import_signature(helper);
+            let mut frame = Frame {
+                t: params[0],
+                x: params[1],
+                u: params[2],
+                p: params[3],
+                helper,
+                ptr: self.module.target_config().pointer_type(),
+                nodes: &mut self.nodes,
+                loaded: HashMap::new(),
+            };
+            body(&mut b, &mut frame, &params);
+            b.finalize(self.module.target_config());
+        }
+        self.module
+            .define_function(id, &mut self.ctx)
+            .map_err(err)?;
+        self.module.clear_context(&mut self.ctx);
+        Ok(id)
+    }
+
+    /// Finalizes the module: the machine code of every program added, in order.
+    pub fn finish(mut self, pending: &[Pending]) -> Result<Vec<Compiled>, JitError> {
+        self.module.finalize_definitions().map_err(err)?;
+        let fns: Vec<(ValuesFn, VjpFn, Needs)> = pending
+            .iter()
+            .map(|p| {
+                let v = self.module.get_finalized_function(p.values);
+                let r = self.module.get_finalized_function(p.vjp);
+                // SAFETY: both were defined above with exactly these signatures (the
+                // host's C convention, `f64` and pointer parameters, no result).
+                unsafe {
+                    (
+                        std::mem::transmute::<*const u8, ValuesFn>(v),
+                        std::mem::transmute::<*const u8, VjpFn>(r),
+                        p.needs,
+                    )
+                }
+            })
+            .collect();
+        let code = Arc::new(Code::new(self.module, self.nodes));
+        Ok(fns
+            .into_iter()
+            .map(|(values, vjp, needs)| Compiled::new(values, vjp, needs, code.clone()))
+            .collect())
+    }
+}

@@ -1,0 +1,153 @@
+//! Custom systems' expression programs compiled to machine code when the system is built
+//! (Cranelift), for their real (`f64`) evaluations: a program's values and its
+//! vector–Jacobian product, the forward run's and the adjoint's inner loops. Dual numbers
+//! (the Jacobians, the direct method's columns) stay with the interpreter
+//! (`super::program`), which is also the witness.
+//!
+//! The compiled code performs the interpreter's operations in the interpreter's order:
+//! `+ − × ÷` and negation as IEEE 754 instructions (Cranelift contracts no `a·b + c` into
+//! a fused multiply–add and reassociates nothing), integer powers by the same repeated
+//! squaring, and everything else — functions, non-integer powers, comparisons, logic,
+//! `if`, `min`/`max` and their partials — by calls of the interpreter's own Rust functions
+//! (`helpers`). Hence the same bits, not merely values within an ulp: tests/jit.rs checks
+//! values and products bit for bit on every shipped custom problem and on every node kind.
+//!
+//! The layout: `compiler` builds one module per system, `emit` holds what the two
+//! function bodies share, `values` and `vjp` are the bodies, `helpers` the functions they
+//! call, `code` the memory they live in.
+
+mod code;
+mod compiler;
+mod emit;
+mod helpers;
+mod values;
+mod vjp;
+
+pub use compiler::Compiler;
+
+use super::expr::{Expr, Node};
+use code::Code;
+use std::sync::Arc;
+
+/// `(t, x, u, p, out)`.
+type ValuesFn = unsafe extern "C" fn(f64, *const f64, *const f64, *const f64, *mut f64);
+/// `(t, x, u, p, w, gx, gu, gp)`.
+type VjpFn = unsafe extern "C" fn(
+    f64,
+    *const f64,
+    *const f64,
+    *const f64,
+    *const f64,
+    *mut f64,
+    *mut f64,
+    *mut f64,
+);
+
+/// How long each array a program's code reads or writes must be: one past the largest
+/// state, control and parameter index it names, and its expression count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Needs {
+    x: usize,
+    u: usize,
+    p: usize,
+    n: usize,
+}
+
+impl Needs {
+    fn of(exprs: &[Expr]) -> Needs {
+        let mut needs = Needs {
+            x: 0,
+            u: 0,
+            p: 0,
+            n: exprs.len(),
+        };
+        for node in exprs.iter().flat_map(|e| e.nodes()) {
+            match *node {
+                Node::State(k) => needs.x = needs.x.max(k as usize + 1),
+                Node::Control(k) => needs.u = needs.u.max(k as usize + 1),
+                Node::Param(k) => needs.p = needs.p.max(k as usize + 1),
+                _ => {}
+            }
+        }
+        needs
+    }
+}
+
+/// A program's machine code: its values and its vector–Jacobian product.
+#[derive(Clone)]
+pub struct Compiled {
+    values: ValuesFn,
+    vjp: VjpFn,
+    needs: Needs,
+    /// Keeps the code alive (shared by the system's programs).
+    _code: Arc<Code>,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("needs", &self.needs)
+            .finish()
+    }
+}
+
+impl Compiled {
+    fn new(values: ValuesFn, vjp: VjpFn, needs: Needs, code: Arc<Code>) -> Compiled {
+        Compiled {
+            values,
+            vjp,
+            needs,
+            _code: code,
+        }
+    }
+
+    /// `out[i] = e_i(t, x, u, p)`; `false` (nothing written) where an array is shorter
+    /// than the code reads or writes — the interpreter then reports it as it would.
+    #[inline]
+    pub fn values(&self, t: f64, x: &[f64], u: &[f64], p: &[f64], out: &mut [f64]) -> bool {
+        let n = self.needs;
+        if x.len() < n.x || u.len() < n.u || p.len() < n.p || out.len() < n.n {
+            return false;
+        }
+        // SAFETY: the code reads x[..n.x], u[..n.u], p[..n.p] and writes out[..n.n]
+        // (`Needs::of`), all in bounds as just checked.
+        unsafe { (self.values)(t, x.as_ptr(), u.as_ptr(), p.as_ptr(), out.as_mut_ptr()) };
+        true
+    }
+
+    /// `g_x += Σ_i w_i ∂e_i/∂x`, and `g_u`, `g_p` alike, at `(t, x, u, p)`; `false`
+    /// (nothing written) where an array is too short, as [`Self::values`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn vjp(
+        &self, t: f64, x: &[f64], u: &[f64], p: &[f64], w: &[f64], gx: &mut [f64], gu: &mut [f64],
+        gp: &mut [f64],
+    ) -> bool {
+        let n = self.needs;
+        if x.len() < n.x
+            || u.len() < n.u
+            || p.len() < n.p
+            || w.len() < n.n
+            || gx.len() < n.x
+            || gu.len() < n.u
+            || gp.len() < n.p
+        {
+            return false;
+        }
+        // SAFETY: the code reads x, u, p and gx, gu, gp up to their needs, w[..n.n], and
+        // writes gx, gu, gp up to their needs, all in bounds as just checked.
+        unsafe {
+            (self.vjp)(
+                t,
+                x.as_ptr(),
+                u.as_ptr(),
+                p.as_ptr(),
+                w.as_ptr(),
+                gx.as_mut_ptr(),
+                gu.as_mut_ptr(),
+                gp.as_mut_ptr(),
+            )
+        };
+        true
+    }
+}
