@@ -42,6 +42,9 @@ pub struct Program {
     straight: Option<Straight>,
     #[cfg(feature = "jit")]
     compiled: Option<super::jit::Compiled>,
+    /// Every expression is a leaf (a number, time or an input).
+    #[cfg(feature = "jit")]
+    leaves: bool,
 }
 
 /// Lists of at least this many expressions are compiled into one straight-line program.
@@ -82,6 +85,8 @@ impl Program {
     pub fn new(exprs: Vec<Expr>, nx: usize, nu: usize, np: usize) -> Program {
         let straight = (exprs.len() >= STRAIGHT_MIN).then(|| Straight::new(&exprs, nx, nu, np));
         Program {
+            #[cfg(feature = "jit")]
+            leaves: exprs.iter().all(|e| e.len() <= 1),
             exprs,
             straight,
             #[cfg(feature = "jit")]
@@ -110,8 +115,10 @@ impl Program {
     /// Every expression's value at `env`, into `out` (one per expression).
     #[inline(always)]
     pub fn eval<D: Scalar>(&self, env: &Env<'_, D>, out: &mut [D]) {
+        // a list of leaves (a guard `y`) reads its inputs faster than it calls code
         #[cfg(feature = "jit")]
-        if let (Some(code), Some(x), Some(u), Some(p)) = (
+        if let (false, Some(code), Some(x), Some(u), Some(p)) = (
+            self.leaves,
             &self.compiled,
             D::as_real_slice(env.x),
             D::as_real_slice(env.u),

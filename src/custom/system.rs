@@ -401,25 +401,6 @@ impl CustomSystem {
     ) {
         let exprs = prog.exprs();
         let (n, nx, nu, np) = (exprs.len(), at.x.len(), at.u.len(), at.p.len());
-        #[cfg(feature = "jit")]
-        if let Some(code) = prog.compiled() {
-            let rows = (0..k).all(|j| {
-                code.vjp(
-                    at.t,
-                    at.x,
-                    at.u,
-                    at.p,
-                    &w[j * n..(j + 1) * n],
-                    &mut out.gx[j * nx..(j + 1) * nx],
-                    &mut out.gu[j * nu..(j + 1) * nu],
-                    &mut out.gp[j * np..(j + 1) * np],
-                )
-            });
-            // a refusal comes at the first row (the rows have the same lengths)
-            if rows {
-                return;
-            }
-        }
         for (i, e) in exprs.iter().enumerate() {
             // an expression no cotangent weights adds nothing (its sweeps return at once):
             // no tape either (the ball's velocity and energy outputs under a cost on y)
@@ -439,22 +420,99 @@ impl CustomSystem {
     }
 }
 
+/// Output cotangents up to this many (k × outputs) live on the stack in
+/// [`CustomSystem::compiled_vjp`].
+#[cfg(feature = "jit")]
+const YBAR_STACK: usize = 32;
+
+#[cfg(feature = "jit")]
+impl CustomSystem {
+    /// [`HybridSystem::flow_vjp`] by the mode's machine code, without the interpreter's
+    /// scratch; `false` where it has none or refuses an array's length (then `out` is
+    /// written anew by the interpreter).
+    fn compiled_vjp(&self, a: &VjpArgs<'_>, at: Point<'_>, out: &mut VjpOut<'_>) -> bool {
+        let (flows, outputs) = (&self.flows[a.mode], &self.outputs[a.mode]);
+        let (Some(flow), Some(output)) = (flows.compiled(), outputs.compiled()) else {
+            return false;
+        };
+        out.gx.fill(0.0);
+        out.gu.fill(0.0);
+        out.gp.fill(0.0);
+        if !rows(flow, a.lam, flows.exprs().len(), a.k, at, out) {
+            return false;
+        }
+        if let OutputCotangent::At(_) = a.ybar {
+            if !output.values(a.t, a.x, a.u, a.p, out.y) {
+                return false;
+            }
+        }
+        let mut stack = [0.0; YBAR_STACK];
+        let mut heap = Vec::new();
+        let ybar: &[f64] = match a.ybar {
+            OutputCotangent::None => &[],
+            OutputCotangent::Given(v) => v,
+            OutputCotangent::At(f) => {
+                let n = a.k * out.y.len();
+                let buf = if n <= YBAR_STACK {
+                    &mut stack[..n]
+                } else {
+                    heap.resize(n, 0.0);
+                    &mut heap[..]
+                };
+                f(out.y, buf);
+                buf
+            }
+        };
+        ybar.is_empty() || rows(output, ybar, outputs.exprs().len(), a.k, at, out)
+    }
+}
+
+/// `out`'s rows j < k += the products of `code` with the cotangents `w` (k × its `n`
+/// expressions); `false` where the code refuses the lengths, which happens at the first
+/// row if at all (the rows have equal lengths), before anything is written.
+#[cfg(feature = "jit")]
+fn rows(
+    code: &super::jit::Compiled, w: &[f64], n: usize, k: usize, at: Point<'_>,
+    out: &mut VjpOut<'_>,
+) -> bool {
+    if k == 1 {
+        return code.vjp(at.t, at.x, at.u, at.p, w, out.gx, out.gu, out.gp);
+    }
+    let (nx, nu, np) = (at.x.len(), at.u.len(), at.p.len());
+    (0..k).all(|j| {
+        code.vjp(
+            at.t,
+            at.x,
+            at.u,
+            at.p,
+            &w[j * n..(j + 1) * n],
+            &mut out.gx[j * nx..(j + 1) * nx],
+            &mut out.gu[j * nu..(j + 1) * nu],
+            &mut out.gp[j * np..(j + 1) * np],
+        )
+    })
+}
+
 impl HybridSystem for CustomSystem {
     /// The exact products by reverse mode over the expressions' arenas
     /// (`super::reverse`) instead of one dual pass per input: `gx_j = f_xᵀ λ_j + h_xᵀ ȳ_j`
     /// (and `gu`, `gp` alike).
     fn flow_vjp(&self, a: VjpArgs<'_>, mut out: VjpOut<'_>) -> Result<(), ModelError> {
+        let at = Point {
+            t: a.t,
+            x: a.x,
+            u: a.u,
+            p: a.p,
+        };
+        #[cfg(feature = "jit")]
+        if self.compiled_vjp(&a, at, &mut out) {
+            return Ok(());
+        }
+        out.gx.fill(0.0);
+        out.gu.fill(0.0);
+        out.gp.fill(0.0);
         SCRATCH.with(|cell| {
             let mut s = cell.borrow_mut();
-            let at = Point {
-                t: a.t,
-                x: a.x,
-                u: a.u,
-                p: a.p,
-            };
-            out.gx.fill(0.0);
-            out.gu.fill(0.0);
-            out.gp.fill(0.0);
             Self::accumulate(&self.flows[a.mode], a.lam, a.k, at, &mut s, &mut out);
             if let OutputCotangent::At(_) = a.ybar {
                 self.outputs(a.mode, a.t, a.x, a.u, a.p, out.y)?;
