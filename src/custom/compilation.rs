@@ -4,15 +4,15 @@
 use super::program::Program;
 
 /// Compilation is skipped above this many nodes (the values and the reverse functions
-/// counted each): Cranelift's time grows with the code, about linearly, and a system this
+/// counted each; a mode's whole product not counted): Cranelift's time grows with the code, about linearly, and a system this
 /// large is compiled in about a second (docs/benchmarks.md, "Compiled expressions").
 pub const MAX_NODES: usize = 2_000_000;
 
 /// How a custom system's real evaluations run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Compilation {
-    /// Machine code: the functions compiled (two a program), the nodes they hold and the
-    /// time compilation took.
+    /// Machine code: the functions compiled (two a program, one a mode), the nodes of the
+    /// programs' functions and the time compilation took.
     Compiled {
         functions: usize,
         nodes: usize,
@@ -33,51 +33,84 @@ impl Compilation {
     }
 }
 
+/// What compiling a system gives: how it runs, and with machine code each mode's whole
+/// product for one cotangent (`super::jit::ModeProduct`).
+pub(super) struct Compiled {
+    pub status: Compilation,
+    #[cfg(feature = "jit")]
+    pub modes: Vec<super::jit::ModeProduct>,
+}
+
+/// The programs of a system to compile: the flows and the outputs of each mode first (mode
+/// m's flows at m, its outputs at `modes + m`), then any others (guards, resets); and the
+/// sizes of states, controls and parameters.
+pub(super) struct Programs<'a> {
+    pub list: Vec<&'a mut Program>,
+    pub modes: usize,
+    pub dims: (usize, usize, usize),
+}
+
 /// Compiles `programs` into one module and attaches each its code, where `wanted` and the
 /// build has the `jit` feature; otherwise (or on failure) they stay interpreted.
-pub(super) fn compile(programs: &mut [&mut Program], wanted: bool) -> Compilation {
+pub(super) fn compile(mut programs: Programs<'_>, wanted: bool) -> Compiled {
+    let status = |status| Compiled {
+        status,
+        #[cfg(feature = "jit")]
+        modes: Vec::new(),
+    };
     if !wanted {
-        return Compilation::Off;
+        return status(Compilation::Off);
     }
     let nodes: usize = programs
+        .list
         .iter()
         .map(|p| 2 * p.exprs().iter().map(|e| e.len()).sum::<usize>())
         .sum();
     if nodes > MAX_NODES {
-        return Compilation::TooLarge { nodes };
+        return status(Compilation::TooLarge { nodes });
     }
-    machine_code(programs, nodes)
+    match machine_code(&mut programs, nodes) {
+        Ok(done) => done,
+        Err(reason) => status(Compilation::Failed(reason)),
+    }
 }
 
+/// The module of `programs` (two functions a program, one a mode), attached.
 #[cfg(feature = "jit")]
-fn machine_code(programs: &mut [&mut Program], nodes: usize) -> Compilation {
+fn machine_code(programs: &mut Programs<'_>, nodes: usize) -> Result<Compiled, String> {
     use super::jit::Compiler;
     let started = std::time::Instant::now();
-    let compiled = (|| {
-        let mut c = Compiler::new()?;
-        let pending = programs
-            .iter()
-            .map(|p| c.add(p.exprs()))
-            .collect::<Result<Vec<_>, _>>()?;
-        c.finish(&pending)
-    })();
-    match compiled {
-        Ok(code) => {
-            let functions = 2 * code.len();
-            for (p, c) in programs.iter_mut().zip(code) {
-                p.attach(c);
-            }
-            Compilation::Compiled {
-                functions,
-                nodes,
-                seconds: started.elapsed().as_secs_f64(),
-            }
-        }
-        Err(e) => Compilation::Failed(e.to_string()),
+    let (nx, nu, np) = programs.dims;
+    let m = programs.modes;
+    let list = &mut programs.list;
+    let mut c = Compiler::new().map_err(|e| e.to_string())?;
+    let pending = list
+        .iter()
+        .map(|p| c.add(p.exprs()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let modes = (0..m)
+        .map(|k| c.add_mode(list[k].exprs(), list[m + k].exprs(), nx, nu, np))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let (code, modes) = c.finish(&pending, &modes).map_err(|e| e.to_string())?;
+    let functions = 2 * code.len() + modes.len();
+    for (p, c) in list.iter_mut().zip(code) {
+        p.attach(c);
     }
+    Ok(Compiled {
+        status: Compilation::Compiled {
+            functions,
+            nodes,
+            seconds: started.elapsed().as_secs_f64(),
+        },
+        modes,
+    })
 }
 
 #[cfg(not(feature = "jit"))]
-fn machine_code(_programs: &mut [&mut Program], _nodes: usize) -> Compilation {
-    Compilation::Off
+fn machine_code(_programs: &mut Programs<'_>, _nodes: usize) -> Result<Compiled, String> {
+    Ok(Compiled {
+        status: Compilation::Off,
+    })
 }

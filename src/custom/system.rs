@@ -48,6 +48,9 @@ pub struct CustomSystem {
     defaults: Vec<(String, f64)>,
     /// Whether flows, outputs, guards and resets run as machine code.
     compilation: Compilation,
+    /// With machine code, each mode's whole product for one cotangent.
+    #[cfg(feature = "jit")]
+    mode_products: Vec<super::jit::ModeProduct>,
 }
 
 /// Compiles `src` (found at `key`) in `scope`, turning a parse error into one that shows
@@ -220,18 +223,33 @@ impl CustomSystem {
             flows: Vec::new(),
             outputs: Vec::new(),
             compilation: Compilation::Off,
+            #[cfg(feature = "jit")]
+            mode_products: Vec::new(),
         };
         for (m, mode) in spec.modes.iter().enumerate() {
             sys.add_mode(m, mode, spec, &scopes)?;
         }
-        let mut programs: Vec<&mut Program> = sys
-            .flows
-            .iter_mut()
-            .chain(sys.outputs.iter_mut())
-            .chain(sys.guard_expr.iter_mut())
-            .chain(sys.resets.iter_mut().map(|r| &mut r.values))
-            .collect();
-        sys.compilation = compilation::compile(&mut programs, spec.jit.unwrap_or(true));
+        let programs = compilation::Programs {
+            list: sys
+                .flows
+                .iter_mut()
+                .chain(sys.outputs.iter_mut())
+                .chain(sys.guard_expr.iter_mut())
+                .chain(sys.resets.iter_mut().map(|r| &mut r.values))
+                .collect(),
+            modes: spec.modes.len(),
+            dims: (
+                spec.states.len(),
+                spec.controls.len(),
+                spec.parameters.len(),
+            ),
+        };
+        let compiled = compilation::compile(programs, spec.jit.unwrap_or(true));
+        sys.compilation = compiled.status;
+        #[cfg(feature = "jit")]
+        {
+            sys.mode_products = compiled.modes;
+        }
         Ok(sys)
     }
 
@@ -431,6 +449,13 @@ impl CustomSystem {
     /// scratch; `false` where it has none or refuses an array's length (then `out` is
     /// written anew by the interpreter).
     fn compiled_vjp(&self, a: &VjpArgs<'_>, at: Point<'_>, out: &mut VjpOut<'_>) -> bool {
+        if let (1, Some(product)) = (a.k, self.mode_products.get(a.mode)) {
+            if product.run(
+                a.t, a.x, a.u, a.p, a.lam, a.ybar, out.gx, out.gu, out.gp, out.y,
+            ) {
+                return true;
+            }
+        }
         let (flows, outputs) = (&self.flows[a.mode], &self.outputs[a.mode]);
         let (Some(flow), Some(output)) = (flows.compiled(), outputs.compiled()) else {
             return false;
@@ -472,8 +497,7 @@ impl CustomSystem {
 /// row if at all (the rows have equal lengths), before anything is written.
 #[cfg(feature = "jit")]
 fn rows(
-    code: &super::jit::Compiled, w: &[f64], n: usize, k: usize, at: Point<'_>,
-    out: &mut VjpOut<'_>,
+    code: &super::jit::Compiled, w: &[f64], n: usize, k: usize, at: Point<'_>, out: &mut VjpOut<'_>,
 ) -> bool {
     if k == 1 {
         return code.vjp(at.t, at.x, at.u, at.p, w, out.gx, out.gu, out.gp);

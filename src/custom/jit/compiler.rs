@@ -4,7 +4,8 @@
 use super::super::expr::{Expr, Node};
 use super::code::Code;
 use super::emit::Frame;
-use super::{values, vjp, Compiled, Needs, ValuesFn, VjpFn};
+use super::mode::{self, Dims};
+use super::{values, vjp, Compiled, ModeFn, ModeProduct, Needs, ValuesFn, VjpFn};
 use cranelift_codegen::ir::{types, AbiParam, Signature, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
@@ -31,6 +32,15 @@ pub struct Pending {
     values: FuncId,
     vjp: FuncId,
     needs: Needs,
+}
+
+/// A mode's product added to the module, before finalization.
+#[derive(Debug, Clone, Copy)]
+pub struct PendingMode {
+    id: FuncId,
+    flows: Needs,
+    outputs: Needs,
+    dims: Dims,
 }
 
 /// Builds one module: [`Compiler::add`] each program, then [`Compiler::finish`].
@@ -105,6 +115,44 @@ impl Compiler {
         })
     }
 
+    /// Adds a mode's whole product for one cotangent (`super::mode`): its flows, its
+    /// outputs, and the sizes of the rows (`nx`, `nu`, `np`).
+    pub fn add_mode(
+        &mut self, flows: &[Expr], outputs: &[Expr], nx: usize, nu: usize, np: usize,
+    ) -> Result<PendingMode, JitError> {
+        let ptr = self.module.target_config().pointer_type();
+        let mut sig = self.module.make_signature();
+        sig.params.push(AbiParam::new(types::F64));
+        // (x, u, p, λ, gx, gu, gp, y, ȳ, ctx)
+        for _ in 0..10 {
+            sig.params.push(AbiParam::new(ptr));
+        }
+        let dims = Dims {
+            nx,
+            nu,
+            np,
+            ny: outputs.len(),
+        };
+        let id = self.define(sig, |b, frame, q| {
+            let params = mode::Params {
+                lam: q[4],
+                gx: q[5],
+                gu: q[6],
+                gp: q[7],
+                y: q[8],
+                ybar: q[9],
+                ctx: q[10],
+            };
+            mode::emit(b, frame, flows, outputs, dims, &params)
+        })?;
+        Ok(PendingMode {
+            id,
+            flows: Needs::of(flows),
+            outputs: Needs::of(outputs),
+            dims,
+        })
+    }
+
     /// Declares and defines one function whose body `body` emits from its frame and its
     /// parameters (`t, x, u, p` first).
     fn define(
@@ -142,6 +190,7 @@ impl Compiler {
                 p: params[3],
                 helper,
                 ptr: self.module.target_config().pointer_type(),
+                call_conv: self.module.isa().default_call_conv(),
                 nodes: &mut self.nodes,
                 loaded: HashMap::new(),
             };
@@ -155,8 +204,11 @@ impl Compiler {
         Ok(id)
     }
 
-    /// Finalizes the module: the machine code of every program added, in order.
-    pub fn finish(mut self, pending: &[Pending]) -> Result<Vec<Compiled>, JitError> {
+    /// Finalizes the module: the machine code of every program and every mode added, in
+    /// order.
+    pub fn finish(
+        mut self, pending: &[Pending], modes: &[PendingMode],
+    ) -> Result<(Vec<Compiled>, Vec<ModeProduct>), JitError> {
         self.module.finalize_definitions().map_err(err)?;
         let fns: Vec<(ValuesFn, VjpFn, Needs)> = pending
             .iter()
@@ -174,10 +226,23 @@ impl Compiler {
                 }
             })
             .collect();
+        let mode_fns: Vec<(ModeFn, PendingMode)> = modes
+            .iter()
+            .map(|m| {
+                let f = self.module.get_finalized_function(m.id);
+                // SAFETY: defined by `add_mode` with exactly this signature
+                (unsafe { std::mem::transmute::<*const u8, ModeFn>(f) }, *m)
+            })
+            .collect();
         let code = Arc::new(Code::new(self.module, self.nodes));
-        Ok(fns
+        let programs = fns
             .into_iter()
             .map(|(values, vjp, needs)| Compiled::new(values, vjp, needs, code.clone()))
-            .collect())
+            .collect();
+        let modes = mode_fns
+            .into_iter()
+            .map(|(f, m)| ModeProduct::new(f, m.flows, m.outputs, m.dims, code.clone()))
+            .collect();
+        Ok((programs, modes))
     }
 }

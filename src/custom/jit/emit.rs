@@ -5,6 +5,7 @@
 use super::super::expr::{Expr, Id, Node};
 use super::helpers::{self, Helper};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, SigRef, Value};
+use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,6 +19,7 @@ pub(super) struct Frame<'n> {
     pub p: Value,
     pub helper: SigRef,
     pub ptr: types::Type,
+    pub call_conv: CallConv,
     #[allow(clippy::vec_box, reason = "the code holds each node's address")]
     pub nodes: &'n mut Vec<Box<Node>>,
     /// The inputs loaded so far in the current block (cleared when a block starts that

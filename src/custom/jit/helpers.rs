@@ -49,3 +49,21 @@ pub(super) unsafe extern "C" fn partial_second(node: *const Node, a: f64, b: f64
 
 /// The signature every helper has: `(node, f64, f64, f64) -> f64`.
 pub(super) type Helper = unsafe extern "C" fn(*const Node, f64, f64, f64) -> f64;
+
+/// The output cotangents' hook of a mode's product (`super::mode`): `ȳ = f(y, ȳ)` by the
+/// caller's closure, with `ctx` the address of a `&dyn Fn(&[f64], &mut [f64])`.
+///
+/// # Safety
+/// `ctx` points to such a reference, live for the call; `y` and `ybar` to `ny` values.
+pub(super) unsafe extern "C" fn output_hook(
+    ctx: *const u8, y: *const f64, ybar: *mut f64, ny: usize,
+) {
+    // SAFETY: the caller's contract
+    unsafe {
+        let f = *(ctx as *const &dyn Fn(&[f64], &mut [f64]));
+        f(
+            std::slice::from_raw_parts(y, ny),
+            std::slice::from_raw_parts_mut(ybar, ny),
+        )
+    }
+}

@@ -20,10 +20,14 @@ mod code;
 mod compiler;
 mod emit;
 mod helpers;
+mod mode;
 mod values;
 mod vjp;
 
 pub use compiler::Compiler;
+pub use mode::Dims;
+
+use crate::model::OutputCotangent;
 
 use super::expr::{Expr, Node};
 use code::Code;
@@ -41,6 +45,21 @@ type VjpFn = unsafe extern "C" fn(
     *mut f64,
     *mut f64,
     *mut f64,
+);
+
+/// `(t, x, u, p, λ, gx, gu, gp, y, ȳ, ctx)` (`mode`).
+type ModeFn = unsafe extern "C" fn(
+    f64,
+    *const f64,
+    *const f64,
+    *const f64,
+    *const f64,
+    *mut f64,
+    *mut f64,
+    *mut f64,
+    *mut f64,
+    *mut f64,
+    *const u8,
 );
 
 /// How long each array a program's code reads or writes must be: one past the largest
@@ -146,6 +165,103 @@ impl Compiled {
                 gx.as_mut_ptr(),
                 gu.as_mut_ptr(),
                 gp.as_mut_ptr(),
+            )
+        };
+        true
+    }
+}
+
+/// Output cotangents up to this many live on the stack in [`ModeProduct::run`].
+const YBAR_STACK: usize = 32;
+
+/// A mode's whole product for one cotangent (`mode`).
+#[derive(Clone)]
+pub struct ModeProduct {
+    f: ModeFn,
+    flows: Needs,
+    outputs: Needs,
+    dims: Dims,
+    _code: Arc<Code>,
+}
+
+impl std::fmt::Debug for ModeProduct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModeProduct")
+            .field("dims", &self.dims)
+            .finish()
+    }
+}
+
+impl ModeProduct {
+    fn new(f: ModeFn, flows: Needs, outputs: Needs, dims: Dims, code: Arc<Code>) -> ModeProduct {
+        ModeProduct {
+            f,
+            flows,
+            outputs,
+            dims,
+            _code: code,
+        }
+    }
+
+    /// `gx = f_xᵀ λ + h_xᵀ ȳ` (and `gu`, `gp`) at `(t, x, u, p)`, with `y` written when
+    /// `ȳ` is computed from it; `false` (nothing written) where an array is too short or
+    /// there are more outputs than [`YBAR_STACK`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn run(
+        &self, t: f64, x: &[f64], u: &[f64], p: &[f64], lam: &[f64], ybar: OutputCotangent<'_>,
+        gx: &mut [f64], gu: &mut [f64], gp: &mut [f64], y: &mut [f64],
+    ) -> bool {
+        let (f, h, d) = (self.flows, self.outputs, self.dims);
+        let short = x.len() < f.x.max(h.x)
+            || u.len() < f.u.max(h.u)
+            || p.len() < f.p.max(h.p)
+            || lam.len() < f.n
+            || gx.len() < d.nx.max(f.x).max(h.x)
+            || gu.len() < d.nu.max(f.u).max(h.u)
+            || gp.len() < d.np.max(f.p).max(h.p)
+            || d.ny > YBAR_STACK;
+        if short {
+            return false;
+        }
+        let mut stack = [0.0; YBAR_STACK];
+        let hook: &dyn Fn(&[f64], &mut [f64]);
+        let (ybar_ptr, ctx): (*mut f64, *const u8) = match ybar {
+            OutputCotangent::None => (std::ptr::null_mut(), std::ptr::null()),
+            OutputCotangent::Given(v) => {
+                if v.len() < h.n {
+                    return false;
+                }
+                (v.as_ptr() as *mut f64, std::ptr::null())
+            }
+            OutputCotangent::At(g) => {
+                // the hook sees y as the interpreter's path gives it: exactly the outputs
+                if y.len() != h.n {
+                    return false;
+                }
+                hook = g;
+                (
+                    stack.as_mut_ptr(),
+                    &hook as *const &dyn Fn(&[f64], &mut [f64]) as *const u8,
+                )
+            }
+        };
+        // SAFETY: every array is as long as the code reads or writes (checked above; ȳ on
+        // the stack holds `ny` ≤ YBAR_STACK zeros for the hook, a given ȳ is only read),
+        // and `ctx` points to `hook`, live for the call (`helpers::output_hook`).
+        unsafe {
+            (self.f)(
+                t,
+                x.as_ptr(),
+                u.as_ptr(),
+                p.as_ptr(),
+                lam.as_ptr(),
+                gx.as_mut_ptr(),
+                gu.as_mut_ptr(),
+                gp.as_mut_ptr(),
+                y.as_mut_ptr(),
+                ybar_ptr,
+                ctx,
             )
         };
         true

@@ -6,8 +6,14 @@ use super::emit::{flags, offset, Frame};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// Emits the body; `out` is the output array's pointer.
+/// Emits the function: [`body`], then return.
 pub(super) fn emit(b: &mut FunctionBuilder, frame: &mut Frame, exprs: &[Expr], out: Value) {
+    body(b, frame, exprs, out);
+    b.ins().return_(&[]);
+}
+
+/// Emits the values into the current block; `out` is the output array's pointer.
+pub(super) fn body(b: &mut FunctionBuilder, frame: &mut Frame, exprs: &[Expr], out: Value) {
     for (i, e) in exprs.iter().enumerate() {
         let v = frame.values(b, e);
         // an empty arena never comes from the parser; it reads as NaN (Expr::eval)
@@ -17,5 +23,4 @@ pub(super) fn emit(b: &mut FunctionBuilder, frame: &mut Frame, exprs: &[Expr], o
         };
         b.ins().store(flags(), value, out, offset(i as u32));
     }
-    b.ins().return_(&[]);
 }

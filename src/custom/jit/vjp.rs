@@ -20,8 +20,15 @@ pub(super) struct Sinks {
     pub gp: Value,
 }
 
-/// Emits the body: one guarded block per expression.
+/// Emits the function: [`body`], then return.
 pub(super) fn emit(b: &mut FunctionBuilder, frame: &mut Frame, exprs: &[Expr], sinks: &Sinks) {
+    body(b, frame, exprs, sinks);
+    b.ins().return_(&[]);
+}
+
+/// Emits the products into the current block, one guarded block per expression; ends in
+/// a block of its own, which the caller continues.
+pub(super) fn body(b: &mut FunctionBuilder, frame: &mut Frame, exprs: &[Expr], sinks: &Sinks) {
     for (i, e) in exprs.iter().enumerate() {
         if e.is_empty() {
             continue;
@@ -45,8 +52,8 @@ pub(super) fn emit(b: &mut FunctionBuilder, frame: &mut Frame, exprs: &[Expr], s
         b.ins().jump(next, &[]);
         b.switch_to_block(next);
         b.seal_block(next);
+        frame.loaded.clear();
     }
-    b.ins().return_(&[]);
 }
 
 /// The backward sweep of one expression whose nodes' values are `v`, root adjoint `w`.
