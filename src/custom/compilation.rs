@@ -11,7 +11,7 @@ pub const MAX_NODES: usize = 2_000_000;
 /// How a custom system's real evaluations run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Compilation {
-    /// Machine code: the functions compiled (two a program, one a mode), the nodes of the
+    /// Machine code: the functions compiled (two a program, two a mode), the nodes of the
     /// programs' functions and the time compilation took.
     Compiled {
         functions: usize,
@@ -33,12 +33,12 @@ impl Compilation {
     }
 }
 
-/// What compiling a system gives: how it runs, and with machine code each mode's whole
-/// product for one cotangent (`super::jit::ModeProduct`).
+/// What compiling a system gives: how it runs, and with machine code each mode's
+/// flow-and-outputs function and whole product (`super::jit::ModeCode`).
 pub(super) struct Compiled {
     pub status: Compilation,
     #[cfg(feature = "jit")]
-    pub modes: Vec<super::jit::ModeProduct>,
+    pub modes: Vec<super::jit::ModeCode>,
 }
 
 /// The programs of a system to compile: the flows and the outputs of each mode first (mode
@@ -94,7 +94,7 @@ fn machine_code(programs: &mut Programs<'_>, nodes: usize) -> Result<Compiled, S
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     let (code, modes) = c.finish(&pending, &modes).map_err(|e| e.to_string())?;
-    let functions = 2 * code.len() + modes.len();
+    let functions = 2 * code.len() + 2 * modes.len();
     for (p, c) in list.iter_mut().zip(code) {
         p.attach(c);
     }

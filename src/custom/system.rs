@@ -48,9 +48,9 @@ pub struct CustomSystem {
     defaults: Vec<(String, f64)>,
     /// Whether flows, outputs, guards and resets run as machine code.
     compilation: Compilation,
-    /// With machine code, each mode's whole product for one cotangent.
+    /// With machine code, each mode's flow-and-outputs function and whole product.
     #[cfg(feature = "jit")]
-    mode_products: Vec<super::jit::ModeProduct>,
+    mode_code: Vec<super::jit::ModeCode>,
 }
 
 /// Compiles `src` (found at `key`) in `scope`, turning a parse error into one that shows
@@ -224,7 +224,7 @@ impl CustomSystem {
             outputs: Vec::new(),
             compilation: Compilation::Off,
             #[cfg(feature = "jit")]
-            mode_products: Vec::new(),
+            mode_code: Vec::new(),
         };
         for (m, mode) in spec.modes.iter().enumerate() {
             sys.add_mode(m, mode, spec, &scopes)?;
@@ -248,7 +248,7 @@ impl CustomSystem {
         sys.compilation = compiled.status;
         #[cfg(feature = "jit")]
         {
-            sys.mode_products = compiled.modes;
+            sys.mode_code = compiled.modes;
         }
         Ok(sys)
     }
@@ -449,8 +449,8 @@ impl CustomSystem {
     /// scratch; `false` where it has none or refuses an array's length (then `out` is
     /// written anew by the interpreter).
     fn compiled_vjp(&self, a: &VjpArgs<'_>, at: Point<'_>, out: &mut VjpOut<'_>) -> bool {
-        if let (1, Some(product)) = (a.k, self.mode_products.get(a.mode)) {
-            if product.run(
+        if let (1, Some(code)) = (a.k, self.mode_code.get(a.mode)) {
+            if code.product(
                 a.t, a.x, a.u, a.p, a.lam, a.ybar, out.gx, out.gu, out.gp, out.y,
             ) {
                 return true;
@@ -629,6 +629,28 @@ impl HybridSystem for CustomSystem {
             xp[i] = v;
         }
         Ok((r.next, xp))
+    }
+    /// One call of the mode's machine code for both in real runs.
+    #[inline]
+    fn flow_outputs<D: Scalar>(
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D], y: &mut [D],
+    ) -> Result<(), ModelError> {
+        #[cfg(feature = "jit")]
+        if let (Some(code), Some(xr), Some(ur), Some(pr)) = (
+            self.mode_code.get(mode),
+            D::as_real_slice(x),
+            D::as_real_slice(u),
+            D::as_real_slice(p),
+        ) {
+            if let (Some(dxr), Some(yr)) = (D::real_slice_mut(&mut *dx), D::real_slice_mut(&mut *y))
+            {
+                if code.flow_outputs(t.re(), xr, ur, pr, dxr, yr) {
+                    return Ok(());
+                }
+            }
+        }
+        self.flow(mode, t, x, u, p, dx)?;
+        self.outputs(mode, t, x, u, p, y)
     }
     #[inline]
     fn outputs<D: Scalar>(

@@ -173,6 +173,17 @@ pub trait HybridSystem: Send + Sync {
         &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], out: &mut [D],
     ) -> Result<(), ModelError>;
 
+    /// The flow and the outputs at one point, into `dx` and `y`: [`Self::flow`] then
+    /// [`Self::outputs`] unless a system computes both at once (a custom system's machine
+    /// code: one call for the right-hand side of a run with a running cost).
+    #[inline(always)]
+    fn flow_outputs<D: Scalar>(
+        &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D], y: &mut [D],
+    ) -> Result<(), ModelError> {
+        self.flow(mode, t, x, u, p, dx)?;
+        self.outputs(mode, t, x, u, p, y)
+    }
+
     /// Which states each component of the flow `f_m` may read: the structural nonzeros of
     /// `∂f_m/∂x` (docs/theory.md §8, "Sparse Jacobians"). `None` (the default): every
     /// entry. With a pattern, the implicit integrators evaluate `f_x` by column colouring

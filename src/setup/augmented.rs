@@ -129,11 +129,11 @@ impl<'a, S: HybridSystem> Setup<'a, S> {
         &self, ctx: &Ctx, t: D, x: &[D], u: &[D], p: &[D], yref: &[D], out: &mut [D], y: &mut [D],
     ) -> Result<(), ModelError> {
         let nx = self.nx();
-        self.sys.flow(ctx.mode, t, x, u, p, &mut out[..nx])?;
         if self.running.is_empty() {
-            return Ok(());
+            return self.sys.flow(ctx.mode, t, x, u, p, &mut out[..nx]);
         }
-        self.sys.outputs(ctx.mode, t, x, u, p, y)?;
+        self.sys
+            .flow_outputs(ctx.mode, t, x, u, p, &mut out[..nx], y)?;
         for (j, &(o, term)) in self.running.iter().enumerate() {
             let term = &self.objectives[o].terms[term];
             out[nx + j] = term.running(y, u, yref[j]);

@@ -123,6 +123,12 @@ macro_rules! builtins {
             ) -> Result<(), $crate::error::ModelError> {
                 each_builtin!(self, [$($variant)*], s => s.outputs(mode, t, x, u, p, out))
             }
+            #[inline(always)]
+            fn flow_outputs<D: $crate::model::Scalar>(
+                &self, mode: usize, t: D, x: &[D], u: &[D], p: &[D], dx: &mut [D], y: &mut [D],
+            ) -> Result<(), $crate::error::ModelError> {
+                each_builtin!(self, [$($variant)*], s => s.flow_outputs(mode, t, x, u, p, dx, y))
+            }
             fn geometry(&self) -> Option<&dyn $crate::geometry::Geometry> {
                 each_builtin!(self, [$($variant)*], s => s.geometry())
             }

@@ -5,7 +5,7 @@ use super::super::expr::{Expr, Node};
 use super::code::Code;
 use super::emit::Frame;
 use super::mode::{self, Dims};
-use super::{values, vjp, Compiled, ModeFn, ModeProduct, Needs, ValuesFn, VjpFn};
+use super::{values, vjp, Compiled, ModeCode, ModeFn, ModeValuesFn, Needs, ValuesFn, VjpFn};
 use cranelift_codegen::ir::{types, AbiParam, Signature, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
@@ -38,6 +38,7 @@ pub struct Pending {
 #[derive(Debug, Clone, Copy)]
 pub struct PendingMode {
     id: FuncId,
+    values: FuncId,
     flows: Needs,
     outputs: Needs,
     dims: Dims,
@@ -115,8 +116,8 @@ impl Compiler {
         })
     }
 
-    /// Adds a mode's whole product for one cotangent (`super::mode`): its flows, its
-    /// outputs, and the sizes of the rows (`nx`, `nu`, `np`).
+    /// Adds a mode's flow-and-outputs function and its whole product for one cotangent
+    /// (`super::mode`): its flows, its outputs, and the sizes of the rows (`nx`, `nu`, `np`).
     pub fn add_mode(
         &mut self, flows: &[Expr], outputs: &[Expr], nx: usize, nu: usize, np: usize,
     ) -> Result<PendingMode, JitError> {
@@ -145,8 +146,18 @@ impl Compiler {
             };
             mode::emit(b, frame, flows, outputs, dims, &params)
         })?;
+        let mut sig = self.module.make_signature();
+        sig.params.push(AbiParam::new(types::F64));
+        // (x, u, p, dx, y)
+        for _ in 0..5 {
+            sig.params.push(AbiParam::new(ptr));
+        }
+        let values = self.define(sig, |b, frame, q| {
+            mode::emit_values(b, frame, flows, outputs, q[4], q[5])
+        })?;
         Ok(PendingMode {
             id,
+            values,
             flows: Needs::of(flows),
             outputs: Needs::of(outputs),
             dims,
@@ -208,7 +219,7 @@ impl Compiler {
     /// order.
     pub fn finish(
         mut self, pending: &[Pending], modes: &[PendingMode],
-    ) -> Result<(Vec<Compiled>, Vec<ModeProduct>), JitError> {
+    ) -> Result<(Vec<Compiled>, Vec<ModeCode>), JitError> {
         self.module.finalize_definitions().map_err(err)?;
         let fns: Vec<(ValuesFn, VjpFn, Needs)> = pending
             .iter()
@@ -226,12 +237,19 @@ impl Compiler {
                 }
             })
             .collect();
-        let mode_fns: Vec<(ModeFn, PendingMode)> = modes
+        let mode_fns: Vec<(ModeFn, ModeValuesFn, PendingMode)> = modes
             .iter()
             .map(|m| {
                 let f = self.module.get_finalized_function(m.id);
-                // SAFETY: defined by `add_mode` with exactly this signature
-                (unsafe { std::mem::transmute::<*const u8, ModeFn>(f) }, *m)
+                let v = self.module.get_finalized_function(m.values);
+                // SAFETY: defined by `add_mode` with exactly these signatures
+                unsafe {
+                    (
+                        std::mem::transmute::<*const u8, ModeFn>(f),
+                        std::mem::transmute::<*const u8, ModeValuesFn>(v),
+                        *m,
+                    )
+                }
             })
             .collect();
         let code = Arc::new(Code::new(self.module, self.nodes));
@@ -241,7 +259,7 @@ impl Compiler {
             .collect();
         let modes = mode_fns
             .into_iter()
-            .map(|(f, m)| ModeProduct::new(f, m.flows, m.outputs, m.dims, code.clone()))
+            .map(|(f, v, m)| ModeCode::new(f, v, m.flows, m.outputs, m.dims, code.clone()))
             .collect();
         Ok((programs, modes))
     }

@@ -62,6 +62,10 @@ type ModeFn = unsafe extern "C" fn(
     *const u8,
 );
 
+/// `(t, x, u, p, dx, y)` (`mode`).
+type ModeValuesFn =
+    unsafe extern "C" fn(f64, *const f64, *const f64, *const f64, *mut f64, *mut f64);
+
 /// How long each array a program's code reads or writes must be: one past the largest
 /// state, control and parameter index it names, and its expression count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,31 +175,35 @@ impl Compiled {
     }
 }
 
-/// Output cotangents up to this many live on the stack in [`ModeProduct::run`].
+/// Output cotangents up to this many live on the stack in [`ModeCode::product`].
 const YBAR_STACK: usize = 32;
 
-/// A mode's whole product for one cotangent (`mode`).
+/// A mode's flow and outputs at once, and its whole product for one cotangent (`mode`).
 #[derive(Clone)]
-pub struct ModeProduct {
+pub struct ModeCode {
     f: ModeFn,
+    values: ModeValuesFn,
     flows: Needs,
     outputs: Needs,
     dims: Dims,
     _code: Arc<Code>,
 }
 
-impl std::fmt::Debug for ModeProduct {
+impl std::fmt::Debug for ModeCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ModeProduct")
+        f.debug_struct("ModeCode")
             .field("dims", &self.dims)
             .finish()
     }
 }
 
-impl ModeProduct {
-    fn new(f: ModeFn, flows: Needs, outputs: Needs, dims: Dims, code: Arc<Code>) -> ModeProduct {
-        ModeProduct {
+impl ModeCode {
+    fn new(
+        f: ModeFn, values: ModeValuesFn, flows: Needs, outputs: Needs, dims: Dims, code: Arc<Code>,
+    ) -> ModeCode {
+        ModeCode {
             f,
+            values,
             flows,
             outputs,
             dims,
@@ -203,12 +211,42 @@ impl ModeProduct {
         }
     }
 
+    /// `dx = f(t, x, u, p)`, `y = h(t, x, u, p)`; `false` (nothing written) where an array
+    /// is too short.
+    #[inline]
+    pub fn flow_outputs(
+        &self, t: f64, x: &[f64], u: &[f64], p: &[f64], dx: &mut [f64], y: &mut [f64],
+    ) -> bool {
+        let (f, h) = (self.flows, self.outputs);
+        if x.len() < f.x.max(h.x)
+            || u.len() < f.u.max(h.u)
+            || p.len() < f.p.max(h.p)
+            || dx.len() < f.n
+            || y.len() < h.n
+        {
+            return false;
+        }
+        // SAFETY: the code reads x, u, p up to the needs of both lists and writes dx[..f.n]
+        // and y[..h.n], all in bounds as just checked.
+        unsafe {
+            (self.values)(
+                t,
+                x.as_ptr(),
+                u.as_ptr(),
+                p.as_ptr(),
+                dx.as_mut_ptr(),
+                y.as_mut_ptr(),
+            )
+        };
+        true
+    }
+
     /// `gx = f_xᵀ λ + h_xᵀ ȳ` (and `gu`, `gp`) at `(t, x, u, p)`, with `y` written when
     /// `ȳ` is computed from it; `false` (nothing written) where an array is too short or
     /// there are more outputs than [`YBAR_STACK`].
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn run(
+    pub fn product(
         &self, t: f64, x: &[f64], u: &[f64], p: &[f64], lam: &[f64], ybar: OutputCotangent<'_>,
         gx: &mut [f64], gu: &mut [f64], gp: &mut [f64], y: &mut [f64],
     ) -> bool {

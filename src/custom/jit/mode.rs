@@ -1,4 +1,6 @@
-//! A mode's whole vector–Jacobian product for one cotangent `(λ, ȳ)` in one function, the
+//! A mode's flow and outputs at one point in one function (the right-hand side of a run
+//! with a running cost, `HybridSystem::flow_outputs`), and its whole vector–Jacobian
+//! product for one cotangent `(λ, ȳ)` in one function, the
 //! adjoint's inner loop of a custom system (`HybridSystem::flow_vjp` with k = 1):
 //! `gx = f_xᵀ λ + h_xᵀ ȳ` (and `gu`, `gp`), the rows zeroed first, with `ȳ` given, absent,
 //! or computed from the outputs' values `y` by the caller's hook (`helpers::output_hook`).
@@ -94,4 +96,15 @@ fn call_hook(b: &mut FunctionBuilder, frame: &Frame, q: &Params, ny: usize) {
         .iconst(frame.ptr, helpers::output_hook as *const () as usize as i64);
     let n = b.ins().iconst(frame.ptr, ny as i64);
     b.ins().call_indirect(sig, callee, &[q.ctx, q.y, q.ybar, n]);
+}
+
+/// Emits the flow-and-outputs function: the flows' values into `dx`, the outputs' into `y`
+/// (one block: the inputs loaded once for both).
+pub(super) fn emit_values(
+    b: &mut FunctionBuilder, frame: &mut Frame, flows: &[Expr], outputs: &[Expr], dx: Value,
+    y: Value,
+) {
+    values::body(b, frame, flows, dx);
+    values::body(b, frame, outputs, y);
+    b.ins().return_(&[]);
 }
