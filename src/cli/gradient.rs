@@ -3,6 +3,7 @@
 use super::load;
 use anyhow::{bail, Result};
 use clap::ValueEnum;
+use hybridopt::custom::Compilation;
 use hybridopt::integrate::Checkpointing;
 use hybridopt::output::gradient::gradient_text;
 use hybridopt::output::gradient::write_gradient_folder;
@@ -159,6 +160,9 @@ impl GradientArgs {
         let run = run_gradient(&setup, &theta, &opts)?;
         let objectives = p.objective_names();
         let mut report = run.report(&setup, &objectives, wall);
+        if let Some(Compilation::Compiled { seconds, .. }) = p.system.compilation() {
+            report.timing.compile_s = Some(*seconds);
+        }
         if !p.constraints.list.is_empty() {
             let point = hybridopt::optimize::constrained_point(
                 &setup,

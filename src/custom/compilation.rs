@@ -3,16 +3,16 @@
 
 use super::program::Program;
 
-/// Compilation is skipped above this many nodes (the values and the reverse functions
-/// counted each; a mode's whole product not counted): Cranelift's time grows with the code, about linearly, and a system this
+/// Compilation is skipped above this many nodes (counted once per function they are
+/// compiled into): Cranelift's time grows with the code, about linearly, and a system this
 /// large is compiled in about a second (docs/benchmarks.md, "Compiled expressions").
 pub const MAX_NODES: usize = 2_000_000;
 
 /// How a custom system's real evaluations run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Compilation {
-    /// Machine code: the functions compiled (two a program, two a mode), the nodes of the
-    /// programs' functions and the time compilation took.
+    /// Machine code: the functions compiled (one a program, two a mode), the nodes they
+    /// hold and the time compilation took.
     Compiled {
         functions: usize,
         nodes: usize,
@@ -61,11 +61,13 @@ pub(super) fn compile(mut programs: Programs<'_>, wanted: bool) -> Compiled {
     if !wanted {
         return status(Compilation::Off);
     }
-    let nodes: usize = programs
-        .list
+    let size = |p: &Program| p.exprs().iter().map(|e| e.len()).sum::<usize>();
+    let modes: usize = programs.list[..2 * programs.modes]
         .iter()
-        .map(|p| 2 * p.exprs().iter().map(|e| e.len()).sum::<usize>())
+        .map(|p| size(p))
         .sum();
+    // each program's values, and per mode its lists twice (values, product)
+    let nodes = programs.list.iter().map(|p| size(p)).sum::<usize>() + 2 * modes;
     if nodes > MAX_NODES {
         return status(Compilation::TooLarge { nodes });
     }
@@ -94,7 +96,7 @@ fn machine_code(programs: &mut Programs<'_>, nodes: usize) -> Result<Compiled, S
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     let (code, modes) = c.finish(&pending, &modes).map_err(|e| e.to_string())?;
-    let functions = 2 * code.len() + 2 * modes.len();
+    let functions = code.len() + 2 * modes.len();
     for (p, c) in list.iter_mut().zip(code) {
         p.attach(c);
     }

@@ -101,11 +101,6 @@ impl Program {
         self.compiled = Some(code);
     }
 
-    /// The machine code, once attached.
-    #[cfg(feature = "jit")]
-    pub fn compiled(&self) -> Option<&super::jit::Compiled> {
-        self.compiled.as_ref()
-    }
 
     /// The expressions, in order.
     pub fn exprs(&self) -> &[Expr] {

@@ -438,83 +438,50 @@ impl CustomSystem {
     }
 }
 
-/// Output cotangents up to this many (k × outputs) live on the stack in
-/// [`CustomSystem::compiled_vjp`].
-#[cfg(feature = "jit")]
-const YBAR_STACK: usize = 32;
-
 #[cfg(feature = "jit")]
 impl CustomSystem {
-    /// [`HybridSystem::flow_vjp`] by the mode's machine code, without the interpreter's
-    /// scratch; `false` where it has none or refuses an array's length (then `out` is
-    /// written anew by the interpreter).
-    fn compiled_vjp(&self, a: &VjpArgs<'_>, at: Point<'_>, out: &mut VjpOut<'_>) -> bool {
-        if let (1, Some(code)) = (a.k, self.mode_code.get(a.mode)) {
-            if code.product(
-                a.t, a.x, a.u, a.p, a.lam, a.ybar, out.gx, out.gu, out.gp, out.y,
-            ) {
-                return true;
-            }
-        }
-        let (flows, outputs) = (&self.flows[a.mode], &self.outputs[a.mode]);
-        let (Some(flow), Some(output)) = (flows.compiled(), outputs.compiled()) else {
+    /// [`HybridSystem::flow_vjp`] by the mode's machine code (`super::jit::ModeCode`): for
+    /// one cotangent one call; for k, the outputs' values and cotangents once, then the
+    /// product row by row with its cotangents given (the same operations per row as the
+    /// interpreter: the flows' products, then the outputs'). `false` where the mode has no
+    /// code or it refuses an array's length (then the interpreter writes `out` anew).
+    fn compiled_vjp(&self, a: &VjpArgs<'_>, out: &mut VjpOut<'_>) -> bool {
+        let Some(code) = self.mode_code.get(a.mode) else {
             return false;
         };
-        out.gx.fill(0.0);
-        out.gu.fill(0.0);
-        out.gp.fill(0.0);
-        if !rows(flow, a.lam, flows.exprs().len(), a.k, at, out) {
-            return false;
+        if a.k == 1 {
+            return code.product(
+                a.t, a.x, a.u, a.p, a.lam, a.ybar, out.gx, out.gu, out.gp, out.y,
+            );
         }
         if let OutputCotangent::At(_) = a.ybar {
-            if !output.values(a.t, a.x, a.u, a.p, out.y) {
+            if self.outputs(a.mode, a.t, a.x, a.u, a.p, out.y).is_err() {
                 return false;
             }
         }
-        let mut stack = [0.0; YBAR_STACK];
-        let mut heap = Vec::new();
-        let ybar: &[f64] = match a.ybar {
-            OutputCotangent::None => &[],
-            OutputCotangent::Given(v) => v,
-            OutputCotangent::At(f) => {
-                let n = a.k * out.y.len();
-                let buf = if n <= YBAR_STACK {
-                    &mut stack[..n]
-                } else {
-                    heap.resize(n, 0.0);
-                    &mut heap[..]
-                };
-                f(out.y, buf);
-                buf
-            }
-        };
-        ybar.is_empty() || rows(output, ybar, outputs.exprs().len(), a.k, at, out)
+        let mut buf = Vec::new();
+        let ybar = a.ybar.resolve(out.y, a.k, &mut buf);
+        let (nx, nu, np) = (a.x.len(), a.u.len(), a.p.len());
+        let ny = ybar.len().checked_div(a.k).unwrap_or(0);
+        (0..a.k).all(|j| {
+            let row = match ybar.is_empty() {
+                true => OutputCotangent::None,
+                false => OutputCotangent::Given(&ybar[j * ny..(j + 1) * ny]),
+            };
+            code.product(
+                a.t,
+                a.x,
+                a.u,
+                a.p,
+                &a.lam[j * nx..(j + 1) * nx],
+                row,
+                &mut out.gx[j * nx..(j + 1) * nx],
+                &mut out.gu[j * nu..(j + 1) * nu],
+                &mut out.gp[j * np..(j + 1) * np],
+                &mut [],
+            )
+        })
     }
-}
-
-/// `out`'s rows j < k += the products of `code` with the cotangents `w` (k × its `n`
-/// expressions); `false` where the code refuses the lengths, which happens at the first
-/// row if at all (the rows have equal lengths), before anything is written.
-#[cfg(feature = "jit")]
-fn rows(
-    code: &super::jit::Compiled, w: &[f64], n: usize, k: usize, at: Point<'_>, out: &mut VjpOut<'_>,
-) -> bool {
-    if k == 1 {
-        return code.vjp(at.t, at.x, at.u, at.p, w, out.gx, out.gu, out.gp);
-    }
-    let (nx, nu, np) = (at.x.len(), at.u.len(), at.p.len());
-    (0..k).all(|j| {
-        code.vjp(
-            at.t,
-            at.x,
-            at.u,
-            at.p,
-            &w[j * n..(j + 1) * n],
-            &mut out.gx[j * nx..(j + 1) * nx],
-            &mut out.gu[j * nu..(j + 1) * nu],
-            &mut out.gp[j * np..(j + 1) * np],
-        )
-    })
 }
 
 impl HybridSystem for CustomSystem {
@@ -522,16 +489,16 @@ impl HybridSystem for CustomSystem {
     /// (`super::reverse`) instead of one dual pass per input: `gx_j = f_xᵀ λ_j + h_xᵀ ȳ_j`
     /// (and `gu`, `gp` alike).
     fn flow_vjp(&self, a: VjpArgs<'_>, mut out: VjpOut<'_>) -> Result<(), ModelError> {
+        #[cfg(feature = "jit")]
+        if self.compiled_vjp(&a, &mut out) {
+            return Ok(());
+        }
         let at = Point {
             t: a.t,
             x: a.x,
             u: a.u,
             p: a.p,
         };
-        #[cfg(feature = "jit")]
-        if self.compiled_vjp(&a, at, &mut out) {
-            return Ok(());
-        }
         out.gx.fill(0.0);
         out.gu.fill(0.0);
         out.gp.fill(0.0);

@@ -77,6 +77,10 @@ pub struct TimingReport {
     /// The whole command (loading the problem to printing), for comparison with the sum
     /// of the timed runs.
     pub wall_s: f64,
+    /// A custom system's expressions compiled to machine code when the problem loaded
+    /// (inside `wall_s`, outside the other timings); absent when nothing was compiled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compile_s: Option<f64>,
 }
 
 #[cfg(test)]

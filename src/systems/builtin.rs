@@ -69,6 +69,15 @@ impl Builtin {
         }
     }
 
+    /// How a custom system's expressions run (machine code or interpreted); `None` for
+    /// the other kinds.
+    pub fn compilation(&self) -> Option<&crate::custom::Compilation> {
+        match self {
+            Builtin::Custom(c) => Some(c.compilation()),
+            _ => None,
+        }
+    }
+
     /// Every built-in system (all kinds but `custom`), each with its default `[system]`
     /// settings, in the order of [`KINDS`].
     pub fn catalog() -> Vec<Builtin> {

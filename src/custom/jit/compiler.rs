@@ -1,11 +1,12 @@
-//! Programs into machine code: one Cranelift module for a whole system, two functions per
-//! program (`super::values`, `super::vjp`), finalized together into one [`Code`].
+//! Programs into machine code: one Cranelift module for a whole system — a values function
+//! per program (`super::values`), a flow-and-outputs function and a whole product per mode
+//! (`super::mode`) — finalized together into one [`Code`].
 
 use super::super::expr::{Expr, Node};
 use super::code::Code;
 use super::emit::Frame;
 use super::mode::{self, Dims};
-use super::{values, vjp, Compiled, ModeCode, ModeFn, ModeValuesFn, Needs, ValuesFn, VjpFn};
+use super::{values, Compiled, ModeCode, ModeFn, ModeValuesFn, Needs, ValuesFn};
 use cranelift_codegen::ir::{types, AbiParam, Signature, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
@@ -30,7 +31,6 @@ pub enum JitError {
 #[derive(Debug, Clone, Copy)]
 pub struct Pending {
     values: FuncId,
-    vjp: FuncId,
     needs: Needs,
 }
 
@@ -83,35 +83,20 @@ impl Compiler {
         })
     }
 
-    /// Adds the values and the reverse function of the expressions `exprs`.
+    /// Adds the values function of the expressions `exprs`.
     pub fn add(&mut self, exprs: &[Expr]) -> Result<Pending, JitError> {
         let ptr = self.module.target_config().pointer_type();
-        let f64p = |n: usize, sig: &mut Signature| {
-            sig.params.push(AbiParam::new(types::F64));
-            for _ in 0..n {
-                sig.params.push(AbiParam::new(ptr));
-            }
-        };
-        // values: (t, x, u, p, out); vjp: (t, x, u, p, w, gx, gu, gp)
-        let mut sig_values = self.module.make_signature();
-        f64p(4, &mut sig_values);
-        let mut sig_vjp = self.module.make_signature();
-        f64p(7, &mut sig_vjp);
-        let values = self.define(sig_values, |b, frame, params| {
+        // (t, x, u, p, out)
+        let mut sig = self.module.make_signature();
+        sig.params.push(AbiParam::new(types::F64));
+        for _ in 0..4 {
+            sig.params.push(AbiParam::new(ptr));
+        }
+        let values = self.define(sig, |b, frame, params| {
             values::emit(b, frame, exprs, params[4])
-        })?;
-        let vjp = self.define(sig_vjp, |b, frame, params| {
-            let sinks = vjp::Sinks {
-                w: params[4],
-                gx: params[5],
-                gu: params[6],
-                gp: params[7],
-            };
-            vjp::emit(b, frame, exprs, &sinks)
         })?;
         Ok(Pending {
             values,
-            vjp,
             needs: Needs::of(exprs),
         })
     }
@@ -221,20 +206,16 @@ impl Compiler {
         mut self, pending: &[Pending], modes: &[PendingMode],
     ) -> Result<(Vec<Compiled>, Vec<ModeCode>), JitError> {
         self.module.finalize_definitions().map_err(err)?;
-        let fns: Vec<(ValuesFn, VjpFn, Needs)> = pending
+        let fns: Vec<(ValuesFn, Needs)> = pending
             .iter()
             .map(|p| {
                 let v = self.module.get_finalized_function(p.values);
-                let r = self.module.get_finalized_function(p.vjp);
-                // SAFETY: both were defined above with exactly these signatures (the
-                // host's C convention, `f64` and pointer parameters, no result).
-                unsafe {
-                    (
-                        std::mem::transmute::<*const u8, ValuesFn>(v),
-                        std::mem::transmute::<*const u8, VjpFn>(r),
-                        p.needs,
-                    )
-                }
+                // SAFETY: defined by `add` with exactly this signature (the host's C
+                // convention, `f64` and pointer parameters, no result).
+                (
+                    unsafe { std::mem::transmute::<*const u8, ValuesFn>(v) },
+                    p.needs,
+                )
             })
             .collect();
         let mode_fns: Vec<(ModeFn, ModeValuesFn, PendingMode)> = modes
@@ -255,7 +236,7 @@ impl Compiler {
         let code = Arc::new(Code::new(self.module, self.nodes));
         let programs = fns
             .into_iter()
-            .map(|(values, vjp, needs)| Compiled::new(values, vjp, needs, code.clone()))
+            .map(|(values, needs)| Compiled::new(values, needs, code.clone()))
             .collect();
         let modes = mode_fns
             .into_iter()

@@ -1,6 +1,7 @@
 //! Custom systems' expression programs compiled to machine code when the system is built
-//! (Cranelift), for their real (`f64`) evaluations: a program's values and its
-//! vector–Jacobian product, the forward run's and the adjoint's inner loops. Dual numbers
+//! (Cranelift), for their real (`f64`) evaluations: each program's values, and per mode
+//! the flow with the outputs and the whole vector–Jacobian product, the forward run's and
+//! the adjoint's inner loops. Dual numbers
 //! (the Jacobians, the direct method's columns) stay with the interpreter
 //! (`super::program`), which is also the witness.
 //!
@@ -12,9 +13,9 @@
 //! (`helpers`). Hence the same bits, not merely values within an ulp: tests/jit.rs checks
 //! values and products bit for bit on every shipped custom problem and on every node kind.
 //!
-//! The layout: `compiler` builds one module per system, `emit` holds what the two
-//! function bodies share, `values` and `vjp` are the bodies, `helpers` the functions they
-//! call, `code` the memory they live in.
+//! The layout: `compiler` builds one module per system, `emit` holds what the function
+//! bodies share, `values` and `vjp` are the bodies, `mode` the per-mode functions made of
+//! them, `helpers` the functions they call, `code` the memory they live in.
 
 mod code;
 mod compiler;
@@ -35,17 +36,6 @@ use std::sync::Arc;
 
 /// `(t, x, u, p, out)`.
 type ValuesFn = unsafe extern "C" fn(f64, *const f64, *const f64, *const f64, *mut f64);
-/// `(t, x, u, p, w, gx, gu, gp)`.
-type VjpFn = unsafe extern "C" fn(
-    f64,
-    *const f64,
-    *const f64,
-    *const f64,
-    *const f64,
-    *mut f64,
-    *mut f64,
-    *mut f64,
-);
 
 /// `(t, x, u, p, λ, gx, gu, gp, y, ȳ, ctx)` (`mode`).
 type ModeFn = unsafe extern "C" fn(
@@ -96,11 +86,10 @@ impl Needs {
     }
 }
 
-/// A program's machine code: its values and its vector–Jacobian product.
+/// A program's machine code: its values.
 #[derive(Clone)]
 pub struct Compiled {
     values: ValuesFn,
-    vjp: VjpFn,
     needs: Needs,
     /// Keeps the code alive (shared by the system's programs).
     _code: Arc<Code>,
@@ -115,10 +104,9 @@ impl std::fmt::Debug for Compiled {
 }
 
 impl Compiled {
-    fn new(values: ValuesFn, vjp: VjpFn, needs: Needs, code: Arc<Code>) -> Compiled {
+    fn new(values: ValuesFn, needs: Needs, code: Arc<Code>) -> Compiled {
         Compiled {
             values,
-            vjp,
             needs,
             _code: code,
         }
@@ -135,42 +123,6 @@ impl Compiled {
         // SAFETY: the code reads x[..n.x], u[..n.u], p[..n.p] and writes out[..n.n]
         // (`Needs::of`), all in bounds as just checked.
         unsafe { (self.values)(t, x.as_ptr(), u.as_ptr(), p.as_ptr(), out.as_mut_ptr()) };
-        true
-    }
-
-    /// `g_x += Σ_i w_i ∂e_i/∂x`, and `g_u`, `g_p` alike, at `(t, x, u, p)`; `false`
-    /// (nothing written) where an array is too short, as [`Self::values`].
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    pub fn vjp(
-        &self, t: f64, x: &[f64], u: &[f64], p: &[f64], w: &[f64], gx: &mut [f64], gu: &mut [f64],
-        gp: &mut [f64],
-    ) -> bool {
-        let n = self.needs;
-        if x.len() < n.x
-            || u.len() < n.u
-            || p.len() < n.p
-            || w.len() < n.n
-            || gx.len() < n.x
-            || gu.len() < n.u
-            || gp.len() < n.p
-        {
-            return false;
-        }
-        // SAFETY: the code reads x, u, p and gx, gu, gp up to their needs, w[..n.n], and
-        // writes gx, gu, gp up to their needs, all in bounds as just checked.
-        unsafe {
-            (self.vjp)(
-                t,
-                x.as_ptr(),
-                u.as_ptr(),
-                p.as_ptr(),
-                w.as_ptr(),
-                gx.as_mut_ptr(),
-                gu.as_mut_ptr(),
-                gp.as_mut_ptr(),
-            )
-        };
         true
     }
 }

@@ -1,4 +1,5 @@
-//! The reverse function of a program: for one cotangent `w` (a weight per expression),
+//! The reverse products of a list of expressions (a mode's flows, its outputs; emitted
+//! into `super::mode`'s function): for one cotangent `w` (a weight per expression),
 //! `gx += Σ_i w_i ∂e_i/∂x` (and `gu`, `gp`), the interpreter's sweep
 //! (`super::super::reverse`) unrolled: per expression, skipped where its weight is 0, its
 //! nodes' values, then from the root down each node's adjoint `a` handed to its children
@@ -18,12 +19,6 @@ pub(super) struct Sinks {
     pub gx: Value,
     pub gu: Value,
     pub gp: Value,
-}
-
-/// Emits the function: [`body`], then return.
-pub(super) fn emit(b: &mut FunctionBuilder, frame: &mut Frame, exprs: &[Expr], sinks: &Sinks) {
-    body(b, frame, exprs, sinks);
-    b.ins().return_(&[]);
 }
 
 /// Emits the products into the current block, one guarded block per expression; ends in

@@ -289,6 +289,7 @@ impl GradientRun {
             forward_from: self.plain.from.clone(),
             tau_s: self.tau.and_then(|t| t.pass_s),
             wall_s: started.elapsed().as_secs_f64(),
+            compile_s: None,
         };
         let ns = self.nonsmooth.as_ref();
         let fd = self.runs.iter().find_map(|r| r.evaluation.fd.as_ref());
