@@ -280,15 +280,24 @@ const EXPRESSION_REPS: usize = 201;
 /// 1e-8: best-of-`reps` forward run and adjoint gradient, and their ratios
 /// expression/built-in (issue 11: within 2×). Returns the best times
 /// `[custom forward, built-in forward, custom adjoint, built-in adjoint]`.
-fn expression_times(reps: usize) -> [f64; 4] {
-    let load = |name: &str| {
-        let mut p = Problem::load(&manifest().join("problems").join(name)).unwrap();
+fn expression_times(reps: usize) -> [f64; 6] {
+    let tolerances = |mut p: Problem| {
         p.solver.rtol = 1e-8;
         p.solver.atol = 1e-8;
         p
     };
+    let path = |name: &str| manifest().join("problems").join(name);
+    let load = |name: &str| tolerances(Problem::load(&path(name)).unwrap());
     let (custom, builtin) = (load("custom_ball.toml"), load("bouncing_ball.toml"));
-    let (sc, sb) = (custom.setup().unwrap(), builtin.setup().unwrap());
+    // the same file with its expressions interpreted (`[system] jit = false`)
+    let text = std::fs::read_to_string(path("custom_ball.toml")).unwrap();
+    let text = text.replacen("\n[system]\n", "\n[system]\njit = false\n", 1);
+    let interpreted = tolerances(Problem::parse(&text, &path("custom_ball.toml")).unwrap());
+    let (sc, sb, si) = (
+        custom.setup().unwrap(),
+        builtin.setup().unwrap(),
+        interpreted.setup().unwrap(),
+    );
     let theta = builtin.theta_values();
     let fwd = |s: &Setup<'_, hybridopt::systems::Builtin>| {
         s.simulate(&theta).unwrap();
@@ -304,46 +313,77 @@ fn expression_times(reps: usize) -> [f64; 4] {
         &mut [
             &mut || fwd(&sc),
             &mut || fwd(&sb),
+            &mut || fwd(&si),
             &mut || adj(&sc),
             &mut || adj(&sb),
+            &mut || adj(&si),
         ],
     );
-    [t[0], t[1], t[2], t[3]]
+    [t[0], t[1], t[2], t[3], t[4], t[5]]
+}
+
+/// The expression ball's compilation to machine code when its file loads: the functions,
+/// the nodes, the best time of 21 loads.
+fn expression_compile() -> (usize, usize, f64) {
+    use hybridopt::custom::Compilation;
+    let path = manifest().join("problems").join("custom_ball.toml");
+    let mut best = (0, 0, f64::INFINITY);
+    for _ in 0..21 {
+        let p = Problem::load(&path).unwrap();
+        if let Some(Compilation::Compiled {
+            functions,
+            nodes,
+            seconds,
+        }) = p.system.compilation()
+        {
+            if *seconds < best.2 {
+                best = (*functions, *nodes, *seconds);
+            }
+        }
+    }
+    best
 }
 
 /// Prints the expression/built-in table from [`expression_times`]' best times, appends it
-/// to `md` as markdown and returns the (forward, adjoint) ratios.
-fn expression_table(t: [f64; 4], md: &mut String) -> (f64, f64) {
-    let (c, b) = ((t[0], t[2]), (t[1], t[3]));
+/// to `md` as markdown and returns the (forward, adjoint) ratios of the machine code.
+fn expression_table(t: [f64; 6], md: &mut String) -> (f64, f64) {
+    let rows = [
+        ("forward", "forward run", 0),
+        ("adjoint", "adjoint gradient", 3),
+    ];
     println!(
-        "  {:10} {:>12} {:>12} {:>8}",
-        "", "built-in [s]", "custom [s]", "ratio"
+        "  {:10} {:>12} {:>12} {:>12} {:>8} {:>8}",
+        "", "built-in [s]", "compiled [s]", "interp. [s]", "comp.", "interp."
     );
+    *md += "| | built-in ball | expression ball, machine code | expression ball, \
+            interpreted | machine code / built-in | interpreted / built-in |\n\
+            |---|---|---|---|---|---|\n";
+    for (short, long, k) in rows {
+        let (c, b, i) = (t[k], t[k + 1], t[k + 2]);
+        println!(
+            "  {short:10} {b:>12.3e} {c:>12.3e} {i:>12.3e} {:>8.2} {:>8.2}",
+            c / b,
+            i / b
+        );
+        *md += &format!(
+            "| {long} | {} | {} | {} | {:.2} | {:.2} |\n",
+            dur(b),
+            dur(c),
+            dur(i),
+            c / b,
+            i / b
+        );
+    }
+    let (functions, nodes, seconds) = expression_compile();
     println!(
-        "  {:10} {:>12.3e} {:>12.3e} {:>8.2}",
-        "forward",
-        b.0,
-        c.0,
-        c.0 / b.0
-    );
-    println!(
-        "  {:10} {:>12.3e} {:>12.3e} {:>8.2}",
-        "adjoint",
-        b.1,
-        c.1,
-        c.1 / b.1
+        "  compiled at load: {functions} functions, {nodes} nodes, {seconds:.2e} s (best of 21)"
     );
     *md += &format!(
-        "| | built-in ball | expression ball | expression / built-in |\n|---|---|---|---|\n\
-         | forward run | {} | {} | {:.2} |\n| adjoint gradient | {} | {} | {:.2} |\n",
-        dur(b.0),
-        dur(c.0),
-        c.0 / b.0,
-        dur(b.1),
-        dur(c.1),
-        c.1 / b.1
+        "\nIts compilation when the file loads: {functions} functions of {nodes} nodes in {} \
+         (best of 21 loads).\n",
+        dur(seconds)
     );
-    (c.0 / b.0, c.1 / b.1)
+    (t[0] / t[1], t[3] / t[4])
 }
 
 /// The ball's forward run at rtol = atol = 1e-8 by each integrator: steps, rejections,
@@ -991,15 +1031,18 @@ fn main() {
         // the load of a shared CI machine on a ratio of ratios
         if quick { 1.3 } else { 1.25 },
     );
+    // issue 47's target: compiled expressions within 1.15 of compiled Rust (measured
+    // 2026-12-07: 1.08 and 1.10 by `gradient --repeat`); `--quick` keeps a margin for the
+    // noise of a shared machine on two sub-0.1 ms runs
     claims.at_most(
         "expression ball / built-in ball: forward run",
         expr_fwd,
-        2.0,
+        if quick { 1.3 } else { 1.15 },
     );
     claims.at_most(
         "expression ball / built-in ball: adjoint gradient",
         expr_adj,
-        2.0,
+        if quick { 1.3 } else { 1.15 },
     );
     if let Some(m) = peak_200 {
         claims.at_most("five_bar_seed, t_end = 200: peak RSS [MB]", m, 40.0);

@@ -148,6 +148,8 @@ struct Grad {
     repeat: usize,
     /// The wall time of the whole process.
     wall_s: f64,
+    /// The system's compilation to machine code at load, when it ran.
+    compile_s: Option<f64>,
 }
 
 impl Grad {
@@ -193,6 +195,7 @@ fn gradient(file: &Path, args: &[&str], repeat: usize, failed: &mut bool) -> Cas
                 n_theta: v["gradient"].as_object().map_or(0, |g| g.len()),
                 repeat,
                 wall_s,
+                compile_s: t["compile_s"].as_f64(),
             })
         }
         Outcome::TimedOut => Case::Skipped,
@@ -205,6 +208,74 @@ fn gradient(file: &Path, args: &[&str], repeat: usize, failed: &mut bool) -> Cas
             Case::Failed
         }
     }
+}
+
+/// The chain's text with its expressions interpreted (`[system] jit = false`).
+fn interpreted(text: &str) -> String {
+    assert!(text.contains("\n[system]\n"), "the chain's [system] header");
+    text.replacen("\n[system]\n", "\n[system]\njit = false\n", 1)
+}
+
+/// The chain as shipped (its expressions compiled to machine code when it loads) against
+/// the same file interpreted: radau5's and DOPRI5's forward runs and adjoint gradients,
+/// and the compilation's time. Returns the markdown table.
+fn machine_code(dir: &Path, sizes: &[usize], repeat: usize, failed: &mut bool) -> String {
+    println!();
+    println!(
+        "Machine code: the chain compiled when it loads against interpreted (`jit = false`), \
+         medians of R = {repeat}:"
+    );
+    let mut table = String::from(
+        "| N | states | compile s | radau5 fwd s: compiled / interpreted | radau5 adjoint s: \
+         compiled / interpreted | DOPRI5 fwd s: compiled / interpreted | DOPRI5 adjoint s: \
+         compiled / interpreted |\n|---|---|---|---|---|---|---|\n",
+    );
+    let adj = ["--method", "adjoint", "--no-tau"];
+    for &n in sizes {
+        let mut cells = Vec::new();
+        let mut compile = None;
+        for method in ["radau5", "dopri5"] {
+            let text = chain_problem(n, method);
+            let (fc, fi) = (
+                dir.join(format!("chain{n}_{method}_compiled.toml")),
+                dir.join(format!("chain{n}_{method}_interpreted.toml")),
+            );
+            std::fs::write(&fc, &text).expect("write the problem file");
+            std::fs::write(&fi, interpreted(&text)).expect("write the problem file");
+            let (c, i) = (
+                gradient(&fc, &adj, repeat, failed),
+                gradient(&fi, &adj, repeat, failed),
+            );
+            match (c.ran(), i.ran()) {
+                (Some(c), Some(i)) => {
+                    compile = compile.or(c.compile_s);
+                    cells.push(format!(
+                        "{} / {} ({:.2})",
+                        secs(c.forward_s),
+                        secs(i.forward_s),
+                        c.forward_s / i.forward_s
+                    ));
+                    cells.push(format!(
+                        "{} / {} ({:.2})",
+                        secs(c.gradient_s),
+                        secs(i.gradient_s),
+                        c.gradient_s / i.gradient_s
+                    ));
+                }
+                _ => cells.extend(["did not run".to_string(), String::new()]),
+            }
+        }
+        let line = format!(
+            "| {n} | {} | {} | {} |",
+            common::thousands(2 * n),
+            compile.map_or("—".to_string(), secs),
+            cells.join(" | ")
+        );
+        println!("{line}");
+        table.push_str(&line);
+        table.push('\n');
+    }
+    table
 }
 
 /// A ratio claimed `≤ bound`, measured once more (twice at most) when it misses: a
@@ -482,9 +553,13 @@ fn main() {
     let mut rows = Vec::new();
     for &n in sizes {
         let states = 2 * n;
+        // interpreted (`jit = false`): the ratios' two sides in the same arithmetic (the
+        // gradients' dual numbers always run in the interpreter), and the table comparable
+        // with the runs before the machine code; `machine_code` below times it compiled
         let file = |method: &str| -> PathBuf {
             let f = dir.join(format!("chain{n}_{method}.toml"));
-            std::fs::write(&f, chain_problem(n, method)).expect("write the problem file");
+            std::fs::write(&f, interpreted(&chain_problem(n, method)))
+                .expect("write the problem file");
             f
         };
         let (fr, fs, fd, fb) = (file("radau5"), file("sdirk3"), file("dopri5"), file("bdf"));
@@ -570,6 +645,8 @@ fn main() {
     }
 
     common::publish("scaling", &table);
+    let jit_table = machine_code(&dir, sizes, max_repeat, &mut failed);
+    common::publish("scaling-jit", &jit_table);
     let impacts_vs_peer = impacts(
         &dir,
         *sizes.last().expect("a size"),
@@ -673,6 +750,7 @@ fn main() {
     let at = |states: usize| rows.iter().find(|r| r.states == states);
     if let Some(v) = at(256).and_then(|r| r.dopri_direct) {
         let v = remeasured_on_miss(v, 10.0, || {
+            // the sizes loop's file (interpreted)
             let f = dir.join("chain128_dopri5.toml");
             let args = ["--method", "direct", "--no-tau"];
             gradient(&f, &args, 5, &mut false).ran().map(Grad::ratio)

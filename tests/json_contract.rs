@@ -198,6 +198,13 @@ fn gradient_json_fields() {
     let a = run_json(&["gradient", &problem("impact_timing"), "--tau", "--json"]);
     assert_eq!(a["tau_from"], "direct_pass");
     assert!(a["timing"]["tau_s"].as_f64().is_some_and(|t| t > 0.0));
+    // a custom system adds its compilation to machine code (`timing.compile_s`)
+    let c = run_json(&["gradient", &problem("custom_ball"), "--json"]);
+    assert!(
+        c["timing"]["compile_s"].as_f64().is_some_and(|t| t > 0.0),
+        "{}",
+        c["timing"]
+    );
 }
 
 const SUMMARY: &[&str] = &[

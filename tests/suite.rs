@@ -50,6 +50,7 @@ mod gradients;
 mod ilqr;
 mod integrators;
 mod jacobians;
+mod jit;
 mod json_contract;
 mod jump_seed;
 mod kinks;

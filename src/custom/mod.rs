@@ -16,6 +16,6 @@ mod reverse;
 pub(crate) mod schema;
 mod system;
 
-pub use compilation::Compilation;
+pub use compilation::{Compilation, MAX_NODES};
 pub use error::{CustomError, ExprError};
 pub use system::CustomSystem;

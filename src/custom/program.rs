@@ -101,7 +101,6 @@ impl Program {
         self.compiled = Some(code);
     }
 
-
     /// The expressions, in order.
     pub fn exprs(&self) -> &[Expr] {
         &self.exprs
