@@ -47,7 +47,10 @@ pub(super) struct Compiled {
 pub(super) struct Programs<'a> {
     pub list: Vec<&'a mut Program>,
     pub modes: usize,
-    #[cfg_attr(not(feature = "jit"), allow(dead_code, reason = "read by the jit feature"))]
+    #[cfg_attr(
+        not(feature = "jit"),
+        allow(dead_code, reason = "read by the jit feature")
+    )]
     pub dims: (usize, usize, usize),
 }
 
