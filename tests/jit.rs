@@ -5,7 +5,7 @@
 //! here is `to_bits` equality (two NaNs count as equal) — a bound of 0, measured 0.
 //!
 //! - every shipped custom problem: ψ, the adjoint and direct gradients and the event
-//!   times, compiled against `[system] jit = false`;
+//!   times, compiled against `[system] jit = false`; a system past the bound interpreted;
 //! - every node kind of the expression language at 2,000 seeded points with zeros,
 //!   negatives, infinities and NaN among them: the flow, the outputs, a guard, a reset, and
 //!   the vector–Jacobian products for one and for three cotangents, with the output
@@ -238,6 +238,18 @@ fn every_node_kind_equals_the_interpreter_bit_for_bit() {
     // the awkward inputs reached the results: 374 NaN flow values of 6,000 by a numpy
     // replay of the same draws (its tanh and sinh are numpy's, so the count is ±a few)
     assert!(nan_seen > 100, "NaN results: {nan_seen}");
+}
+
+/// A system past `MAX_NODES` (100,000) stays interpreted and says so: the chain of 2,000
+/// masses, ≈ 114,000 nodes at the 57 a mass its 128- and 512-mass forms count.
+#[test]
+fn a_system_past_the_bound_is_interpreted() {
+    let text = crate::common::chain::chain_problem(2000, "dopri5");
+    let p = Problem::parse(&text, Path::new("chain2000.toml")).unwrap();
+    match p.system.compilation() {
+        Some(Compilation::TooLarge { nodes }) => assert!(*nodes > hybridopt::custom::MAX_NODES),
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
 }
 
 /// `[system] jit` takes a boolean; anything else is an error naming the key.
