@@ -34,8 +34,9 @@ struct Piece {
 
 /// A list of expressions with its compiled forms (see the module doc): the expressions
 /// themselves (their arenas serve the reverse sweeps and the Jacobian pattern too), from
-/// [`STRAIGHT_MIN`] of them on the straight-line program that evaluates them, and once
-/// attached their machine code (`super::jit`), which their real evaluations run.
+/// [`STRAIGHT_MIN`] of them on the straight-line program that evaluates them (for dual
+/// numbers, and for reals without machine code), and once attached their machine code
+/// (`super::jit`), which their real evaluations run.
 #[derive(Debug, Clone)]
 pub struct Program {
     exprs: Vec<Expr>,
@@ -94,8 +95,8 @@ impl Program {
         }
     }
 
-    /// Attaches the expressions' machine code: their real evaluations and products run it
-    /// from now on.
+    /// Attaches the expressions' machine code: their real evaluations run it from now on
+    /// (the products are the mode's, `super::jit::ModeCode`).
     #[cfg(feature = "jit")]
     pub fn attach(&mut self, code: super::jit::Compiled) {
         self.compiled = Some(code);
